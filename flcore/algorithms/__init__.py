@@ -1,0 +1,11 @@
+"""Federated algorithms as compositions of parts (design guide section 3)."""
+from .local import Batch, LocalUpdate, RoundContext
+from .methods import METHOD_NAMES, METHODS, Method, get_method
+from .perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation, unit
+from .server import ServerAdaptive, ServerSGD, aggregate
+
+__all__ = [
+    "ASAMPerturbation", "Batch", "LocalUpdate", "METHODS", "METHOD_NAMES", "Method",
+    "NoPerturbation", "RoundContext", "SAMPerturbation", "ServerAdaptive", "ServerSGD",
+    "aggregate", "get_method", "unit",
+]

@@ -1,0 +1,73 @@
+"""Client perturbation parts (algorithms.md section 7.1, parts P0-P2).
+
+A perturbation says *where* the descent gradient of a local step is taken, relative to
+the local iterate ``W``.  All parts work on a batch of clients: ``W`` is ``[K, P]`` (K
+clients, P flat parameters) and every norm is per client (``dim=-1``), the global l2
+norm over all trainable parameters of rule R3.
+
+Each part returns ``(eps, loss_at_w)``: the perturbation ``[K, P]`` (``None`` for none)
+and the minibatch loss at the unperturbed iterate when the part had to compute it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+#: epsilon of unit(u) = u / (||u|| + eps); the value of the fedsam and fedgloss code (R3).
+NORM_EPS = 1e-16
+
+
+def unit(u: torch.Tensor) -> torch.Tensor:
+    """Per-client unit vector ``u / (||u||_2 + 1e-16)`` over the last dimension."""
+    return u / (u.norm(dim=-1, keepdim=True) + NORM_EPS)
+
+
+@dataclass(frozen=True)
+class NoPerturbation:
+    """P0: the gradient is taken at the iterate itself (plain SGD)."""
+
+    extra_grad_evals: int = 0
+
+    def __call__(self, W, batch, ctx):
+        return None, None
+
+
+@dataclass(frozen=True)
+class SAMPerturbation:
+    """P1, SAM (Foret et al. 2021; FedSAM paper Eqs. 3-4).
+
+    ``eps = rho * g / ||g||`` with ``g`` the minibatch gradient at ``W`` (no weight decay,
+    rule R4).  The descent gradient is then taken at ``W + eps`` on the same minibatch
+    (rule R5).
+    """
+
+    rho: float
+    extra_grad_evals: int = 1
+
+    def __call__(self, W, batch, ctx):
+        loss, g = ctx.grad_fn(W, batch)
+        return self.rho * unit(g), loss
+
+
+@dataclass(frozen=True)
+class ASAMPerturbation:
+    """P2, adaptive SAM (Kwon et al. 2021; FedSAM paper Sec. 3, Eqs. 5-6).
+
+    ``T = |w| + eta`` element-wise on every tensor whose name contains ``weight`` and
+    ``T = 1`` on biases, then ``eps = rho * T^2 g / ||T g||``.  The paper does not write
+    the closed form; this is Kwon et al.'s element-wise operator restricted to weight
+    tensors, exactly as the FedSAM paper's official code applies it (algorithms.md 1.3).
+    """
+
+    rho: float
+    eta: float
+    weight_mask: torch.Tensor  # bool [P]: True on coordinates of "weight" tensors
+    extra_grad_evals: int = 1
+
+    def __call__(self, W, batch, ctx):
+        loss, g = ctx.grad_fn(W, batch)
+        scale = torch.where(self.weight_mask, W.abs() + self.eta, torch.ones_like(W))
+        scaled = scale * g
+        eps = self.rho * scale * scaled / (scaled.norm(dim=-1, keepdim=True) + NORM_EPS)
+        return eps, loss

@@ -1,0 +1,92 @@
+"""Server steps on the aggregated pseudo-gradient (algorithms.md 7.1, parts S0, S2, S3).
+
+The server receives the client models ``[K, P]`` and their sample counts, forms the
+pseudo-gradient ``delta = w - sum_k p_k w_k`` (p_k normalised over the participants,
+rule R2) and applies an optimizer to it.  Each optimizer is a pair of pure functions in
+the optax style: ``init(w) -> state`` and ``update(w, delta, state) -> (w, state)``; the
+state is a dict of tensors so it can be checkpointed as is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+def aggregate(client_models: torch.Tensor, num_samples: torch.Tensor) -> torch.Tensor:
+    """Sample-weighted average ``sum_k n_k w_k / sum_k n_k`` (FedAvg, McMahan et al. 2017)."""
+    weights = num_samples.to(client_models.dtype)
+    weights = weights / weights.sum()
+    return weights @ client_models
+
+
+@dataclass(frozen=True)
+class ServerSGD:
+    """S0/S2: ``v <- beta v + delta; w <- w - lr v`` (FedOpt with server SGD).
+
+    ``lr = 1, beta = 0`` is FedAvg; ``beta > 0`` is FedAvgM (Hsu, Qi & Brown 2019).
+    """
+
+    lr: float = 1.0
+    momentum: float = 0.0
+
+    def init(self, w: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"velocity": torch.zeros_like(w)} if self.momentum else {}
+
+    def update(self, w, delta, state):
+        if self.momentum:
+            velocity = self.momentum * state["velocity"] + delta
+            return w - self.lr * velocity, {"velocity": velocity}
+        return w - self.lr * delta, state
+
+
+@dataclass(frozen=True)
+class ServerAdaptive:
+    """S3: FedAdam, FedAdagrad, FedYogi (Reddi et al. 2021, Algorithm 2).
+
+    With ``d = -delta``::
+
+        m <- beta1 m + (1 - beta1) d
+        v <- beta2 v + (1 - beta2) d^2                 (Adam)
+        v <- v + d^2                                   (Adagrad)
+        v <- v - (1 - beta2) d^2 sign(v - d^2)         (Yogi)
+        w <- w + lr m / (sqrt(v) + tau)
+
+    element-wise, ``m = v = 0`` at start and no bias correction, as Reddi et al. write it
+    (algorithms.md 3.4).  ``bias_correction=True`` divides ``m`` and ``v`` by
+    ``1 - beta^t`` as ``torch.optim.Adam`` does, which is what the FedSAM paper's code ran
+    (its Table 13).
+    """
+
+    kind: str  # "adam" | "adagrad" | "yogi"
+    lr: float
+    beta1: float
+    beta2: float
+    tau: float
+    bias_correction: bool = False
+
+    def init(self, w):
+        return {"m": torch.zeros_like(w), "v": torch.zeros_like(w), "step": torch.zeros((), dtype=torch.float64)}
+
+    def update(self, w, delta, state):
+        d = -delta
+        step = state["step"] + 1
+        m = self.beta1 * state["m"] + (1 - self.beta1) * d
+        d2 = d * d
+        if self.kind == "adam":
+            v = self.beta2 * state["v"] + (1 - self.beta2) * d2
+        elif self.kind == "adagrad":
+            v = state["v"] + d2
+        elif self.kind == "yogi":
+            v = state["v"] - (1 - self.beta2) * d2 * torch.sign(state["v"] - d2)
+        else:
+            raise ValueError(f"unknown adaptive server optimizer {self.kind!r}")
+        m_hat, v_hat = m, v
+        if self.bias_correction:
+            t = float(step)
+            if self.beta1 > 0:
+                m_hat = m / (1 - self.beta1 ** t)
+            if self.kind != "adagrad" and self.beta2 > 0:
+                v_hat = v / (1 - self.beta2 ** t)
+        w_new = w + self.lr * m_hat / (v_hat.sqrt() + self.tau)
+        return w_new, {"m": m, "v": v, "step": step}

@@ -1,0 +1,51 @@
+"""One function to run an experiment end to end, reusing the run store.
+
+``run_experiment`` resolves and validates the config (before any compute), finds the run
+in the store by the hash of its canonical config, returns the stored summary when the run
+has already finished or diverged, resumes it from its last checkpoint when it was
+interrupted, and otherwise runs it from the start.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .config import ExperimentConfig, resolve_config
+
+TERMINAL_STATUSES = ("finished", "diverged")
+
+
+def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path | None = "runs",
+                   progress: bool = False, chunk_size: int | None = None) -> dict[str, Any]:
+    """Run (or resume, or look up) one experiment; returns its summary.
+
+    The summary has ``status`` (finished | diverged), ``rounds_done``, ``final_accuracy``,
+    ``mean_last_100``, ``best_accuracy``, ``run_dir``, ``run_id`` and, for a diverged run,
+    ``diverged_round``.  ``store=None`` runs without recording anything.
+    """
+    from .sim import Simulation, build_federated_data, resolve_device
+    from .store import RunStore
+
+    cfg = config if isinstance(config, ExperimentConfig) else resolve_config(config)
+    device = resolve_device(cfg.device)
+    run = None
+    if store is not None:
+        run = RunStore(store).create(cfg.run_id(), cfg.canonical())
+        if run.status().get("status") in TERMINAL_STATUSES:
+            return _decorate(run.summary(), cfg, run)
+    data = build_federated_data(cfg, device)
+    sim = Simulation(cfg, data, device, run, progress=progress, chunk_size=chunk_size)
+    summary = sim.run_rounds()
+    return _decorate(summary, cfg, run)
+
+
+def _decorate(summary: dict[str, Any], cfg: ExperimentConfig, run) -> dict[str, Any]:
+    out = dict(summary)
+    out.update({
+        "run_id": cfg.run_id(),
+        "run_dir": str(run.path) if run is not None else None,
+        "method": cfg.method,
+        "dataset": cfg.dataset,
+        "scale": cfg.scale,
+    })
+    return out

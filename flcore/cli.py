@@ -1,0 +1,134 @@
+"""The ``flcore`` command line.
+
+``flcore run``   run (or resume, or look up) one experiment; ``--json`` prints its summary.
+``flcore runs``  list the runs of a store with their config, status and summary.
+
+Every config field is a flag (``--per-round`` for ``per_round``) and a key of the
+``--config`` YAML/JSON file; flags win over the file.  Values are validated before any
+compute: a bad value prints the field and the allowed values and exits with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+from typing import Any
+
+from .config import ExperimentConfig, load_config_file, resolve_config
+from .errors import ConfigError
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+_BOOL_FIELDS = {f.name for f in fields(ExperimentConfig) if str(f.type) == "bool"}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own errors: same exit code, no traceback
+        self.print_usage(sys.stderr)
+        print(f"flcore: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _add_run_parser(sub) -> None:
+    p = sub.add_parser("run", help="run, resume or look up one experiment")
+    p.add_argument("--config", help="YAML or JSON file of config fields")
+    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--chunk-size", type=int, default=None,
+                   help="batched engine: clients trained together (default: all of a round)")
+    for f in fields(ExperimentConfig):
+        flag = "--" + f.name.replace("_", "-")
+        if f.name in _BOOL_FIELDS:
+            p.add_argument(flag, dest=f.name, action="store_const", const=True, default=None,
+                           help=f"set {f.name} to true")
+        else:
+            p.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper(),
+                           help=f"config field {f.name}")
+
+
+def _add_runs_parser(sub) -> None:
+    p = sub.add_parser("runs", help="list the runs of a store")
+    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
+    p.add_argument("--json", action="store_true", help="print a JSON list of runs")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="flcore", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_run_parser(sub)
+    _add_runs_parser(sub)
+    return parser
+
+
+def _config_from_args(args: argparse.Namespace) -> ExperimentConfig:
+    values: dict[str, Any] = load_config_file(args.config) if args.config else {}
+    for f in fields(ExperimentConfig):
+        given = getattr(args, f.name)
+        if given is not None:
+            values[f.name] = given
+    return resolve_config(values)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .api import run_experiment
+    from .data import DatasetError
+
+    try:
+        cfg = _config_from_args(args)
+        summary = run_experiment(cfg, store=args.store, progress=not args.no_progress,
+                                 chunk_size=args.chunk_size)
+    except (ConfigError, DatasetError) as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("flcore: interrupted; rerun the same command to resume from the last checkpoint",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        for key in ("status", "rounds_done", "final_accuracy", "mean_last_100", "best_accuracy", "run_dir"):
+            print(f"{key}: {summary.get(key)}")
+    return 0
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from .store import RunStore
+
+    store = RunStore(args.store)
+    records = []
+    for run_id in store.run_ids():
+        run = store.run(run_id)
+        status = run.status()
+        records.append({
+            "run_id": run_id,
+            "run_dir": str(run.path),
+            "status": status.get("status", "new"),
+            "rounds_done": status.get("rounds_done", 0),
+            "config": run.config(),
+            "summary": run.summary(),
+        })
+    if args.json:
+        print(json.dumps(records, sort_keys=True, default=str))
+        return 0
+    if not records:
+        print(f"no runs in {args.store}")
+        return 0
+    for r in records:
+        c, s = r["config"], r["summary"]
+        print(f"{r['run_id']}  {r['status']:<11} {r['rounds_done']:>6} rounds  "
+              f"{c.get('method')}/{c.get('dataset')} alpha={c.get('alpha')}  "
+              f"mean_last_100={s.get('mean_last_100')}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers = {"run": _cmd_run, "runs": _cmd_runs}
+    return handlers[args.command](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

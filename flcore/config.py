@@ -1,0 +1,357 @@
+"""Experiment configuration: parsing, defaults by scale and paper preset, validation, hashing.
+
+A configuration is resolved in layers, later layers winning:
+
+1. global defaults (``DEFAULTS``);
+2. the scale preset for the dataset (``flcore.experiments.presets.scale_defaults``);
+3. the method's paper hyper-parameters for that dataset and heterogeneity
+   (``flcore.experiments.presets.method_defaults``);
+4. the values the user gave (a YAML/JSON file, then command-line flags).
+
+Every field is checked before any compute starts; a bad value raises
+:class:`flcore.errors.ConfigError` naming the field and the allowed values.
+
+The run id is the hash of the *canonical* config: the fields that change the numbers.
+Fields that only say where or how fast to compute (device, engine, data folder, checkpoint
+period) are left out, so a finished run is found again whatever machine asks for it.
+Method hyper-parameters a method does not use are left out too (FedAvg ignores ``rho``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import ConfigError
+
+SCALES = ("smoke", "small", "paper")
+PARTITIONS = ("dirichlet", "shards", "iid")
+#: Config fields each partition reads; the others do not enter the run id.
+PARTITION_FIELDS = {
+    "dirichlet": ("alpha", "samples_per_client"),
+    "shards": ("classes_per_client",),
+    "iid": ("samples_per_client",),
+}
+_ALL_PARTITION_FIELDS = frozenset(f for names in PARTITION_FIELDS.values() for f in names)
+ENGINES = ("auto", "sequential", "batched")
+_DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """A fully resolved experiment.  Build it with :func:`resolve_config`."""
+
+    method: str
+    dataset: str
+    model: str
+    scale: str
+    partition: str
+    alpha: float
+    classes_per_client: int
+    clients: int
+    per_round: int
+    samples_per_client: int | None
+    num_samples: int | None
+    rounds: int
+    local_epochs: int
+    local_steps: int | None
+    batch_size: int
+    lr: float
+    momentum: float
+    weight_decay: float
+    rho: float
+    eta: float
+    server_lr: float
+    server_momentum: float
+    server_beta1: float
+    server_beta2: float
+    server_tau: float
+    bias_correction: bool
+    seed: int
+    eval_every: int
+    eval_last: int
+    eval_batch_size: int
+    checkpoint_every: int
+    device: str
+    engine: str
+    data_root: str
+    download: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def canonical(self) -> dict[str, Any]:
+        """The fields that determine the numbers of a run (see module docstring)."""
+        from .algorithms import get_method
+
+        method = get_method(self.method)
+        out = {}
+        for name, value in self.to_dict().items():
+            if name in NON_SEMANTIC_FIELDS:
+                continue
+            if name in METHOD_FIELDS and name not in method.hyperparameters:
+                continue
+            if name in _ALL_PARTITION_FIELDS and name not in PARTITION_FIELDS[self.partition]:
+                continue
+            out[name] = value
+        return out
+
+    def run_id(self) -> str:
+        """Hash of the canonical config; names the run's directory in the store."""
+        text = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def partition_args(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`flcore.data.partition` for this config."""
+        return {name: getattr(self, name) for name in PARTITION_FIELDS[self.partition]}
+
+    def replace(self, **changes) -> "ExperimentConfig":
+        return resolve_config({**self.to_dict(), **changes})
+
+
+#: Fields that say where or how to compute, not what: excluded from the run id.
+NON_SEMANTIC_FIELDS = frozenset(
+    {"device", "engine", "data_root", "download", "checkpoint_every", "eval_batch_size"}
+)
+#: Hyper-parameters that only some methods use; a method lists the ones it reads.
+METHOD_FIELDS = frozenset(
+    {"rho", "eta", "server_lr", "server_momentum", "server_beta1", "server_beta2",
+     "server_tau", "bias_correction"}
+)
+
+DEFAULTS: dict[str, Any] = {
+    "method": "fedavg",
+    "model": None,
+    "partition": "dirichlet",
+    "alpha": 0.0,
+    "classes_per_client": 2,
+    "samples_per_client": None,
+    "num_samples": None,
+    "local_epochs": 1,
+    "local_steps": None,
+    "momentum": 0.0,
+    "weight_decay": 0.0,
+    "rho": 0.05,
+    "eta": 0.2,
+    "server_lr": 1.0,
+    "server_momentum": 0.0,
+    "server_beta1": 0.9,
+    "server_beta2": 0.99,
+    "server_tau": 1e-3,
+    "bias_correction": False,
+    "seed": 0,
+    "eval_batch_size": 2000,
+    "device": "auto",
+    "engine": "auto",
+    "data_root": "data",
+    "download": False,
+}
+
+
+# ----------------------------------------------------------------------------- parsing
+
+def _parse_int(name: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise ConfigError(name, f"expected an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            try:
+                as_float = float(value)
+            except ValueError:
+                as_float = math.nan
+            if as_float.is_integer():
+                return int(as_float)
+    raise ConfigError(name, f"expected an integer, got {value!r}")
+
+
+def _parse_float(name: str, value: Any) -> float:
+    if isinstance(value, bool):
+        raise ConfigError(name, f"expected a number, got {value!r}")
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(name, f"expected a number, got {value!r}") from None
+    if not math.isfinite(out):
+        raise ConfigError(name, f"expected a finite number, got {value!r}")
+    return out
+
+
+def _parse_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return value.lower() in ("1", "true", "yes", "on")
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise ConfigError(name, f"expected true or false, got {value!r}")
+
+
+def _parse_str(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(name, f"expected a string, got {value!r}")
+    return value.strip()
+
+
+def _optional(parse: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
+    def parse_optional(name: str, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
+            return None
+        return parse(name, value)
+    return parse_optional
+
+
+_PARSERS: dict[str, Callable[[str, Any], Any]] = {}
+for _f in fields(ExperimentConfig):
+    _t = str(_f.type)
+    if _t.startswith("int"):
+        _PARSERS[_f.name] = _optional(_parse_int) if "None" in _t else _parse_int
+    elif _t.startswith("float"):
+        _PARSERS[_f.name] = _parse_float
+    elif _t.startswith("bool"):
+        _PARSERS[_f.name] = _parse_bool
+    else:
+        _PARSERS[_f.name] = _optional(_parse_str) if "None" in _t else _parse_str
+_PARSERS["model"] = _optional(_parse_str)
+_PARSERS["scale"] = _optional(_parse_str)
+
+FIELD_NAMES = tuple(f.name for f in fields(ExperimentConfig))
+
+
+def _normalise_keys(raw: dict[str, Any], source: str) -> dict[str, Any]:
+    out = {}
+    for key, value in raw.items():
+        name = str(key).replace("-", "_")
+        if name not in FIELD_NAMES:
+            allowed = ", ".join(FIELD_NAMES)
+            raise ConfigError(name, f"unknown field in {source}; allowed fields: {allowed}")
+        out[name] = value
+    return out
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """Read a YAML or JSON experiment file into a dict of raw values."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError("config", f"file not found: {path}")
+    text = path.read_text()
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as exc:  # noqa: BLE001 - any parse error is the user's file
+        raise ConfigError("config", f"cannot parse {path}: {exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("config", f"{path} must hold a mapping of field: value")
+    return _normalise_keys(data, str(path))
+
+
+# ----------------------------------------------------------------------------- checks
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError(name, f"got {value!r}; allowed values: {', '.join(allowed)}")
+
+
+def _at_least(name: str, value: float, low: float) -> None:
+    if value < low:
+        raise ConfigError(name, f"got {value!r}; must be >= {low}")
+
+
+def _positive(name: str, value: float) -> None:
+    if not value > 0:
+        raise ConfigError(name, f"got {value!r}; must be > 0")
+
+
+def _fraction(name: str, value: float) -> None:
+    if not 0 <= value < 1:
+        raise ConfigError(name, f"got {value!r}; must be in [0, 1)")
+
+
+def _validate(cfg: dict[str, Any]) -> None:
+    from .algorithms import METHOD_NAMES
+    from .data import DATASET_NAMES
+    from .models import MODEL_NAMES
+
+    _choice("method", cfg["method"], METHOD_NAMES)
+    _choice("dataset", cfg["dataset"], DATASET_NAMES)
+    _choice("model", cfg["model"], MODEL_NAMES)
+    _choice("scale", cfg["scale"], SCALES)
+    _choice("partition", cfg["partition"], PARTITIONS)
+    _choice("engine", cfg["engine"], ENGINES)
+    if not _DEVICE_RE.match(cfg["device"]):
+        raise ConfigError("device", f"got {cfg['device']!r}; allowed values: auto, cpu, cuda, cuda:N, mps")
+    _at_least("alpha", cfg["alpha"], 0)
+    _at_least("classes_per_client", cfg["classes_per_client"], 1)
+    _at_least("clients", cfg["clients"], 1)
+    _at_least("per_round", cfg["per_round"], 1)
+    if cfg["per_round"] > cfg["clients"]:
+        raise ConfigError("per_round", f"got {cfg['per_round']}; must be <= clients ({cfg['clients']})")
+    for name in ("samples_per_client", "num_samples", "local_steps"):
+        if cfg[name] is not None:
+            _at_least(name, cfg[name], 1)
+    for name in ("rounds", "local_epochs", "batch_size", "eval_every", "eval_batch_size", "checkpoint_every"):
+        _at_least(name, cfg[name], 1)
+    _at_least("eval_last", cfg["eval_last"], 0)
+    _at_least("seed", cfg["seed"], 0)
+    for name in ("lr", "server_lr", "server_tau"):
+        _positive(name, cfg[name])
+    for name in ("weight_decay", "rho", "eta"):
+        _at_least(name, cfg[name], 0)
+    for name in ("momentum", "server_momentum", "server_beta1", "server_beta2"):
+        _fraction(name, cfg[name])
+
+
+# ----------------------------------------------------------------------------- resolve
+
+def resolve_config(values: dict[str, Any] | None = None, **kwargs: Any) -> ExperimentConfig:
+    """Build a validated :class:`ExperimentConfig` from user values (see module docstring).
+
+    ``values`` and ``kwargs`` hold the user's choices; ``None`` means "not given".
+    """
+    from .experiments.presets import DEFAULT_DATASET, method_defaults, scale_defaults
+
+    user = _normalise_keys({**(values or {}), **kwargs}, "the arguments")
+    user = {k: v for k, v in user.items() if v is not None}
+    parsed = {name: _PARSERS[name](name, value) for name, value in user.items()}
+
+    scale = parsed.get("scale") or "small"
+    _choice("scale", scale, SCALES)
+    dataset = parsed.get("dataset") or DEFAULT_DATASET[scale]
+    method = parsed.get("method") or DEFAULTS["method"]
+    merged: dict[str, Any] = {**DEFAULTS, "scale": scale, "dataset": dataset, "method": method}
+    from .data import DATASET_NAMES
+    from .algorithms import METHOD_NAMES
+
+    _choice("dataset", dataset, DATASET_NAMES)
+    _choice("method", method, METHOD_NAMES)
+    merged.update(scale_defaults(scale, dataset))
+    alpha = parsed.get("alpha", merged["alpha"])
+    merged.update(method_defaults(method, dataset, alpha, scale))
+    merged.update(parsed)
+    if merged["model"] is None:
+        from .models import default_model_for
+
+        merged["model"] = default_model_for(dataset)
+    # every field must be present and parsed
+    for name in FIELD_NAMES:
+        if name not in merged:
+            raise ConfigError(name, "missing value")
+        merged[name] = _PARSERS[name](name, merged[name])
+    _validate(merged)
+    return ExperimentConfig(**merged)

@@ -1,0 +1,164 @@
+"""CIFAR-10 / CIFAR-100 (Krizhevsky 2009) loaded through torchvision into one tensor.
+
+torchvision reads and md5-verifies the published pickle files; this module turns a
+verification failure into a ``DatasetError`` that says which folder was searched, whether
+the data are missing or corrupt, and how to fetch them.
+
+Checksums: by default the files are verified against torchvision's own lists
+(``CIFAR10.train_list``, ``test_list``, ``meta``).  Fake data written by
+``write_fake_cifar`` have other md5s; pass them as ``checksums=`` or wrap the call in
+``expected_checksums(name, md5s)``.  Either way the same torchvision code path runs, on a
+subclass whose lists carry the given md5s (torchvision's classes are never modified).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import pickle
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+import torch
+from torchvision.datasets import CIFAR10, CIFAR100
+
+from .cifar_format import file_md5
+from .cifar_stats import CIFAR10_MEAN, CIFAR10_STD, CIFAR100_MEAN, CIFAR100_STD
+from .datasets import Dataset
+from .errors import DatasetError
+
+
+
+class _Variant(NamedTuple):
+    torchvision_class: type[CIFAR10]
+    display_name: str
+    num_classes: int
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+
+
+_VARIANTS = {
+    "cifar10": _Variant(CIFAR10, "CIFAR-10", 10, CIFAR10_MEAN, CIFAR10_STD),
+    "cifar100": _Variant(CIFAR100, "CIFAR-100", 100, CIFAR100_MEAN, CIFAR100_STD),
+}
+
+_checksum_overrides: contextvars.ContextVar[Mapping[str, Mapping[str, str]]] = (
+    contextvars.ContextVar("flcore_cifar_checksums", default={}))
+
+
+@contextlib.contextmanager
+def expected_checksums(name: str, md5s: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, verify ``name``'s files against ``md5s`` (file name -> md5).
+
+    For code that reaches ``load_dataset`` indirectly (e.g. an experiment run on data from
+    ``write_fake_cifar``).  An explicit ``checksums=`` argument takes precedence.
+    """
+    _torchvision_class(name, md5s)  # validate now rather than at first use
+    token = _checksum_overrides.set({**_checksum_overrides.get(), name: dict(md5s)})
+    try:
+        yield
+    finally:
+        _checksum_overrides.reset(token)
+
+
+def load_cifar(name: str, root: str | Path = "data", *, download: bool = False,
+               num_samples: int | None = None,
+               checksums: Mapping[str, str] | None = None) -> Dataset:
+    """CIFAR-10 or CIFAR-100 under ``root`` as one float32 tensor ``[N, 3, 32, 32]`` in [0, 1].
+
+    ``num_samples`` keeps the first that many training images (the test set is untouched).
+    Raises ``DatasetError`` if the files are missing or fail their md5 check.
+    """
+    if name not in _VARIANTS:
+        raise ValueError(f"unknown CIFAR variant {name!r}; expected 'cifar10' or 'cifar100'")
+    variant = _VARIANTS[name]
+    if checksums is None:
+        checksums = _checksum_overrides.get().get(name)
+    dataset_class = _torchvision_class(name, checksums)
+    root = Path(root).expanduser().resolve()
+
+    train = _open(name, dataset_class, root, train=True, download=download)
+    test = _open(name, dataset_class, root, train=False, download=False)
+    if num_samples is not None and not 0 < num_samples <= len(train.data):
+        raise ValueError(f"num_samples must be in 1..{len(train.data)} for {name}, "
+                         f"got {num_samples}")
+    train_x, train_y = _to_tensors(train, num_samples)
+    test_x, test_y = _to_tensors(test, None)
+    return Dataset(name, train_x, train_y, test_x, test_y, variant.num_classes, variant.mean,
+                   variant.std, augment=True)
+
+
+def _torchvision_class(name: str, md5s: Mapping[str, str] | None) -> type[CIFAR10]:
+    """torchvision's class for ``name``, or a subclass verifying against ``md5s``."""
+    if name not in _VARIANTS:
+        raise ValueError(f"unknown CIFAR variant {name!r}; expected 'cifar10' or 'cifar100'")
+    base = _VARIANTS[name].torchvision_class
+    if md5s is None:
+        return base
+    missing = [f for f in _file_names(base) if f not in md5s]
+    if missing:
+        raise ValueError(f"checksums for {name} lack an md5 for: {', '.join(missing)}")
+    return type(base.__name__, (base,), {
+        "train_list": [[f, md5s[f]] for f, _ in base.train_list],
+        "test_list": [[f, md5s[f]] for f, _ in base.test_list],
+        "meta": {**base.meta, "md5": md5s[base.meta["filename"]]},
+    })
+
+
+def _file_names(dataset_class: type[CIFAR10]) -> list[str]:
+    return ([f for f, _ in dataset_class.train_list + dataset_class.test_list]
+            + [dataset_class.meta["filename"]])
+
+
+def _open(name: str, dataset_class: type[CIFAR10], root: Path, *, train: bool,
+          download: bool) -> CIFAR10:
+    try:
+        return dataset_class(str(root), train=train, download=download)
+    except RuntimeError as err:  # torchvision's "not found or corrupted"
+        raise DatasetError(_describe_problem(name, dataset_class, root)) from err
+    except OSError as err:  # a network failure while downloading, or unreadable files
+        action = "downloading" if download else "reading"
+        raise DatasetError(f"{action} {_VARIANTS[name].display_name} in {root} failed: {err}. "
+                           f"Fetch it with {_how_to_fetch(name, root)}") from err
+    except (pickle.UnpicklingError, EOFError, KeyError, ValueError) as err:
+        # md5s matched but the content is not a CIFAR pickle: wrong checksums were given.
+        raise DatasetError(f"{_VARIANTS[name].display_name} files in "
+                           f"{root / dataset_class.base_folder} "
+                           f"passed their md5 check but could not be read ({err!r}); "
+                           "the expected checksums do not belong to CIFAR files.") from err
+
+
+def _describe_problem(name: str, dataset_class: type[CIFAR10], root: Path) -> str:
+    display = _VARIANTS[name].display_name
+    folder = root / dataset_class.base_folder
+    how = _how_to_fetch(name, root)
+    if not folder.is_dir():
+        return (f"{display} not found in {root} (expected {dataset_class.base_folder}/). "
+                f"Fetch it with {how}")
+    expected = dict(dataset_class.train_list + dataset_class.test_list)
+    expected[dataset_class.meta["filename"]] = dataset_class.meta["md5"]
+    missing = [f for f in expected if not (folder / f).is_file()]
+    if missing:
+        return (f"{display} is incomplete in {folder}: missing {', '.join(missing)}. "
+                f"Fetch it with {how}")
+    mismatches = [f"{f} (md5 {actual}, expected {md5})" for f, md5 in expected.items()
+                  if (actual := file_md5(folder / f)) != md5]
+    if mismatches:
+        return (f"{display} in {folder} is corrupt: checksum mismatch for "
+                f"{'; '.join(mismatches)}. Delete {folder} and fetch it again with {how}")
+    return f"{display} in {folder} could not be loaded by torchvision. Fetch it with {how}"
+
+
+def _how_to_fetch(name: str, root: Path) -> str:
+    class_name = _VARIANTS[name].torchvision_class.__name__
+    return (f"load_dataset({name!r}, root={str(root)!r}, download=True) (`--download` on "
+            f"the flcore command line) or: python -c \"import torchvision; "
+            f"torchvision.datasets.{class_name}({str(root)!r}, download=True)\"")
+
+
+def _to_tensors(dataset: CIFAR10, limit: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+    # ds.data is one uint8 array [N, 32, 32, 3]; convert it in bulk, never per image.
+    images = torch.from_numpy(dataset.data)[:limit]
+    x = images.permute(0, 3, 1, 2).contiguous().to(torch.float32).div_(255.0)
+    y = torch.as_tensor(dataset.targets[:limit], dtype=torch.int64)
+    return x, y

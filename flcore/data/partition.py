@@ -1,0 +1,256 @@
+"""Split a labelled dataset among federated clients.
+
+Three schemes, each returning one sorted int64 index array per client, no index given
+to two clients:
+
+- ``partition_dirichlet``: Hsu, Qi & Brown 2019, "Measuring the effects of non-identical
+  data distribution for federated visual classification" -- the CIFAR protocol of FedSAM
+  / FedASAM (Caldarola et al. 2022: 100 clients x 500 images, alpha in {0, 0.05, 100, ...}).
+- ``partition_shards``: the pathological non-iid split of McMahan et al. 2017 (sort by
+  label, cut into shards, a few shards per client).
+- ``partition_iid``: uniform random split.
+
+All randomness comes from ``np.random.default_rng(seed)``; no global state is touched.
+``partition`` dispatches by name and caches results on disk.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+
+import numpy as np
+
+from .cache import cache_dir, cache_key, load_arrays, save_arrays
+
+PARTITION_KINDS = ("dirichlet", "shards", "iid")
+# Bump when an algorithm changes, so that stale cached partitions are not reused.
+_CACHE_VERSION = 1
+
+
+def partition_iid(labels, num_clients: int, samples_per_client: int | None = None,
+                  seed: int = 0) -> list[np.ndarray]:
+    """Give each client ``samples_per_client`` examples chosen uniformly at random.
+
+    ``samples_per_client`` defaults to ``len(labels) // num_clients``.
+    """
+    labels = _as_labels(labels)
+    per_client = _samples_per_client(len(labels), num_clients, samples_per_client)
+    rng = np.random.default_rng(seed)
+    chosen = rng.permutation(len(labels))[: num_clients * per_client]
+    return [np.sort(part) for part in chosen.reshape(num_clients, per_client)]
+
+
+def partition_dirichlet(labels, num_clients: int, alpha: float,
+                        samples_per_client: int | None = None,
+                        seed: int = 0) -> list[np.ndarray]:
+    """Hsu et al. 2019 Dirichlet partition with total concentration ``alpha``.
+
+    Client ``k`` draws a class prior ``q_k ~ Dir(alpha * p)``, ``p`` the uniform prior over
+    the classes present in ``labels`` (so each of the C components is ``alpha / C``).  Each
+    of its ``samples_per_client`` examples (default ``len(labels) // num_clients``) is then
+    drawn by picking a class from ``q_k`` and taking a random unused example of it.  A class
+    with no examples left is removed from ``q_k`` and ``q_k`` renormalised; if all of
+    ``q_k``'s mass is on exhausted classes, the client draws from the proportions of the
+    examples still unused.  Clients are served in order 0, 1, ...
+
+    ``alpha = 0``: every client gets a single class; classes are dealt out evenly (each to
+    ``num_clients / C`` clients, rounded, at random), and a client whose class runs out
+    is topped up by the rule above.  ``alpha = inf``: ``q_k = p`` for every client, and a
+    very large ``alpha`` approaches it.
+
+    Examples are drawn in blocks (a multinomial draw for all the examples a client still
+    needs, the excess over a class's remaining examples redrawn without that class); this
+    has the same distribution as drawing them one at a time and ends after at most C + 1
+    rounds per client.
+    """
+    labels = _as_labels(labels)
+    if not alpha >= 0:  # also rejects NaN
+        raise ValueError(f"alpha must be >= 0, got {alpha}")
+    per_client = _samples_per_client(len(labels), num_clients, samples_per_client)
+    rng = np.random.default_rng(seed)
+    _, class_of = np.unique(labels, return_inverse=True)
+    num_classes = int(class_of.max()) + 1
+    # Each class's examples in random order; a client takes the next unused ones.
+    pools = [rng.permutation(np.flatnonzero(class_of == c)) for c in range(num_classes)]
+    used = np.zeros(num_classes, dtype=np.int64)
+    priors = _client_class_priors(rng, num_clients, num_classes, alpha)
+
+    clients = []
+    for prior in priors:
+        counts = _draw_class_counts(rng, prior, np.array([len(p) for p in pools]) - used,
+                                    per_client)
+        clients.append(np.sort(np.concatenate(
+            [pools[c][used[c]: used[c] + counts[c]] for c in range(num_classes)])))
+        used += counts
+    return clients
+
+
+def partition_shards(labels, num_clients: int, classes_per_client: int,
+                     seed: int = 0) -> list[np.ndarray]:
+    """McMahan et al. 2017 pathological non-iid shards.
+
+    Sort the examples by label (random order within a label), cut them into
+    ``num_clients * classes_per_client`` equal shards and give each client
+    ``classes_per_client`` shards at random.  If the shard size does not divide the data,
+    a random remainder of examples is left unused.
+
+    Unlike a plain random deal, two shards of one class are never left on one client when a
+    swap with another client can separate them.  So when every class has the same number
+    of examples and fills a whole number of shards (e.g. MNIST: 100 clients x 2 shards of
+    300), every client gets exactly ``classes_per_client`` classes, provided
+    ``num_classes >= 2 * classes_per_client - 2`` (always true for 2 shards per client).
+    """
+    labels = _as_labels(labels)
+    if num_clients < 1 or classes_per_client < 1:
+        raise ValueError("num_clients and classes_per_client must be >= 1, got "
+                         f"{num_clients} and {classes_per_client}")
+    num_shards = num_clients * classes_per_client
+    if num_shards > len(labels):
+        raise ValueError(f"cannot cut {len(labels)} examples into {num_shards} shards")
+    shard_size = len(labels) // num_shards
+    rng = np.random.default_rng(seed)
+    kept = rng.permutation(len(labels))[: num_shards * shard_size]
+    by_label = kept[np.argsort(labels[kept], kind="stable")]
+    shards = by_label.reshape(num_shards, shard_size)
+    _, class_of = np.unique(labels, return_inverse=True)
+    shard_class = np.array([np.bincount(class_of[shard]).argmax() for shard in shards])
+    assignment = rng.permutation(num_shards).reshape(num_clients, classes_per_client)
+    _separate_duplicate_classes(assignment, shard_class, rng)
+    return [np.sort(shards[row].ravel()) for row in assignment]
+
+
+def partition(kind: str, labels, num_clients: int, *, alpha: float | None = None,
+              classes_per_client: int | None = None, samples_per_client: int | None = None,
+              seed: int = 0, cache: bool = True) -> list[np.ndarray]:
+    """Partition by ``kind`` ("dirichlet", "shards" or "iid"), cached on disk.
+
+    Parameters a kind does not use must be left ``None`` (``alpha`` is for "dirichlet",
+    ``classes_per_client`` for "shards", ``samples_per_client`` for "dirichlet" and "iid").
+    The cache file is ``cache_dir()/partitions/<sha256>.npz``, keyed by the kind, its
+    parameters, the seed and a sha256 of the labels; the result is the same with or
+    without it.
+    """
+    labels = _as_labels(labels)
+    params = _kind_parameters(kind, alpha, classes_per_client, samples_per_client)
+    if not cache:
+        return _compute(kind, labels, num_clients, params, seed)
+    key = cache_key({"version": _CACHE_VERSION, "kind": kind, "num_clients": int(num_clients),
+                     "seed": int(seed), **params,
+                     "labels_sha256": hashlib.sha256(labels.tobytes()).hexdigest()})
+    path = cache_dir() / "partitions" / f"{key}.npz"
+    stored = load_arrays(path)
+    if stored is not None:
+        return np.split(stored["indices"], np.cumsum(stored["sizes"])[:-1])
+    clients = _compute(kind, labels, num_clients, params, seed)
+    save_arrays(path, {"indices": np.concatenate(clients),
+                       "sizes": np.array([len(c) for c in clients], dtype=np.int64)})
+    return clients
+
+
+def _kind_parameters(kind: str, alpha, classes_per_client, samples_per_client) -> dict:
+    given = {"alpha": alpha, "classes_per_client": classes_per_client,
+             "samples_per_client": samples_per_client}
+    used_by_kind = {"dirichlet": ("alpha", "samples_per_client"),
+                    "shards": ("classes_per_client",),
+                    "iid": ("samples_per_client",)}
+    if kind not in used_by_kind:
+        raise ValueError(f"unknown partition kind {kind!r}; expected one of "
+                         f"{', '.join(PARTITION_KINDS)}")
+    for name, value in given.items():
+        if value is not None and name not in used_by_kind[kind]:
+            raise ValueError(f"{name} is not a parameter of the {kind!r} partition")
+    if kind == "dirichlet" and alpha is None:
+        raise ValueError("the 'dirichlet' partition needs alpha")
+    if kind == "shards" and classes_per_client is None:
+        raise ValueError("the 'shards' partition needs classes_per_client")
+    params = {name: given[name] for name in used_by_kind[kind]}
+    if params.get("alpha") is not None:
+        params["alpha"] = float(params["alpha"])
+    return params
+
+
+def _compute(kind: str, labels: np.ndarray, num_clients: int, params: dict,
+             seed: int) -> list[np.ndarray]:
+    if kind == "dirichlet":
+        return partition_dirichlet(labels, num_clients, seed=seed, **params)
+    if kind == "shards":
+        return partition_shards(labels, num_clients, seed=seed, **params)
+    return partition_iid(labels, num_clients, seed=seed, **params)
+
+
+def _as_labels(labels) -> np.ndarray:
+    array = np.asarray(labels)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"labels must be a 1-d integer array, got dtype {array.dtype} "
+                         f"and shape {array.shape}")
+    return array.astype(np.int64, copy=False)
+
+
+def _samples_per_client(num_examples: int, num_clients: int,
+                        samples_per_client: int | None) -> int:
+    if num_clients < 1:
+        raise ValueError(f"num_clients must be >= 1, got {num_clients}")
+    per_client = num_examples // num_clients if samples_per_client is None else samples_per_client
+    if per_client < 1 or num_clients * per_client > num_examples:
+        raise ValueError(f"cannot give {num_clients} clients {per_client} examples each "
+                         f"from {num_examples} examples")
+    return int(per_client)
+
+
+def _client_class_priors(rng: np.random.Generator, num_clients: int, num_classes: int,
+                         alpha: float) -> np.ndarray:
+    """``[num_clients, num_classes]`` class priors, one row per client."""
+    if alpha == 0:
+        # The alpha -> 0 limit of Dir(alpha * p) puts all mass on one class; deal the
+        # classes out evenly instead of independently so that every class is used.
+        dealt = np.resize(rng.permutation(num_classes), num_clients)
+        return np.eye(num_classes)[rng.permutation(dealt)]
+    if math.isinf(alpha):
+        return np.full((num_clients, num_classes), 1.0 / num_classes)
+    # NumPy switches to a stick-breaking sampler for small concentrations, so even
+    # alpha / C of 1e-300 gives valid rows (one class holding all the mass).
+    return rng.dirichlet(np.full(num_classes, alpha / num_classes), size=num_clients)
+
+
+def _draw_class_counts(rng: np.random.Generator, prior: np.ndarray, remaining: np.ndarray,
+                       needed: int) -> np.ndarray:
+    """How many examples of each class one client takes (see ``partition_dirichlet``)."""
+    counts = np.zeros_like(remaining)
+    while needed > 0:
+        left = remaining - counts
+        weights = prior * (left > 0)
+        if not weights.sum() > 0:
+            weights = left.astype(np.float64)  # the proportions of the unused examples
+        draw = rng.multinomial(needed, weights / weights.sum())
+        # Draws beyond a class's remaining examples are redrawn from the other classes;
+        # this exhausts at least one class, so the loop ends within C + 1 rounds.
+        accepted = np.minimum(draw, left)
+        counts += accepted
+        needed -= int(accepted.sum())
+    return counts
+
+
+def _separate_duplicate_classes(assignment: np.ndarray, shard_class: np.ndarray,
+                                rng: np.random.Generator) -> None:
+    """Swap shards between clients, in place, so no client holds one class twice.
+
+    A shard of a repeated class ``c`` on client ``i`` is swapped with a random shard of a
+    class ``d`` that client ``i`` lacks, held by a client without ``c``; each swap removes
+    one repetition and creates none, so the loop ends.
+    """
+    classes = shard_class[assignment]
+    for i in range(len(assignment)):
+        while True:
+            row = classes[i]
+            repeated = [slot for slot in range(len(row)) if row[slot] in row[:slot]]
+            if not repeated:
+                break
+            slot = repeated[0]
+            holds_class = (classes == row[slot]).any(axis=1)
+            swappable = np.flatnonzero(~np.isin(classes, row) & ~holds_class[:, None])
+            if swappable.size == 0:
+                break  # no swap can help: leave the repetition
+            other, other_slot = divmod(int(rng.choice(swappable)), classes.shape[1])
+            for array in (assignment, classes):
+                array[i, slot], array[other, other_slot] = (array[other, other_slot],
+                                                            array[i, slot])

@@ -1,0 +1,129 @@
+"""Model registry: build a model by name for a dataset's input shape.
+
+Every model here holds parameters only (no buffers such as BatchNorm running
+statistics) and uses no in-place operations on activations, so it can be evaluated
+with ``torch.func.functional_call(model, params, x)`` and vmapped over a leading
+client dimension of stacked parameters (design guide, section 4).
+
+Names (``MODEL_NAMES``):
+
+- ``"cnn"``: :class:`CifarCNN`, the FedSAM/FedGloSS/FedGF CIFAR network; input
+  ``[C, 32, 32]``.
+- ``"resnet18gn"``: :class:`ResNet18GN`, ResNet-18 with GroupNorm(2); input
+  ``[C, H, W]`` (CIFAR stem by default, see :mod:`flcore.models.resnet`).
+- ``"mnist1d_cnn"``, ``"mnist1d_mlp"``: the MNIST-1D networks; input ``[L]``.
+
+Input shapes exclude the batch dimension.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Callable
+
+from torch import nn
+
+from .cnn import CIFAR_CNN_IMAGE_SIZE, CifarCNN
+from .mnist1d import MNIST1D_CNN_MIN_LENGTH, MNIST1DCNN, MNIST1DMLP, mnist1d_cnn_output_length
+from .resnet import ResNet18GN
+
+__all__ = [
+    "MODEL_NAMES",
+    "CifarCNN",
+    "MNIST1DCNN",
+    "MNIST1DMLP",
+    "ResNet18GN",
+    "build_model",
+    "count_parameters",
+    "default_model_for",
+    "mnist1d_cnn_output_length",
+]
+
+MODEL_NAMES = ("cnn", "resnet18gn", "mnist1d_cnn", "mnist1d_mlp")
+
+_DEFAULT_MODEL_FOR_DATASET = {
+    "cifar10": "cnn",
+    "cifar100": "cnn",
+    "mnist1d": "mnist1d_cnn",
+    "synthetic": "mnist1d_cnn",
+}
+
+
+def _build_cnn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
+    return CifarCNN(num_classes, in_channels=shape[0], **kwargs)
+
+
+def _build_resnet(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
+    return ResNet18GN(num_classes, in_channels=shape[0], **kwargs)
+
+
+def _build_mnist1d_cnn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
+    return MNIST1DCNN(num_classes, input_len=shape[0], **kwargs)
+
+
+def _build_mnist1d_mlp(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
+    return MNIST1DMLP(num_classes, input_len=shape[0], **kwargs)
+
+
+def _is_image(shape: tuple[int, ...]) -> bool:
+    return len(shape) == 3
+
+
+def _is_cifar_cnn_image(shape: tuple[int, ...]) -> bool:
+    return len(shape) == 3 and shape[1:] == (CIFAR_CNN_IMAGE_SIZE, CIFAR_CNN_IMAGE_SIZE)
+
+
+def _is_signal(shape: tuple[int, ...]) -> bool:
+    return len(shape) == 1
+
+
+def _is_cnn_signal(shape: tuple[int, ...]) -> bool:
+    return len(shape) == 1 and shape[0] >= MNIST1D_CNN_MIN_LENGTH
+
+
+# name -> (builder, accepts(shape), description of accepted shapes)
+_REGISTRY: dict[str, tuple[Callable[..., nn.Module], Callable[[tuple[int, ...]], bool], str]] = {
+    "cnn": (_build_cnn, _is_cifar_cnn_image, f"[C, {CIFAR_CNN_IMAGE_SIZE}, {CIFAR_CNN_IMAGE_SIZE}] images"),
+    "resnet18gn": (_build_resnet, _is_image, "[C, H, W] images"),
+    "mnist1d_cnn": (_build_mnist1d_cnn, _is_cnn_signal, f"[L] signals with L >= {MNIST1D_CNN_MIN_LENGTH}"),
+    "mnist1d_mlp": (_build_mnist1d_mlp, _is_signal, "[L] signals"),
+}
+assert tuple(_REGISTRY) == MODEL_NAMES
+
+
+def build_model(name: str, input_shape: Sequence[int], num_classes: int, **model_kwargs: Any) -> nn.Module:
+    """Build model ``name`` for inputs of shape ``input_shape`` (no batch dimension).
+
+    The channel count (images) or signal length (MNIST-1D) is taken from
+    ``input_shape``; ``model_kwargs`` go to the model's constructor (for example
+    ``stem="imagenet"`` or ``groups=...`` for ``"resnet18gn"``).
+
+    Raises ``ValueError`` for an unknown name, a shape the model cannot take, or a
+    non-positive ``num_classes``.
+    """
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
+    builder, accepts, accepted = _REGISTRY[name]
+    shape = tuple(int(d) for d in input_shape)
+    if any(d < 1 for d in shape) or not accepts(shape):
+        raise ValueError(
+            f"model {name!r} cannot take input shape {list(shape)}; it accepts {accepted}"
+        )
+    if isinstance(num_classes, bool) or int(num_classes) != num_classes or num_classes < 1:
+        raise ValueError(f"num_classes must be a positive integer, got {num_classes!r}")
+    return builder(shape, int(num_classes), **model_kwargs)
+
+
+def default_model_for(dataset_name: str) -> str:
+    """The registry name of the default model for a dataset (case-insensitive)."""
+    key = dataset_name.lower()
+    if key not in _DEFAULT_MODEL_FOR_DATASET:
+        raise ValueError(
+            f"no default model for dataset {dataset_name!r}; "
+            f"known datasets: {', '.join(_DEFAULT_MODEL_FOR_DATASET)}"
+        )
+    return _DEFAULT_MODEL_FOR_DATASET[key]
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Total number of scalar parameters (every parameter, trainable or not)."""
+    return sum(p.numel() for p in model.parameters())

@@ -1,0 +1,205 @@
+"""The round loop: sample clients -> local training -> server step -> evaluate.
+
+A :class:`Simulation` owns the global model as a flat vector, the server optimizer state
+and the run record.  It checkpoints every ``checkpoint_every`` rounds (atomically, through
+the run store) and resumes from the last checkpoint: since every random draw is derived
+from ``(seed, purpose, round, client)``, a resumed run repeats exactly the rounds an
+uninterrupted run would have done.  A NaN or infinite training loss or model ends the run
+with status ``diverged`` and the round it happened in.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import torch
+
+from ..algorithms import aggregate, get_method
+from ..flat import FlatModel
+from ..models import build_model
+from ..seeding import derive_seed
+from .local_training import train_round
+from .sampling import plan_client_round, sample_clients
+
+CHECKPOINT_FORMAT = 1
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` picks CUDA when available; an unavailable device is a config error."""
+    from ..errors import ConfigError
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError("device", f"got {name!r} but CUDA is not available here; allowed values: cpu, auto")
+    if name == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError("device", "got 'mps' but MPS is not available here; allowed values: cpu, auto")
+    return torch.device(name)
+
+
+def resolve_engine(name: str, device: torch.device) -> str:
+    """``auto``: batched clients on accelerators, one client at a time on CPUs (on two
+    CPU cores a loop beats vmap for the CIFAR CNN; design guide section 4)."""
+    if name != "auto":
+        return name
+    return "sequential" if device.type == "cpu" else "batched"
+
+
+def build_initial_model(cfg, input_shape, num_classes, device):
+    """The template module and the initial flat parameters, drawn on the CPU from the
+    ``(seed, "init")`` generator so CPU and GPU runs start from the same model."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(derive_seed(cfg.seed, "init"))
+        module = build_model(cfg.model, input_shape, num_classes)
+    module = module.to(device)
+    flat = FlatModel(module)
+    return flat, flat.flatten()
+
+
+def is_evaluation_round(done: int, cfg) -> bool:
+    """Evaluate every ``eval_every`` rounds, every round of the last ``eval_last`` and
+    after the final round (the FedSAM paper's protocol: every 100, then every round of the
+    last 100, whose mean is reported)."""
+    return done % cfg.eval_every == 0 or done > cfg.rounds - cfg.eval_last or done == cfg.rounds
+
+
+def summarize(metrics: list[dict], cfg, status: str, rounds_done: int) -> dict:
+    """Final accuracy, mean over the last 100 rounds (or all rounds if fewer), best."""
+    evaluated = [m for m in metrics if m.get("test_accuracy") is not None]
+    window = min(100, cfg.rounds)
+    last = [m["test_accuracy"] for m in evaluated if m["round"] > rounds_done - window]
+    finished = status == "finished"
+    return {
+        "status": status,
+        "rounds_done": rounds_done,
+        "final_accuracy": evaluated[-1]["test_accuracy"] if finished and evaluated else None,
+        "mean_last_100": (sum(last) / len(last)) if finished and last else None,
+        "best_accuracy": max((m["test_accuracy"] for m in evaluated), default=None),
+    }
+
+
+class Simulation:
+    def __init__(self, cfg, data, device: torch.device, run, progress: bool = False,
+                 chunk_size: int | None = None):
+        self.cfg = cfg
+        self.data = data
+        self.device = device
+        self.run = run
+        self.progress = progress
+        self.chunk_size = chunk_size
+        self.engine = resolve_engine(cfg.engine, device)
+        self.method = get_method(cfg.method)
+        self.flat, self.w = build_initial_model(cfg, data.input_shape, data.num_classes, device)
+        self.client_update = self.method.build_client(cfg, self.flat)
+        self.server = self.method.build_server(cfg)
+        self.server_state = self.server.init(self.w)
+        self.client_sizes = torch.tensor(data.client_sizes, device=device)
+        self.rounds_done = 0
+
+    # ------------------------------------------------------------------ state
+    def state(self) -> dict:
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "rounds_done": self.rounds_done,
+            "w": self.w.detach().cpu(),
+            "server_state": {k: v.detach().cpu() for k, v in self.server_state.items()},
+        }
+
+    def load_state(self, state: dict) -> None:
+        if state.get("format") != CHECKPOINT_FORMAT:
+            raise RuntimeError(f"checkpoint format {state.get('format')} is not {CHECKPOINT_FORMAT}")
+        self.rounds_done = int(state["rounds_done"])
+        self.w = state["w"].to(self.device)
+        self.server_state = {k: v.to(self.device) for k, v in state["server_state"].items()}
+
+    # ------------------------------------------------------------------ one round
+    def client_lr(self, round: int) -> float:
+        return self.cfg.lr
+
+    def train_one_round(self, round: int) -> torch.Tensor:
+        """Run round ``round`` (0-based); returns the clients' mean training loss (on device)."""
+        cfg = self.cfg
+        clients = sample_clients(cfg.seed, round, self.data.num_clients, cfg.per_round).tolist()
+        plans = [
+            plan_client_round(cfg.seed, round, k, self.data.client_indices[k], cfg.batch_size,
+                              cfg.local_epochs, cfg.local_steps, self.data.augment)
+            for k in clients
+        ]
+        uploads = train_round(self.client_update, self.data, self.w, plans, round,
+                              self.client_lr(round), self.flat, self.engine, self.chunk_size)
+        counts = self.client_sizes[torch.tensor(clients, device=self.device)]
+        delta = self.w - aggregate(uploads["model"], counts)
+        self.w, self.server_state = self.server.update(self.w, delta, self.server_state)
+        return uploads["train_loss"].mean()
+
+    def evaluate(self) -> tuple[float, float]:
+        acc, loss = self.flat.evaluate(self.w, self.data.test_x, self.data.test_y, self.cfg.eval_batch_size)
+        return float(acc), float(loss)
+
+    # ------------------------------------------------------------------ the loop
+    def run_rounds(self) -> dict:
+        cfg, run = self.cfg, self.run
+        checkpoint = run.load_checkpoint(map_location=self.device) if run is not None else None
+        if checkpoint is not None:
+            self.load_state(checkpoint)
+        self.metrics = []
+        if run is not None:
+            run.truncate_metrics(self.rounds_done)
+            self.metrics = run.read_metrics()
+            run.set_status("running", rounds_done=self.rounds_done, device=str(self.device), engine=self.engine)
+        bar = None
+        if self.progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=cfg.rounds, initial=self.rounds_done, unit="round", file=sys.stderr,
+                       dynamic_ncols=True, desc=f"{cfg.method}/{cfg.dataset}")
+        status, diverged_round = "finished", None
+        started = time.perf_counter()
+        try:
+            for round in range(self.rounds_done, cfg.rounds):
+                train_loss = self.train_one_round(round)
+                done = round + 1
+                finite = bool(torch.isfinite(train_loss)) and bool(torch.isfinite(self.w).all())
+                self.rounds_done = done
+                if not finite:
+                    status, diverged_round = "diverged", done
+                    row = {"round": done, "train_loss": float(train_loss), "test_accuracy": None, "test_loss": None}
+                    self.metrics.append(row)
+                    if run is not None:
+                        run.append_metrics(row)
+                    break
+                if is_evaluation_round(done, cfg):
+                    acc, loss = self.evaluate()
+                    row = {"round": done, "train_loss": float(train_loss), "test_accuracy": acc,
+                           "test_loss": loss, "lr": self.client_lr(round)}
+                    self.metrics.append(row)
+                    if run is not None:
+                        run.append_metrics(row)
+                    if bar is not None:
+                        bar.set_postfix(test_acc=f"{acc:.4f}")
+                if run is not None and done % cfg.checkpoint_every == 0 and done < cfg.rounds:
+                    run.save_checkpoint(self.state())
+                    run.set_status("running", rounds_done=done)
+                if bar is not None:
+                    bar.update(1)
+        except KeyboardInterrupt:
+            if run is not None:
+                run.set_status("interrupted", rounds_done=self.rounds_done)
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        elapsed = time.perf_counter() - started
+        summary = summarize(self.metrics, cfg, status, self.rounds_done)
+        if diverged_round is not None:
+            summary["diverged_round"] = diverged_round
+        if run is not None:
+            run.save_checkpoint(self.state())
+            if status == "finished":
+                run.save_final_model(self.flat.state_dict(self.w))
+            run.write_summary(summary)
+            run.set_status(status, rounds_done=self.rounds_done, diverged_round=diverged_round,
+                           wall_time_s=elapsed)
+        summary["wall_time_s"] = elapsed
+        return summary

@@ -1,0 +1,69 @@
+"""Local training of the clients of one round, one at a time or batched.
+
+Both paths run the same :class:`flcore.algorithms.LocalUpdate` on a ``[K, P]`` tensor of
+client models.  ``sequential`` runs chunks of one client and differentiates with a plain
+loop (least overhead on a CPU); ``batched`` runs all clients of the round (or chunks of
+``chunk_size``) through one ``vmap`` computation per step (the GPU lever).  Clients with
+fewer steps than the longest are masked, not dropped; a step's batch is padded only to the
+widest real batch of that step, with zero sample weights on the padding.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..algorithms import Batch, RoundContext
+from .sampling import ClientPlan
+
+
+def _step_batch(data, plans: list[ClientPlan], step: int, device) -> Batch:
+    width = max((p.batches[step].numel() for p in plans if step < p.num_steps), default=1)
+    K = len(plans)
+    index = torch.zeros(K, width, dtype=torch.long)
+    weight = torch.zeros(K, width)
+    active = torch.zeros(K, dtype=torch.bool)
+    crops = None
+    if data.augment:
+        crops = tuple(torch.zeros(K, width, dtype=dt) for dt in (torch.long, torch.long, torch.bool))
+    for k, plan in enumerate(plans):
+        if step >= plan.num_steps:
+            continue
+        b = plan.batches[step]
+        index[k, :b.numel()] = b
+        weight[k, :b.numel()] = 1.0
+        active[k] = True
+        if crops is not None:
+            for dst, src in zip(crops, plan.crops[step]):
+                dst[k, :b.numel()] = src
+    index = index.to(device, non_blocking=True)
+    x = data.train_inputs(index, crops)
+    return Batch(x=x, y=data.train_y[index], weight=weight.to(device, x.dtype), active=active.to(device))
+
+
+def train_chunk(client_update, data, w: torch.Tensor, plans: list[ClientPlan], round: int,
+                lr: float, grad_fn, client_state=None, broadcast=None) -> dict[str, torch.Tensor]:
+    """Run the local procedure for the clients of ``plans`` from the global model ``w``."""
+    K = len(plans)
+    start = w.unsqueeze(0).expand(K, -1).clone()
+    ctx = RoundContext(
+        round=round, lr=lr, start=start,
+        client_ids=torch.tensor([p.client for p in plans]),
+        grad_fn=grad_fn, client_state=client_state or {}, broadcast=broadcast or {},
+    )
+    scratch = client_update.begin(ctx)
+    W = start
+    for step in range(max(p.num_steps for p in plans)):
+        W = client_update.step(W, _step_batch(data, plans, step, w.device), ctx, scratch)
+    return client_update.end(W, ctx, scratch)
+
+
+def train_round(client_update, data, w, plans, round, lr, flat, engine: str, chunk_size: int | None = None):
+    """All clients of a round; returns the uploads stacked over clients (``[K, ...]``)."""
+    if engine == "sequential":
+        chunks = [[p] for p in plans]
+        grad_fn = flat.grad_fn(batched=False)
+    else:
+        size = chunk_size or len(plans)
+        chunks = [plans[i:i + size] for i in range(0, len(plans), size)]
+        grad_fn = flat.grad_fn(batched=True)
+    outputs = [train_chunk(client_update, data, w, chunk, round, lr, grad_fn) for chunk in chunks]
+    return {key: torch.cat([o[key] for o in outputs]) for key in outputs[0]}

@@ -1,0 +1,20 @@
+"""Run records on disk: atomic writes, resumable runs, pandas queries.
+
+See :mod:`flcore.store.run_store` for the store and its tables and
+:mod:`flcore.store.run` for the files in a run directory.
+"""
+from .atomic import atomic_torch_save, atomic_write_json, atomic_write_text
+from .jsonable import to_jsonable
+from .run import NEW_STATUS, RUN_STATUSES, Run
+from .run_store import RunStore
+
+__all__ = [
+    "NEW_STATUS",
+    "RUN_STATUSES",
+    "Run",
+    "RunStore",
+    "atomic_torch_save",
+    "atomic_write_json",
+    "atomic_write_text",
+    "to_jsonable",
+]

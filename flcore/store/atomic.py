@@ -1,0 +1,80 @@
+"""Atomic file replacement: a reader sees the old file or the new one, never a mix.
+
+The content goes to a uniquely named hidden temporary file in the destination's own
+directory (so the final rename never crosses file systems), is flushed and fsync'ed,
+and then ``os.replace`` moves it over the destination in one step.  The directory is
+fsync'ed afterwards (where the OS allows) so the rename itself survives a power cut.
+
+A crash before the rename leaves the destination untouched and at most one stray
+``.<name>.<random>.tmp`` file behind; readers never look at those (see
+``Run.remove_temp_files`` to clear them).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import torch
+
+from .jsonable import dumps_json
+
+#: Suffix of the temporary files written next to their destination.
+TEMP_SUFFIX = ".tmp"
+
+
+def atomic_write_text(path: str | Path, text: str, encoding: str = "utf-8") -> None:
+    """Replace ``path`` with ``text`` atomically.  The parent directory must exist."""
+    data = text.encode(encoding)
+    _replace_atomically(Path(path), lambda f: f.write(data))
+
+
+def atomic_write_json(path: str | Path, value: Any, *, sort_keys: bool = False) -> None:
+    """Replace ``path`` with ``value`` as indented strict JSON (see ``to_jsonable``)."""
+    atomic_write_text(path, dumps_json(value, indent=2, sort_keys=sort_keys) + "\n")
+
+
+def atomic_torch_save(obj: Any, path: str | Path) -> None:
+    """``torch.save(obj)`` to ``path`` atomically.  The parent directory must exist."""
+    _replace_atomically(Path(path), lambda f: torch.save(obj, f))
+
+
+def temp_path_for(path: Path) -> Path:
+    """A fresh temporary path next to ``path``, hidden and unique per writer."""
+    return path.with_name(f".{path.name}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
+
+
+def _replace_atomically(path: Path, write: Callable[[IO[bytes]], Any]) -> None:
+    tmp = temp_path_for(path)
+    # os.open with mode 0o666 lets the umask decide the permissions, as a plain open()
+    # would (tempfile.mkstemp would force 0o600).
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    fd = os.open(tmp, flags, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_directory(path.parent)
+
+
+def fsync_directory(directory: Path) -> None:
+    """Persist a directory's entries (renames, new files); a no-op where unsupported."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

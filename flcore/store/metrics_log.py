@@ -1,0 +1,88 @@
+"""An append-only JSON-lines log that survives a crash in the middle of a write.
+
+One JSON object per line.  Each append is written, flushed and fsync'ed before it
+returns, so an evaluated round is on disk before training moves on.
+
+A crash mid-append can leave a torn last line (no trailing newline, not valid JSON).
+Readers ignore an invalid *last* line; an invalid line anywhere else is real
+corruption and raises ``ValueError``.  The next append repairs the tail first: a torn
+line is cut off, while a complete object that only lacks its newline is kept.  Without
+this repair the new row would be glued onto the torn one and both would be lost.
+
+Rewrites (``rewrite_jsonl``) go through an atomic replace.  The log assumes one writer
+at a time.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from .atomic import atomic_write_text
+from .jsonable import dumps_json
+
+
+def append_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Append ``rows`` (one line each) durably, repairing a torn last line first."""
+    payload = "".join(_line(row) for row in rows).encode("utf-8")
+    with open(path, "a+b") as f:
+        _repair_tail(f)
+        f.write(payload)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """All rows of the log (``[]`` if the file does not exist), skipping a torn last line."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return []
+    lines = [(number, line) for number, line in enumerate(data.split(b"\n"), 1) if line.strip()]
+    rows = []
+    for index, (number, line) in enumerate(lines):
+        row = _parse_row(line)
+        if row is None:
+            if index == len(lines) - 1:
+                break  # a write torn by a crash
+            raise ValueError(f"{path}:{number}: corrupt line (not a JSON object)")
+        rows.append(row)
+    return rows
+
+
+def rewrite_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Replace the whole log with ``rows`` atomically."""
+    atomic_write_text(path, "".join(_line(row) for row in rows))
+
+
+def _line(row: Mapping[str, Any]) -> str:
+    if not isinstance(row, Mapping):
+        raise TypeError(f"a log row must be a mapping, got {type(row).__name__}")
+    return dumps_json(row) + "\n"
+
+
+def _parse_row(line: bytes) -> dict[str, Any] | None:
+    try:
+        row = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return row if isinstance(row, dict) else None
+
+
+def _repair_tail(f: IO[bytes]) -> None:
+    """Make the file end at a line boundary (``f`` is open in ``a+b`` mode)."""
+    end = f.seek(0, os.SEEK_END)
+    if end == 0:
+        return
+    f.seek(end - 1)
+    if f.read(1) == b"\n":
+        return
+    f.seek(0)
+    data = f.read()
+    start = data.rfind(b"\n") + 1
+    if _parse_row(data[start:]) is not None:
+        f.write(b"\n")
+    else:
+        f.truncate(start)

@@ -1,0 +1,15 @@
+import os
+
+import pytest
+import torch
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Tests never write to the user's cache."""
+    monkeypatch.setenv("FLCORE_CACHE", str(tmp_path_factory.getbasetemp() / "flcore-cache"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _threads():
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))

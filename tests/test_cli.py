@@ -1,0 +1,111 @@
+"""The command line: JSON contract, config files, listing, validation before compute."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from flcore.cli import main
+
+SMOKE = ["--scale", "smoke", "--no-progress"]
+
+
+def _run_json(capsys, *args):
+    code = main(["run", *SMOKE, "--json", *args])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    return json.loads(out[-1])
+
+
+def test_run_prints_the_json_contract(tmp_path, capsys):
+    summary = _run_json(capsys, "--method", "fedsam", "--alpha", "0", "--rounds", "3", "--store", str(tmp_path))
+    for key in ("status", "rounds_done", "final_accuracy", "mean_last_100", "best_accuracy", "run_dir"):
+        assert key in summary
+    assert summary["status"] == "finished" and summary["rounds_done"] == 3
+    assert os.path.isfile(os.path.join(summary["run_dir"], "config.json"))
+    assert 0.0 <= summary["final_accuracy"] <= 1.0
+
+
+def test_config_file_gives_the_same_run_as_flags(tmp_path, capsys):
+    path = tmp_path / "exp.yaml"
+    path.write_text("method: fedasam\nalpha: 0.5\nrounds: 2\nper-round: 2\n")
+    from_file = _run_json(capsys, "--config", str(path), "--store", str(tmp_path / "s"))
+    from_flags = _run_json(capsys, "--method", "fedasam", "--alpha", "0.5", "--rounds", "2",
+                           "--per-round", "2", "--store", str(tmp_path / "s"))
+    assert from_file["run_id"] == from_flags["run_id"]
+    # flags win over the file
+    overridden = _run_json(capsys, "--config", str(path), "--rounds", "3", "--store", str(tmp_path / "s"))
+    assert overridden["rounds_done"] == 3
+
+
+def test_runs_lists_config_status_and_summary(tmp_path, capsys):
+    a = _run_json(capsys, "--rounds", "2", "--store", str(tmp_path))
+    b = _run_json(capsys, "--rounds", "2", "--method", "fedsam", "--store", str(tmp_path))
+    assert main(["runs", "--store", str(tmp_path), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    by_id = {r["run_id"]: r for r in listed}
+    assert set(by_id) == {a["run_id"], b["run_id"]}
+    assert by_id[b["run_id"]]["config"]["method"] == "fedsam"
+    assert by_id[b["run_id"]]["status"] == "finished"
+    assert by_id[b["run_id"]]["summary"]["mean_last_100"] == b["mean_last_100"]
+
+
+BAD = [
+    (["--method", "fedfoo"], "method", "fedavg"),
+    (["--dataset", "imagenet"], "dataset", "cifar10"),
+    (["--model", "vgg99"], "model", "cnn"),
+    (["--alpha", "-1"], "alpha", ">= 0"),
+    (["--clients", "4", "--per-round", "5"], "per_round", "<= clients"),
+    (["--rho", "-0.1", "--method", "fedsam"], "rho", ">= 0"),
+    (["--lr", "0"], "lr", "> 0"),
+    (["--lr", "-0.1"], "lr", "> 0"),
+    (["--rounds", "0"], "rounds", ">= 1"),
+    (["--batch-size", "0"], "batch_size", ">= 1"),
+    (["--device", "tpu"], "device", "cpu"),
+    (["--rho", "abc"], "rho", "number"),
+    (["--rounds", "ten"], "rounds", "integer"),
+    (["--partition", "zipf"], "partition", "dirichlet"),
+    (["--engine", "turbo"], "engine", "sequential"),
+    (["--scale", "huge"], "scale", "smoke"),
+    (["--momentum", "1.5"], "momentum", "[0, 1)"),
+    (["--clients", "0"], "clients", ">= 1"),
+    (["--local-epochs", "0"], "local_epochs", ">= 1"),
+    (["--eta", "-1", "--method", "fedasam"], "eta", ">= 0"),
+    (["--server-lr", "0", "--method", "fedavgm"], "server_lr", "> 0"),
+    (["--lr", "nan"], "lr", "finite"),
+    (["--scale", "paper", "--dataset", "mnist1d"], "dataset", "cifar10"),
+]
+
+
+@pytest.mark.parametrize("args,field,allowed", BAD, ids=[b[1] + ":" + " ".join(b[0]) for b in BAD])
+def test_bad_config_is_rejected_before_compute(tmp_path, capsys, args, field, allowed):
+    code = main(["run", *SMOKE, "--store", str(tmp_path), *args])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"'{field}'" in err and allowed in err
+    assert not any(tmp_path.iterdir()), "nothing may be written for a rejected config"
+
+
+def test_bad_config_file_field_is_named(tmp_path, capsys):
+    path = tmp_path / "exp.yaml"
+    path.write_text("method: fedsam\nrhoo: 0.1\n")
+    assert main(["run", *SMOKE, "--config", str(path), "--store", str(tmp_path / "s")]) == 2
+    assert "'rhoo'" in capsys.readouterr().err
+
+
+def test_cuda_request_without_cuda_is_a_clear_error(tmp_path, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    assert main(["run", *SMOKE, "--device", "cuda", "--store", str(tmp_path)]) == 2
+    assert "CUDA is not available" in capsys.readouterr().err
+
+
+def test_console_script_exit_code_and_no_traceback(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "flcore", "run", "--alpha", "-3", "--store", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "'alpha'" in proc.stderr
