@@ -30,10 +30,12 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
     device = resolve_device(cfg.device)
     run = None
     if store is not None:
+        existing = RunStore(store).run(cfg.run_id())
+        if existing.exists() and existing.status().get("status") in TERMINAL_STATUSES:
+            return _decorate(existing.summary(), cfg, existing)
+    data = build_federated_data(cfg, device)  # missing data fails here, before the run is created
+    if store is not None:
         run = RunStore(store).create(cfg.run_id(), cfg.canonical())
-        if run.status().get("status") in TERMINAL_STATUSES:
-            return _decorate(run.summary(), cfg, run)
-    data = build_federated_data(cfg, device)
     sim = Simulation(cfg, data, device, run, progress=progress, chunk_size=chunk_size)
     summary = sim.run_rounds()
     return _decorate(summary, cfg, run)

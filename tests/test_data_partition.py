@@ -74,6 +74,18 @@ def test_dirichlet_alpha_zero_gives_one_class_per_client_spread_evenly():
     assert clients_per_class.tolist() == [10] * 10
 
 
+def test_dirichlet_takes_random_examples_of_a_class():
+    # With alpha=0 each class is split among 10 clients.  Were examples taken in index
+    # order, the 100 client sets would be the same blocks for every seed.
+    labels = balanced_labels(10, 400)
+
+    def client_sets(seed):
+        parts = partition_dirichlet(labels, 100, alpha=0, samples_per_client=40, seed=seed)
+        return {frozenset(part.tolist()) for part in parts}
+
+    assert client_sets(0).isdisjoint(client_sets(1))
+
+
 def test_dirichlet_alpha_zero_with_uneven_division_of_clients():
     labels = balanced_labels(10, 100)
     parts = partition_dirichlet(labels, 25, alpha=0, samples_per_client=30, seed=5)
@@ -194,6 +206,19 @@ def test_shards_class_pairs_depend_on_seed():
                                                                           seed=s), labels))
              for s in range(2)]
     assert pairs[0] != pairs[1]
+
+
+def test_shards_draw_their_examples_at_random_within_a_class():
+    labels = balanced_labels(10, 100)
+
+    def shard_sets(seed):
+        parts = partition_shards(labels, 20, 2, seed=seed)
+        return {frozenset(part[labels[part] == c].tolist())
+                for part in parts for c in np.unique(labels[part])}
+
+    first = shard_sets(0)
+    assert len(first) == 40
+    assert first != shard_sets(1)
 
 
 def test_shards_with_remainder_leave_examples_unused():

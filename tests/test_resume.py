@@ -27,11 +27,19 @@ def _status(run_dir: Path) -> dict:
         return {}
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
-def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
-    full = subprocess.run([sys.executable, *ARGS, "--store", str(tmp_path / "full")],
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    root = tmp_path_factory.mktemp("full")
+    full = subprocess.run([sys.executable, *ARGS, "--store", str(root)],
                           capture_output=True, text=True, env=_env(), timeout=600, check=True)
-    expected = json.loads(full.stdout.strip().splitlines()[-1])
+    return root, json.loads(full.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGINT"])
+def test_interrupt_then_resume_equals_uninterrupted(tmp_path, uninterrupted, sig):
+    """SIGKILL (a crash) and SIGINT (Ctrl-C) lose at most the rounds since the last
+    checkpoint; rerunning the command finishes the run exactly as if never stopped."""
+    full_root, expected = uninterrupted
 
     store = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, *ARGS, "--store", str(store)],
@@ -45,21 +53,25 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
         if proc.poll() is not None:
             pytest.fail("the run finished before it could be killed")
         time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc.send_signal(getattr(signal, sig))
+    code = proc.wait()
     killed_at = _status(run_dir)
-    assert killed_at["status"] == "running" and killed_at["rounds_done"] < 150
+    assert killed_at["rounds_done"] < 150
+    if sig == "SIGINT":
+        assert code == 130 and killed_at["status"] == "interrupted"
+    else:
+        assert killed_at["status"] == "running"
 
     resumed = subprocess.run([sys.executable, *ARGS, "--store", str(store)],
                              capture_output=True, text=True, env=_env(), timeout=600, check=True)
     got = json.loads(resumed.stdout.strip().splitlines()[-1])
     for key in ("status", "rounds_done", "final_accuracy", "mean_last_100", "best_accuracy"):
         assert got[key] == expected[key], key
-    metrics_full = (tmp_path / "full" / expected["run_id"] / "metrics.jsonl").read_text()
+    metrics_full = (full_root / expected["run_id"] / "metrics.jsonl").read_text()
     metrics_resumed = (run_dir / "metrics.jsonl").read_text()
     assert metrics_resumed == metrics_full
     import torch
 
-    a = torch.load(tmp_path / "full" / expected["run_id"] / "final_model.pt", weights_only=False)
+    a = torch.load(full_root / expected["run_id"] / "final_model.pt", weights_only=False)
     b = torch.load(run_dir / "final_model.pt", weights_only=False)
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)

@@ -35,6 +35,7 @@ def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
     try:
         with os.fdopen(fd, "wb") as tmp_file:
             np.savez(tmp_file, **arrays)
+        os.chmod(tmp_name, 0o644)  # mkstemp creates 0600; cache files are not secret
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)

@@ -5,7 +5,8 @@ to two clients:
 
 - ``partition_dirichlet``: Hsu, Qi & Brown 2019, "Measuring the effects of non-identical
   data distribution for federated visual classification" -- the CIFAR protocol of FedSAM
-  / FedASAM (Caldarola et al. 2022: 100 clients x 500 images, alpha in {0, 0.05, 100, ...}).
+  / FedASAM (Caldarola et al. 2022: 100 clients x 500 images; alpha in {0, 0.05, 100} on
+  CIFAR-10 and {0, 0.5, 1000} on CIFAR-100).
 - ``partition_shards``: the pathological non-iid split of McMahan et al. 2017 (sort by
   label, cut into shards, a few shards per client).
 - ``partition_iid``: uniform random split.
