@@ -140,3 +140,12 @@ def test_divergence_is_recorded_not_raised(tmp_path):
     assert status["status"] == "diverged"
     # asking again returns the stored record instead of recomputing
     assert run_experiment(resolve_config(scale="smoke", rounds=20, lr=1e12), store=tmp_path)["status"] == "diverged"
+
+
+def test_fedsam_small_scale_learns_with_one_class_per_client():
+    """FedSAM on MNIST-1D, alpha = 0 (one class per client), 100 clients, 5 per round:
+    the small-scale protocol, shortened to 150 rounds.  Chance is 0.10."""
+    summary = run_experiment(resolve_config(method="fedsam", alpha=0, rounds=150), store=None)
+    assert summary["status"] == "finished"
+    assert summary["mean_last_100"] > 0.18
+    assert summary["best_accuracy"] > 0.3
