@@ -17,8 +17,11 @@ model ``"cnn"``, 797,962 parameters) with CIFAR-shaped synthetic data
 
 Each implementation runs ``--warmup`` untimed rounds, then ``--rounds`` timed rounds;
 the rate is ``rounds / total seconds`` (CUDA is synchronised before the clock is read).
-Both use the same synthetic tensors, client partition, client count and batch size, and
-the same ``torch.set_num_threads`` setting (torch's default unless ``--threads``).
+The timed rounds of the two implementations are interleaved (round t of both before
+round t + 1, the order alternating), so that drifting clock speeds or other jobs on a
+shared machine slow both alike and the ratio stays meaningful.  Both use the same
+synthetic tensors, client partition, client count and batch size, and the same
+``torch.set_num_threads`` setting (torch's default unless ``--threads``).
 
 The two implementations
 -----------------------
@@ -54,9 +57,11 @@ Running it
 JSON fields: ``method``, ``device``, ``engine`` (the engine flcore ran),
 ``engine_requested``, ``flcore_rounds_per_s``, ``flcore_s_per_round``,
 ``reference_rounds_per_s``, ``reference_s_per_round``, ``ratio`` (flcore / reference),
-``rounds_timed``, ``warmup_rounds``, ``clients_per_round``, ``samples_per_client``,
-``threads``, ``torch_version``, ``peak_memory_mb`` (flcore's CUDA max allocated memory,
-null on CPU) and ``reference_peak_memory_mb``.
+``flcore_round_seconds`` and ``reference_round_seconds`` (each timed round, to judge the
+noise), ``rounds_timed``, ``warmup_rounds``, ``clients_per_round``,
+``samples_per_client``, ``threads``, ``torch_version``, ``peak_memory_mb`` (CUDA max
+allocated memory during flcore's timed rounds, null on CPU) and
+``reference_peak_memory_mb`` (the same for the reference).
 """
 from __future__ import annotations
 
@@ -129,23 +134,9 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def time_rounds(run_round: Callable[[int], object], warmup: int, rounds: int,
-                device: torch.device) -> float:
-    """Run ``warmup`` untimed rounds, then ``rounds`` timed ones; total seconds timed."""
-    for t in range(warmup):
-        run_round(t)
-    synchronize(device)
-    start = time.perf_counter()
-    for t in range(warmup, warmup + rounds):
-        run_round(t)
-    synchronize(device)
-    return time.perf_counter() - start
-
-
 def reset_peak_memory(device: torch.device) -> None:
     """Start a fresh CUDA peak-memory window (no-op on CPU)."""
     if device.type == "cuda":
-        torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
 
 
@@ -154,6 +145,37 @@ def peak_memory_mb(device: torch.device) -> float | None:
     if device.type != "cuda":
         return None
     return torch.cuda.max_memory_allocated(device) / 2**20
+
+
+def time_one_round(run_round: Callable[[int], object], round: int,
+                   device: torch.device) -> tuple[float, float | None]:
+    """Seconds taken by ``run_round(round)`` and the CUDA peak memory during it."""
+    synchronize(device)
+    reset_peak_memory(device)
+    start = time.perf_counter()
+    run_round(round)
+    synchronize(device)
+    return time.perf_counter() - start, peak_memory_mb(device)
+
+
+def time_interleaved(runners: dict[str, Callable[[int], object]], warmup: int, rounds: int,
+                     device: torch.device) -> dict[str, dict]:
+    """Run every runner for ``warmup`` untimed rounds, then time ``rounds`` rounds of each,
+    interleaved (round t of every runner before round t + 1 of any, the order reversed
+    every other round) so that a machine whose speed drifts, or that other jobs share,
+    slows them alike.  Returns, per runner, its per-round seconds and peak memory."""
+    for t in range(warmup):
+        for run_round in runners.values():
+            run_round(t)
+    results = {name: {"round_seconds": [], "peak_memory_mb": None} for name in runners}
+    names = list(runners)
+    for i, t in enumerate(range(warmup, warmup + rounds)):
+        for name in (names if i % 2 == 0 else names[::-1]):
+            seconds, peak = time_one_round(runners[name], t, device)
+            results[name]["round_seconds"].append(seconds)
+            if peak is not None:
+                results[name]["peak_memory_mb"] = max(peak, results[name]["peak_memory_mb"] or 0.0)
+    return results
 
 
 # ----------------------------------------------------------------------------- data
@@ -194,13 +216,9 @@ def flcore_config(method: str, args: argparse.Namespace, device: torch.device):
                           device=device.type, engine=args.engine, seed=SEED)
 
 
-def measure_flcore(method: str, args, data: FederatedData, device: torch.device) -> dict:
-    """Time ``Simulation.train_one_round``; returns seconds, engine and peak memory."""
-    cfg = flcore_config(method, args, device)
-    sim = Simulation(cfg, data, device, run=None)
-    reset_peak_memory(device)
-    seconds = time_rounds(sim.train_one_round, args.warmup, args.rounds, device)
-    return {"seconds": seconds, "engine": sim.engine, "peak_memory_mb": peak_memory_mb(device)}
+def build_simulation(method: str, args, data: FederatedData, device: torch.device) -> Simulation:
+    """flcore's simulation of ``method`` on ``data`` (no run store: nothing is written)."""
+    return Simulation(flcore_config(method, args, device), data, device, run=None)
 
 
 # ----------------------------------------------------------------------------- reference
@@ -312,34 +330,30 @@ class ReferenceFL:
         self.aggregate(updates)
 
 
-def measure_reference(method: str, args, dataset, parts, device: torch.device) -> dict:
-    """Time :meth:`ReferenceFL.train_one_round`; returns seconds and peak memory."""
-    cfg = flcore_config(method, args, device)
-    ref = ReferenceFL(method, cfg, dataset, parts, device)
-    reset_peak_memory(device)
-    seconds = time_rounds(ref.train_one_round, args.warmup, args.rounds, device)
-    return {"seconds": seconds, "peak_memory_mb": peak_memory_mb(device)}
-
-
-# ----------------------------------------------------------------------------- report
-
 def benchmark_method(method: str, args, dataset, parts, data: FederatedData,
                      device: torch.device) -> dict:
-    """Measure both implementations for ``method``; one result row."""
-    ours = measure_flcore(method, args, data, device)
-    ref = measure_reference(method, args, dataset, parts, device)
-    flcore_rate = args.rounds / ours["seconds"]
-    reference_rate = args.rounds / ref["seconds"]
+    """Time both implementations of ``method``, interleaved; one result row."""
+    sim = build_simulation(method, args, data, device)
+    ref = ReferenceFL(method, flcore_config(method, args, device), dataset, parts, device)
+    timed = time_interleaved({"flcore": sim.train_one_round, "reference": ref.train_one_round},
+                             args.warmup, args.rounds, device)
+    ours, theirs = timed["flcore"], timed["reference"]
+    flcore_s = sum(ours["round_seconds"])
+    reference_s = sum(theirs["round_seconds"])
+    flcore_rate = args.rounds / flcore_s
+    reference_rate = args.rounds / reference_s
     return {
         "method": method,
         "device": str(device),
-        "engine": ours["engine"],
+        "engine": sim.engine,
         "engine_requested": args.engine,
         "flcore_rounds_per_s": flcore_rate,
-        "flcore_s_per_round": ours["seconds"] / args.rounds,
+        "flcore_s_per_round": flcore_s / args.rounds,
         "reference_rounds_per_s": reference_rate,
-        "reference_s_per_round": ref["seconds"] / args.rounds,
+        "reference_s_per_round": reference_s / args.rounds,
         "ratio": flcore_rate / reference_rate,
+        "flcore_round_seconds": ours["round_seconds"],
+        "reference_round_seconds": theirs["round_seconds"],
         "rounds_timed": args.rounds,
         "warmup_rounds": args.warmup,
         "clients_per_round": args.clients_per_round,
@@ -347,7 +361,7 @@ def benchmark_method(method: str, args, dataset, parts, data: FederatedData,
         "threads": torch.get_num_threads(),
         "torch_version": torch.__version__,
         "peak_memory_mb": ours["peak_memory_mb"],
-        "reference_peak_memory_mb": ref["peak_memory_mb"],
+        "reference_peak_memory_mb": theirs["peak_memory_mb"],
     }
 
 

@@ -11,6 +11,8 @@ BatchNorm), so the flat vector is the whole model state.
 """
 from __future__ import annotations
 
+import copy
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -84,22 +86,24 @@ class FlatModel:
         differentiates all clients in one ``vmap`` computation (the GPU path).  Both
         evaluate the same function, so they agree to float tolerance.
         """
-        single = grad_and_value(self.loss)
         if batched:
-            many = vmap(single)
+            many = vmap(grad_and_value(self.loss))
 
             def batched_grad(W, batch):
                 g, loss = many(W, batch.x, batch.y, batch.weight)
                 return loss, g
             return batched_grad
 
+        module_grad = _FlatModuleGrad(self)
+
         def looped_grad(W, batch):
-            grads, losses = [], []
+            grads = torch.empty_like(W)
+            losses = torch.empty(W.shape[0], dtype=W.dtype, device=W.device)
             for k in range(W.shape[0]):
-                g, loss = single(W[k], batch.x[k], batch.y[k], batch.weight[k])
-                grads.append(g)
-                losses.append(loss)
-            return torch.stack(losses), torch.stack(grads)
+                loss, g = module_grad(W[k], batch.x[k], batch.y[k], batch.weight[k])
+                grads[k] = g  # copied out before the next call reuses the buffer
+                losses[k] = loss
+            return losses, grads
         return looped_grad
 
     @torch.no_grad()
@@ -117,3 +121,34 @@ class FlatModel:
             correct += (logits.argmax(dim=1) == target).sum().double()
         n = max(x.shape[0], 1)
         return correct / n, loss_sum / n
+
+
+class _FlatModuleGrad:
+    """Gradient of :meth:`FlatModel.loss` by a plain ``backward()`` on a private copy of
+    the module whose parameters and ``.grad`` are views of two flat buffers.
+
+    Writing ``w`` is one copy, and autograd accumulates straight into the flat gradient,
+    so the one-client-at-a-time path pays neither ``torch.func``'s per-call overhead nor
+    a concatenation of per-tensor gradients (about 2x faster per step for the small
+    MNIST-1D networks on a CPU).  The returned gradient is the internal buffer: the caller
+    must copy it before the next call.
+    """
+
+    def __init__(self, flat: FlatModel):
+        self.module = copy.deepcopy(flat.module)
+        template = flat.flatten()
+        self.params = torch.zeros_like(template)
+        self.grad = torch.zeros_like(template)
+        for (name, param), shape, start in zip(self.module.named_parameters(), flat.shapes, flat.offsets):
+            stop = start + shape.numel()
+            param.data = self.params[start:stop].view(shape)
+            param.grad = self.grad[start:stop].view(shape)
+
+    def __call__(self, w, x, y, weight):
+        with torch.no_grad():
+            self.params.copy_(w)
+            self.grad.zero_()
+        losses = F.cross_entropy(self.module(x), y, reduction="none")
+        loss = (losses * weight).sum() / weight.sum().clamp_min(1.0)
+        loss.backward()
+        return loss.detach(), self.grad

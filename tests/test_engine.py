@@ -149,3 +149,21 @@ def test_fedsam_small_scale_learns_with_one_class_per_client():
     assert summary["status"] == "finished"
     assert summary["mean_last_100"] > 0.18
     assert summary["best_accuracy"] > 0.3
+
+
+def test_looped_and_vmapped_gradients_agree_for_several_clients():
+    from flcore.algorithms import Batch
+    from flcore.models import build_model
+
+    torch.manual_seed(0)
+    flat = FlatModel(build_model("mnist1d_cnn", (40,), 10))
+    W = flat.flatten()[None].repeat(3, 1) + 0.01 * torch.randn(3, flat.num_params)
+    batch = Batch(x=torch.randn(3, 7, 40), y=torch.randint(0, 10, (3, 7)),
+                  weight=torch.tensor([[1.0] * 7, [1.0] * 5 + [0.0] * 2, [0.0] * 7]),
+                  active=torch.tensor([True, True, False]))
+    l_seq, g_seq = flat.grad_fn(batched=False)(W, batch)
+    l_bat, g_bat = flat.grad_fn(batched=True)(W, batch)
+    torch.testing.assert_close(g_seq, g_bat, rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(l_seq, l_bat, rtol=1e-6, atol=1e-7)
+    assert not torch.equal(g_seq[0], g_seq[1])
+    assert torch.count_nonzero(g_seq[2]) == 0  # an all-padding batch has zero gradient
