@@ -58,7 +58,8 @@ JSON fields: ``method``, ``device``, ``engine`` (the engine flcore ran),
 ``engine_requested``, ``flcore_rounds_per_s``, ``flcore_s_per_round``,
 ``reference_rounds_per_s``, ``reference_s_per_round``, ``ratio`` (flcore / reference),
 ``flcore_round_seconds`` and ``reference_round_seconds`` (each timed round, to judge the
-noise), ``rounds_timed``, ``warmup_rounds``, ``clients_per_round``,
+noise), ``ratio_best`` (the reference's fastest round over flcore's fastest: the ratio
+least disturbed by other jobs), ``rounds_timed``, ``warmup_rounds``, ``clients_per_round``,
 ``samples_per_client``, ``threads``, ``torch_version``, ``peak_memory_mb`` (CUDA max
 allocated memory during flcore's timed rounds, null on CPU) and
 ``reference_peak_memory_mb`` (the same for the reference).
@@ -354,6 +355,7 @@ def benchmark_method(method: str, args, dataset, parts, data: FederatedData,
         "ratio": flcore_rate / reference_rate,
         "flcore_round_seconds": ours["round_seconds"],
         "reference_round_seconds": theirs["round_seconds"],
+        "ratio_best": min(theirs["round_seconds"]) / min(ours["round_seconds"]),
         "rounds_timed": args.rounds,
         "warmup_rounds": args.warmup,
         "clients_per_round": args.clients_per_round,

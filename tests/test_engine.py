@@ -61,8 +61,8 @@ def test_batched_handles_unequal_step_counts():
     plans = [plan_client_round(0, 0, k, data.client_indices[k], 4, 1, None, False) for k in range(2)]
     assert [p.num_steps for p in plans] == [2, 7]
     update = LocalUpdate(NoPerturbation(), momentum=0.5)
-    seq = train_round(update, data, w, plans, 0, 0.1, flat, "sequential")
-    bat = train_round(update, data, w, plans, 0, 0.1, flat, "batched")
+    seq, _ = train_round(update, data, w, plans, 0, 0.1, flat, "sequential")
+    bat, _ = train_round(update, data, w, plans, 0, 0.1, flat, "batched")
     torch.testing.assert_close(bat["model"], seq["model"], rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(bat["train_loss"], seq["train_loss"], rtol=1e-5, atol=1e-6)
 
@@ -82,7 +82,7 @@ def test_two_client_round_matches_hand_computation():
         client_indices=[torch.tensor(c) for c in clients], num_classes=2, augment=False, mean=None, std=None)
     lr = 0.5
     plans = [plan_client_round(0, 0, k, data.client_indices[k], 10, 1, None, False) for k in range(2)]
-    uploads = train_round(LocalUpdate(NoPerturbation()), data, w, plans, 0, lr, flat, "sequential")
+    uploads, _ = train_round(LocalUpdate(NoPerturbation()), data, w, plans, 0, lr, flat, "sequential")
     got = aggregate(uploads["model"], torch.tensor([2, 3]))
 
     W = model.weight.detach().numpy().copy()

@@ -1,22 +1,27 @@
 """The local step of a client, composed from parts (algorithms.md 7.1, composition rules).
 
-One step is: perturbation (P) -> gradient at the perturbed point -> corrections (C) ->
-``+ weight_decay * w`` at the unperturbed iterate (rule R4) -> SGD with optional momentum
-(rule R8: the momentum buffer is fresh every round).
+One step is: perturbation (P) -> gradient at the perturbed point -> corrections (C, in
+order) -> optional clipping -> ``+ weight_decay * w`` at the unperturbed iterate (rule R4)
+-> SGD with optional momentum (rule R8: the momentum buffer is fresh every round).
 
 Everything works on a batch of clients: ``W`` is ``[K, P]``.  The engine supplies
-``ctx.grad_fn(W, batch) -> (loss [K], grad [K, P])``, computed one client at a time
-(``K = 1``) or for all clients at once with ``torch.func.vmap``; this module does not know
-which, so the same algorithm code runs both ways.
+``ctx.grad_fn(W, batch) -> (loss [K], grad [K, P])``, computed one client at a time or
+for all clients at once with ``torch.func.vmap``; this module does not know which, so the
+same algorithm code runs both ways.
+
+Parts may keep per-client state across rounds (``client_state``: name -> initialiser),
+read what the server broadcast (``ctx.broadcast``), prepare per-round values in
+``begin(ctx, scratch)`` and, after the last step, update their client state and add
+uploads in ``end(W, ctx, scratch, out)``.
 
 ``batch.active`` ``[K]`` masks clients that have no batch at this step (clients with fewer
-local steps than the longest one in the round): their iterate and momentum are left
-unchanged.
+local steps than the longest one in the round): their iterate, momentum and step count are
+left unchanged.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 import torch
 
@@ -34,40 +39,58 @@ class Batch:
 
 @dataclass
 class RoundContext:
-    """What a client part may read during a round (one chunk of clients)."""
+    """What a client part may read during a round (one chunk of K clients)."""
 
     round: int
     lr: float
-    start: torch.Tensor  # [K, P]: the model the clients start from (w^t)
+    start: torch.Tensor  # [K, P]: the point the clients start from (w^t, or FedGloSS's w~^t)
     client_ids: torch.Tensor  # [K]
-    grad_fn: Callable[[torch.Tensor, Batch], tuple[torch.Tensor, torch.Tensor]]
-    client_state: dict[str, torch.Tensor] = field(default_factory=dict)  # name -> [K, P]
-    broadcast: dict[str, torch.Tensor] = field(default_factory=dict)  # name -> [P]
+    grad_fn: Callable[[torch.Tensor, "Batch"], tuple[torch.Tensor, torch.Tensor]]
+    client_state: dict[str, torch.Tensor] = field(default_factory=dict)  # name -> [K, ...]
+    broadcast: dict[str, torch.Tensor] = field(default_factory=dict)  # name -> [P] or scalar
+    global_model: torch.Tensor | None = None  # [P]: w^t (equals start unless the server perturbs it)
+    num_steps: torch.Tensor | None = None  # [K]: local steps each client runs this round
+    weight_mask: torch.Tensor | None = None  # [P]: True on "weight" tensors (ASAM)
 
 
-class Correction(Protocol):
-    """A term added to the gradient taken at the perturbed point (parts C1-C7)."""
-
-    def __call__(self, W: torch.Tensor, ctx: RoundContext) -> torch.Tensor: ...
+def call_hook(part, hook: str, *args) -> None:
+    fn = getattr(part, hook, None)
+    if fn is not None:
+        fn(*args)
 
 
 @dataclass(frozen=True)
 class LocalUpdate:
-    """K local steps of a client optimizer built from parts.
+    """The local procedure of a method, built from parts.
 
     ``perturbation`` is a P part (``flcore.algorithms.perturbation``); ``corrections`` are
-    C parts; ``momentum`` and ``weight_decay`` are the client SGD's (algorithms.md 1.1:
-    ``b <- mu b + g + wd w; w <- w - lr b``).
+    C parts (``flcore.algorithms.corrections``) applied in order; ``momentum`` and
+    ``weight_decay`` are the client SGD's (algorithms.md 1.1:
+    ``b <- mu b + g + wd w; w <- w - lr b``); ``clip_norm`` (None for no clipping) clips
+    the per-client descent gradient before weight decay, as the FedLESAM code does.
     """
 
     perturbation: Any
     corrections: tuple = ()
     momentum: float = 0.0
     weight_decay: float = 0.0
+    clip_norm: float | None = None
+
+    @property
+    def parts(self) -> tuple:
+        return (self.perturbation, *self.corrections)
 
     @property
     def grad_evals_per_step(self) -> int:
-        return 1 + self.perturbation.extra_grad_evals
+        return 1 + sum(getattr(p, "extra_grad_evals", 0) for p in self.parts)
+
+    def client_state_spec(self) -> dict[str, str]:
+        """name -> initialiser ("zeros": zeros like the model; "model": a copy of w^0;
+        "flag": a boolean per client; "round": an int per client, -1)."""
+        spec: dict[str, str] = {}
+        for part in self.parts:
+            spec.update(getattr(part, "client_state", {}))
+        return spec
 
     def begin(self, ctx: RoundContext) -> dict[str, Any]:
         """Per-round scratch state of the chunk (fresh momentum buffer, loss sums)."""
@@ -78,27 +101,40 @@ class LocalUpdate:
         }
         if self.momentum:
             scratch["buffer"] = torch.zeros_like(ctx.start)
+        for part in self.parts:
+            call_hook(part, "begin", ctx, scratch)
         return scratch
 
     def step(self, W: torch.Tensor, batch: Batch, ctx: RoundContext, scratch: dict[str, Any]) -> torch.Tensor:
-        eps, loss_at_w = self.perturbation(W, batch, ctx)
+        eps, loss_at_w = self.perturbation(W, batch, ctx, scratch)
         loss, g = ctx.grad_fn(W if eps is None else W + eps, batch)
         if loss_at_w is None:
             loss_at_w = loss
+        active = batch.active.unsqueeze(-1)
         for correction in self.corrections:
-            g = g + correction(W, ctx)
+            g = correction(W, g, ctx, scratch, batch)
+        if self.clip_norm is not None:
+            norm = g.norm(dim=-1, keepdim=True)
+            g = g * torch.clamp(self.clip_norm / (norm + 1e-6), max=1.0)
         if self.weight_decay:
             g = g + self.weight_decay * W
-        active = batch.active.unsqueeze(-1)
         if self.momentum:
             buffer = self.momentum * scratch["buffer"] + g
             scratch["buffer"] = torch.where(active, buffer, scratch["buffer"])
             g = buffer
-        mask = batch.active.to(W.dtype)
         scratch["loss_sum"] = scratch["loss_sum"] + torch.where(batch.active, loss_at_w, torch.zeros_like(loss_at_w))
-        scratch["steps"] = scratch["steps"] + mask
+        scratch["steps"] = scratch["steps"] + batch.active.to(W.dtype)
         return torch.where(active, W - ctx.lr * g, W)
 
-    def end(self, W: torch.Tensor, ctx: RoundContext, scratch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        """What each client uploads: its final model and its mean training loss."""
-        return {"model": W, "train_loss": scratch["loss_sum"] / scratch["steps"].clamp_min(1)}
+    def end(self, W: torch.Tensor, ctx: RoundContext, scratch: dict[str, Any]) -> dict[str, Any]:
+        """The chunk's uploads (``model``, ``train_loss`` and the parts' extras) and its
+        updated client state (``client_state``: name -> ``[K, ...]``)."""
+        out: dict[str, Any] = {
+            "model": W,
+            "train_loss": scratch["loss_sum"] / scratch["steps"].clamp_min(1),
+            "steps": scratch["steps"],
+            "client_state": {},
+        }
+        for part in self.parts:
+            call_hook(part, "end", W, ctx, scratch, out)
+        return out

@@ -5,8 +5,10 @@ the local iterate ``W``.  All parts work on a batch of clients: ``W`` is ``[K, P
 clients, P flat parameters) and every norm is per client (``dim=-1``), the global l2
 norm over all trainable parameters of rule R3.
 
-Each part returns ``(eps, loss_at_w)``: the perturbation ``[K, P]`` (``None`` for none)
-and the minibatch loss at the unperturbed iterate when the part had to compute it.
+Each part is called as ``part(W, batch, ctx, scratch)`` and returns ``(eps, loss_at_w)``:
+the perturbation ``[K, P]`` (``None`` for none) and the minibatch loss at the
+unperturbed iterate when the part had to compute it.  A part that computes the gradient at
+the unperturbed iterate leaves it in ``scratch["grad_at_w"]`` (FedSpeed mixes it in).
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ class NoPerturbation:
 
     extra_grad_evals: int = 0
 
-    def __call__(self, W, batch, ctx):
+    def __call__(self, W, batch, ctx, scratch):
         return None, None
 
 
@@ -45,8 +47,9 @@ class SAMPerturbation:
     rho: float
     extra_grad_evals: int = 1
 
-    def __call__(self, W, batch, ctx):
+    def __call__(self, W, batch, ctx, scratch):
         loss, g = ctx.grad_fn(W, batch)
+        scratch["grad_at_w"] = g
         return self.rho * unit(g), loss
 
 
@@ -65,8 +68,9 @@ class ASAMPerturbation:
     weight_mask: torch.Tensor  # bool [P]: True on coordinates of "weight" tensors
     extra_grad_evals: int = 1
 
-    def __call__(self, W, batch, ctx):
+    def __call__(self, W, batch, ctx, scratch):
         loss, g = ctx.grad_fn(W, batch)
+        scratch["grad_at_w"] = g
         scale = torch.where(self.weight_mask, W.abs() + self.eta, torch.ones_like(W))
         scaled = scale * g
         eps = self.rho * scale * scaled / (scaled.norm(dim=-1, keepdim=True) + NORM_EPS)

@@ -90,3 +90,71 @@ class ServerAdaptive:
                 v_hat = v / (1 - self.beta2 ** t)
         w_new = w + self.lr * m_hat / (v_hat.sqrt() + self.tau)
         return w_new, {"m": m, "v": v, "step": step}
+
+
+@dataclass(frozen=True)
+class PseudoGradientStep:
+    """S0/S2/S3/S8: aggregate the client models, form the pseudo-gradient from the point
+    the clients started at (``start - sum_k p_k w_k``) and apply a server optimizer to the
+    *global* model ``w``.  For every method but FedGloSS ``start`` is ``w``; FedGloSS
+    starts its clients at the perturbed ``w~`` and applies the pseudo-gradient measured
+    there to the unperturbed ``w`` (its server-side SAM, algorithms.md part S8)."""
+
+    optimizer: object
+
+    def init(self, w, num_clients):
+        return {"opt": self.optimizer.init(w)}
+
+    def update(self, w, start, uploads, counts, state, round, num_clients):
+        delta = start - aggregate(uploads["model"], counts)
+        state["delta"] = delta
+        w_new, state["opt"] = self.optimizer.update(w, delta, state["opt"])
+        return w_new
+
+
+class Server:
+    """The server of a method: a step part (S), auxiliary parts with their own state
+    (control variates, duals, broadcast momenta, global perturbations) and an optional
+    averaging part (A1 SWA, A2 IMA).
+
+    Per round the engine calls ``broadcast`` (the clients' start point and the vectors
+    sent with it), trains the clients, then ``update``.  Parts keep their state in
+    ``state[part.name]`` (a dict of tensors, checkpointed as is) and may change it in place.
+    """
+
+    def __init__(self, step, parts: tuple = (), averaging=None):
+        self.step = step
+        self.parts = tuple(parts)
+        self.averaging = averaging
+
+    def init(self, w, num_clients: int) -> dict:
+        state = {"step": self.step.init(w, num_clients)}
+        for part in self.parts:
+            state[part.name] = part.init(w, num_clients)
+        if self.averaging is not None:
+            state["averaging"] = self.averaging.init(w)
+        return state
+
+    def broadcast(self, w, state, round):
+        start, sent = w, {}
+        for part in self.parts:
+            hook = getattr(part, "broadcast", None)
+            if hook is not None:
+                start = hook(w, start, sent, state[part.name], round)
+        return start, sent
+
+    def update(self, w, start, uploads, counts, state, round, num_clients):
+        w_new = self.step.update(w, start, uploads, counts, state["step"], round, num_clients)
+        for part in self.parts:
+            hook = getattr(part, "after", None)
+            if hook is not None:
+                w_new = hook(w, w_new, start, uploads, counts, state[part.name], round, num_clients)
+        if self.averaging is not None:
+            w_new = self.averaging.after(w_new, state["averaging"], round)
+        return w_new
+
+    def eval_params(self, w, state):
+        """The model to evaluate: SWA's running average once it exists, else ``w``."""
+        if self.averaging is not None:
+            return self.averaging.eval_params(w, state["averaging"])
+        return w

@@ -22,7 +22,7 @@ from ..seeding import derive_seed
 from .local_training import train_round
 from .sampling import plan_client_round, sample_clients
 
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_FORMAT = 2
 
 
 def resolve_device(name: str) -> torch.device:
@@ -79,6 +79,33 @@ def summarize(metrics: list[dict], cfg, status: str, rounds_done: int) -> dict:
     }
 
 
+def init_client_state(spec: dict[str, str], w: torch.Tensor, num_clients: int) -> dict[str, torch.Tensor]:
+    """Per-client state tables, one row per client, kept across rounds (a client that
+    returns after many rounds finds its own row).  Initialisers: ``zeros`` (a zero vector
+    like the model), ``model`` (a copy of w^0), ``flag`` (False), ``round`` (-1)."""
+    tables = {}
+    for name, kind in spec.items():
+        if kind == "zeros":
+            tables[name] = torch.zeros(num_clients, w.numel(), dtype=w.dtype, device=w.device)
+        elif kind == "model":
+            tables[name] = w.detach().unsqueeze(0).repeat(num_clients, 1)
+        elif kind == "flag":
+            tables[name] = torch.zeros(num_clients, dtype=torch.bool, device=w.device)
+        elif kind == "round":
+            tables[name] = torch.full((num_clients,), -1, dtype=torch.long, device=w.device)
+        else:
+            raise ValueError(f"unknown client state initialiser {kind!r} for {name!r}")
+    return tables
+
+
+def _to_device(tree, device):
+    if isinstance(tree, dict):
+        return {k: _to_device(v, device) for k, v in tree.items()}
+    if isinstance(tree, torch.Tensor):
+        return tree.detach().to(device)
+    return tree
+
+
 class Simulation:
     def __init__(self, cfg, data, device: torch.device, run, progress: bool = False,
                  chunk_size: int | None = None):
@@ -93,7 +120,9 @@ class Simulation:
         self.flat, self.w = build_initial_model(cfg, data.input_shape, data.num_classes, device)
         self.client_update = self.method.build_client(cfg, self.flat)
         self.server = self.method.build_server(cfg)
-        self.server_state = self.server.init(self.w)
+        self.schedule = self.method.build_schedule(cfg)
+        self.server_state = self.server.init(self.w, data.num_clients)
+        self.client_state = init_client_state(self.client_update.client_state_spec(), self.w, data.num_clients)
         self.client_sizes = torch.tensor(data.client_sizes, device=device)
         self.rounds_done = 0
 
@@ -103,7 +132,8 @@ class Simulation:
             "format": CHECKPOINT_FORMAT,
             "rounds_done": self.rounds_done,
             "w": self.w.detach().cpu(),
-            "server_state": {k: v.detach().cpu() for k, v in self.server_state.items()},
+            "server_state": _to_device(self.server_state, "cpu"),
+            "client_state": _to_device(self.client_state, "cpu"),
         }
 
     def load_state(self, state: dict) -> None:
@@ -111,11 +141,12 @@ class Simulation:
             raise RuntimeError(f"checkpoint format {state.get('format')} is not {CHECKPOINT_FORMAT}")
         self.rounds_done = int(state["rounds_done"])
         self.w = state["w"].to(self.device)
-        self.server_state = {k: v.to(self.device) for k, v in state["server_state"].items()}
+        self.server_state = _to_device(state["server_state"], self.device)
+        self.client_state = _to_device(state["client_state"], self.device)
 
     # ------------------------------------------------------------------ one round
     def client_lr(self, round: int) -> float:
-        return self.cfg.lr
+        return float(self.schedule(round))
 
     def train_one_round(self, round: int) -> torch.Tensor:
         """Run round ``round`` (0-based); returns the clients' mean training loss (on device)."""
@@ -126,15 +157,20 @@ class Simulation:
                               cfg.local_epochs, cfg.local_steps, self.data.augment)
             for k in clients
         ]
-        uploads = train_round(self.client_update, self.data, self.w, plans, round,
-                              self.client_lr(round), self.flat, self.engine, self.chunk_size)
-        counts = self.client_sizes[torch.tensor(clients, device=self.device)]
-        delta = self.w - aggregate(uploads["model"], counts)
-        self.w, self.server_state = self.server.update(self.w, delta, self.server_state)
+        start, broadcast = self.server.broadcast(self.w, self.server_state, round)
+        uploads, state_rows = train_round(
+            self.client_update, self.data, start, plans, round, self.client_lr(round), self.flat,
+            self.engine, self.chunk_size, self.client_state, broadcast, global_model=self.w)
+        ids = torch.tensor(clients, device=self.device)
+        for name, rows in state_rows.items():
+            self.client_state[name][ids] = rows
+        self.w = self.server.update(self.w, start, uploads, self.client_sizes[ids], self.server_state,
+                                    round, self.data.num_clients)
         return uploads["train_loss"].mean()
 
     def evaluate(self) -> tuple[float, float]:
-        acc, loss = self.flat.evaluate(self.w, self.data.test_x, self.data.test_y, self.cfg.eval_batch_size)
+        w_eval = self.server.eval_params(self.w, self.server_state)
+        acc, loss = self.flat.evaluate(w_eval, self.data.test_x, self.data.test_y, self.cfg.eval_batch_size)
         return float(acc), float(loss)
 
     # ------------------------------------------------------------------ the loop
@@ -197,7 +233,7 @@ class Simulation:
         if run is not None:
             run.save_checkpoint(self.state())
             if status == "finished":
-                run.save_final_model(self.flat.state_dict(self.w))
+                run.save_final_model(self.flat.state_dict(self.server.eval_params(self.w, self.server_state)))
             run.write_summary(summary)
             run.set_status(status, rounds_done=self.rounds_done, diverged_round=diverged_round,
                            wall_time_s=elapsed)

@@ -39,25 +39,42 @@ def _step_batch(data, plans: list[ClientPlan], step: int, device) -> Batch:
     return Batch(x=x, y=data.train_y[index], weight=weight.to(device, x.dtype), active=active.to(device))
 
 
-def train_chunk(client_update, data, w: torch.Tensor, plans: list[ClientPlan], round: int,
-                lr: float, grad_fn, client_state=None, broadcast=None) -> dict[str, torch.Tensor]:
-    """Run the local procedure for the clients of ``plans`` from the global model ``w``."""
+def train_chunk(client_update, data, start: torch.Tensor, plans: list[ClientPlan], round: int,
+                lr: float, grad_fn, client_state: dict | None = None, broadcast: dict | None = None,
+                global_model: torch.Tensor | None = None, weight_mask=None) -> dict:
+    """Run the local procedure for the clients of ``plans`` from ``start`` ``[P]``.
+
+    ``client_state`` holds the rows of these clients (name -> ``[K, ...]``); the returned
+    dict has the uploads (``model``, ``train_loss``, ``steps`` and the parts' extras) and
+    ``client_state``, the updated rows.
+    """
     K = len(plans)
-    start = w.unsqueeze(0).expand(K, -1).clone()
+    starts = start.unsqueeze(0).expand(K, -1).clone()
     ctx = RoundContext(
-        round=round, lr=lr, start=start,
+        round=round, lr=lr, start=starts,
         client_ids=torch.tensor([p.client for p in plans]),
         grad_fn=grad_fn, client_state=client_state or {}, broadcast=broadcast or {},
+        global_model=start if global_model is None else global_model,
+        num_steps=torch.tensor([p.num_steps for p in plans], device=start.device),
+        weight_mask=weight_mask,
     )
     scratch = client_update.begin(ctx)
-    W = start
+    W = starts
     for step in range(max(p.num_steps for p in plans)):
-        W = client_update.step(W, _step_batch(data, plans, step, w.device), ctx, scratch)
+        W = client_update.step(W, _step_batch(data, plans, step, start.device), ctx, scratch)
     return client_update.end(W, ctx, scratch)
 
 
-def train_round(client_update, data, w, plans, round, lr, flat, engine: str, chunk_size: int | None = None):
-    """All clients of a round; returns the uploads stacked over clients (``[K, ...]``)."""
+def train_round(client_update, data, start, plans, round, lr, flat, engine: str,
+                chunk_size: int | None = None, client_state: dict | None = None,
+                broadcast: dict | None = None, global_model=None):
+    """All clients of a round.  Returns ``(uploads, state_rows)``: the uploads stacked over
+    clients (``[K, ...]``, in the order of ``plans``) and the clients' updated state rows.
+
+    ``client_state`` is the full per-client state (name -> ``[N, ...]``); the rows of each
+    chunk's clients are gathered before and returned after local training.
+    """
+    client_state = client_state or {}
     if engine == "sequential":
         chunks = [[p] for p in plans]
         grad_fn = flat.grad_fn(batched=False)
@@ -65,5 +82,13 @@ def train_round(client_update, data, w, plans, round, lr, flat, engine: str, chu
         size = chunk_size or len(plans)
         chunks = [plans[i:i + size] for i in range(0, len(plans), size)]
         grad_fn = flat.grad_fn(batched=True)
-    outputs = [train_chunk(client_update, data, w, chunk, round, lr, grad_fn) for chunk in chunks]
-    return {key: torch.cat([o[key] for o in outputs]) for key in outputs[0]}
+    outputs = []
+    for chunk in chunks:
+        ids = torch.tensor([p.client for p in chunk], device=start.device)
+        rows = {name: table[ids] for name, table in client_state.items()}
+        outputs.append(train_chunk(client_update, data, start, chunk, round, lr, grad_fn, rows,
+                                   broadcast, global_model, flat.weight_mask))
+    uploads = {key: torch.cat([o[key] for o in outputs]) for key in outputs[0] if key != "client_state"}
+    state_rows = {name: torch.cat([o["client_state"][name] for o in outputs])
+                  for name in outputs[0]["client_state"]}
+    return uploads, state_rows

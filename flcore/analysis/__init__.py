@@ -1,0 +1,97 @@
+"""Geometry and analysis toolkit: Hessian spectra, loss landscapes, interpolation
+barriers, LPF, flatness discrepancy, CKA, the FedIMA loss decomposition and training-time
+probes (design guide, section 2: depends on models and data only, never on ``sim``).
+
+Modules, one purpose each:
+
+- :mod:`.hvp`: Hessian-vector products of a model's mean loss over a dataset
+  (:class:`DatasetHVP`), and the ``hvp_fn(v) -> H v`` interface every spectral tool takes;
+- :mod:`.spectrum`: power iteration with deflation, Lanczos, Hutchinson trace, SLQ density;
+- :mod:`.evaluation`: loss/error of many parameter vectors on a dataset (evaluators),
+  per-sample losses, outputs, full-dataset gradients;
+- :mod:`.landscape`: filter-normalised directions, 1D/2D surfaces, the plane through
+  three models;
+- :mod:`.interpolation`: linear interpolation and the loss barrier;
+- :mod:`.lpf`: Bisla et al.'s LPF and loss-vs-perturbation curves;
+- :mod:`.flatness`: rho-ball sharpness and FedGF's flatness discrepancy Delta_F;
+- :mod:`.cka`: linear CKA;
+- :mod:`.decomposition`: FedIMA's TrainBias, HeterBias, Var, Cov (CKA), Locality;
+- :mod:`.probes`: training-time probe functions and :class:`ProbeCallback`;
+- :mod:`.io`: a stored run's model and data;
+- :mod:`.plots`: figures in one style (:func:`apply_style`);
+- :mod:`.cli`: ``flcore analyze hessian|landscape|barrier|lpf``.
+
+All randomness comes from explicit generators (``seed`` ints hashed with a purpose by
+:func:`flcore.seeding.generator`, or a ``torch.Generator``); draws are made on the CPU so
+CPU and CUDA see the same numbers.
+"""
+from .cka import linear_cka, pairwise_cka
+from .decomposition import (
+    bias_terms,
+    cka_covariance,
+    client_global_distance,
+    client_outputs,
+    ensemble_variance,
+    loss_decomposition,
+)
+from .evaluation import DatasetEvaluator, evaluate_points, loss_and_grad, model_outputs, per_sample_losses
+from .flatness import (
+    FlatnessDiscrepancy,
+    SharpnessResult,
+    ball_ascent,
+    flatness_discrepancy,
+    flatness_discrepancy_from,
+    sharpness,
+)
+from .hvp import DatasetHVP, make_hvp, matrix_hvp
+from .interpolation import Interpolation, interpolate, loss_barrier
+from .io import LoadedRun, RunLoadError, client_indices, load_run, split_data
+from .landscape import (
+    Landscape1D,
+    Landscape2D,
+    Plane,
+    PlaneLandscape,
+    filter_normalize,
+    filter_norms,
+    grid_points,
+    landscape_1d,
+    landscape_2d,
+    landscapes_on_datasets,
+    loss_plane,
+    plane_through,
+    random_direction,
+    random_directions,
+)
+from .lpf import LPFResult, PerturbationCurve, lpf, perturbation_curve
+from .probes import (
+    Probe,
+    ProbeCallback,
+    client_eigenvalue_probe,
+    client_top_eigenvalue,
+    delta_eps_probe,
+    feature_norm_probe,
+    feature_norms,
+    global_perturbation,
+    parameter_norm,
+    parameter_norm_probe,
+    perturbation_cosine,
+    perturbation_drift,
+    perturbation_probe,
+    server_perturbation_error,
+)
+from .spectrum import (
+    EigenResult,
+    LanczosResult,
+    SpectralDensity,
+    TraceResult,
+    hutchinson_trace,
+    lanczos,
+    lanczos_eigenvalues,
+    power_iteration,
+    slq_density,
+    top_eigenvalues,
+)
+
+__all__ = [name for name in dir() if not name.startswith("_") and name not in {
+    "cka", "decomposition", "evaluation", "flatness", "hvp", "interpolation", "io", "landscape",
+    "lpf", "probes", "spectrum"}]
