@@ -72,6 +72,43 @@ class ExperimentConfig:
     server_beta2: float
     server_tau: float
     bias_correction: bool
+    # ---- method hyper-parameters (algorithms.md; each method lists those it reads)
+    mu: float  # FedProx proximal coefficient
+    feddyn_alpha: float  # FedDyn / FedLESAM-D regulariser alpha
+    adabest_beta: float
+    adabest_mu: float
+    fedcm_alpha: float  # FedCM / MoFedSAM mixing weight of the local gradient
+    fedspeed_alpha: float  # FedSpeed gradient mixing
+    fedspeed_lambda: float  # FedSpeed prox coefficient 1/lambda
+    smoo_beta: float  # FedSMOO dynamic regulariser: coefficient 1/beta
+    gloss_rho_server: float  # FedGloSS server radius rho_s
+    gloss_beta: float  # FedGloSS ADMM parameter beta (1/beta is the prox coefficient)
+    gloss_dual_scale: str  # "paper" (1/(beta N)) | "code" (1/(beta N |S|))
+    gloss_server_rho_schedule: str  # "paper" (constant rho_s) | "code" (the official script's schedule)
+    rho_warmup_rounds: int  # T_s of the linear client-rho warm-up (0: none)
+    rho_warmup_start: float  # rho_0 of the warm-up
+    fedgf_window: int  # W
+    fedgf_threshold: float  # T_D
+    fedgf_c_norm: str  # "paper" (divide by W) | "len" (official code: current window length)
+    fedgf_static_c: float  # c of FedGF-static-c
+    lesam_estimate: str  # "client" (paper) | "server_last_round" (official code)
+    lesam_first_visit: str  # "none" (no perturbation) | "w0"
+    scaffold_correction: float  # scale of the control-variate correction (FedLESAM-S code: 0.1)
+    gma_tau: float  # FedGMA sign-agreement threshold
+    gma_variant: str  # "paper" | "fedima_code"
+    swa_start: int | None  # first SWA round (None: 75% of the rounds)
+    swa_cycle: int  # c
+    swa_lr_min: float  # gamma_2
+    swa_include_start: bool
+    swa_phase: str  # "paper" | "code"
+    ima_window: int  # P
+    ima_start: int | None  # t_IMA (None: 75% of the rounds)
+    ima_gamma: float  # client lr decay before t_IMA
+    ima_gamma_late: float  # client lr decay from t_IMA
+    lr_decay: float  # exponential per-round client lr decay gamma (1: constant)
+    clip_norm: float | None  # clip the local descent gradient to this norm (None: off)
+    mixup_alpha: float  # Mixup Beta(alpha, alpha) (0: off)
+    cutout_size: int  # Cutout square side (0: off)
     seed: int
     eval_every: int
     eval_last: int
@@ -94,7 +131,10 @@ class ExperimentConfig:
         for name, value in self.to_dict().items():
             if name in NON_SEMANTIC_FIELDS:
                 continue
-            if name in METHOD_FIELDS and name not in method.hyperparameters:
+            if name in NEUTRAL_DEFAULTS:
+                if value == NEUTRAL_DEFAULTS[name]:
+                    continue
+            elif name in METHOD_FIELDS and name not in method.hyperparameters:
                 continue
             if name in _ALL_PARTITION_FIELDS and name not in PARTITION_FIELDS[self.partition]:
                 continue
@@ -121,8 +161,29 @@ NON_SEMANTIC_FIELDS = frozenset(
 #: Hyper-parameters that only some methods use; a method lists the ones it reads.
 METHOD_FIELDS = frozenset(
     {"rho", "eta", "server_lr", "server_momentum", "server_beta1", "server_beta2",
-     "server_tau", "bias_correction"}
+     "server_tau", "bias_correction", "mu", "feddyn_alpha", "adabest_beta", "adabest_mu",
+     "fedcm_alpha", "fedspeed_alpha", "fedspeed_lambda", "smoo_beta", "gloss_rho_server",
+     "gloss_beta", "gloss_dual_scale", "gloss_server_rho_schedule", "rho_warmup_rounds",
+     "rho_warmup_start", "fedgf_window", "fedgf_threshold", "fedgf_c_norm", "fedgf_static_c",
+     "lesam_estimate", "lesam_first_visit", "scaffold_correction", "gma_tau", "gma_variant",
+     "swa_start", "swa_cycle", "swa_lr_min", "swa_include_start", "swa_phase", "ima_window",
+     "ima_start", "ima_gamma", "ima_gamma_late", "lr_decay", "clip_norm", "mixup_alpha",
+     "cutout_size"}
 )
+#: Fields whose defaults leave a method unchanged; they enter the run id of every method
+#: only when set away from that default (so adding an option keeps old run ids).
+NEUTRAL_DEFAULTS = {"lr_decay": 1.0, "clip_norm": None, "mixup_alpha": 0.0, "cutout_size": 0}
+
+#: Allowed values of the string-valued method options.
+OPTION_CHOICES = {
+    "gloss_dual_scale": ("paper", "code"),
+    "gloss_server_rho_schedule": ("paper", "code"),
+    "fedgf_c_norm": ("paper", "len"),
+    "lesam_estimate": ("client", "server_last_round"),
+    "lesam_first_visit": ("none", "w0"),
+    "gma_variant": ("paper", "fedima_code"),
+    "swa_phase": ("paper", "code"),
+}
 
 DEFAULTS: dict[str, Any] = {
     "method": "fedavg",
@@ -144,6 +205,42 @@ DEFAULTS: dict[str, Any] = {
     "server_beta2": 0.99,
     "server_tau": 1e-3,
     "bias_correction": False,
+    "mu": 0.1,
+    "feddyn_alpha": 0.01,
+    "adabest_beta": 0.9,
+    "adabest_mu": 0.02,
+    "fedcm_alpha": 0.1,
+    "fedspeed_alpha": 0.95,
+    "fedspeed_lambda": 100.0,
+    "smoo_beta": 10.0,
+    "gloss_rho_server": 0.15,
+    "gloss_beta": 10.0,
+    "gloss_dual_scale": "paper",
+    "gloss_server_rho_schedule": "paper",
+    "rho_warmup_rounds": 0,
+    "rho_warmup_start": 0.001,
+    "fedgf_window": 30,
+    "fedgf_threshold": 0.2,
+    "fedgf_c_norm": "paper",
+    "fedgf_static_c": 0.5,
+    "lesam_estimate": "client",
+    "lesam_first_visit": "none",
+    "scaffold_correction": 1.0,
+    "gma_tau": 0.8,
+    "gma_variant": "paper",
+    "swa_start": None,
+    "swa_cycle": 10,
+    "swa_lr_min": 1e-4,
+    "swa_include_start": True,
+    "swa_phase": "paper",
+    "ima_window": 5,
+    "ima_start": None,
+    "ima_gamma": 0.99,
+    "ima_gamma_late": 0.97,
+    "lr_decay": 1.0,
+    "clip_norm": None,
+    "mixup_alpha": 0.0,
+    "cutout_size": 0,
     "seed": 0,
     "eval_batch_size": 2000,
     "device": "auto",
@@ -223,6 +320,7 @@ for _f in fields(ExperimentConfig):
     else:
         _PARSERS[_f.name] = _optional(_parse_str) if "None" in _t else _parse_str
 _PARSERS["model"] = _optional(_parse_str)
+_PARSERS["clip_norm"] = _optional(_parse_float)
 _PARSERS["scale"] = _optional(_parse_str)
 
 FIELD_NAMES = tuple(f.name for f in fields(ExperimentConfig))
@@ -315,6 +413,25 @@ def _validate(cfg: dict[str, Any]) -> None:
         _at_least(name, cfg[name], 0)
     for name in ("momentum", "server_momentum", "server_beta1", "server_beta2"):
         _fraction(name, cfg[name])
+    for name, allowed in OPTION_CHOICES.items():
+        _choice(name, cfg[name], allowed)
+    for name in ("mu", "feddyn_alpha", "adabest_beta", "adabest_mu", "fedspeed_alpha", "gloss_rho_server",
+                 "rho_warmup_start", "fedgf_threshold", "mixup_alpha", "rho_warmup_rounds", "cutout_size",
+                 "swa_lr_min"):
+        _at_least(name, cfg[name], 0)
+    for name in ("fedspeed_lambda", "smoo_beta", "gloss_beta", "scaffold_correction", "lr_decay",
+                 "ima_gamma", "ima_gamma_late"):
+        _positive(name, cfg[name])
+    for name in ("fedcm_alpha", "fedgf_static_c", "gma_tau"):
+        if not 0 <= cfg[name] <= 1:
+            raise ConfigError(name, f"got {cfg[name]!r}; must be in [0, 1]")
+    for name in ("fedgf_window", "swa_cycle", "ima_window"):
+        _at_least(name, cfg[name], 1)
+    for name in ("swa_start", "ima_start"):
+        if cfg[name] is not None:
+            _at_least(name, cfg[name], 0)
+    if cfg["clip_norm"] is not None:
+        _positive("clip_norm", cfg["clip_norm"])
 
 
 # ----------------------------------------------------------------------------- resolve

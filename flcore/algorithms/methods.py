@@ -13,7 +13,7 @@ from typing import Callable
 
 from .local import LocalUpdate
 from .perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation
-from .schedules import ConstantLR
+from .schedules import ConstantLR, ExponentialLR
 from .server import PseudoGradientStep, Server, ServerAdaptive, ServerSGD
 
 
@@ -32,7 +32,7 @@ class Method:
     hyperparameters: tuple[str, ...]  # config fields the method reads beyond the common ones
     client: Callable
     server: Callable
-    schedule: Callable = field(default=lambda cfg: ConstantLR(cfg.lr))
+    schedule: Callable = field(default=lambda cfg: default_schedule(cfg))
     uploads_per_round: int = 1
     downloads_per_round: int = 1
     grad_evals_per_step: int = 1
@@ -48,6 +48,11 @@ class Method:
 
 
 METHODS: dict[str, Method] = {}
+
+
+def default_schedule(cfg):
+    """L0 constant, or L2 exponential when ``lr_decay`` < 1 (algorithms.md 6.1)."""
+    return ExponentialLR(cfg.lr, cfg.lr_decay) if cfg.lr_decay != 1.0 else ConstantLR(cfg.lr)
 
 
 def register(method: Method) -> Method:

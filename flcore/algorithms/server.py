@@ -135,6 +135,18 @@ class Server:
             state["averaging"] = self.averaging.init(w)
         return state
 
+    @property
+    def needs_probe(self) -> bool:
+        """True when a part needs a probe pass of the round's clients before broadcasting
+        (NaiveFedGloSS's first exchange: algorithms.md 2.4)."""
+        return any(getattr(part, "needs_probe", False) for part in self.parts)
+
+    def probe(self, w, uploads, counts, state, round, num_clients) -> None:
+        """Give the probe pass's uploads to the parts that asked for it."""
+        for part in self.parts:
+            if getattr(part, "needs_probe", False):
+                part.probe(w, uploads, counts, state[part.name], round, num_clients)
+
     def broadcast(self, w, state, round):
         start, sent = w, {}
         for part in self.parts:

@@ -157,11 +157,18 @@ class Simulation:
                               cfg.local_epochs, cfg.local_steps, self.data.augment)
             for k in clients
         ]
+        ids = torch.tensor(clients, device=self.device)
+        if self.server.needs_probe:
+            # a first exchange from w^t whose client-state updates are discarded
+            probe, _ = train_round(
+                self.client_update, self.data, self.w, plans, round, self.client_lr(round), self.flat,
+                self.engine, self.chunk_size, self.client_state, {}, global_model=self.w)
+            self.server.probe(self.w, probe, self.client_sizes[ids], self.server_state, round,
+                              self.data.num_clients)
         start, broadcast = self.server.broadcast(self.w, self.server_state, round)
         uploads, state_rows = train_round(
             self.client_update, self.data, start, plans, round, self.client_lr(round), self.flat,
             self.engine, self.chunk_size, self.client_state, broadcast, global_model=self.w)
-        ids = torch.tensor(clients, device=self.device)
         for name, rows in state_rows.items():
             self.client_state[name][ids] = rows
         self.w = self.server.update(self.w, start, uploads, self.client_sizes[ids], self.server_state,
