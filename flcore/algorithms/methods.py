@@ -125,6 +125,8 @@ register(Method(
     "fedasam", "FedASAM (Caldarola et al. 2022): ASAM local steps, FedAvg server.",
     ("P2", "C0", "S0"), ("rho", "eta"), asam_client, average_server, grad_evals_per_step=2))
 
+from . import recipes_baselines  # noqa: E402,F401
+
 METHOD_NAMES = tuple(METHODS)
 
 

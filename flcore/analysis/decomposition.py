@@ -27,9 +27,9 @@ measured from one model per client.  Decisions:
 - **Var**: the mean client variance ``V = sum_k p_k E_x |f_k(x) - f_bar(x)|^2`` around
   the weighted ensemble ``f_bar = sum_k p_k f_k``, and the variance of an ``M``-model
   average, ``Var(M) = E_x E_S |mean_{k in S} f_k(x) - f_bar(x)|^2`` over subsets ``S``
-  of ``M`` clients (all of them when few, else random ones from an explicit generator),
-  which falls with ``M`` as in Fig. 4 (exactly ``V (K - M) / (M (K - 1))`` for equal
-  weights);
+  of ``M`` clients (all of them when few, else random ones from an explicit generator;
+  a subset's average uses the weights renormalised over it), which falls with ``M`` as
+  in Fig. 4 (exactly ``V (K - M) / (M (K - 1))`` for equal weights);
 - **Cov**: the ``p_k p_j``-weighted mean of the pairwise linear CKA (:mod:`.cka`)
   between client models' outputs on the same inputs, over pairs ``k != j``;
 - outputs ``f``: softmax probabilities by default (the theorem's regression targets are
@@ -126,8 +126,8 @@ def ensemble_variance(outputs: torch.Tensor, weights=None, subset_sizes: Sequenc
     ``outputs [K, N, D]``.  Returns ``variance`` (the weighted mean client variance ``V``)
     and ``variance_by_m`` (``{M: Var(M)}`` for ``M`` in ``subset_sizes``, default
     ``1..K``; every subset of size ``M`` when there are at most ``num_subsets`` of them,
-    else ``num_subsets`` random ones; ``M = K`` gives 0 with equal weights).  Subsets
-    average their models with equal weights.
+    else ``num_subsets`` random ones).  A subset averages its models with the weights
+    renormalised over the subset, so ``M = K`` gives 0.
     """
     F_ = outputs.double()
     k = F_.shape[0]
@@ -145,7 +145,11 @@ def ensemble_variance(outputs: torch.Tensor, weights=None, subset_sizes: Sequenc
             subsets = [torch.tensor(c) for c in itertools.combinations(range(k), m)]
         else:
             subsets = [torch.randperm(k, generator=gen)[:m] for _ in range(num_subsets)]
-        vals = [(F_[s.to(F_.device)].mean(0) - f_bar).pow(2).sum(-1).mean() for s in subsets]
+        vals = []
+        for s in subsets:
+            s = s.to(F_.device)
+            f_s = torch.einsum("k,knd->nd", p[s] / p[s].sum(), F_[s])
+            vals.append((f_s - f_bar).pow(2).sum(-1).mean())
         by_m[m] = float(torch.stack(vals).mean())
     return {"variance": variance, "per_client_variance": per_client.cpu(), "variance_by_m": by_m}
 

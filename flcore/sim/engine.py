@@ -154,7 +154,8 @@ class Simulation:
         clients = sample_clients(cfg.seed, round, self.data.num_clients, cfg.per_round).tolist()
         plans = [
             plan_client_round(cfg.seed, round, k, self.data.client_indices[k], cfg.batch_size,
-                              cfg.local_epochs, cfg.local_steps, self.data.augment)
+                              cfg.local_epochs, cfg.local_steps, self.data.augment,
+                              cfg.mixup_alpha, cfg.cutout_size, self.data.input_shape)
             for k in clients
         ]
         ids = torch.tensor(clients, device=self.device)

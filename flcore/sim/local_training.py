@@ -10,8 +10,10 @@ widest real batch of that step, with zero sample weights on the padding.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 from ..algorithms import Batch, RoundContext
+from ..data.mixing import apply_cutout, mix
 from .sampling import ClientPlan
 
 
@@ -36,7 +38,34 @@ def _step_batch(data, plans: list[ClientPlan], step: int, device) -> Batch:
                 dst[k, :b.numel()] = src
     index = index.to(device, non_blocking=True)
     x = data.train_inputs(index, crops)
-    return Batch(x=x, y=data.train_y[index], weight=weight.to(device, x.dtype), active=active.to(device))
+    y = data.train_y[index]
+    if plans[0].cutouts is not None or plans[0].mixups is not None:
+        x, y = _mix_and_cut(data, plans, step, x, y)
+    return Batch(x=x, y=y, weight=weight.to(device, x.dtype), active=active.to(device))
+
+
+def _mix_and_cut(data, plans, step, x, y):
+    """Cutout (after normalisation) then Mixup with soft targets, client by client on the
+    real samples of the step (``flcore.data.mixing``)."""
+    xs, ys = [], []
+    mixing = plans[0].mixups is not None
+    for k, plan in enumerate(plans):
+        xk, yk = x[k], y[k]
+        if mixing:
+            yk = F.one_hot(yk, data.num_classes).to(xk.dtype)
+        if step < plan.num_steps:
+            n = plan.batches[step].numel()
+            real_x, real_y = xk[:n], y[k, :n]
+            if plan.cutouts is not None:
+                real_x = apply_cutout(real_x, plan.cutouts[step], plan.cutout_size)
+            if mixing:
+                lam, perm = plan.mixups[step]
+                real_x, soft = mix(real_x, real_y, data.num_classes, lam, perm)
+                yk = torch.cat([soft, yk[n:]])
+            xk = torch.cat([real_x, xk[n:]])
+        xs.append(xk)
+        ys.append(yk)
+    return torch.stack(xs), torch.stack(ys)
 
 
 def train_chunk(client_update, data, start: torch.Tensor, plans: list[ClientPlan], round: int,

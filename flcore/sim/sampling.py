@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from ..data import draw_crop_flip
+from ..data.mixing import draw_cutout, draw_mixup
 from ..seeding import generator
 
 
@@ -38,6 +39,9 @@ class ClientPlan:
     num_samples: int
     batches: list[torch.Tensor]
     crops: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None]
+    mixups: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # (lam, perm) per step
+    cutouts: list[torch.Tensor] | None = None  # centres per step
+    cutout_size: int = 0
 
     @property
     def num_steps(self) -> int:
@@ -45,7 +49,8 @@ class ClientPlan:
 
 
 def plan_client_round(seed: int, round: int, client: int, indices: torch.Tensor, batch_size: int,
-                      epochs: int, local_steps: int | None, augment: bool) -> ClientPlan:
+                      epochs: int, local_steps: int | None, augment: bool, mixup_alpha: float = 0.0,
+                      cutout_size: int = 0, input_shape: tuple[int, ...] | None = None) -> ClientPlan:
     """Shuffle the client's data once per epoch and cut it into batches of
     ``batch_size``, keeping the last partial batch (the official code's DataLoader
     default).  ``local_steps``, when set, replaces epochs: epochs are drawn until that many
@@ -66,4 +71,13 @@ def plan_client_round(seed: int, round: int, client: int, indices: torch.Tensor,
     if augment:
         aug_gen = generator(seed, "augment", round, client)
         crops = [draw_crop_flip(int(b.numel()), aug_gen) for b in batches]
-    return ClientPlan(client=client, num_samples=n, batches=batches, crops=crops)
+    mixups = cutouts = None
+    if mixup_alpha > 0:
+        mix_gen = generator(seed, "mixup", round, client)
+        mixups = [draw_mixup(int(b.numel()), mixup_alpha, mix_gen) for b in batches]
+    if cutout_size > 0:
+        cut_gen = generator(seed, "cutout", round, client)
+        spatial = tuple(input_shape[1:]) if len(input_shape) == 3 else tuple(input_shape)
+        cutouts = [draw_cutout(int(b.numel()), spatial, cut_gen) for b in batches]
+    return ClientPlan(client=client, num_samples=n, batches=batches, crops=crops, mixups=mixups, cutouts=cutouts,
+                      cutout_size=cutout_size)

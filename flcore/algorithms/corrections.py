@@ -1,0 +1,113 @@
+"""Client gradient corrections (algorithms.md section 7.1, parts C1-C6).
+
+A correction is called inside the local step as ``g = part(W, g, ctx, scratch, batch)``
+with ``g`` the gradient taken at the perturbed point; it returns the corrected gradient
+(composition rule: mixing C5/C6 first, then C1-C4; weight decay is added after all of
+them by :class:`flcore.algorithms.LocalUpdate`).  Everything is batched over the K
+clients of a chunk (``W``, ``g``: ``[K, P]``), with no host synchronisation, so the same
+code runs one client at a time and all clients at once.
+
+A part may keep per-client state across rounds (``client_state``: name -> initialiser;
+the engine hands the chunk's rows in ``ctx.client_state`` and stores the rows written to
+``out["client_state"]`` at the end of the round), read what the server broadcast
+(``ctx.broadcast``) and upload extra vectors (``out[name]``, ``[K, ...]``) in ``end``.
+
+Per-client scratch keys are prefixed by the part's name so parts never collide.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+def _broadcast(ctx, name: str) -> torch.Tensor:
+    try:
+        return ctx.broadcast[name]
+    except KeyError:
+        raise KeyError(f"the server did not broadcast {name!r}: pair this client part with its server part") from None
+
+
+def _local_steps(out, ctx) -> torch.Tensor:
+    """The number of local steps each client actually ran, ``[K]``, at least 1."""
+    steps = out.get("steps")
+    if steps is None:
+        steps = ctx.num_steps
+    return steps.to(out["model"].dtype).clamp_min(1)
+
+
+@dataclass(frozen=True)
+class Prox:
+    """C1, FedProx (Li et al. 2020, Eq. 2 / Algorithm 2): the gradient of the proximal
+    term ``mu/2 ||w - w^t||^2`` is added, ``g <- g + mu (W - w^t)``, with the anchor the
+    point the clients started from (``ctx.start``)."""
+
+    mu: float
+
+    def __call__(self, W, g, ctx, scratch, batch):
+        return g + self.mu * (W - ctx.start)
+
+
+@dataclass(frozen=True)
+class ScaffoldCorrection:
+    """C2, SCAFFOLD control variates (Karimireddy et al. 2020, Algorithm 1 lines 10-12).
+
+    Each step ``g <- g + scale (c - c_k)`` with the server control variate ``c``
+    (broadcast as ``ctx.broadcast["scaffold_c"]``, paired with
+    :class:`flcore.algorithms.server_parts.ScaffoldServer`) and the client's ``c_k``
+    (client state ``scaffold_c``, zeros until the first participation).  After the round,
+    option II (line 12)::
+
+        c_k+ = c_k - c + (w_start - W_K) / (K lr)
+
+    with ``K`` the client's actual number of local steps and ``lr`` the round's client
+    learning rate; the client uploads ``scaffold_dc = c_k+ - c_k`` and keeps ``c_k+``.
+    ``scale`` multiplies only the correction term (FedLESAM-S code: 0.1; SCAFFOLD: 1);
+    the control-variate update is the standard one whatever the scale.
+    """
+
+    scale: float = 1.0
+    client_state = {"scaffold_c": "zeros"}
+
+    def begin(self, ctx, scratch):
+        c = _broadcast(ctx, "scaffold_c")
+        scratch["scaffold_term"] = self.scale * (c - ctx.client_state["scaffold_c"])
+
+    def __call__(self, W, g, ctx, scratch, batch):
+        return g + scratch["scaffold_term"]
+
+    def end(self, W, ctx, scratch, out):
+        c = _broadcast(ctx, "scaffold_c")
+        c_k = ctx.client_state["scaffold_c"]
+        denom = (_local_steps(out, ctx) * ctx.lr).unsqueeze(-1)
+        c_new = c_k - c + (ctx.start - W) / denom
+        out["scaffold_dc"] = c_new - c_k
+        out["client_state"]["scaffold_c"] = c_new
+
+
+@dataclass(frozen=True)
+class DynDual:
+    """C3, the FedDyn / ADMM dual (Acar et al. 2021, Algorithm 1; algorithms.md 3.6).
+
+    Each step ``g <- g - lambda_k + alpha (W - w_start)``: the gradient of the dynamic
+    regulariser ``-<lambda_k, w> + alpha/2 ||w - w_start||^2``.  After the round
+    ``lambda_k <- lambda_k - alpha (W_K - w_start)`` (Algorithm 1, line 8).  ``lambda_k``
+    is the client state ``state`` (default ``dyn_dual``; zeros before the first
+    participation).  The anchor is the point the client started from, ``ctx.start``:
+    ``w^t`` for FedDyn, the perturbed ``w~^t`` for FedGloSS (there ``alpha = 1/beta``,
+    algorithms.md 2.4).  Pair with
+    :class:`flcore.algorithms.server_parts.DynServerCorrection` (same ``alpha``).
+    """
+
+    alpha: float
+    state: str = "dyn_dual"
+
+    @property
+    def client_state(self) -> dict[str, str]:
+        return {self.state: "zeros"}
+
+    def __call__(self, W, g, ctx, scratch, batch):
+        return g - ctx.client_state[self.state] + self.alpha * (W - ctx.start)
+
+    def end(self, W, ctx, scratch, out):
+        out["client_state"][self.state] = ctx.client_state[self.state] - self.alpha * (W - ctx.start)
