@@ -2,6 +2,7 @@
 
 ``flcore run``   run (or resume, or look up) one experiment; ``--json`` prints its summary.
 ``flcore runs``  list the runs of a store with their config, status and summary.
+``flcore methods`` list the methods: parts, hyper-parameters, communication, gradient evaluations.
 
 Every config field is a flag (``--per-round`` for ``per_round``) and a key of the
 ``--config`` YAML/JSON file; flags win over the file.  Values are validated before any
@@ -54,11 +55,20 @@ def _add_runs_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON list of runs")
 
 
+def _add_methods_parser(sub) -> None:
+    p = sub.add_parser("methods", help="list the methods with their parts, hyper-parameters and costs")
+    p.add_argument("--json", action="store_true", help="print a JSON list, one object per method")
+    p.add_argument("--scale", default="small", help="defaults shown for this scale (default: small)")
+    p.add_argument("--dataset", default=None, help="defaults shown for this dataset")
+    p.add_argument("--alpha", default="0", help="defaults shown for this Dirichlet alpha")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="flcore", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_run_parser(sub)
     _add_runs_parser(sub)
+    _add_methods_parser(sub)
     return parser
 
 
@@ -124,9 +134,27 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_methods(args: argparse.Namespace) -> int:
+    from .algorithms.catalog import describe_methods
+
+    try:
+        rows = describe_methods(scale=args.scale, dataset=args.dataset, alpha=args.alpha)
+    except ConfigError as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(rows, sort_keys=True))
+        return 0
+    for r in rows:
+        hp = ", ".join(f"{k}={v}" for k, v in r["hyperparameters"].items()) or "-"
+        print(f"{r['name']:<22} {'+'.join(r['parts']):<16} comm {r['downloads_per_round']}/"
+              f"{r['uploads_per_round']}  grad evals/step {r['grad_evals_per_step']}  {hp}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"run": _cmd_run, "runs": _cmd_runs}
+    handlers = {"run": _cmd_run, "runs": _cmd_runs, "methods": _cmd_methods}
     return handlers[args.command](args)
 
 

@@ -109,3 +109,18 @@ def test_console_script_exit_code_and_no_traceback(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "'alpha'" in proc.stderr
+
+
+def test_methods_json_lists_every_registered_method(capsys):
+    from flcore.algorithms import METHODS
+
+    assert main(["methods", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == list(METHODS)
+    for r in rows:
+        assert {"name", "parts", "hyperparameters", "uploads_per_round", "downloads_per_round",
+                "grad_evals_per_step"} <= set(r)
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["fedsam"]["grad_evals_per_step"] == 2 and by_name["fedavg"]["grad_evals_per_step"] == 1
+    assert by_name["fedasam"]["hyperparameters"] == {"rho": 0.5, "eta": 0.2}
+    assert by_name["fedavg"]["uploads_per_round"] == 1 and by_name["fedavg"]["downloads_per_round"] == 1

@@ -1,0 +1,31 @@
+"""A description of every registered method, for ``flcore methods`` and the book.
+
+Communication is counted per participating client and round in model-sized vectors
+(rule R7) and comes from the recipe, so communication-cost tables are rendered from the
+same data the engine runs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .methods import METHODS
+
+
+def describe_methods(scale: str = "small", dataset: str | None = None, alpha: float = 0.0) -> list[dict[str, Any]]:
+    """One dict per method: name, summary, parts, hyper-parameters with their defaults at
+    the given scale/dataset/alpha, communication and gradient evaluations per step."""
+    from ..config import resolve_config
+
+    out = []
+    for name, method in METHODS.items():
+        cfg = resolve_config(method=name, scale=scale, dataset=dataset, alpha=alpha)
+        out.append({
+            "name": name,
+            "summary": method.summary,
+            "parts": list(method.parts),
+            "hyperparameters": {field: getattr(cfg, field) for field in method.hyperparameters},
+            "uploads_per_round": method.uploads_per_round,
+            "downloads_per_round": method.downloads_per_round,
+            "grad_evals_per_step": method.grad_evals_per_step,
+        })
+    return out
