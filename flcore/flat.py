@@ -107,6 +107,13 @@ class FlatModel:
         return looped_grad
 
     @torch.no_grad()
+    def correct(self, w: torch.Tensor, x: torch.Tensor, y: torch.Tensor, batch_size: int = 2000) -> torch.Tensor:
+        """Per-sample correctness (bool ``[N]``) of ``w`` on ``(x, y)``, in batches."""
+        out = [self.forward(w, x[i:i + batch_size]).argmax(dim=1) == y[i:i + batch_size]
+               for i in range(0, x.shape[0], batch_size)]
+        return torch.cat(out) if out else torch.zeros(0, dtype=torch.bool, device=x.device)
+
+    @torch.no_grad()
     def evaluate(self, w: torch.Tensor, x: torch.Tensor, y: torch.Tensor, batch_size: int = 2000):
         """Accuracy and mean cross-entropy of ``w`` on ``(x, y)``, in batches.
 

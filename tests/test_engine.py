@@ -167,3 +167,19 @@ def test_looped_and_vmapped_gradients_agree_for_several_clients():
     torch.testing.assert_close(l_seq, l_bat, rtol=1e-6, atol=1e-7)
     assert not torch.equal(g_seq[0], g_seq[1])
     assert torch.count_nonzero(g_seq[2]) == 0  # an all-padding batch has zero gradient
+
+
+def test_client_accuracy_is_recorded_and_matches_a_direct_evaluation(tmp_path):
+    cfg = resolve_config(scale="smoke", rounds=4, eval_every=2, eval_last=0)
+    data = build_federated_data(cfg, torch.device("cpu"))
+    sim = Simulation(cfg, data, torch.device("cpu"), None)
+    sim.run_rounds()
+    rows = [m for m in sim.metrics if "client_accuracy" in m]
+    assert [m["round"] for m in rows] == [2, 4]
+    last = rows[-1]["client_accuracy"]
+    assert len(last) == cfg.clients
+    for k in (0, cfg.clients - 1):
+        idx = data.client_indices[k]
+        logits = sim.flat.forward(sim.w, data.train_x[idx])
+        expected = (logits.argmax(1) == data.train_y[idx]).double().mean().item()
+        assert last[k] == pytest.approx(expected)

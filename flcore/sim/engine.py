@@ -176,6 +176,19 @@ class Simulation:
                                     round, self.data.num_clients)
         return uploads["train_loss"].mean()
 
+    def client_accuracy(self) -> list[float]:
+        """Accuracy of the evaluated global model on each client's training data (the
+        FedSAM paper's Fig. 3), from one batched pass over the training set."""
+        w_eval = self.server.eval_params(self.w, self.server_state)
+        if not hasattr(self, "_owner"):
+            self._owner = self.data.client_of_sample()
+        correct = self.flat.correct(w_eval, self.data.eval_train_inputs(), self.data.train_y,
+                                    self.cfg.eval_batch_size)
+        owned = self._owner >= 0
+        sums = torch.zeros(self.data.num_clients, dtype=torch.float64, device=self.device)
+        sums.index_add_(0, self._owner[owned], correct[owned].double())
+        return (sums / self.client_sizes.clamp_min(1)).tolist()
+
     def evaluate(self) -> tuple[float, float]:
         w_eval = self.server.eval_params(self.w, self.server_state)
         acc, loss = self.flat.evaluate(w_eval, self.data.test_x, self.data.test_y, self.cfg.eval_batch_size)
@@ -217,6 +230,8 @@ class Simulation:
                     acc, loss = self.evaluate()
                     row = {"round": done, "train_loss": float(train_loss), "test_accuracy": acc,
                            "test_loss": loss, "lr": self.client_lr(round)}
+                    if done % cfg.eval_every == 0 or done == cfg.rounds:
+                        row["client_accuracy"] = self.client_accuracy()
                     self.metrics.append(row)
                     if run is not None:
                         run.append_metrics(row)

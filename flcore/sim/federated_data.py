@@ -37,6 +37,18 @@ class FederatedData:
     def client_sizes(self) -> list[int]:
         return [int(idx.numel()) for idx in self.client_indices]
 
+    def client_of_sample(self) -> torch.Tensor:
+        """``[N]``: the client holding each training sample (-1 if none)."""
+        owner = torch.full((self.train_x.shape[0],), -1, dtype=torch.long, device=self.train_x.device)
+        for k, idx in enumerate(self.client_indices):
+            owner[idx] = k
+        return owner
+
+    def eval_train_inputs(self) -> torch.Tensor:
+        """The whole training set, normalised and not augmented (for per-client accuracy)."""
+        x = self.train_x
+        return normalize(x, self.mean, self.std) if self.mean is not None else x
+
     def train_inputs(self, index: torch.Tensor, crop: tuple | None) -> torch.Tensor:
         """Training inputs for global indices ``index`` (any shape), augmented with the
         given crop/flip draws (same shape as ``index``) and normalised."""
