@@ -62,13 +62,17 @@ noise), ``ratio_best`` (the reference's fastest round over flcore's fastest: the
 least disturbed by other jobs), ``rounds_timed``, ``warmup_rounds``, ``clients_per_round``,
 ``samples_per_client``, ``threads``, ``torch_version``, ``peak_memory_mb`` (CUDA max
 allocated memory during flcore's timed rounds, null on CPU) and
-``reference_peak_memory_mb`` (the same for the reference).
+``reference_peak_memory_mb`` (the same for the reference), ``load_average_at_start``
+(the 1-minute load average before any work; well above 0 means other jobs were running
+and the numbers are suspect: on a small machine a busy neighbour oversubscribes torch's
+threads and can slow a round many times over).
 """
 from __future__ import annotations
 
 import argparse
 import copy
 import json
+import os
 import sys
 import time
 from typing import Callable
@@ -133,6 +137,21 @@ def synchronize(device: torch.device) -> None:
     """Wait for queued GPU work so the clock measures it (no-op on CPU)."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def warn_if_busy() -> float | None:
+    """Warn on stderr when the 1-minute load average shows other jobs on the machine
+    (with torch's threads oversubscribed, a round can take many times longer); returns
+    the load average, ``None`` where the OS does not report one."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+    cpus = os.cpu_count() or 1
+    if load > 0.5 * cpus:
+        print(f"warning: load average {load:.2f} on {cpus} CPUs before the benchmark starts; "
+              "other jobs will distort the timings", file=sys.stderr)
+    return load
 
 
 def reset_peak_memory(device: torch.device) -> None:
@@ -389,11 +408,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
+    load = warn_if_busy()
     dataset, parts = make_data(args.samples_per_client)
     data = build_federated_data(dataset, parts, device)
     rows = []
     for method in args.methods:
         row = benchmark_method(method, args, dataset, parts, data, device)
+        row["load_average_at_start"] = load
         rows.append(row)
         if args.json:
             print(json.dumps(row), flush=True)

@@ -436,6 +436,20 @@ def _validate(cfg: dict[str, Any]) -> None:
 
 # ----------------------------------------------------------------------------- resolve
 
+#: A centralized baseline trains one client holding the whole (pooled, iid) training set;
+#: a round is one epoch (algorithms.md section 4).
+CENTRALIZED_PROTOCOL = {"clients": 1, "per_round": 1, "partition": "iid", "samples_per_client": None,
+                        "local_epochs": 1, "local_steps": None}
+
+
+def _pool_for_centralized(merged: dict[str, Any], given: dict[str, Any]) -> None:
+    for name, value in CENTRALIZED_PROTOCOL.items():
+        if name in given and given[name] != value:
+            raise ConfigError(name, f"got {given[name]!r}; method {merged['method']!r} trains on pooled "
+                              f"data and needs {name}={value!r}")
+        merged[name] = value
+
+
 def resolve_config(values: dict[str, Any] | None = None, **kwargs: Any) -> ExperimentConfig:
     """Build a validated :class:`ExperimentConfig` from user values (see module docstring).
 
@@ -461,6 +475,8 @@ def resolve_config(values: dict[str, Any] | None = None, **kwargs: Any) -> Exper
     alpha = parsed.get("alpha", merged["alpha"])
     merged.update(method_defaults(method, dataset, alpha, scale))
     merged.update(parsed)
+    if method.startswith("centralized-"):
+        _pool_for_centralized(merged, parsed)
     if merged["model"] is None:
         from .models import default_model_for
 

@@ -194,3 +194,17 @@ def test_model_outputs_features_and_probs():
     torch.testing.assert_close(feats, flat.module.features(x).detach().reshape(7, -1))
     probs = model_outputs(flat, w, x, "probs")
     torch.testing.assert_close(probs.sum(1), torch.ones(7))
+
+
+def test_evaluator_channels_last_matches_default_on_images():
+    torch.manual_seed(0)
+    module = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 5))
+    flat = FlatModel(module)
+    w = flat.flatten()
+    gen = torch.Generator().manual_seed(1)
+    x, y = torch.randn(10, 3, 8, 8, generator=gen), torch.randint(0, 5, (10,), generator=gen)
+    W = w[None] + 0.1 * torch.randn(3, w.numel(), generator=gen)
+    a = DatasetEvaluator(flat, x, y, batch_size=4, channels_last=False)(W)
+    b = DatasetEvaluator(flat, x, y, batch_size=4, channels_last=True, points_per_pass=2)(W)
+    torch.testing.assert_close(a[0], b[0], rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(a[1], b[1])

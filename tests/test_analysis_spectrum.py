@@ -181,3 +181,29 @@ def test_operator_without_dim_needs_dim():
         power_iteration(lambda v: H @ v, k=1)
     result = power_iteration(lambda v: H @ v, k=1, iters=200, tol=0, dim=H.shape[0], dtype=torch.float64)
     assert math.isclose(float(result.eigenvalues[0]), 10.0, rel_tol=1e-6)
+
+
+def _tiny_conv2d(seed=0):
+    torch.manual_seed(seed)
+    module = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 5))
+    flat = FlatModel(module)
+    gen = torch.Generator().manual_seed(seed + 1)
+    x = torch.randn(12, 3, 8, 8, generator=gen)
+    y = torch.randint(0, 5, (12,), generator=gen)
+    return flat, flat.flatten(), x, y
+
+
+def test_hvp_cached_graph_and_channels_last_give_the_same_product():
+    flat, w, x, y = _tiny_conv2d()
+    v = torch.randn(w.numel(), generator=torch.Generator().manual_seed(2))
+    plain = DatasetHVP(flat, w, x, y, batch_size=5, cache_graph=False, channels_last=False)
+    ref = plain(v)
+    cached = DatasetHVP(flat, w, x, y, batch_size=5, cache_graph=True, channels_last=True)
+    torch.testing.assert_close(cached(v), ref, rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(cached(2 * v), 2 * ref, rtol=1e-4, atol=1e-6)  # graph reused
+    assert cached._graphs is not None and len(cached._graphs) == 3
+    cached.release()
+    assert cached._graphs is None
+    # auto: cache exactly when the data is one batch
+    assert DatasetHVP(flat, w, x, y, batch_size=12).cache_graph
+    assert not DatasetHVP(flat, w, x, y, batch_size=5).cache_graph

@@ -124,3 +124,12 @@ def test_methods_json_lists_every_registered_method(capsys):
     assert by_name["fedsam"]["grad_evals_per_step"] == 2 and by_name["fedavg"]["grad_evals_per_step"] == 1
     assert by_name["fedasam"]["hyperparameters"] == {"rho": 0.5, "eta": 0.2}
     assert by_name["fedavg"]["uploads_per_round"] == 1 and by_name["fedavg"]["downloads_per_round"] == 1
+
+
+def test_centralized_method_pools_the_data_and_rejects_a_federation(tmp_path, capsys):
+    from flcore import resolve_config
+
+    cfg = resolve_config(scale="smoke", method="centralized-sgd")
+    assert (cfg.clients, cfg.per_round, cfg.partition) == (1, 1, "iid")
+    assert main(["run", *SMOKE, "--method", "centralized-sam", "--clients", "10", "--store", str(tmp_path)]) == 2
+    assert "'clients'" in capsys.readouterr().err

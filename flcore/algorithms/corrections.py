@@ -22,6 +22,7 @@ import torch
 
 
 def _broadcast(ctx, name: str) -> torch.Tensor:
+    """What the server sent under ``name``; a clear error when no server part sent it."""
     try:
         return ctx.broadcast[name]
     except KeyError:
@@ -111,3 +112,99 @@ class DynDual:
 
     def end(self, W, ctx, scratch, out):
         out["client_state"][self.state] = ctx.client_state[self.state] - self.alpha * (W - ctx.start)
+
+
+@dataclass(frozen=True)
+class SpeedProx:
+    """C3s, FedSpeed's prox-correction (Sun et al. 2023b, Algorithm 1 lines 8-12).
+
+    Each step ``g <- g - ghat_k + (1/lam) (W - w^t)``; after the round
+    ``ghat_k <- ghat_k - (1/lam) (W_K - w^t)`` and the client uploads
+    ``x_hat_k = W_K - lam ghat_k`` (with the updated ``ghat_k``) in place of its model, so
+    that the server's plain average of the uploads is FedSpeed's
+    ``w^{t+1} = mean_k x_hat_k``.  Algebraically this is :class:`DynDual` with
+    ``alpha = 1/lam`` and the FedDyn server correction folded into the upload.
+    """
+
+    lam: float
+    state: str = "fedspeed_ghat"
+
+    @property
+    def dual(self) -> DynDual:
+        return DynDual(1.0 / self.lam, self.state)
+
+    @property
+    def client_state(self) -> dict[str, str]:
+        return self.dual.client_state
+
+    def __call__(self, W, g, ctx, scratch, batch):
+        return self.dual(W, g, ctx, scratch, batch)
+
+    def end(self, W, ctx, scratch, out):
+        self.dual.end(W, ctx, scratch, out)
+        out["model"] = W - self.lam * out["client_state"][self.state]
+
+
+@dataclass(frozen=True)
+class AdaBestBias:
+    """C4, AdaBest's client bias (Varno et al. 2022; algorithms.md 3.7).
+
+    Each step ``g <- g - h_k``.  After the round (round ``t``, the client's previous
+    participation ``t'_k``, client state ``adabest_round``, -1 before any)::
+
+        h_k <- h_k / (t - t'_k) + mu (w^t - W_K);   t'_k <- t
+
+    so the estimate of an absent client decays with the rounds it missed.  A first
+    participation has ``h_k = 0`` (client state ``adabest_h``, zeros), so no bias is
+    applied in its first round.  Pair with
+    :class:`flcore.algorithms.server_parts.AdaBestStep`.
+    """
+
+    mu: float
+    client_state = {"adabest_h": "zeros", "adabest_round": "round"}
+
+    def __call__(self, W, g, ctx, scratch, batch):
+        return g - ctx.client_state["adabest_h"]
+
+    def end(self, W, ctx, scratch, out):
+        last = ctx.client_state["adabest_round"]
+        gap = (ctx.round - last).clamp_min(1).to(W.dtype).unsqueeze(-1)
+        out["client_state"]["adabest_h"] = ctx.client_state["adabest_h"] / gap + self.mu * (ctx.start - W)
+        out["client_state"]["adabest_round"] = torch.full_like(last, ctx.round)
+
+
+@dataclass(frozen=True)
+class GlobalMomentum:
+    """C5, client-level momentum (FedCM, Xu et al. 2021, Algorithm 1; MoFedSAM, Qu et al.
+    2022, Algorithm 1): ``g <- alpha g + (1 - alpha) m`` with ``m`` the server's
+    broadcast ``fedcm_m``, the previous round's average per-step update (zero in the
+    first round).  With a SAM perturbation ``g`` is the SAM gradient, multiplied by
+    ``alpha`` as the written rule and FL-Simulator do (algorithms.md 3.12, decision 1).
+
+    The client also uploads the scalar ``fedcm_steps_lr = K_k lr`` (its number of
+    steps times the round's learning rate) so the server can form the next ``m``
+    (:class:`flcore.algorithms.server_parts.MomentumBroadcast`).
+    """
+
+    alpha: float
+
+    def begin(self, ctx, scratch):
+        scratch["fedcm_term"] = (1 - self.alpha) * _broadcast(ctx, "fedcm_m")
+
+    def __call__(self, W, g, ctx, scratch, batch):
+        return self.alpha * g + scratch["fedcm_term"]
+
+    def end(self, W, ctx, scratch, out):
+        out["fedcm_steps_lr"] = _local_steps(out, ctx) * ctx.lr
+
+
+@dataclass(frozen=True)
+class GradientMixing:
+    """C6, FedSpeed's gradient mixing (Sun et al. 2023b, Algorithm 1 line 7):
+    ``g <- (1 - alpha) g(W) + alpha g(W + eps)``.  Needs a perturbation that leaves the
+    unperturbed gradient in ``scratch["grad_at_w"]`` (P1, P2)."""
+
+    alpha: float
+
+    def __call__(self, W, g, ctx, scratch, batch):
+        return (1 - self.alpha) * scratch["grad_at_w"] + self.alpha * g

@@ -126,6 +126,7 @@ register(Method(
     ("P2", "C0", "S0"), ("rho", "eta"), asam_client, average_server, grad_evals_per_step=2))
 
 from . import recipes_baselines  # noqa: E402,F401
+from . import recipes_papers  # noqa: E402,F401
 
 METHOD_NAMES = tuple(METHODS)
 

@@ -1,6 +1,8 @@
-"""Client learning-rate schedules (algorithms.md 6.1; parts L0-L3).
+"""Client learning-rate schedules (algorithms.md 6.1; parts L0-L3) and radius schedules
+(the rho warm-up of algorithms.md 6.3).
 
-A schedule maps the 0-based round to the constant local learning rate of that round.
+A schedule maps the 0-based round to the constant local learning rate (or radius) of
+that round.
 """
 from __future__ import annotations
 
@@ -26,3 +28,112 @@ class ExponentialLR:
 
     def __call__(self, round: int) -> float:
         return self.lr * self.gamma ** round
+
+
+def default_start(start: int | None, rounds: int) -> int:
+    """The first round of SWA or IMA: ``start``, or 75% of the rounds when None
+    ([SAM22] Alg. 1 line 2; [IMA] t_IMA = 0.75 T)."""
+    return int(0.75 * rounds) if start is None else int(start)
+
+
+@dataclass(frozen=True)
+class SWACyclicLR:
+    """L1, the client lr of server-side SWA ([SAM22] App. A.2 Eq. 7; algorithms.md 2.3).
+
+    Before ``start`` the base method's schedule; from ``start`` on (t >= t_s, decision 4)::
+
+        gamma(t) = (1 - s(t)) gamma_1 + s(t) gamma_2
+        s(t) = (mod(t - 1, c) + 1) / c      (phase "paper": gamma_2 at t = 0 mod c)
+        s(t) = (mod(t, c) + 1) / c          (phase "code": the official fedsam code)
+
+    With ``c = 1`` the lr stays at ``gamma_1`` (the text and the code; decision 3).
+    """
+
+    base: object
+    start: int
+    cycle: int
+    lr_max: float  # gamma_1
+    lr_min: float  # gamma_2
+    phase: str = "paper"
+
+    def __post_init__(self):
+        if self.phase not in ("paper", "code"):
+            raise ValueError(f"swa phase must be 'paper' or 'code', got {self.phase!r}")
+
+    def __call__(self, round: int) -> float:
+        if round < self.start:
+            return self.base(round)
+        c = self.cycle
+        if c == 1:
+            return self.lr_max
+        s = ((round - 1) % c + 1) / c if self.phase == "paper" else (round % c + 1) / c
+        return (1 - s) * self.lr_max + s * self.lr_min
+
+
+@dataclass(frozen=True)
+class IMAExplorationLR:
+    """L3, "mild client exploration" of IMA ([IMA] Sec. V; algorithms.md 2.9)::
+
+        eta_t = eta_0 gamma^t                                   t < t_IMA
+        eta_t = eta_0 gamma^{t_IMA} gamma_IMA^{t - t_IMA}       t >= t_IMA
+
+    With ``gamma_IMA = gamma`` (exploration off) the value is computed as
+    ``eta_0 gamma^t``, bit for bit the :class:`ExponentialLR` of the base method.
+    """
+
+    lr: float
+    gamma: float
+    gamma_late: float
+    start: int
+
+    def __call__(self, round: int) -> float:
+        if round < self.start or self.gamma_late == self.gamma:
+            return self.lr * self.gamma ** round
+        return self.lr * self.gamma ** self.start * self.gamma_late ** (round - self.start)
+
+
+@dataclass(frozen=True)
+class LinearWarmup:
+    """The rho warm-up of [GloSS] App. C.2 (algorithms.md 6.3), a schedule of a radius::
+
+        rho(t) = rho_0 + (rho - rho_0) t / T_s    for t <= T_s,  rho afterwards
+
+    with 0-based rounds (the official code's list index).  ``rounds = 0``: constant rho.
+    """
+
+    target: float
+    rounds: int
+    initial: float = 0.001
+
+    def __call__(self, round: int) -> float:
+        if self.rounds <= 0 or round >= self.rounds:
+            return self.target
+        return self.initial + (self.target - self.initial) * round / self.rounds
+
+
+@dataclass(frozen=True)
+class GlossCodeServerRho:
+    """The server radius of the official FedGloSS code (``FedGloSSServer.__init__``), an
+    explicit option (``gloss_server_rho_schedule="code"``; algorithms.md 2.4 decision 5).
+
+    The code builds the server list from the *client* list's last element, so during
+    the warm-up the server radius is the constant ``rho_l + (rho_s - rho_0)/T_s``::
+
+        rho_s(0) = rho_0;  rho_s(t) = rho_l + (rho_s - rho_0)/T_s  for 1 <= t <= T_s;
+        rho_s(t) = rho_s   afterwards
+
+    (about 0.2 instead of 0.01 for rounds 1-15000 with the CIFAR-100 script).  As in the
+    code, ``T_s <= 1`` means no schedule.  The paper keeps rho_s constant.
+    """
+
+    rho_server: float
+    rho_local: float
+    rounds: int
+    initial: float = 0.001
+
+    def __call__(self, round: int) -> float:
+        if self.rounds <= 1 or round > self.rounds:
+            return self.rho_server
+        if round == 0:
+            return self.initial
+        return self.rho_local + (self.rho_server - self.initial) / self.rounds

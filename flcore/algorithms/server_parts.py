@@ -74,6 +74,8 @@ class DynServerCorrection:
     name: str = "dyn"
 
     def __post_init__(self):
+        if not self.alpha > 0:
+            raise ValueError(f"the FedDyn coefficient alpha must be positive, got {self.alpha!r}")
         if self.dual_scale not in ("paper", "code"):
             raise ValueError(f"dual_scale must be 'paper' or 'code', got {self.dual_scale!r}")
 
@@ -87,3 +89,148 @@ class DynServerCorrection:
             scale = scale / models.shape[0]
         part_state["h"] = part_state["h"] - scale * (models - start).sum(0)
         return w_new - part_state["h"] / self.alpha
+
+
+@dataclass(frozen=True)
+class MomentumBroadcast:
+    """C5's server side, FedCM / MoFedSAM (Xu et al. 2021, Algorithm 1).
+
+    Keeps ``m`` (zeros at start) and broadcasts it as ``fedcm_m``.  After the round
+    ``m <- sum_k p_k (start - w_k) / (K_k lr)``: the average per-step update of the
+    round, from the clients' ``fedcm_steps_lr`` uploads.  With equal step counts this is
+    the written ``Delta^t / (K lr)``; with unequal ones each client's update is divided by
+    its own step count.  The model step is the plain average (S0).
+    """
+
+    name: str = "fedcm"
+
+    def init(self, w, num_clients):
+        return {"m": torch.zeros_like(w)}
+
+    def broadcast(self, w, start, sent, part_state, round):
+        sent["fedcm_m"] = part_state["m"]
+        return start
+
+    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
+        per_step = (start - uploads["model"]) / uploads["fedcm_steps_lr"].unsqueeze(-1)
+        part_state["m"] = aggregate(per_step, counts)
+        return w_new
+
+
+@dataclass(frozen=True)
+class SMOOServer:
+    """P3's server side, FedSMOO's global perturbation (Sun et al. 2023a, Algorithm 1):
+    keeps ``s`` (zeros at start), broadcasts it as ``smoo_s`` and after the round sets
+    ``s <- rho unit(sum_{k in S} s~_k)`` from the clients' ``smoo_s`` uploads."""
+
+    rho: float
+    name: str = "smoo"
+
+    def init(self, w, num_clients):
+        return {"s": torch.zeros_like(w)}
+
+    def broadcast(self, w, start, sent, part_state, round):
+        sent["smoo_s"] = part_state["s"]
+        return start
+
+    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
+        part_state["s"] = self.rho * unit(uploads["smoo_s"].sum(0))
+        return w_new
+
+
+# ----------------------------------------------------------------------------- steps
+
+@dataclass(frozen=True)
+class AdaBestStep:
+    """S7, AdaBest's server (Varno et al. 2022, Algorithm 1; algorithms.md 3.7)::
+
+        theta^t = sum_k p_k w_k;   w^{t+1} = theta^t - beta (theta^{t-1} - theta^t)
+
+    keeping ``theta^{t-1}``.  Before the first round it is ``w^0``, as in the authors'
+    fedsim library (``avg_params`` starts as the initial model), so round one already
+    extrapolates along ``theta^0 - w^0``.
+    """
+
+    beta: float
+
+    def init(self, w, num_clients):
+        return {"prev_mean": w.detach().clone()}
+
+    def update(self, w, start, uploads, counts, state, round, num_clients):
+        mean = aggregate(uploads["model"], counts)
+        w_new = mean - self.beta * (state["prev_mean"] - mean)
+        state["prev_mean"] = mean
+        return w_new
+
+
+@dataclass(frozen=True)
+class FedNovaStep:
+    """S4, FedNova's normalized averaging (Wang et al. 2020, Eq. 6; algorithms.md 3.8).
+
+    With client momentum ``rho`` and ``tau_k`` local steps (the ``steps`` upload)::
+
+        a_k = [tau_k - rho (1 - rho^tau_k) / (1 - rho)] / (1 - rho)
+        w^{t+1} = w^t - (sum_k p_k a_k) sum_k p_k (w^t - w_k) / a_k
+
+    ``rho = 0`` gives ``a_k = tau_k``; with equal ``tau_k`` this is FedAvg.
+    """
+
+    momentum: float = 0.0
+
+    def init(self, w, num_clients):
+        return {}
+
+    def update(self, w, start, uploads, counts, state, round, num_clients):
+        rho = self.momentum
+        tau = uploads["steps"].to(w.dtype).clamp_min(1)
+        a = (tau - rho * (1 - rho ** tau) / (1 - rho)) / (1 - rho)
+        p = counts.to(w.dtype) / counts.sum()
+        d = (start - uploads["model"]) / a.unsqueeze(-1)
+        return w - (p @ a) * (p @ d)
+
+
+@dataclass(frozen=True)
+class GMAStep:
+    """S5, FedGMA's gradient-masked averaging (Tenison et al. 2023, Algorithm 1;
+    algorithms.md 3.9).
+
+    ``variant="paper"``: per coordinate the sign agreement
+    ``A_j = |sum_k sign(Delta_{k,j})| / m`` gives the mask ``M_j = 1[A_j >= tau]`` and
+    ``w^{t+1} = w^t - lr M * Delta^t`` (``Delta^t = sum_k p_k Delta_k``).  With
+    ``tau = 0`` every coordinate passes and ``lr = 1`` is FedAvg.
+
+    ``variant="fedima_code"`` reproduces the FedIMA code behind the [IMA] tables: the
+    sign count uses ``w_k - w^t``, the threshold is strict (``|count| > tau m``) and,
+    for each participant in turn, the model is reset to the FedAvg average and moved by
+    ``-lr M_k * (w_k - w_cur) / m`` with ``w_cur`` the model after the previous
+    participant and ``M_k`` also requiring ``w_k - w_cur`` to have the majority sign;
+    with the code's ``lr = 1e-4`` the result is about FedAvg.
+    """
+
+    lr: float = 1.0
+    tau: float = 0.8
+    variant: str = "paper"
+
+    def __post_init__(self):
+        if self.variant not in ("paper", "fedima_code"):
+            raise ValueError(f"variant must be 'paper' or 'fedima_code', got {self.variant!r}")
+
+    def init(self, w, num_clients):
+        return {}
+
+    def update(self, w, start, uploads, counts, state, round, num_clients):
+        models = uploads["model"]
+        m = models.shape[0]
+        average = aggregate(models, counts)
+        if self.variant == "paper":
+            delta = start - average
+            agreement = torch.sign(start - models).sum(0).abs() / m
+            return w - self.lr * torch.where(agreement >= self.tau, delta, torch.zeros_like(delta))
+        count = torch.sign(models - start).sum(0)
+        strong = count.abs() > self.tau * m
+        current = w
+        for k in range(m):  # sequential by construction: each step reads the previous one
+            diff = models[k] - current
+            mask = ((diff > 0) == (count > 0)) & strong
+            current = average - self.lr * torch.where(mask, diff, torch.zeros_like(diff)) / m
+        return current

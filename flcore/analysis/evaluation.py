@@ -28,7 +28,7 @@ from torch import nn
 from torch.func import functional_call, vmap
 
 from ..flat import FlatModel
-from .hvp import iter_batches
+from .hvp import iter_batches, use_channels_last
 
 __all__ = [
     "DatasetEvaluator",
@@ -51,11 +51,13 @@ class DatasetEvaluator:
     parameters' device; ``evaluate(w [P])`` returns two 0-d tensors.
 
     ``points_per_pass``: parameter vectors evaluated together with ``vmap`` (default: 1
-    on CPU, 8 on CUDA; see the module docstring).
+    on CPU, 8 on CUDA; see the module docstring).  ``channels_last``: feed image batches
+    in that memory format (default: on CPU, see
+    :func:`flcore.analysis.hvp.use_channels_last`).
     """
 
     def __init__(self, flat: FlatModel, x: torch.Tensor, y: torch.Tensor, batch_size: int = 1000,
-                 points_per_pass: int | None = None):
+                 points_per_pass: int | None = None, channels_last: bool | None = None):
         if x.shape[0] != y.shape[0]:
             raise ValueError(f"x has {x.shape[0]} rows but y has {y.shape[0]}")
         if x.shape[0] == 0:
@@ -67,6 +69,7 @@ class DatasetEvaluator:
         self.flat, self.x, self.y = flat, x, y
         self.batch_size = int(batch_size)
         self.points_per_pass = points_per_pass
+        self.channels_last = channels_last
         self.n = int(x.shape[0])
         self.num_points = 0
 
@@ -101,10 +104,14 @@ class DatasetEvaluator:
         loss, error = self(w[None])
         return loss[0], error[0]
 
+    def _batches(self, device: torch.device):
+        cl = use_channels_last(self.x, device, self.channels_last)
+        return iter_batches(self.x, self.y, self.batch_size, device, cl)
+
     def _single(self, w: torch.Tensor):
         loss_sum = torch.zeros((), dtype=torch.float64, device=w.device)
         wrong = torch.zeros((), dtype=torch.float64, device=w.device)
-        for xb, yb in iter_batches(self.x, self.y, self.batch_size, w.device):
+        for xb, yb in self._batches(w.device):
             logits = self.flat.forward(w, xb)
             loss_sum += F.cross_entropy(logits, yb, reduction="sum").double()
             wrong += (logits.argmax(dim=1) != yb).sum().double()
@@ -114,7 +121,7 @@ class DatasetEvaluator:
         forward = vmap(self.flat.forward, in_dims=(0, None))
         loss_sum = torch.zeros(W.shape[0], dtype=torch.float64, device=W.device)
         wrong = torch.zeros(W.shape[0], dtype=torch.float64, device=W.device)
-        for xb, yb in iter_batches(self.x, self.y, self.batch_size, W.device):
+        for xb, yb in self._batches(W.device):
             logits = forward(W, xb)  # [m, B, C]
             m, b, c = logits.shape
             ce = F.cross_entropy(logits.reshape(m * b, c), yb.repeat(m), reduction="none")
@@ -149,7 +156,7 @@ def loss_and_grad(flat: FlatModel, w: torch.Tensor, x: torch.Tensor, y: torch.Te
         raise ValueError("the dataset is empty")
     grad = torch.zeros_like(w)
     loss = torch.zeros((), dtype=torch.float64, device=w.device)
-    for xb, yb in iter_batches(x, y, batch_size, w.device):
+    for xb, yb in iter_batches(x, y, batch_size, w.device, use_channels_last(x, w.device)):
         with torch.enable_grad():
             wg = w.detach().clone().requires_grad_(True)
             batch_loss = F.cross_entropy(flat.forward(wg, xb), yb, reduction="sum") / n
@@ -170,7 +177,7 @@ def per_sample_losses(flat: FlatModel, w: torch.Tensor, x: torch.Tensor, y: torc
     if loss not in ("ce", "mse"):
         raise ValueError(f"loss must be 'ce' or 'mse', got {loss!r}")
     out_loss, out_correct = [], []
-    for xb, yb in iter_batches(x, y, batch_size, w.device):
+    for xb, yb in iter_batches(x, y, batch_size, w.device, use_channels_last(x, w.device)):
         logits = flat.forward(w, xb)
         if loss == "ce":
             values = F.cross_entropy(logits, yb, reduction="none")
@@ -213,7 +220,9 @@ def model_outputs(flat: FlatModel, w: torch.Tensor, x: torch.Tensor, kind: str =
         def run(xb):
             return flat.forward(w, xb)
     outs = []
+    cl = use_channels_last(x, w.device)
     for start in range(0, x.shape[0], batch_size):
-        out = run(x[start:start + batch_size].to(w.device, non_blocking=True))
+        xb = x[start:start + batch_size].to(w.device, non_blocking=True)
+        out = run(xb.contiguous(memory_format=torch.channels_last) if cl else xb)
         outs.append(out.softmax(dim=1) if kind == "probs" else out)
     return torch.cat(outs).reshape(x.shape[0], -1)

@@ -35,7 +35,7 @@ import torch.nn.functional as F
 
 from ..flat import FlatModel
 
-__all__ = ["HVPFn", "DatasetHVP", "matrix_hvp", "make_hvp", "iter_batches", "HVP_METHODS"]
+__all__ = ["HVPFn", "DatasetHVP", "matrix_hvp", "make_hvp", "iter_batches", "use_channels_last", "HVP_METHODS"]
 
 #: A symmetric linear operator given by its action on a vector: ``v [P] -> H v [P]``.
 HVPFn = Callable[[torch.Tensor], torch.Tensor]
@@ -43,9 +43,24 @@ HVPFn = Callable[[torch.Tensor], torch.Tensor]
 HVP_METHODS = ("double_backward", "jvp")
 
 
+def use_channels_last(x: torch.Tensor, device: torch.device, channels_last: bool | None = None) -> bool:
+    """Whether to feed image batches in ``channels_last`` memory format.
+
+    ``None`` (auto): yes for 4-D inputs on a CPU, where oneDNN's convolutions are faster
+    that way (CIFAR CNN, 2 cores: a forward pass over 1000 images 0.55 s instead of
+    0.92 s, an HVP about 15% faster); no elsewhere.  The logical shapes and the results
+    do not change.
+    """
+    if channels_last is None:
+        return x.dim() == 4 and torch.device(device).type == "cpu"
+    return bool(channels_last) and x.dim() == 4
+
+
 def iter_batches(x: torch.Tensor, y: torch.Tensor, batch_size: int,
-                 device: torch.device | None = None) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Consecutive ``(x, y)`` slices of at most ``batch_size`` rows, moved to ``device``."""
+                 device: torch.device | None = None,
+                 channels_last: bool = False) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Consecutive ``(x, y)`` slices of at most ``batch_size`` rows, moved to ``device``
+    (and to ``channels_last`` memory format if asked, for 4-D inputs)."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     n = x.shape[0]
@@ -54,6 +69,8 @@ def iter_batches(x: torch.Tensor, y: torch.Tensor, batch_size: int,
         if device is not None:
             xb = xb.to(device, non_blocking=True)
             yb = yb.to(device, non_blocking=True)
+        if channels_last and xb.dim() == 4:
+            xb = xb.contiguous(memory_format=torch.channels_last)
         yield xb, yb
 
 
@@ -76,12 +93,25 @@ class DatasetHVP:
         product to float rounding; double backward was the faster on a 2-core CPU for the
         CIFAR CNN (6.4 s vs 7.6 s per 1000 samples).
 
+    cache_graph : bool or None
+        Double backward only.  Keep each batch's first-order gradient graph between
+        products, so a product costs only the second backward (CIFAR CNN, 1000 images,
+        2 CPU cores: 3.0 s instead of 4.9 s).  Memory: the graphs of *all* batches at
+        once (about 2 GB per 1000 CIFAR images with the CNN).  ``None`` (default): cache
+        when the dataset is one batch, where it costs no extra peak memory (e.g. a
+        client's 500 samples); pass ``True`` on a large GPU to cache a whole dataset.
+        :meth:`release` frees the graphs.
+    channels_last : bool or None
+        Feed image batches as ``channels_last`` (default: on CPU; see
+        :func:`use_channels_last`).
+
     Attributes ``dim``, ``device``, ``dtype`` describe the vectors it takes;
     ``num_calls`` counts products computed (each is one pass over the dataset).
     """
 
     def __init__(self, flat: FlatModel, w: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
-                 batch_size: int = 1000, method: str = "double_backward"):
+                 batch_size: int = 1000, method: str = "double_backward",
+                 cache_graph: bool | None = None, channels_last: bool | None = None):
         if method not in HVP_METHODS:
             raise ValueError(f"unknown HVP method {method!r}; choose one of {', '.join(HVP_METHODS)}")
         if x.shape[0] != y.shape[0]:
@@ -100,6 +130,17 @@ class DatasetHVP:
         self.device = w.device
         self.dtype = w.dtype
         self.num_calls = 0
+        self.channels_last = use_channels_last(x, w.device, channels_last)
+        self.cache_graph = (self.n <= self.batch_size) if cache_graph is None else bool(cache_graph)
+        self.cache_graph = self.cache_graph and method == "double_backward"
+        self._graphs: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+
+    def _batches(self):
+        return iter_batches(self.x, self.y, self.batch_size, self.device, self.channels_last)
+
+    def release(self) -> None:
+        """Free the cached gradient graphs (rebuilt on the next product if caching)."""
+        self._graphs = None
 
     def _batch_loss(self, w: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor) -> torch.Tensor:
         # sum over the batch / N: the batch's share of the dataset mean
@@ -110,10 +151,22 @@ class DatasetHVP:
             raise ValueError(f"HVP needs a vector of shape [{self.dim}], got {tuple(v.shape)}")
         v = v.to(device=self.device, dtype=self.dtype)
         out = torch.zeros_like(self.w)
-        for xb, yb in iter_batches(self.x, self.y, self.batch_size, self.device):
-            out += self._hvp_batch(v, xb, yb)
+        if self.cache_graph:
+            if self._graphs is None:
+                self._graphs = [self._gradient_graph(xb, yb) for xb, yb in self._batches()]
+            for w_leaf, g in self._graphs:
+                out += torch.autograd.grad(g, w_leaf, grad_outputs=v, retain_graph=True)[0]
+        else:
+            for xb, yb in self._batches():
+                out += self._hvp_batch(v, xb, yb)
         self.num_calls += 1
         return out
+
+    def _gradient_graph(self, xb, yb):
+        with torch.enable_grad():
+            w = self.w.clone().requires_grad_(True)
+            (g,) = torch.autograd.grad(self._batch_loss(w, xb, yb), w, create_graph=True)
+        return w, g
 
     def _hvp_batch(self, v, xb, yb) -> torch.Tensor:
         if self.method == "jvp":
@@ -130,9 +183,9 @@ class DatasetHVP:
 
 
 def make_hvp(flat: FlatModel, w: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
-             batch_size: int = 1000, method: str = "double_backward") -> DatasetHVP:
+             batch_size: int = 1000, method: str = "double_backward", **kwargs) -> DatasetHVP:
     """Shorthand for :class:`DatasetHVP`."""
-    return DatasetHVP(flat, w, x, y, batch_size=batch_size, method=method)
+    return DatasetHVP(flat, w, x, y, batch_size=batch_size, method=method, **kwargs)
 
 
 def matrix_hvp(H: torch.Tensor) -> HVPFn:

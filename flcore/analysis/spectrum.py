@@ -9,7 +9,9 @@ operator (the tests use explicit matrices with known spectra).  They never form 
   max 20 iterations", via ``pytorch-hessian-eigenthings``: eigenvalue ``j`` is found by
   power iteration on ``H - sum_{i<j} lambda_i v_i v_i^T``, stopping after ``iters``
   products or when the eigenvalue estimate changes by less than ``tol`` relatively
-  (eigenthings' default error threshold 1e-4; ``tol=0`` always runs ``iters``)).
+  (eigenthings' default error threshold 1e-4; ``tol=0`` always runs ``iters``)).  Start
+  vectors are Gaussian (eigenthings draws uniform [0, 1) entries, a start with a large
+  component along the all-ones vector; a Gaussian start favours no direction).
   Power iteration converges to the eigenvalues of *largest magnitude*; the result is
   sorted by magnitude, largest first, which for a Hessian at a trained model (whose
   dominant eigenvalues are positive) is largest first.

@@ -1,0 +1,275 @@
+"""The five papers' own methods as recipes of parts (algorithms.md 2, 4 and 7.2):
+FedGloSS and its variants, FedGF, FedLESAM (-S, -D), server-side SWA (X+SWA), IMA
+(X+IMA), SAM~ and the centralized baselines.
+
+Imported at the end of :mod:`flcore.algorithms.methods`, after the baselines, so that
+``X+swa`` and ``X+ima`` are registered for every base method ``X`` that exists by then.
+Communication counts model-sized vectors per participating client (rule R7).
+"""
+from __future__ import annotations
+
+from .averaging import SWA, add_ima, add_swa
+from .corrections import DynDual, ScaffoldCorrection
+from .methods import (METHODS, Method, asam_client, average_server, local_update, register,
+                      sam_client, sgd_client)
+from .perturbation import NoPerturbation, SAMPerturbation
+from .perturbation_global import (BlendedPerturbation, LocallyEstimatedGlobal, WarmupSAMPerturbation,
+                                  samtilde_parts)
+from .schedules import (ConstantLR, GlossCodeServerRho, IMAExplorationLR, LinearWarmup, SWACyclicLR,
+                        default_start)
+from .server import PseudoGradientStep, Server, ServerSGD
+from .server_global import FedGFServer, GlobalPerturbation, LastGlobalUpdate, ProbePerturbation
+from .server_parts import DynServerCorrection, ScaffoldServer
+
+SWA_FIELDS = ("swa_start", "swa_cycle", "swa_lr_min", "swa_include_start", "swa_phase")
+IMA_FIELDS = ("ima_window", "ima_start", "ima_gamma", "ima_gamma_late")
+
+
+def _average_step():
+    return PseudoGradientStep(ServerSGD(lr=1.0))
+
+
+# ----------------------------------------------------------------------------- FedGloSS
+
+GLOSS_FIELDS = ("gloss_rho_server", "gloss_server_rho_schedule", "rho_warmup_rounds", "rho_warmup_start")
+ADMM_FIELDS = ("gloss_beta", "gloss_dual_scale")
+
+
+def _gloss_sam(cfg):
+    """The client SAM of FedGloSS-SAM, with the linear rho_l warm-up when T_s > 0."""
+    if cfg.rho_warmup_rounds > 0:
+        return WarmupSAMPerturbation(LinearWarmup(cfg.rho, cfg.rho_warmup_rounds, cfg.rho_warmup_start))
+    return SAMPerturbation(rho=cfg.rho)
+
+
+def _gloss_sgd(cfg):
+    return NoPerturbation()
+
+
+def _server_rho(local_rho):
+    """rho_s per round: constant (paper) or the official code's schedule (option)."""
+    def build(cfg):
+        if cfg.gloss_server_rho_schedule == "code":
+            return GlossCodeServerRho(cfg.gloss_rho_server, local_rho(cfg), cfg.rho_warmup_rounds,
+                                      cfg.rho_warmup_start)
+        return ConstantLR(cfg.gloss_rho_server)
+    return build
+
+
+_RHO_L = {"sgd": lambda cfg: 0.0, "sam": lambda cfg: cfg.rho}  # the code's SGD client is rho_l = 0
+_CLIENT_OPT = {"sgd": _gloss_sgd, "sam": _gloss_sam}
+
+
+def _gloss_client(opt: str, admm: bool):
+    def build(cfg, flat):
+        corrections = [DynDual(1.0 / cfg.gloss_beta)] if admm else []
+        return local_update(cfg, _CLIENT_OPT[opt](cfg), corrections)
+    return build
+
+
+def _gloss_server(opt: str, admm: bool, probe: bool = False):
+    def build(cfg):
+        rho_s = _server_rho(_RHO_L[opt])(cfg)
+        perturbation = ProbePerturbation(rho_s) if probe else GlobalPerturbation(rho_s)
+        parts = [perturbation]
+        if admm:
+            parts.append(DynServerCorrection(1.0 / cfg.gloss_beta, dual_scale=cfg.gloss_dual_scale))
+        return Server(_average_step(), parts=tuple(parts))
+    return build
+
+
+_GLOSS_RULE = (
+    "server: w~^t = w^t + rho_s unit(Delta~^{t-1}) (0 in round 0); clients start from w~^t; "
+    "Delta~^t = w~^t - sum p_k w_k")
+_ADMM_RULE = (
+    "; client step g - sigma_k + (w - w~^t)/beta, sigma_k <- sigma_k - (w_K - w~^t)/beta; "
+    "sigma <- sigma - 1/(beta N) sum (w_k - w~^t); w^{t+1} = w^t - Delta~^t - beta sigma")
+
+for _opt, _evals in (("sgd", 1), ("sam", 2)):
+    _opt_fields = ("rho",) if _opt == "sam" else ()
+    _p = ("P6", "P1") if _opt == "sam" else ("P6", "P0")
+    register(Method(
+        f"fedgloss-{_opt}",
+        f"FedGloSS-{_opt.upper()} (Caldarola et al. 2025, Alg. 1 as corrected in the official repo): "
+        + _GLOSS_RULE + _ADMM_RULE + ".",
+        (*_p, "C3", "S8", "S6", "L0"), (*_opt_fields, *GLOSS_FIELDS, *ADMM_FIELDS),
+        _gloss_client(_opt, True), _gloss_server(_opt, True), grad_evals_per_step=_evals))
+    register(Method(
+        f"fedgloss-{_opt}-noadmm",
+        f"FedGloSS-{_opt.upper()} without ADMM (Caldarola et al. 2025, Sec. 5.2 steps 1-4; Table 9): "
+        + _GLOSS_RULE + "; w^{t+1} = w^t - Delta~^t.",
+        (*_p, "C0", "S8", "L0"), (*_opt_fields, *GLOSS_FIELDS),
+        _gloss_client(_opt, False), _gloss_server(_opt, False), grad_evals_per_step=_evals))
+
+register(Method(
+    "naivefedgloss",
+    "NaiveFedGloSS (Caldarola et al. 2025, Sec. 5.1.1): a probe exchange from w^t gives "
+    "Delta^t; the same clients then train from w^t + rho_s unit(Delta^t) with SAM and ADMM"
+    + _ADMM_RULE.replace("Delta~^t", "Delta~^t (measured in the second exchange)")
+    + ". Two exchanges: 2/2 communication, twice the client compute.",
+    ("P6x", "P1", "C3", "S8", "S6", "L0"), ("rho", *GLOSS_FIELDS, *ADMM_FIELDS),
+    _gloss_client("sam", True), _gloss_server("sam", True, probe=True),
+    uploads_per_round=2, downloads_per_round=2, grad_evals_per_step=2))
+
+
+# ----------------------------------------------------------------------------- FedGF
+
+def _fedgf_client(cfg, flat):
+    return local_update(cfg, BlendedPerturbation(cfg.rho))
+
+
+def _fedgf_server(static: bool):
+    def build(cfg):
+        part = FedGFServer(cfg.rho, window=cfg.fedgf_window, threshold=cfg.fedgf_threshold,
+                           c_norm=cfg.fedgf_c_norm, static_c=cfg.fedgf_static_c if static else None)
+        return Server(_average_step(), parts=(part,))
+    return build
+
+
+_FEDGF_RULE = (
+    "each step h = grad at c w~^r + (1 - c)(w + rho unit(g)), w <- w - lr h; server: FedAvg, "
+    "w~^{r+1} = w^{r+1} + rho unit(w^r - w^{r+1}); round 0 is FedSAM")
+register(Method(
+    "fedgf",
+    "FedGF (Lee & Yoon 2024, Eqs. 12-16): " + _FEDGF_RULE + "; c = (1/W) sum of the last W "
+    "indicators 1[D^r > T_D], D^r = mean_i ||w^r - w_i||.",
+    ("P5", "C0", "S0", "L0"), ("rho", "fedgf_window", "fedgf_threshold", "fedgf_c_norm"),
+    _fedgf_client, _fedgf_server(False), downloads_per_round=2, grad_evals_per_step=2))
+register(Method(
+    "fedgf-static-c",
+    "FedGF with a fixed c (Lee & Yoon 2024, Sec. 5 ablation): " + _FEDGF_RULE + "; c = fedgf_static_c.",
+    ("P5", "C0", "S0", "L0"), ("rho", "fedgf_static_c"),
+    _fedgf_client, _fedgf_server(True), downloads_per_round=2, grad_evals_per_step=2))
+
+
+# ----------------------------------------------------------------------------- FedLESAM
+
+LESAM_FIELDS = ("rho", "lesam_estimate", "lesam_first_visit")
+
+
+def _lesam(cfg):
+    return LocallyEstimatedGlobal(cfg.rho, first_visit=cfg.lesam_first_visit, estimate=cfg.lesam_estimate)
+
+
+def _lesam_client(*corrections):
+    def build(cfg, flat):
+        return local_update(cfg, _lesam(cfg), [c(cfg) for c in corrections])
+    return build
+
+
+def _lesam_server(step, *parts):
+    def build(cfg):
+        server_parts = [part(cfg) for part in parts]
+        if cfg.lesam_estimate == "server_last_round":
+            server_parts.append(LastGlobalUpdate())  # last: it must see the final w^{t+1}
+        return Server(step(cfg), parts=tuple(server_parts))
+    return build
+
+
+def _server_lr_step(cfg):
+    return PseudoGradientStep(ServerSGD(lr=cfg.server_lr))
+
+
+_LESAM_RULE = ("delta_i = rho unit(w_i^old - w^t), fixed for the round (0 before the client's first "
+               "visit); each step g = grad at w + delta_i; w_i^old <- w^t")
+register(Method(
+    "fedlesam",
+    "FedLESAM (Fan et al. 2024, Alg. 1): " + _LESAM_RULE + "; w^{t+1} = w^t + eta_g mean(w_i - w^t).",
+    ("P4", "C0", "S0", "L2"), (*LESAM_FIELDS, "server_lr"),
+    _lesam_client(), _lesam_server(_server_lr_step)))
+register(Method(
+    "fedlesam-s",
+    "FedLESAM-S (Fan et al. 2024, App. D.2, Alg. 3): SCAFFOLD with the FedLESAM gradient, "
+    + _LESAM_RULE + "; y <- y - lr(g - c_i + c), option-II control variates, SCAFFOLD server.",
+    ("P4", "C2", "S0", "L2"), (*LESAM_FIELDS, "server_lr", "scaffold_correction"),
+    _lesam_client(lambda cfg: ScaffoldCorrection(cfg.scaffold_correction)),
+    _lesam_server(_server_lr_step, lambda cfg: ScaffoldServer()),
+    uploads_per_round=2, downloads_per_round=2))
+register(Method(
+    "fedlesam-d",
+    "FedLESAM-D (Fan et al. 2024, App. D.3, Alg. 4): FedDyn with the FedLESAM gradient, "
+    + _LESAM_RULE + "; w <- w - lr(g - lambda_i + alpha(w - w^t)); FedDyn duals and server.",
+    ("P4", "C3", "S6", "L2"), (*LESAM_FIELDS, "feddyn_alpha"),
+    _lesam_client(lambda cfg: DynDual(cfg.feddyn_alpha)),
+    _lesam_server(lambda cfg: _average_step(), lambda cfg: DynServerCorrection(cfg.feddyn_alpha))))
+
+
+# ----------------------------------------------------------------------------- SWA and IMA
+
+def with_swa(method: Method, name: str | None = None) -> Method:
+    """X+SWA ([SAM22] Alg. 1; algorithms.md 2.3): X's client and server, plus A1 (the SWA
+    average, evaluated from t_s on) and L1 (the cyclical client lr from t_s on)."""
+    def server(cfg):
+        swa = SWA(default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle, cfg.swa_include_start, cfg.swa_phase)
+        return add_swa(method.build_server(cfg), swa)
+
+    def schedule(cfg):
+        return SWACyclicLR(method.build_schedule(cfg), default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle,
+                           cfg.lr, cfg.swa_lr_min, cfg.swa_phase)
+
+    return Method(
+        name or f"{method.name}+swa",
+        f"{method.summary} With server-side SWA (Caldarola et al. 2022, Alg. 1, Eqs. 7-8): from t_s the "
+        "client lr cycles gamma_1 -> gamma_2 every c rounds and the server averages w^{t+1} at the end of "
+        "each cycle; the average is evaluated, never sent.",
+        (*method.parts, "A1", "L1"), (*method.hyperparameters, *SWA_FIELDS), method.client, server,
+        schedule=schedule, uploads_per_round=method.uploads_per_round,
+        downloads_per_round=method.downloads_per_round, grad_evals_per_step=method.grad_evals_per_step)
+
+
+def with_ima(method: Method, name: str | None = None) -> Method:
+    """X+IMA ([IMA] Sec. V; algorithms.md 2.9): X's client and server, plus A2 (the mean
+    of the last P aggregation outputs from t_IMA on, sent to the clients) and L3 (lr decay
+    gamma, then gamma_IMA from t_IMA on)."""
+    def server(cfg):
+        return add_ima(method.build_server(cfg), cfg.ima_window, default_start(cfg.ima_start, cfg.rounds))
+
+    def schedule(cfg):
+        return IMAExplorationLR(cfg.lr, cfg.ima_gamma, cfg.ima_gamma_late, default_start(cfg.ima_start, cfg.rounds))
+
+    return Method(
+        name or f"{method.name}+ima",
+        f"{method.summary} With IMA (Zhou et al. 2024, Sec. V): from t_IMA the global model is the mean of "
+        "the last P aggregation outputs (fed back to the clients) and the client lr decays by gamma_IMA "
+        "per round instead of gamma.",
+        (*method.parts, "A2", "L3"), (*method.hyperparameters, *IMA_FIELDS), method.client, server,
+        schedule=schedule, uploads_per_round=method.uploads_per_round,
+        downloads_per_round=method.downloads_per_round, grad_evals_per_step=method.grad_evals_per_step)
+
+
+#: Bases of X+SWA in [SAM22] (Tables 2, 6) and of X+IMA in [IMA] (Tables I, II); the
+#: wrappers are registered for those that exist when this module is imported.
+SWA_BASES = ("fedavg", "fedsam", "fedasam", "fedavgm", "fedprox", "scaffold", "feddyn", "adabest",
+             "fedavgm+asam", "fedprox+asam", "scaffold+asam", "feddyn+sam", "feddyn+asam", "adabest+asam")
+IMA_BASES = ("fedavg", "fedprox", "fedasam", "fednova", "fedgma", "fedadam", "fedyogi")
+
+
+# ----------------------------------------------------------------------------- centralized
+
+def _samtilde_client(cfg, flat):
+    perturbation, corrections = samtilde_parts(cfg.rho)
+    return local_update(cfg, perturbation, corrections)
+
+
+_CENTRAL = ("Centralized baseline (algorithms.md 4): one client holding the pooled training set, one "
+            "round = one epoch, plain average server (the identity for one client); ")
+register(Method("centralized-sgd", _CENTRAL + "SGD.", ("P0", "L0"), (), sgd_client, average_server))
+register(Method("centralized-sam", _CENTRAL + "SAM (Foret et al. 2021).", ("P1", "L0"), ("rho",),
+                sam_client, average_server, grad_evals_per_step=2))
+register(Method("centralized-asam", _CENTRAL + "ASAM (Kwon et al. 2021).", ("P2", "L0"), ("rho", "eta"),
+                asam_client, average_server, grad_evals_per_step=2))
+register(Method(
+    "centralized-samtilde",
+    _CENTRAL + "SAM~ (Caldarola et al. 2025, Table 6; DP-SAT, Park et al. 2023): eps_i = rho "
+    "unit(g~_{i-1}), g~_i = grad at w_i + eps_i, one gradient per step.",
+    ("P7", "L0"), ("rho",), _samtilde_client, average_server))
+
+register(with_swa(METHODS["centralized-sgd"], name="centralized-swa"))
+for _base in ("centralized-sam", "centralized-asam"):
+    register(with_swa(METHODS[_base]))
+for _base in SWA_BASES:
+    if _base in METHODS:
+        register(with_swa(METHODS[_base]))
+for _base in IMA_BASES:
+    if _base in METHODS:
+        register(with_ima(METHODS[_base]))

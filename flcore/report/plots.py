@@ -1,0 +1,78 @@
+"""The papers' standard plots, drawn from run-store DataFrames.
+
+- :func:`accuracy_curves`: test accuracy (%) against rounds, one panel per ``col`` value,
+  one line per algorithm (FedSAM paper Figs. 3c, 10, 11);
+- :func:`client_accuracy_curves`: the global model's accuracy on each client's data
+  against rounds, one line per client (FedSAM paper Fig. 3a/b);
+- :func:`client_accuracy_final`: the fallback when only the final model can be evaluated
+  per client: one bar per client, sorted.
+
+Every function returns the matplotlib figure; call :func:`flcore.report.set_style` first.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from .style import algorithm_dashes, algorithm_palette
+
+
+def accuracy_curves(metrics: pd.DataFrame, hue: str = "algorithm", col: str | None = "dataset",
+                    hue_order: Sequence[str] | None = None, col_order: Sequence[str] | None = None,
+                    title: str | None = None, palette: dict | None = None, height: float = 3.6):
+    """Test accuracy (%) against rounds.  ``metrics`` is :func:`~flcore.experiments.runner.run_metrics`
+    output; several seeds of one line are drawn as their mean with a band."""
+    data = metrics[metrics["test_accuracy"].notna()].copy()
+    data["test accuracy (%)"] = data["test_accuracy"].astype(float) * 100.0
+    hue_order = list(hue_order or dict.fromkeys(data[hue]))
+    hue_order = [h for h in hue_order if h in set(data[hue])]
+    if palette is None and hue == "algorithm":
+        palette = algorithm_palette(hue_order)
+    kwargs = {}
+    if hue == "algorithm":
+        kwargs.update(style=hue, style_order=hue_order, dashes=algorithm_dashes(hue_order))
+    grid = sns.relplot(data=data, x="round", y="test accuracy (%)", hue=hue, hue_order=hue_order, col=col,
+                       col_order=col_order, kind="line", palette=palette, errorbar=("pi", 100), height=height,
+                       aspect=1.25, facet_kws={"sharey": False}, **kwargs)
+    if col is not None:
+        grid.set_titles("{col_name}")
+    if title:
+        grid.figure.suptitle(title, y=1.03)
+    return grid.figure
+
+
+def client_accuracy_curves(history: pd.DataFrame, ax=None, title: str | None = None, mean: bool = True):
+    """One line per client: the global model's accuracy (%) on that client's data against
+    rounds (``history``: :func:`flcore.experiments.per_client.client_accuracy_history`)."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.8))
+    data = history.copy()
+    data["accuracy (%)"] = data["accuracy"] * 100.0
+    n = data["client"].nunique()
+    sns.lineplot(data=data, x="round", y="accuracy (%)", hue="client", palette=sns.color_palette("husl", n),
+                 legend=False, linewidth=0.7, alpha=0.7, ax=ax)
+    if mean:
+        avg = data.groupby("round", as_index=False)["accuracy (%)"].mean()
+        ax.plot(avg["round"], avg["accuracy (%)"], color="black", linewidth=2.0, label="mean over clients")
+        ax.legend(loc="upper left")
+    ax.set_ylim(-2, 102)
+    if title:
+        ax.set_title(title)
+    return ax.figure
+
+
+def client_accuracy_final(accuracy: pd.Series, ax=None, title: str | None = None):
+    """Fallback: the final model's accuracy (%) on each client's data, sorted, one bar per client."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.2))
+    values = (accuracy.sort_values(ascending=False) * 100.0).reset_index(drop=True)
+    ax.bar(values.index, values.values, width=1.0, color=sns.color_palette("husl", len(values)))
+    ax.set_xlabel("clients, sorted by accuracy")
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 102)
+    if title:
+        ax.set_title(title)
+    return ax.figure

@@ -1,0 +1,209 @@
+"""Paper-vs-ours tables: published value, ours, delta (ours - published).
+
+- :func:`ours_accuracy` turns the per-run rows of :func:`flcore.experiments.runner.ensure_runs`
+  into one accuracy (%) per cell: the mean over seeds of each run's mean test accuracy
+  over its last 100 rounds (the FedSAM paper's metric), with the seed spread;
+- :func:`paper_vs_ours` joins it with the published values;
+- :func:`format_comparison` lays the result out like the paper's table, with a
+  ``paper / ours / delta`` triple per column.
+
+Cells that have no run are never filled in: a method flcore does not implement yet is
+``pending``; a diverged run is shown as the papers show one -- at chance accuracy (the
+FedSAM paper prints 10.00 on CIFAR-10 and 1.00 on CIFAR-100) -- marked with
+:data:`DIVERGED_MARK`.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+PENDING = "pending"
+NOT_RUN = "not run at this scale"
+DIVERGED_MARK = "\u2020"  # dagger
+#: Number of classes of flcore's datasets (chance accuracy = 100 / classes).
+NUM_CLASSES = {"cifar10": 10, "cifar100": 100, "mnist1d": 10, "synthetic": 10}
+
+
+def chance_accuracy(dataset: str) -> float:
+    return 100.0 / NUM_CLASSES.get(dataset, 10)
+
+
+def ours_accuracy(frame: pd.DataFrame, by: Sequence[str], datasets: dict | None = None) -> pd.DataFrame:
+    """One row per ``by`` group: ``ours`` (%, mean over seeds), ``ours_std`` (% over seeds,
+    NaN for one seed), ``seeds``, ``status`` (finished | diverged | pending | failed | new).
+
+    A group with any diverged seed counts as diverged and shows chance accuracy;
+    ``datasets`` maps the paper's dataset label to flcore's dataset name for that.
+    """
+    rows = []
+    for key, group in frame.groupby(list(by), sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        statuses = set(group["status"])
+        row = dict(zip(by, key))
+        acc = pd.to_numeric(group.get("mean_last_100"), errors="coerce") * 100.0
+        if "pending" in statuses:
+            row.update(ours=np.nan, ours_std=np.nan, seeds=0, status="pending")
+        elif "failed" in statuses:
+            row.update(ours=np.nan, ours_std=np.nan, seeds=0, status="failed")
+        elif "diverged" in statuses:
+            label = row.get("dataset")
+            name = (datasets or {}).get(label, label)
+            row.update(ours=chance_accuracy(str(name)), ours_std=np.nan, seeds=len(group), status="diverged",
+                       diverged_round=pd.to_numeric(group.get("diverged_round"), errors="coerce").min())
+        elif statuses == {"finished"}:
+            row.update(ours=acc.mean(), ours_std=acc.std() if len(acc) > 1 else np.nan, seeds=len(group),
+                       status="finished")
+        else:
+            row.update(ours=np.nan, ours_std=np.nan, seeds=0, status=sorted(statuses)[0])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def paper_vs_ours(published: pd.DataFrame, ours: pd.DataFrame, keys: Sequence[str],
+                  value: str = "accuracy") -> pd.DataFrame:
+    """Published ``value`` beside ours for every cell of ``ours`` (the cells run at this
+    scale): columns ``keys``, ``paper``, ``ours``, ``delta``, ``status``, ``note``."""
+    pub = published[list(keys) + [value] + (["note"] if "note" in published else [])].rename(
+        columns={value: "paper", "note": "paper_note"})
+    merged = ours.merge(pub, on=list(keys), how="left")
+    shown = merged["status"].isin(["finished", "diverged"])
+    merged["delta"] = (merged["ours"] - merged["paper"]).where(shown)
+    notes = []
+    for row in merged.itertuples():
+        note = []
+        if row.status == "pending":
+            note.append("method not implemented yet")
+        elif row.status == "diverged":
+            note.append(f"diverged (round {int(row.diverged_round)}); shown at chance accuracy"
+                        if "diverged_round" in merged and not pd.isna(row.diverged_round)
+                        else "diverged; shown at chance accuracy")
+        elif row.status not in ("finished",):
+            note.append(f"run {row.status}")
+        if getattr(row, "paper_note", ""):
+            note.append(f"paper: {row.paper_note}")
+        notes.append("; ".join(note))
+    merged["note"] = notes
+    columns = list(keys) + ["paper", "ours", "delta", "ours_std", "seeds", "status", "note"]
+    return merged[[c for c in columns if c in merged]]
+
+
+def _cell(value: float, status: str, digits: int = 2) -> str:
+    if status == "pending":
+        return PENDING
+    if status == "failed":
+        return "failed"
+    if pd.isna(value):
+        return "\u2013"
+    text = f"{value:.{digits}f}"
+    return text + DIVERGED_MARK if status == "diverged" else text
+
+
+def _delta(value: float, digits: int = 2) -> str:
+    return "\u2013" if pd.isna(value) else f"{value:+.{digits}f}"
+
+
+def format_comparison(comparison: pd.DataFrame, index: Sequence[str], columns: Sequence[str],
+                      index_order: dict | None = None) -> pd.DataFrame:
+    """The comparison as the paper lays it out: rows ``index``, one
+    ``paper / ours / delta`` triple of text cells under each ``columns`` combination."""
+    table = comparison.copy()
+    table["paper "] = [_cell(v, "finished") for v in table["paper"]]
+    table["ours "] = [_cell(v, s) for v, s in zip(table["ours"], table["status"])]
+    table["\u0394"] = [_delta(v) for v in table["delta"]]
+    wide = table.pivot_table(index=list(index), columns=list(columns), values=["paper ", "ours ", "\u0394"],
+                             aggfunc="first", sort=False)
+    wide = wide.reorder_levels(list(range(1, len(columns) + 1)) + [0], axis=1)
+    order = []
+    for combo in dict.fromkeys(tuple(c[:-1]) for c in wide.columns):
+        order.extend(combo + (part,) for part in ("paper ", "ours ", "\u0394"))
+    wide = wide[order]
+    wide.columns = wide.columns.set_names([*columns, ""])
+    wide = wide.fillna("")
+    if index_order:
+        for level, values in index_order.items():
+            present = [v for v in values if v in wide.index.get_level_values(level)]
+            wide = wide.reindex(present, level=level)
+    return wide
+
+
+def compare_settings(published: pd.DataFrame, ours: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Hyper-parameter tables: every published column beside flcore's value, and whether
+    they agree (``"yes"``, ``"no"``, or the reason flcore has none)."""
+    value_columns = [c for c in published.columns if c not in keys and c != "note"]
+    merged = published.merge(ours, on=list(keys), how="left", suffixes=(" (paper)", " (flcore)"))
+    out = merged[list(keys)].copy()
+    for column in value_columns:
+        paper, mine = merged[f"{column} (paper)"], merged[f"{column} (flcore)"]
+        out[f"{column} (paper)"] = paper
+        out[f"{column} (flcore)"] = mine
+    verdicts = []
+    for _, row in merged.iterrows():
+        missing = [str(row[f"{c} (flcore)"]) for c in value_columns if isinstance(row[f"{c} (flcore)"], str)
+                   and not _is_number(row[f"{c} (flcore)"]) and not _same(row[f"{c} (paper)"], row[f"{c} (flcore)"])]
+        if missing and all(m == missing[0] for m in missing) and missing[0] in ("not in flcore", PENDING):
+            verdicts.append(missing[0])
+            continue
+        differing = [c for c in value_columns if not _same(row[f"{c} (paper)"], row[f"{c} (flcore)"])]
+        verdicts.append("yes" if not differing else "no: " + ", ".join(differing))
+    out["match"] = verdicts
+    if "note" in published:
+        out["paper note"] = published["note"].values
+    return out
+
+
+def _is_number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _same(a, b) -> bool:
+    if _is_number(a) and _is_number(b):
+        return bool(np.isclose(float(a), float(b), rtol=1e-9, atol=0))
+    return str(a).replace(" ", "") == str(b).replace(" ", "")
+
+
+def effects_table(cells: pd.DataFrame, published: pd.DataFrame, effects, alpha_levels: dict,
+                  datasets: Sequence[str], clients_per_round: int = 5, tie: float = 1.0) -> pd.DataFrame:
+    """Check the paper's qualitative claims (``effects``, e.g. FedSAM paper
+    ``TABLE2_EFFECTS``) on our runs.
+
+    For each dataset and claim: the published gap (better - worse, points), ours, and a
+    verdict: ``yes`` when ours has the paper's sign and is at least ``tie`` points,
+    ``tie`` when smaller than that, ``no`` when reversed, ``pending`` when a method is
+    not implemented yet, :data:`NOT_RUN` when the scale does not run that cell.  ``cells`` is :func:`ours_accuracy` by dataset, algorithm, alpha, clients.
+    """
+    def lookup(frame, column, dataset, algorithm, level):
+        alpha = alpha_levels[dataset][level]
+        hit = frame[(frame["dataset"] == dataset) & (frame["algorithm"] == algorithm)
+                    & np.isclose(frame["alpha"].astype(float), alpha)
+                    & (frame["clients_per_round"] == clients_per_round)]
+        if hit.empty:
+            return np.nan, "missing"
+        status = hit["status"].iloc[0] if "status" in hit else "finished"
+        return float(hit[column].iloc[0]), status
+
+    rows = []
+    for dataset in datasets:
+        for effect in effects:
+            p_hi, _ = lookup(published, "accuracy", dataset, *effect.better)
+            p_lo, _ = lookup(published, "accuracy", dataset, *effect.worse)
+            o_hi, s_hi = lookup(cells, "ours", dataset, *effect.better)
+            o_lo, s_lo = lookup(cells, "ours", dataset, *effect.worse)
+            paper_gap, ours_gap = p_hi - p_lo, o_hi - o_lo
+            if "missing" in (s_hi, s_lo):
+                verdict, ours_gap = NOT_RUN, np.nan
+            elif {s_hi, s_lo} & {"pending", "failed", "new"} or pd.isna(ours_gap):
+                verdict, ours_gap = PENDING, np.nan
+            elif abs(ours_gap) < tie:
+                verdict = "tie"
+            else:
+                verdict = "yes" if np.sign(ours_gap) == np.sign(paper_gap) else "no"
+            rows.append({"dataset": dataset, "claim": effect.claim, "paper gap": round(paper_gap, 2),
+                         "our gap": round(ours_gap, 2) if not pd.isna(ours_gap) else np.nan,
+                         "reproduced": verdict})
+    return pd.DataFrame(rows)
