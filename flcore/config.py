@@ -94,6 +94,8 @@ class ExperimentConfig:
     lesam_estimate: str  # "client" (paper) | "server_last_round" (official code)
     lesam_first_visit: str  # "none" (no perturbation) | "w0"
     scaffold_correction: float  # scale of the control-variate correction (FedLESAM-S code: 0.1)
+    mofedsam_server_step: str  # "paper" (w - Delta) | "fedgf_code" (w - m, the FedGF code)
+    fedgamma_variant: str  # "paper" | "fedgf_code" (server c += mean(dc)/N, the FedGF code)
     gma_tau: float  # FedGMA sign-agreement threshold
     gma_variant: str  # "paper" | "fedima_code"
     swa_start: int | None  # first SWA round (None: 75% of the rounds)
@@ -165,7 +167,7 @@ METHOD_FIELDS = frozenset(
      "fedcm_alpha", "fedspeed_alpha", "fedspeed_lambda", "smoo_beta", "gloss_rho_server",
      "gloss_beta", "gloss_dual_scale", "gloss_server_rho_schedule", "rho_warmup_rounds",
      "rho_warmup_start", "fedgf_window", "fedgf_threshold", "fedgf_c_norm", "fedgf_static_c",
-     "lesam_estimate", "lesam_first_visit", "scaffold_correction", "gma_tau", "gma_variant",
+     "lesam_estimate", "lesam_first_visit", "scaffold_correction", "mofedsam_server_step", "fedgamma_variant", "gma_tau", "gma_variant",
      "swa_start", "swa_cycle", "swa_lr_min", "swa_include_start", "swa_phase", "ima_window",
      "ima_start", "ima_gamma", "ima_gamma_late", "lr_decay", "clip_norm", "mixup_alpha",
      "cutout_size"}
@@ -182,6 +184,8 @@ OPTION_CHOICES = {
     "lesam_estimate": ("client", "server_last_round"),
     "lesam_first_visit": ("none", "w0"),
     "gma_variant": ("paper", "fedima_code"),
+    "mofedsam_server_step": ("paper", "fedgf_code"),
+    "fedgamma_variant": ("paper", "fedgf_code"),
     "swa_phase": ("paper", "code"),
 }
 
@@ -226,6 +230,8 @@ DEFAULTS: dict[str, Any] = {
     "lesam_estimate": "client",
     "lesam_first_visit": "none",
     "scaffold_correction": 1.0,
+    "mofedsam_server_step": "paper",
+    "fedgamma_variant": "paper",
     "gma_tau": 0.8,
     "gma_variant": "paper",
     "swa_start": None,
@@ -415,11 +421,11 @@ def _validate(cfg: dict[str, Any]) -> None:
         _fraction(name, cfg[name])
     for name, allowed in OPTION_CHOICES.items():
         _choice(name, cfg[name], allowed)
-    for name in ("mu", "feddyn_alpha", "adabest_beta", "adabest_mu", "fedspeed_alpha", "gloss_rho_server",
+    for name in ("mu", "adabest_beta", "adabest_mu", "fedspeed_alpha", "gloss_rho_server",
                  "rho_warmup_start", "fedgf_threshold", "mixup_alpha", "rho_warmup_rounds", "cutout_size",
                  "swa_lr_min"):
         _at_least(name, cfg[name], 0)
-    for name in ("fedspeed_lambda", "smoo_beta", "gloss_beta", "scaffold_correction", "lr_decay",
+    for name in ("feddyn_alpha", "fedspeed_lambda", "smoo_beta", "gloss_beta", "scaffold_correction", "lr_decay",
                  "ima_gamma", "ima_gamma_late"):
         _positive(name, cfg[name])
     for name in ("fedcm_alpha", "fedgf_static_c", "gma_tau"):

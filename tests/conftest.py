@@ -12,4 +12,6 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(autouse=True, scope="session")
 def _threads():
-    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    # One thread: the tests' small models gain nothing from more, and on a shared machine
+    # competing threads make runs slow and erratic.
+    torch.set_num_threads(1)

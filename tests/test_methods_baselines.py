@@ -446,19 +446,16 @@ BASELINES = {
 
 
 def test_registered_methods_declare_the_communication_of_algorithms_md():
-    for name, (down, up, evals) in BASELINES.items():
-        method = get_method(name)
-        assert (method.downloads_per_round, method.uploads_per_round, method.grad_evals_per_step) == (down, up, evals), name
-        cfg = resolve_config(scale="smoke", method=name)
-        client = method.build_client(cfg, simulate_flat())
-        assert client.grad_evals_per_step == evals, name
-
-
-def simulate_flat():
     from flcore.flat import FlatModel
     from flcore.models import build_model
 
-    return FlatModel(build_model("mnist1d_cnn", (40,), 10))
+    flat = FlatModel(build_model("mnist1d_cnn", (40,), 10))
+    for name, (down, up, evals) in BASELINES.items():
+        method = get_method(name)
+        declared = (method.downloads_per_round, method.uploads_per_round, method.grad_evals_per_step)
+        assert declared == (down, up, evals), name
+        client = method.build_client(resolve_config(scale="smoke", method=name), flat)
+        assert client.grad_evals_per_step == evals, name
 
 
 @pytest.mark.parametrize("method,base,extra,base_extra", [
@@ -538,3 +535,20 @@ def test_state_survives_checkpoint_and_resume(method):
     resumed.load_state(torch.load(buffer))
     resumed.run_rounds()
     torch.testing.assert_close(resumed.w, full.w, rtol=0, atol=0)
+
+
+def test_fedgf_code_options_of_scaffold_and_momentum_servers():
+    """FedGAMMA as the FedGF code runs it: c <- c + mean_k(dc_k)/N; MoFedSAM as the FedGF
+    code runs it: w^{t+1} = w^t - m^{t+1} (algorithms.md 3.12-3.13)."""
+    w, N = t([0.3, 0.1, -0.4]), 10
+    dc = t([[0.2, 0.0, -0.1], [0.4, 0.2, 0.3]])
+    state = ScaffoldServer("fedgf_code").init(w, N)
+    ScaffoldServer("fedgf_code").after(w, w, w, {"scaffold_dc": dc}, torch.tensor([1, 1]), state, 0, N)
+    np.testing.assert_allclose(state["c"].numpy(), dc.numpy().mean(0) / N, rtol=1e-12)
+
+    models, steps_lr = t([[0.2, 0.0, -0.3], [0.5, 0.3, -0.6]]), t([0.4, 0.2])
+    part = MomentumBroadcast("fedgf_code")
+    state = part.init(w, N)
+    got = part.after(w, None, w, {"model": models, "fedcm_steps_lr": steps_lr}, torch.tensor([1, 3]), state, 0, N)
+    m = 0.25 * (w.numpy() - models[0].numpy()) / 0.4 + 0.75 * (w.numpy() - models[1].numpy()) / 0.2
+    np.testing.assert_allclose(got.numpy(), w.numpy() - m, rtol=1e-12)

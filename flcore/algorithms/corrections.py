@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 
-def _broadcast(ctx, name: str) -> torch.Tensor:
+def received(ctx, name: str) -> torch.Tensor:
     """What the server sent under ``name``; a clear error when no server part sent it."""
     try:
         return ctx.broadcast[name]
@@ -71,14 +71,14 @@ class ScaffoldCorrection:
     client_state = {"scaffold_c": "zeros"}
 
     def begin(self, ctx, scratch):
-        c = _broadcast(ctx, "scaffold_c")
+        c = received(ctx, "scaffold_c")
         scratch["scaffold_term"] = self.scale * (c - ctx.client_state["scaffold_c"])
 
     def __call__(self, W, g, ctx, scratch, batch):
         return g + scratch["scaffold_term"]
 
     def end(self, W, ctx, scratch, out):
-        c = _broadcast(ctx, "scaffold_c")
+        c = received(ctx, "scaffold_c")
         c_k = ctx.client_state["scaffold_c"]
         denom = (_local_steps(out, ctx) * ctx.lr).unsqueeze(-1)
         c_new = c_k - c + (ctx.start - W) / denom
@@ -189,7 +189,7 @@ class GlobalMomentum:
     alpha: float
 
     def begin(self, ctx, scratch):
-        scratch["fedcm_term"] = (1 - self.alpha) * _broadcast(ctx, "fedcm_m")
+        scratch["fedcm_term"] = (1 - self.alpha) * received(ctx, "fedcm_m")
 
     def __call__(self, W, g, ctx, scratch, batch):
         return self.alpha * g + scratch["fedcm_term"]
@@ -207,4 +207,8 @@ class GradientMixing:
     alpha: float
 
     def __call__(self, W, g, ctx, scratch, batch):
-        return (1 - self.alpha) * scratch["grad_at_w"] + self.alpha * g
+        try:
+            g_at_w = scratch["grad_at_w"]
+        except KeyError:
+            raise KeyError("GradientMixing needs a perturbation that computes the gradient at w (P1, P2)") from None
+        return (1 - self.alpha) * g_at_w + self.alpha * g

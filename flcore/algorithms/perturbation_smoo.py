@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .corrections import _broadcast
+from .corrections import received
 from .perturbation import unit
 
 
@@ -42,7 +42,7 @@ class SMOOPerturbation:
     def __call__(self, W, batch, ctx, scratch):
         loss, g = ctx.grad_fn(W, batch)
         scratch["grad_at_w"] = g
-        s = _broadcast(ctx, "smoo_s")
+        s = received(ctx, "smoo_s")
         eps = self.rho * unit(g - scratch["smoo_mu"] - s)
         active = batch.active.unsqueeze(-1)
         scratch["smoo_mu"] = torch.where(active, scratch["smoo_mu"] + eps - s, scratch["smoo_mu"])

@@ -35,9 +35,17 @@ class ScaffoldServer:
     ``c <- c + (1/N) sum_{k in S} dc_k`` with ``dc_k`` the clients' ``scaffold_dc``
     uploads and ``N`` the number of clients.  The model step (``w + eta_g sum_k p_k
     dy_k``) is ``PseudoGradientStep(ServerSGD(lr=eta_g))``.
+
+    ``variant="fedgf_code"`` reproduces the FedGF code's FedGAMMA server,
+    ``c <- c + mean_k(dc_k) / N``: |S| times smaller (algorithms.md 3.13, decision 1).
     """
 
+    variant: str = "paper"
     name: str = "scaffold"
+
+    def __post_init__(self):
+        if self.variant not in ("paper", "fedgf_code"):
+            raise ValueError(f"variant must be 'paper' or 'fedgf_code', got {self.variant!r}")
 
     def init(self, w, num_clients):
         return {"c": torch.zeros_like(w)}
@@ -47,7 +55,9 @@ class ScaffoldServer:
         return start
 
     def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        part_state["c"] = part_state["c"] + uploads["scaffold_dc"].sum(0) / num_clients
+        dc = uploads["scaffold_dc"]
+        total = dc.mean(0) if self.variant == "fedgf_code" else dc.sum(0)
+        part_state["c"] = part_state["c"] + total / num_clients
         return w_new
 
 
@@ -100,9 +110,18 @@ class MomentumBroadcast:
     round, from the clients' ``fedcm_steps_lr`` uploads.  With equal step counts this is
     the written ``Delta^t / (K lr)``; with unequal ones each client's update is divided by
     its own step count.  The model step is the plain average (S0).
+
+    ``server_step="fedgf_code"`` reproduces the FedGF code's MoFedSAM server,
+    ``w^{t+1} = w^t - m^{t+1}`` (the new momentum, ``1/(K lr)`` times the average update;
+    algorithms.md 3.12, decision 2), in place of the step's ``w^t - Delta^t``.
     """
 
+    server_step: str = "paper"
     name: str = "fedcm"
+
+    def __post_init__(self):
+        if self.server_step not in ("paper", "fedgf_code"):
+            raise ValueError(f"server_step must be 'paper' or 'fedgf_code', got {self.server_step!r}")
 
     def init(self, w, num_clients):
         return {"m": torch.zeros_like(w)}
@@ -114,7 +133,7 @@ class MomentumBroadcast:
     def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
         per_step = (start - uploads["model"]) / uploads["fedcm_steps_lr"].unsqueeze(-1)
         part_state["m"] = aggregate(per_step, counts)
-        return w_new
+        return w - part_state["m"] if self.server_step == "fedgf_code" else w_new
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,7 @@ _METHOD_VALUES = {
     "fedlesam": {"lr_decay": 0.998, "clip_norm": 10.0, "rho": 0.01},
     "fedlesam-s": {"lr_decay": 0.998, "clip_norm": 10.0, "rho": 0.01},
     "fedlesam-d": {"lr_decay": 0.9995, "clip_norm": 10.0, "rho": 0.01, "feddyn_alpha": 0.1},
+    "fedsmoo": {"rho": 0.1, "smoo_beta": 10.0},
     "fedgf": {"fedgf_window": 30, "fedgf_threshold": 0.2},
     "fedgf-static-c": {"fedgf_window": 30, "fedgf_threshold": 0.2},
 }
@@ -154,6 +155,12 @@ def method_defaults(method: str, dataset: str, alpha: float, scale: str) -> dict
         if "sgd" in base:
             gloss.pop("rho")
         out.update(gloss)
+    if base.startswith("adabest"):  # FedSAM paper, App. C.2: (beta, mu) per dataset
+        out.update(adabest_beta=0.8 if dataset == "cifar100" else 0.9, adabest_mu=0.02)
+    if base == "fedgamma":  # FedGloSS paper's CNN values (the paper that runs FedGAMMA on it)
+        out["rho"] = 0.01 if dataset == "cifar100" else 0.15
+    if base.startswith("feddyn") and scale == "paper":
+        out["clip_norm"] = 10.0  # FedSAM paper: "heavy gradient clipping", value assumed
     if method.endswith("+swa") or base.endswith("-swa"):
         out["swa_cycle"] = 20 if dataset == "cifar100" else 10
     return out

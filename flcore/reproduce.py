@@ -1,0 +1,321 @@
+"""``flcore reproduce`` and ``flcore book``: the papermill batch and the book build.
+
+``flcore reproduce ARTIFACT... --scale S`` (or ``--all``) executes each artifact's
+notebook (``notebooks/<paper>/<id>.ipynb``) with papermill into the book's source tree
+(``book/artifacts/<paper>/<id>.ipynb``), with the parameters ``scale``, ``device``,
+``seeds``, ``store`` (and ``workers``, ``data_root``, ``download`` where the notebook
+has them).  Before the notebooks run, the union of the runs they need is trained once
+(shared runs once, several at a time on a CPU); each notebook then finds its runs in the
+store.  A notebook that fails marks its own artifact failed and the others go on; a
+summary is printed at the end and the exit status is 1 if anything failed.
+
+Each artifact's outcome goes to a small manifest, ``book/_artifacts.json``: status (ok,
+failed, skipped), scale, seeds, duration, the notebook's hash and flcore's fingerprint
+(a hash of its source and published-data files).  ``flcore book --scale S`` reproduces
+what is stale -- never run, failed, run at another scale or with other seeds, or run
+with another notebook or flcore -- then builds the site with ``jupyter-book build . -W
+-n --keep-going`` (``_build/html/index.html``).
+
+Wire into the CLI with ``handlers.update(register(subparsers))``.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+MANIFEST = Path("book") / "_artifacts.json"
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+# --------------------------------------------------------------------------- fingerprints
+
+def _sha256_files(paths) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(str(path.as_posix()).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def flcore_fingerprint() -> str:
+    """Hash of flcore's source and published-data files: a notebook executed with other
+    code is stale even when the version string did not change."""
+    package = Path(__file__).resolve().parent
+    files = [p for p in package.rglob("*") if p.is_file() and p.suffix in (".py", ".csv", ".yaml")
+             and "__pycache__" not in p.parts]
+    return _sha256_files(files)[:16]
+
+
+def notebook_hash(path: Path) -> str:
+    """Hash of a notebook's cell sources (outputs and metadata do not count)."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    text = json.dumps([(c.cell_type, c.source) for c in nb.cells])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- manifest
+
+def load_manifest(root: Path) -> dict[str, Any]:
+    path = root / MANIFEST
+    if not path.is_file():
+        return {"artifacts": {}}
+    try:
+        data = json.loads(path.read_text())
+    except ValueError:
+        return {"artifacts": {}}
+    data.setdefault("artifacts", {})
+    return data
+
+
+def save_manifest(root: Path, manifest: dict[str, Any]) -> None:
+    from .store import atomic_write_json
+
+    (root / MANIFEST).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(root / MANIFEST, manifest, sort_keys=True)
+
+
+def stale_reason(artifact, entry: dict | None, root: Path, scale: str, seeds: list[int],
+                 fingerprint: str) -> str | None:
+    """Why ``artifact`` must be re-executed, or None when its page is up to date."""
+    if entry is None:
+        return "never run"
+    if not (root / artifact.book_path).is_file():
+        return "output missing"
+    if entry.get("status") != "ok":
+        return f"last run {entry.get('status')}"
+    if entry.get("scale") != scale:
+        return f"built at scale {entry.get('scale')}"
+    if list(entry.get("seeds", [])) != list(seeds):
+        return "other seeds"
+    if entry.get("notebook") != notebook_hash(root / artifact.notebook_path):
+        return "notebook changed"
+    if entry.get("flcore") != fingerprint:
+        return "flcore changed"
+    return None
+
+
+# --------------------------------------------------------------------------- execution
+
+def _parameters(notebook: Path, values: dict[str, Any]) -> dict[str, Any]:
+    """The subset of ``values`` the notebook's ``parameters`` cell declares."""
+    import papermill
+
+    declared = papermill.inspect_notebook(str(notebook))
+    return {k: v for k, v in values.items() if k in declared}
+
+
+def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: int | None = None) -> dict:
+    """Run one artifact's notebook with papermill into the book tree; never raises."""
+    import papermill
+
+    source = root / artifact.notebook_path
+    output = root / artifact.book_path
+    output.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    entry: dict[str, Any] = {"output": artifact.book_path}
+    try:
+        if not source.is_file():
+            raise FileNotFoundError(f"notebook {artifact.notebook_path} not found under {root}")
+        papermill.execute_notebook(str(source), str(output), parameters=_parameters(source, parameters),
+                                   kernel_name="python3", cwd=str(root), progress_bar=False,
+                                   log_output=False, execution_timeout=timeout)
+        entry["status"] = "ok"
+    except Exception as exc:  # noqa: BLE001 - one failing notebook must not stop the batch
+        entry["status"] = "failed"
+        entry["error"] = _short_error(exc)
+    entry["duration_s"] = round(time.perf_counter() - started, 1)
+    return entry
+
+
+def _short_error(exc: Exception) -> str:
+    name = getattr(exc, "ename", None) or type(exc).__name__
+    value = getattr(exc, "evalue", None) or str(exc)
+    return f"{name}: {value}".strip().splitlines()[0][:300]
+
+
+def _prefetch_runs(artifacts, args, store: str, log) -> None:
+    """Train the union of the runs the artifacts need, once, before their notebooks run."""
+    from .experiments.artifacts import runs_for
+    from .experiments.runner import ensure_runs
+
+    specs = runs_for([a.id for a in artifacts], args.scale, args.seeds)
+    if not specs:
+        return
+    try:
+        ensure_runs(specs, store=store, device=args.device, workers=args.workers, data_root=args.data_root,
+                    download=args.download, raise_on_failure=False, log=log)
+    except Exception as exc:  # noqa: BLE001 - the notebooks will report their own failures
+        log(f"training the shared runs failed ({_short_error(exc)}); each notebook will retry its own")
+
+
+def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = True,
+              log: Callable[[str], None] = print) -> dict[str, dict]:
+    """Execute the notebooks of ``artifact_ids`` (only the stale ones unless ``force``);
+    returns ``{artifact id: manifest entry}`` for every artifact considered."""
+    from .experiments.artifacts import get_artifact
+
+    root = Path(args.root).resolve()
+    store = str(Path(args.store).expanduser().resolve())
+    manifest = load_manifest(root)
+    fingerprint = flcore_fingerprint()
+    artifacts = [get_artifact(a) for a in artifact_ids]
+    todo, results = [], {}
+    for artifact in artifacts:
+        reason = "forced" if force else stale_reason(artifact, manifest["artifacts"].get(artifact.id), root,
+                                                    args.scale, args.seeds, fingerprint)
+        if reason is None:
+            results[artifact.id] = {**manifest["artifacts"][artifact.id], "status": "skipped",
+                                    "reason": "up to date"}
+        else:
+            todo.append((artifact, reason))
+    if todo:
+        _prefetch_runs([a for a, _ in todo], args, store, log)
+    parameters = {"scale": args.scale, "device": args.device, "seeds": list(args.seeds), "store": store,
+                  "workers": args.workers, "data_root": args.data_root,
+                  "download": bool(args.download)}
+    for artifact, reason in todo:
+        log(f"[{artifact.id}] executing ({reason}) -> {artifact.book_path}")
+        entry = execute_artifact(artifact, root, parameters, timeout=args.timeout)
+        entry.update(scale=args.scale, seeds=list(args.seeds), notebook=notebook_hash(root / artifact.notebook_path)
+                     if (root / artifact.notebook_path).is_file() else None,
+                     flcore=fingerprint, flcore_version=_version(),
+                     finished=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        manifest["artifacts"][artifact.id] = entry
+        save_manifest(root, manifest)
+        results[artifact.id] = entry
+        log(f"[{artifact.id}] {entry['status']} in {entry['duration_s']:.0f} s"
+            + (f": {entry['error']}" if entry.get("error") else ""))
+    return results
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def print_summary(results: dict[str, dict], out=sys.stdout) -> None:
+    if not results:
+        return
+    width = max(len(k) for k in results)
+    print(f"\n{'artifact':<{width}}  status   seconds  note", file=out)
+    for aid, entry in results.items():
+        note = entry.get("error") or entry.get("reason") or ""
+        seconds = entry.get("duration_s")
+        shown = f"{seconds:7.1f}" if isinstance(seconds, (int, float)) and entry["status"] != "skipped" else "      -"
+        print(f"{aid:<{width}}  {entry['status']:<7} {shown}  {note}", file=out)
+    counts = {s: sum(e["status"] == s for e in results.values()) for s in ("ok", "failed", "skipped")}
+    print(f"{counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} skipped", file=out)
+
+
+# --------------------------------------------------------------------------- book
+
+def build_book(root: Path, path_output: str | None = None, strict: bool = True) -> int:
+    """``jupyter-book build <root> -W -n --keep-going``; returns its exit status."""
+    command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(root)]
+    if strict:
+        command += ["-W", "-n", "--keep-going"]
+    if path_output:
+        command += ["--path-output", path_output]
+    print("building the book: jupyter-book " + " ".join(command[3:]), flush=True)
+    return subprocess.call(command, cwd=root)
+
+
+# --------------------------------------------------------------------------- CLI
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scale", default="small", choices=("smoke", "small", "paper"),
+                   help="smoke (seconds), small (CPU default) or paper (the papers' protocol, GPU)")
+    p.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
+                   help="run store directory (default: $FLCORE_STORE or runs)")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds of every configuration (default: 0)")
+    p.add_argument("--workers", type=int, default=None, help="runs trained at once on a CPU (default: one per core)")
+    p.add_argument("--data-root", default="data", help="CIFAR folder (paper scale)")
+    p.add_argument("--download", action="store_true", help="fetch CIFAR through torchvision when missing")
+    p.add_argument("--root", default=".", help="repository root holding notebooks/, book/ and _toc.yml")
+    p.add_argument("--timeout", type=int, default=None, help="seconds a notebook cell may run (default: no limit)")
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from .experiments.artifacts import artifact_ids, get_artifact
+
+    known = artifact_ids()
+    if args.list:
+        root = Path(args.root).resolve()
+        manifest = load_manifest(root)
+        fingerprint = flcore_fingerprint()
+        for aid in known:
+            entry = manifest["artifacts"].get(aid)
+            reason = stale_reason(get_artifact(aid), entry, root, args.scale, args.seeds, fingerprint)
+            print(f"{aid:<18} {'stale: ' + reason if reason else 'up to date'}")
+        return 0
+    if args.all == bool(args.artifacts):
+        print("flcore: error: give artifact ids or --all (known: " + ", ".join(known) + ")", file=sys.stderr)
+        return EXIT_USAGE
+    unknown = [a for a in args.artifacts if a not in known]
+    if unknown:
+        print(f"flcore: error: unknown artifact(s) {', '.join(unknown)}; known: {', '.join(known)}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    results = reproduce(known if args.all else args.artifacts, args, force=not args.stale_only)
+    print_summary(results)
+    return EXIT_FAILED if any(e["status"] == "failed" for e in results.values()) else 0
+
+
+def _cmd_book(args: argparse.Namespace) -> int:
+    from .experiments.artifacts import artifact_ids
+
+    started = time.perf_counter()
+    results = {}
+    if not args.no_reproduce:
+        results = reproduce(artifact_ids(), args, force=args.force)
+        print_summary(results)
+    status = build_book(Path(args.root).resolve(), args.path_output, strict=not args.lax)
+    index = Path(args.path_output or args.root).resolve() / "_build" / "html" / "index.html"
+    print(f"book {'built' if status == 0 else 'build FAILED'} in {time.perf_counter() - started:.0f} s: {index}")
+    failed = any(e["status"] == "failed" for e in results.values())
+    return EXIT_FAILED if failed or status != 0 else 0
+
+
+def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add ``reproduce`` and ``book`` to ``subparsers``; returns their handlers by name."""
+    p = subparsers.add_parser("reproduce", help="execute artifact notebooks into the book (papermill)",
+                              description=__doc__.split("\n\n")[1])
+    p.add_argument("artifacts", nargs="*", metavar="ARTIFACT", help="artifact ids, e.g. fedsam-table-2")
+    p.add_argument("--all", action="store_true", help="every registered artifact")
+    p.add_argument("--stale-only", action="store_true", help="skip artifacts whose page is up to date")
+    p.add_argument("--list", action="store_true", help="list the artifacts and whether they are stale")
+    _common(p)
+    b = subparsers.add_parser("book", help="reproduce the stale artifacts, then build the site",
+                              description=__doc__.split("\n\n")[2])
+    b.add_argument("--force", action="store_true", help="re-execute every notebook, stale or not")
+    b.add_argument("--no-reproduce", action="store_true", help="only build the site from the executed notebooks")
+    b.add_argument("--path-output", default=None, help="build into PATH/_build instead of ./_build")
+    b.add_argument("--lax", action="store_true", help="do not turn warnings into errors (-W -n off)")
+    _common(b)
+    return {"reproduce": _cmd_reproduce, "book": _cmd_book}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (``python -m flcore.reproduce``) until the CLI wires these in."""
+    parser = argparse.ArgumentParser(prog="flcore")
+    sub = parser.add_subparsers(dest="command", required=True)
+    handlers = register(sub)
+    args = parser.parse_args(argv)
+    return handlers[args.command](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

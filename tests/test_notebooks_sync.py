@@ -1,0 +1,83 @@
+"""Notebook sources: every ``.ipynb`` has its jupytext ``.py`` twin with the same cells,
+is clean (no outputs), declares its parameters and belongs to a registered artifact."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+jupytext = pytest.importorskip("jupytext")
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").rglob("*.ipynb"))
+REQUIRED_PARAMETERS = ("scale", "device", "seeds", "store")
+
+
+def _cells(path: Path) -> list[tuple[str, str]]:
+    nb = jupytext.read(path)
+    return [(cell.cell_type, cell.source.strip()) for cell in nb.cells]
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "no notebooks under notebooks/"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_ipynb_and_py_pair_are_in_sync(path: Path):
+    twin = path.with_suffix(".py")
+    assert twin.is_file(), f"{path.name} has no paired {twin.name} (jupytext --set-formats ipynb,py:percent)"
+    assert _cells(path) == _cells(twin), f"{path.name} and {twin.name} differ: run `jupytext --sync {twin}`"
+    formats = jupytext.read(path).metadata.get("jupytext", {}).get("formats", "")
+    assert "py:percent" in formats and "ipynb" in formats
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").rglob("*.py")), ids=lambda p: p.stem)
+def test_every_py_notebook_has_its_ipynb(path: Path):
+    assert path.with_suffix(".ipynb").is_file()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_clean_and_parameterised(path: Path):
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), "outputs are committed"
+    assert nb.cells[0].cell_type == "markdown", "text comes before code"
+    tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
+    for name in REQUIRED_PARAMETERS:
+        assert any(line.startswith(f"{name} =") for line in tagged[0].source.splitlines()), name
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
+    # a cell installs flcore when it is missing (Colab)
+    assert any('find_spec("flcore") is None' in c.source for c in code[:2])
+
+
+def test_notebooks_and_artifacts_match_one_to_one():
+    from flcore.experiments.artifacts import artifact_ids, get_artifact
+
+    expected = {ROOT / get_artifact(a).notebook_path for a in artifact_ids()}
+    assert expected == set(NOTEBOOKS)
+
+
+def test_toc_lists_every_artifact_page():
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                files.add(node["file"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(toc)
+    from flcore.experiments.artifacts import artifact_ids, get_artifact
+
+    for aid in artifact_ids():
+        assert get_artifact(aid).book_path.removesuffix(".ipynb") in files, aid
