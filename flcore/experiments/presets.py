@@ -161,6 +161,11 @@ def method_defaults(method: str, dataset: str, alpha: float, scale: str) -> dict
         out["rho"] = 0.01 if dataset == "cifar100" else 0.15
     if base.startswith("feddyn") and scale == "paper":
         out["clip_norm"] = 10.0  # FedSAM paper: "heavy gradient clipping", value assumed
+    if base.startswith("centralized-"):
+        # one client holding the pooled data: a round is an epoch (algorithms.md section 4;
+        # 200 epochs at the paper scale is an assumption of ours, the papers give none)
+        epochs = {"smoke": 2, "small": 20, "paper": 200}[scale]
+        out.update(rounds=epochs, eval_every=1, eval_last=epochs, checkpoint_every=max(1, epochs // 10))
     if method.endswith("+swa") or base.endswith("-swa"):
         out["swa_cycle"] = 20 if dataset == "cifar100" else 10
     return out

@@ -1,0 +1,74 @@
+"""Paper-vs-ours tables: delta, pending and diverged cells, layout, claims."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from flcore.experiments.fedsam import Effect
+from flcore.report import DIVERGED_MARK, PENDING, effects_table, format_comparison, ours_accuracy, paper_vs_ours
+
+KEYS = ["dataset", "algorithm", "alpha", "clients_per_round"]
+
+
+def _runs():
+    rows = [
+        ("CIFAR-10", "FedAvg E=1", 0.0, 5, 0, "finished", 0.60, None),
+        ("CIFAR-10", "FedAvg E=1", 0.0, 5, 1, "finished", 0.62, None),
+        ("CIFAR-10", "FedSAM", 0.0, 5, 0, "finished", 0.70, None),
+        ("CIFAR-10", "FedSAM", 0.0, 5, 1, "diverged", None, 17),
+        ("CIFAR-10", "FedAvg+SWA", 0.0, 5, 0, "pending", None, None),
+    ]
+    return pd.DataFrame(rows, columns=KEYS + ["seed", "status", "mean_last_100", "diverged_round"])
+
+
+def _published():
+    return pd.DataFrame({"dataset": ["CIFAR-10"] * 3, "algorithm": ["FedAvg E=1", "FedSAM", "FedAvg+SWA"],
+                         "alpha": [0.0] * 3, "clients_per_round": [5] * 3, "accuracy": [65.0, 70.16, 69.71],
+                         "note": ["", "", ""]})
+
+
+def test_ours_accuracy_averages_seeds_and_flags_diverged_and_pending():
+    cells = ours_accuracy(_runs(), KEYS, {"CIFAR-10": "cifar10"}).set_index("algorithm")
+    assert cells.loc["FedAvg E=1", "ours"] == pytest.approx(61.0)
+    assert cells.loc["FedAvg E=1", "seeds"] == 2 and cells.loc["FedAvg E=1", "ours_std"] > 0
+    assert cells.loc["FedSAM", "status"] == "diverged" and cells.loc["FedSAM", "ours"] == pytest.approx(10.0)
+    assert cells.loc["FedAvg+SWA", "status"] == "pending" and np.isnan(cells.loc["FedAvg+SWA", "ours"])
+
+
+def test_paper_vs_ours_delta_and_notes():
+    cells = ours_accuracy(_runs(), KEYS, {"CIFAR-10": "cifar10"})
+    table = paper_vs_ours(_published(), cells, KEYS).set_index("algorithm")
+    assert table.loc["FedAvg E=1", "delta"] == pytest.approx(61.0 - 65.0)
+    assert "diverged (round 17)" in table.loc["FedSAM", "note"]
+    assert np.isnan(table.loc["FedAvg+SWA", "delta"]) and "not implemented" in table.loc["FedAvg+SWA", "note"]
+
+
+def test_format_comparison_never_fakes_a_number():
+    cells = ours_accuracy(_runs(), KEYS, {"CIFAR-10": "cifar10"})
+    wide = format_comparison(paper_vs_ours(_published(), cells, KEYS), ["algorithm"], ["alpha", "clients_per_round"],
+                             {"algorithm": ["FedAvg E=1", "FedSAM", "FedAvg+SWA"]})
+    assert list(wide.index) == ["FedAvg E=1", "FedSAM", "FedAvg+SWA"]
+    row = wide.loc["FedAvg+SWA"]
+    assert row[(0.0, 5, "ours ")] == PENDING and row[(0.0, 5, "paper ")] == "69.71"
+    assert row[(0.0, 5, "\u0394")] == "\u2013"
+    assert wide.loc["FedSAM"][(0.0, 5, "ours ")] == "10.00" + DIVERGED_MARK
+    assert wide.loc["FedAvg E=1"][(0.0, 5, "\u0394")] == "-4.00"
+
+
+def test_effects_table_verdicts():
+    cells = pd.DataFrame({"dataset": ["CIFAR-10"] * 3, "algorithm": ["FedAvg E=1", "FedSAM", "FedASAM"],
+                          "alpha": [0.0] * 3, "clients_per_round": [5] * 3, "ours": [60.0, 63.0, 60.5],
+                          "status": ["finished"] * 3})
+    published = pd.DataFrame({"dataset": ["CIFAR-10"] * 4, "algorithm": ["FedAvg E=1", "FedSAM", "FedASAM", "X"],
+                              "alpha": [0.0] * 4, "clients_per_round": [5] * 4, "accuracy": [65.0, 70.0, 73.0, 1.0]})
+    effects = (Effect("sam", ("FedSAM", "het"), ("FedAvg E=1", "het")),
+               Effect("asam", ("FedASAM", "het"), ("FedAvg E=1", "het")),
+               Effect("reverse", ("FedAvg E=1", "het"), ("FedSAM", "het")),
+               Effect("missing", ("X", "het"), ("FedAvg E=1", "het")))
+    levels = {"CIFAR-10": {"het": 0.0}}
+    table = effects_table(cells, published, effects, levels, ["CIFAR-10"]).set_index("claim")
+    assert table.loc["sam", "reproduced"] == "yes" and table.loc["sam", "our gap"] == pytest.approx(3.0)
+    assert table.loc["asam", "reproduced"] == "tie"
+    assert table.loc["reverse", "reproduced"] == "yes"  # both gaps negative: same direction
+    assert table.loc["missing", "reproduced"] == "not run at this scale"
