@@ -3,6 +3,7 @@
 ``flcore run``   run (or resume, or look up) one experiment; ``--json`` prints its summary.
 ``flcore runs``  list the runs of a store with their config, status and summary.
 ``flcore methods`` list the methods: parts, hyper-parameters, communication, gradient evaluations.
+``flcore analyze hessian|landscape|barrier|lpf --run RUN_DIR`` geometry of a stored run.
 
 Every config field is a flag (``--per-round`` for ``per_round``) and a key of the
 ``--config`` YAML/JSON file; flags win over the file.  Values are validated before any
@@ -69,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parser(sub)
     _add_runs_parser(sub)
     _add_methods_parser(sub)
+    from .analysis.cli import add_analyze_parser
+
+    add_analyze_parser(sub)
     return parser
 
 
@@ -154,7 +158,9 @@ def _cmd_methods(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"run": _cmd_run, "runs": _cmd_runs, "methods": _cmd_methods}
+    from .analysis.cli import run_analyze
+
+    handlers = {"run": _cmd_run, "runs": _cmd_runs, "methods": _cmd_methods, "analyze": run_analyze}
     return handlers[args.command](args)
 
 

@@ -205,7 +205,9 @@ def _version() -> str:
     return __version__
 
 
-def print_summary(results: dict[str, dict], out=sys.stdout) -> None:
+def print_summary(results: dict[str, dict], out=None) -> None:
+    """One line per artifact (status, seconds, error or reason), then the counts."""
+    out = out or sys.stdout
     if not results:
         return
     width = max(len(k) for k in results)

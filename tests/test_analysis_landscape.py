@@ -208,3 +208,24 @@ def test_evaluator_channels_last_matches_default_on_images():
     b = DatasetEvaluator(flat, x, y, batch_size=4, channels_last=True, points_per_pass=2)(W)
     torch.testing.assert_close(a[0], b[0], rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(a[1], b[1])
+
+
+def test_plots_draw_a_plane_a_curve_and_a_density(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from flcore.analysis import matrix_hvp, slq_density
+    from flcore.analysis.plots import plot_curve_1d, plot_density, plot_surface_2d, save_figure
+
+    evaluate, H, Q, lam, w_star = _quadratic(dim=6, seed=3)
+    gen = torch.Generator().manual_seed(2)
+    t1, t2, t3 = (w_star + torch.randn(6, generator=gen, dtype=torch.float64) for _ in range(3))
+    plane = loss_plane(evaluate, t1, t2, t3, grid=5)
+    ax = plot_surface_2d(plane, title="plane")
+    assert len(ax.collections) >= 3  # contours + models + mean
+    save_figure(ax, tmp_path / "plane.png")
+    ax = plot_curve_1d([0.0, 0.5, 1.0], [1.0, 2.0, 1.5], mark_endpoints=True, label="a")
+    save_figure(ax, tmp_path / "curve.png")
+    ax = plot_density(slq_density(matrix_hvp(H), iters=6))
+    save_figure(ax, tmp_path / "density.png")
+    assert all((tmp_path / f).stat().st_size > 0 for f in ("plane.png", "curve.png", "density.png"))

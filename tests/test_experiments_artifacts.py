@@ -84,7 +84,10 @@ def test_swa_rows_are_pending_until_the_method_is_registered(monkeypatch):
     specs = get_artifact("fedsam-table-2").runs("smoke", [0])
     pending = {s.labels["algorithm"] for s in specs if not s.available}
     assert pending == {"FedAvg+SWA", "FedSAM+SWA", "FedASAM+SWA"}
-    assert all(s.available for s in runs_for(["fedsam-table-2"], "smoke")[:-len(pending) * 2])
+    union = runs_for(["fedsam-table-2"], "smoke")
+    waiting = [s for s in union if not s.available]
+    assert len(waiting) == 3 * 2 * 2  # 3 SWA rows x 2 datasets x 2 alphas, listed last, never merged
+    assert union[-len(waiting):] == waiting
 
 
 def test_settings_table_lists_what_varies():
@@ -106,7 +109,7 @@ def test_hyperparameter_tables_match_the_paper_for_cifar():
     assert check.loc["IDDA", "match"] == "not in flcore"
     t11 = published("fedsam-table-11")
     check = compare_settings(t11, table11_ours(list(zip(t11["dataset"], t11["alpha"]))), ["dataset", "alpha"])
-    assert (check[check["dataset"].str.startswith("CIFAR-1")]["match"] == "yes").all()
+    assert (check[check["dataset"].isin(["CIFAR-10", "CIFAR-100"])]["match"] == "yes").all()
 
 
 def test_table12_is_pending_without_swa(monkeypatch):

@@ -1,8 +1,11 @@
-"""Plots of analysis results, in one shared style.
+"""Plots of analysis results, in the book's style.
 
-:func:`apply_style` is the single style function (``flcore.report`` will re-export it);
-the plot helpers call it and draw on a given or new matplotlib axis, returning the axis.
-Computation modules never import this one (matplotlib is imported lazily here).
+:func:`apply_style` applies the one shared style: ``flcore.report``'s
+:func:`~flcore.report.style.set_style` (seaborn) when it can be imported, else a
+matplotlib-only fallback with the same sizes.  The plot helpers apply it once per
+process (so they do not undo a caller's later changes) and draw on a given or new
+matplotlib axis, returning the axis.  Computation modules never import this one
+(matplotlib is imported lazily here).
 
 - :func:`plot_surface_2d`: filled contour of a :class:`~flcore.analysis.landscape.Landscape2D`
   (or a plane landscape, with the three models as black triangles and their mean as a
@@ -37,15 +40,26 @@ _STYLE = {
 }
 
 
-def apply_style() -> None:
-    """Apply flcore's matplotlib style (rcParams) for every later figure."""
-    import matplotlib as mpl
+_applied = False
 
-    mpl.rcParams.update(_STYLE)
+
+def apply_style() -> None:
+    """Apply flcore's figure style (``flcore.report``'s when available) to later figures."""
+    global _applied
+    try:
+        from ..report.style import set_style
+    except ImportError:  # report or seaborn unavailable: matplotlib-only fallback
+        import matplotlib as mpl
+
+        mpl.rcParams.update(_STYLE)
+    else:
+        set_style()
+    _applied = True
 
 
 def _axis(ax):
-    apply_style()
+    if not _applied:
+        apply_style()
     if ax is not None:
         return ax
     import matplotlib.pyplot as plt
@@ -73,7 +87,8 @@ def plot_surface_2d(surface, ax=None, field: str = "loss", levels: int = 30, log
         import numpy as np
 
         Z = np.log10(np.maximum(Z, 1e-12))
-    cs = ax.contourf(_np(surface.xs), _np(surface.ys), Z, levels=levels)
+    ax.grid(False)
+    cs = ax.contourf(_np(surface.xs), _np(surface.ys), Z, levels=levels, cmap="viridis")
     ax.contour(_np(surface.xs), _np(surface.ys), Z, levels=levels, colors="k", linewidths=0.3, alpha=0.4)
     if colorbar:
         ax.figure.colorbar(cs, ax=ax, label=("log10 " if log else "") + field)

@@ -54,6 +54,14 @@ def _train(job: tuple[RunSpec, dict, str, int | None]) -> dict[str, Any]:
                 "seconds": time.perf_counter() - started}
 
 
+def _cost(spec: RunSpec) -> float:
+    """Rough compute of a run: gradient evaluations of all its clients."""
+    from ..algorithms import get_method
+
+    cfg = spec.resolve()
+    return cfg.rounds * cfg.per_round * cfg.local_epochs * getattr(get_method(cfg.method), "grad_evals_per_step", 1)
+
+
 def _default_workers(device: str, missing: int) -> int:
     from ..sim import resolve_device
 
@@ -84,6 +92,8 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
         if rid not in todo and runs.run(rid).status().get("status") not in TERMINAL:
             todo[rid] = spec
     errors: dict[str, str] = {}
+    # longest first, so that a long run does not end the batch alone on one core
+    todo = dict(sorted(todo.items(), key=lambda item: -_cost(item[1])))
     if todo:
         n_workers = workers or _default_workers(device, len(todo))
         threads = 1 if n_workers > 1 else None

@@ -1,0 +1,97 @@
+"""flcore reproduce: a failing notebook fails only its artifact, the summary and exit
+code say so, and the manifest tells ``flcore book`` what is stale."""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("papermill")
+pytest.importorskip("ipykernel")
+
+from flcore import reproduce  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+GOOD, BAD = "fedsam-table-10", "fedsam-table-11"
+
+
+def _args(root: Path, store: Path, **changes) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    handlers = reproduce.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["reproduce", "--scale", "smoke", "--root", str(root), "--store", str(store)])
+    for key, value in changes.items():
+        setattr(args, key, value)
+    args.handler = handlers["reproduce"]
+    return args
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "repo"
+    (root / "notebooks" / "fedsam").mkdir(parents=True)
+    shutil.copy(ROOT / "notebooks" / "fedsam" / f"{GOOD}.ipynb", root / "notebooks" / "fedsam" / f"{GOOD}.ipynb")
+    import nbformat
+
+    nb = nbformat.read(ROOT / "notebooks" / "fedsam" / f"{BAD}.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("raise RuntimeError('this notebook is broken on purpose')"))
+    nbformat.write(nb, root / "notebooks" / "fedsam" / f"{BAD}.ipynb")
+    return root
+
+
+def test_a_failing_notebook_fails_only_its_artifact(tree, tmp_path, capsys):
+    args = _args(tree, tmp_path / "store", artifacts=[BAD, GOOD])
+    code = args.handler(args)
+    out = capsys.readouterr().out
+    assert code == reproduce.EXIT_FAILED
+    assert "1 ok, 1 failed, 0 skipped" in out and "this notebook is broken on purpose" in out
+    assert (tree / "book/artifacts/fedsam" / f"{GOOD}.ipynb").is_file()
+    assert (tree / "book/artifacts/fedsam" / f"{BAD}.ipynb").is_file()  # the error is on the page
+    manifest = json.loads((tree / "book/_artifacts.json").read_text())["artifacts"]
+    assert manifest[GOOD]["status"] == "ok" and manifest[BAD]["status"] == "failed"
+    assert manifest[GOOD]["scale"] == "smoke" and manifest[GOOD]["duration_s"] > 0
+
+
+def test_staleness(tree, tmp_path):
+    args = _args(tree, tmp_path / "store")
+    results = reproduce.reproduce([GOOD, BAD], args, force=False, log=lambda _: None)
+    assert results[GOOD]["status"] == "ok"
+    results = reproduce.reproduce([GOOD, BAD], args, force=False, log=lambda _: None)
+    assert results[GOOD]["status"] == "skipped" and results[BAD]["status"] == "failed"  # failed is stale
+    manifest = reproduce.load_manifest(tree)
+    from flcore.experiments.artifacts import get_artifact
+
+    artifact = get_artifact(GOOD)
+    fingerprint = reproduce.flcore_fingerprint()
+    entry = manifest["artifacts"][GOOD]
+    assert reproduce.stale_reason(artifact, entry, tree, "smoke", [0], fingerprint) is None
+    assert reproduce.stale_reason(artifact, entry, tree, "small", [0], fingerprint) == "built at scale smoke"
+    assert reproduce.stale_reason(artifact, entry, tree, "smoke", [0, 1], fingerprint) == "other seeds"
+    assert reproduce.stale_reason(artifact, entry, tree, "smoke", [0], "other") == "flcore changed"
+    import nbformat
+
+    path = tree / artifact.notebook_path
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[0].source += "\n\nEdited."
+    nbformat.write(nb, path)
+    assert reproduce.stale_reason(artifact, entry, tree, "smoke", [0], fingerprint) == "notebook changed"
+    (tree / artifact.book_path).unlink()
+    assert reproduce.stale_reason(artifact, entry, tree, "smoke", [0], fingerprint) == "output missing"
+
+
+def test_usage_errors(tmp_path, capsys):
+    args = _args(tmp_path, tmp_path / "store", artifacts=["no-such-artifact"])
+    assert args.handler(args) == reproduce.EXIT_USAGE
+    args = _args(tmp_path, tmp_path / "store", artifacts=[])
+    assert args.handler(args) == reproduce.EXIT_USAGE
+    assert "known:" in capsys.readouterr().err
+
+
+def test_register_returns_both_handlers():
+    parser = argparse.ArgumentParser()
+    handlers = reproduce.register(parser.add_subparsers(dest="command"))
+    assert set(handlers) == {"reproduce", "book"}
+    args = parser.parse_args(["book", "--scale", "smoke", "--no-reproduce", "--lax"])
+    assert args.scale == "smoke" and args.no_reproduce and args.lax
