@@ -16,12 +16,15 @@ TERMINAL_STATUSES = ("finished", "diverged")
 
 
 def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path | None = "runs",
-                   progress: bool = False, chunk_size: int | None = None) -> dict[str, Any]:
+                   progress: bool = False, chunk_size: int | None = None,
+                   callbacks: tuple = ()) -> dict[str, Any]:
     """Run (or resume, or look up) one experiment; returns its summary.
 
     The summary has ``status`` (finished | diverged), ``rounds_done``, ``final_accuracy``,
     ``mean_last_100``, ``best_accuracy``, ``run_dir``, ``run_id`` and, for a diverged run,
-    ``diverged_round``.  ``store=None`` runs without recording anything.
+    ``diverged_round``.  ``store=None`` runs without recording anything.  ``callbacks``
+    (e.g. ``flcore.analysis.ProbeCallback``) add training-time probes to the metrics log;
+    they do not change the run id, so a run already finished without them is returned as is.
     """
     from .sim import Simulation, build_federated_data, resolve_device
     from .store import RunStore
@@ -36,7 +39,7 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
     data = build_federated_data(cfg, device)  # missing data fails here, before the run is created
     if store is not None:
         run = RunStore(store).create(cfg.run_id(), cfg.canonical())
-    sim = Simulation(cfg, data, device, run, progress=progress, chunk_size=chunk_size)
+    sim = Simulation(cfg, data, device, run, progress=progress, chunk_size=chunk_size, callbacks=callbacks)
     summary = sim.run_rounds()
     return _decorate(summary, cfg, run)
 

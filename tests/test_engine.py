@@ -183,3 +183,24 @@ def test_client_accuracy_is_recorded_and_matches_a_direct_evaluation(tmp_path):
         logits = sim.flat.forward(sim.w, data.train_x[idx])
         expected = (logits.argmax(1) == data.train_y[idx]).double().mean().item()
         assert last[k] == pytest.approx(expected)
+
+
+def test_probe_callbacks_are_recorded_every_k_rounds():
+    from flcore.analysis import ProbeCallback, parameter_norm_probe
+    from flcore.analysis.probes import Probe
+
+    seen = []
+    cosine = Probe("cos_prev", lambda s: float(torch.nn.functional.cosine_similarity(
+        s["pseudo_grad"], s["prev_pseudo_grad"], dim=0)), ("pseudo_grad", "prev_pseudo_grad"))
+    record = Probe("rounds", lambda s: seen.append(s["round"]) or s["round"], ("round",))
+    cfg = resolve_config(scale="smoke", rounds=6, eval_every=3, eval_last=0)
+    sim = Simulation(cfg, build_federated_data(cfg, torch.device("cpu")), torch.device("cpu"), None,
+                     callbacks=(ProbeCallback([parameter_norm_probe(), record], every=2),
+                                ProbeCallback([cosine], every=3)))
+    sim.run_rounds()
+    assert seen == [2, 4, 6]
+    by_round = {m["round"]: m for m in sim.metrics}
+    assert sorted(by_round) == [2, 3, 4, 6]
+    assert by_round[6]["param_norm"] == pytest.approx(float(sim.w.norm()), rel=1e-6)
+    assert "test_accuracy" in by_round[3] and "cos_prev" in by_round[3] and "param_norm" not in by_round[3]
+    assert -1.0 <= by_round[6]["cos_prev"] <= 1.0

@@ -108,7 +108,7 @@ def _to_device(tree, device):
 
 class Simulation:
     def __init__(self, cfg, data, device: torch.device, run, progress: bool = False,
-                 chunk_size: int | None = None):
+                 chunk_size: int | None = None, callbacks: tuple = ()):
         self.cfg = cfg
         self.data = data
         self.device = device
@@ -125,6 +125,11 @@ class Simulation:
         self.client_state = init_client_state(self.client_update.client_state_spec(), self.w, data.num_clients)
         self.client_sizes = torch.tensor(data.client_sizes, device=device)
         self.rounds_done = 0
+        #: objects with ``on_round_end(round_done, sim_state) -> dict`` (e.g.
+        #: ``flcore.analysis.ProbeCallback``); their values go into the metrics log.
+        self.callbacks = tuple(callbacks)
+        self._last_round: dict = {}
+        self._prev_pseudo_grad = None
 
     # ------------------------------------------------------------------ state
     def state(self) -> dict:
@@ -172,9 +177,28 @@ class Simulation:
             self.engine, self.chunk_size, self.client_state, broadcast, global_model=self.w)
         for name, rows in state_rows.items():
             self.client_state[name][ids] = rows
+        w_before = self.w
         self.w = self.server.update(self.w, start, uploads, self.client_sizes[ids], self.server_state,
                                     round, self.data.num_clients)
+        if self.callbacks:
+            pseudo_grad = start - aggregate(uploads["model"], self.client_sizes[ids])
+            self._last_round = {
+                "round": round + 1, "w": self.w, "w_prev": w_before, "start": start,
+                "client_models": uploads["model"], "client_ids": ids, "pseudo_grad": pseudo_grad,
+                "prev_pseudo_grad": self._prev_pseudo_grad, "server_state": self.server_state,
+                "flat": self.flat, "data": self.data,
+            }
+            self._prev_pseudo_grad = pseudo_grad
         return uploads["train_loss"].mean()
+
+    def run_callbacks(self, done: int) -> dict:
+        """Values of the callbacks due after round ``done`` (keys with a None value, such as
+        the previous pseudo-gradient of round one, are left out of ``sim_state``)."""
+        state = {k: v for k, v in self._last_round.items() if v is not None}
+        out: dict = {}
+        for callback in self.callbacks:
+            out.update(callback.on_round_end(done, state))
+        return out
 
     def client_accuracy(self) -> list[float]:
         """Accuracy of the evaluated global model on each client's training data (the
@@ -226,12 +250,19 @@ class Simulation:
                     if run is not None:
                         run.append_metrics(row)
                     break
+                probed = self.run_callbacks(done) if self.callbacks else {}
+                if probed and not is_evaluation_round(done, cfg):
+                    row = {"round": done, "train_loss": float(train_loss), **probed}
+                    self.metrics.append(row)
+                    if run is not None:
+                        run.append_metrics(row)
                 if is_evaluation_round(done, cfg):
                     acc, loss = self.evaluate()
                     row = {"round": done, "train_loss": float(train_loss), "test_accuracy": acc,
                            "test_loss": loss, "lr": self.client_lr(round)}
                     if done % cfg.eval_every == 0 or done == cfg.rounds:
                         row["client_accuracy"] = self.client_accuracy()
+                    row.update(probed)
                     self.metrics.append(row)
                     if run is not None:
                         run.append_metrics(row)
