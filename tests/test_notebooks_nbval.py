@@ -17,8 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.slow
 def test_notebooks_run_at_smoke_scale_under_nbval(tmp_path_factory):
     base = tmp_path_factory.getbasetemp()
-    env = {**os.environ, "FLCORE_STORE": str(base / "smoke-store"), "FLCORE_CACHE": str(base / "flcore-cache"),
-           "MPLBACKEND": "Agg"}
+    env = {**os.environ, "FLCORE_STORE": str(base / "smoke-store"), "FLCORE_CACHE": str(base / "flcore-cache")}
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "--nbval-lax", "-p", "no:cacheprovider", "-q", "notebooks"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)

@@ -100,29 +100,33 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
         jobs = [(spec, overrides, str(root), threads) for spec in todo.values()]
         if log:
             log(f"training {len(jobs)} run(s) missing from {root} with {n_workers} worker(s)")
+        items = list(todo.items())
         if n_workers == 1:
-            results = map(_train, jobs)
+            done = ((i, _train(job)) for i, job in enumerate(jobs))
+            _collect(done, items, errors, log)
         else:
             import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
+            from concurrent.futures import ProcessPoolExecutor, as_completed
 
-            pool = ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn"))
-            results = pool.map(_train, jobs)
-        try:
-            for (rid, spec), result in zip(todo.items(), results):
-                if log:
-                    log(f"  {spec.labels} -> {result['status']} in {result['seconds']:.0f} s")
-                if result["status"] == "failed":
-                    errors[rid] = result["error"]
-        finally:
-            if n_workers > 1:
-                pool.shutdown()
+            with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+                futures = {pool.submit(_train, job): i for i, job in enumerate(jobs)}
+                _collect(((futures[f], f.result()) for f in as_completed(futures)), items, errors, log)
     frame = results_frame(specs, root, overrides, errors)
     failed = frame[frame["status"] == "failed"]
     if raise_on_failure and len(failed):
         details = "; ".join(f"{row.run_id}: {row.error}" for row in failed.itertuples())
         raise RuntimeError(f"{len(failed)} run(s) failed: {details}")
     return frame
+
+
+def _collect(done, items, errors: dict, log) -> None:
+    """Log each finished job as it comes and note the failures by run id."""
+    for index, result in done:
+        rid, spec = items[index]
+        if log:
+            log(f"  {spec.labels} -> {result['status']} in {result['seconds']:.0f} s")
+        if result["status"] == "failed":
+            errors[rid] = result["error"]
 
 
 def results_frame(specs: Sequence[RunSpec], store: str | os.PathLike | None = None,

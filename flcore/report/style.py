@@ -40,8 +40,23 @@ def algorithm_dashes(labels) -> dict:
     return {label: (4, 2) if "SWA" in label else "" for label in labels}
 
 
+def _inline_in_notebooks() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None and type(shell).__name__ == "ZMQInteractiveShell":
+        shell.run_line_magic("matplotlib", "inline")
+
+
 def set_style() -> None:
-    """Apply the book's style (call once at the top of a notebook)."""
+    """Apply the book's style (call once at the top of a notebook).
+
+    In a notebook kernel it also selects the inline backend, so figures are embedded in
+    the executed notebook even when ``MPLBACKEND`` names a non-interactive backend.
+    """
+    _inline_in_notebooks()
     matplotlib.rcParams.update(matplotlib.rcParamsDefault)
     sns.set_theme(context="notebook", style="whitegrid", palette=_PALETTE[:10], rc={
         "figure.figsize": (7.0, 4.0),
