@@ -4,24 +4,27 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test venv clean
+.PHONY: main test venv clean book-smoke
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]"
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,book]"
 	$(BIN)/python -c "import torch, torchvision; torchvision.ops.nms; print('torch', torch.__version__, 'torchvision', torchvision.__version__)"
 	touch $(STAMP)
 
 venv: $(STAMP)
 
-## main: the default small experiment (FedSAM on MNIST-1D, 100 clients, alpha = 0), offline on a CPU
+## main: the reproduction book at the small scale, offline on a CPU -> _build/html/index.html
 main: $(STAMP)
-	$(BIN)/flcore run --method fedsam --dataset mnist1d --alpha 0 --clients 100 --per-round 5 \
-	    --rounds 300 --seed 0 --store runs --json
+	$(BIN)/flcore book --scale small --store runs
+
+## book-smoke: the book at the smoke scale (about a minute)
+book-smoke: $(STAMP)
+	$(BIN)/flcore book --scale smoke --store runs
 
 ## test: the test suite
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) runs _build .pytest_cache
+	rm -rf $(VENV) runs _build .pytest_cache book/artifacts book/_artifacts.json

@@ -4,6 +4,7 @@
 ``flcore runs``  list the runs of a store with their config, status and summary.
 ``flcore methods`` list the methods: parts, hyper-parameters, communication, gradient evaluations.
 ``flcore analyze hessian|landscape|barrier|lpf --run RUN_DIR`` geometry of a stored run.
+``flcore reproduce ARTIFACT|--all`` execute artifact notebooks; ``flcore book`` reproduce what is stale and build the site.
 
 Every config field is a flag (``--per-round`` for ``per_round``) and a key of the
 ``--config`` YAML/JSON file; flags win over the file.  Values are validated before any
@@ -73,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .analysis.cli import add_analyze_parser
 
     add_analyze_parser(sub)
+    from .reproduce import register as register_reproduce
+
+    parser.set_defaults(extra_handlers=register_reproduce(sub))
     return parser
 
 
@@ -160,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from .analysis.cli import run_analyze
 
-    handlers = {"run": _cmd_run, "runs": _cmd_runs, "methods": _cmd_methods, "analyze": run_analyze}
+    handlers = {"run": _cmd_run, "runs": _cmd_runs, "methods": _cmd_methods, "analyze": run_analyze,
+                **args.extra_handlers}
     return handlers[args.command](args)
 
 
