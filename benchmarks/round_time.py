@@ -298,6 +298,26 @@ def sgd_step(model: nn.Module, optimizer: torch.optim.Optimizer, x, y) -> torch.
     return loss
 
 
+class OfficialCNN(torch.nn.Module):
+    """The CIFAR CNN exactly as the official code writes it (conv -> ReLU -> max-pool,
+    default channels-first layout), so layout and order choices flcore makes count in
+    the ratio and are not given to the reference for free."""
+
+    def __init__(self, num_classes: int):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 64, 5)
+        self.conv2 = torch.nn.Conv2d(64, 64, 5)
+        self.fc1 = torch.nn.Linear(1600, 384)
+        self.fc2 = torch.nn.Linear(384, 192)
+        self.fc3 = torch.nn.Linear(192, num_classes)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = torch.flatten(x, 1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
 class ReferenceFL:
     """FedAvg / FedSAM written the way the official FedSAM code runs a round."""
 
@@ -310,7 +330,8 @@ class ReferenceFL:
                         for p in parts]
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(SEED)
-            model = build_model(cfg.model, dataset.input_shape, dataset.num_classes)
+            model = OfficialCNN(dataset.num_classes)
+            model.load_state_dict(build_model(cfg.model, dataset.input_shape, dataset.num_classes).state_dict())
         self.model = model.to(device)
 
     def select_clients(self, round: int) -> list[int]:
