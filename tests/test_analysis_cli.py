@@ -10,24 +10,14 @@ from flcore.analysis import load_run
 from flcore.analysis.cli import add_analyze_parser, main, run_analyze
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """A finished 2-round smoke run, and a copy of it with perturbed final weights."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("FLCORE_CACHE", str(tmp_path_factory.getbasetemp() / "flcore-cache"))
         store = tmp_path_factory.mktemp("analysis-store")
         summary = run_experiment(resolve_config(scale="smoke", rounds=2), store=store)
-    torch.set_num_threads(before)
     run_a = summary["run_dir"]
     run_b = store / "copy-b"
     shutil.copytree(run_a, run_b)

@@ -21,13 +21,6 @@ from flcore.flat import FlatModel
 from flcore.models import build_model
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def _quadratic(dim=12, seed=0):
     """L(w) = 1/2 (w - w*)^T H (w - w*) with H's eigenvectors Q and eigenvalues lam."""

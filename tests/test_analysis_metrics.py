@@ -42,13 +42,6 @@ from flcore.flat import FlatModel
 from flcore.models import build_model
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def _softmax_regression(seed=0, n=60, d=6, c=4):
     torch.manual_seed(seed)

@@ -17,14 +17,6 @@ from flcore.analysis import (
 from flcore.flat import FlatModel
 from flcore.models import build_model
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny operators: one thread avoids thread-pool overhead on a busy 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 # known spectrum with a negative eigenvalue (small in magnitude, so the top-5 by
 # magnitude are the top-5 by value)

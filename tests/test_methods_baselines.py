@@ -23,15 +23,6 @@ from flcore.sim import Simulation, build_federated_data
 from flcore.sim.engine import init_client_state
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """The smoke model is tiny: one thread is as fast when the machine is idle and avoids
-    OpenMP threads waiting on each other when it is shared (10x slower runs seen)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 A = np.array([[3.0, 0.5, 0.0], [0.5, 2.0, 0.0], [0.0, 0.0, 1.0]])
 TARGETS = np.array([[1.0, -2.0, 0.5], [-1.0, 0.5, 2.0], [0.3, 0.3, -1.0], [2.0, 1.0, 0.0]])

@@ -30,15 +30,6 @@ COUNTS = np.array([2.0, 3.0, 5.0])
 W0 = np.array([0.2, -0.3, 0.4])
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """The models here are tiny: one thread is faster, and much faster on a shared machine
-    (two OpenMP threads on two busy cores spin-wait)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 # ----------------------------------------------------------------------------- numpy side
 
