@@ -28,7 +28,7 @@ from torch import nn
 from torch.func import functional_call, vmap
 
 from ..flat import FlatModel
-from .hvp import iter_batches, use_channels_last
+from .hvp import check_dataset, iter_batches, use_channels_last
 
 __all__ = [
     "DatasetEvaluator",
@@ -58,12 +58,7 @@ class DatasetEvaluator:
 
     def __init__(self, flat: FlatModel, x: torch.Tensor, y: torch.Tensor, batch_size: int = 1000,
                  points_per_pass: int | None = None, channels_last: bool | None = None):
-        if x.shape[0] != y.shape[0]:
-            raise ValueError(f"x has {x.shape[0]} rows but y has {y.shape[0]}")
-        if x.shape[0] == 0:
-            raise ValueError("the dataset is empty")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        check_dataset(x, y, batch_size)
         if points_per_pass is not None and points_per_pass < 1:
             raise ValueError(f"points_per_pass must be >= 1, got {points_per_pass}")
         self.flat, self.x, self.y = flat, x, y

@@ -56,6 +56,16 @@ def use_channels_last(x: torch.Tensor, device: torch.device, channels_last: bool
     return bool(channels_last) and x.dim() == 4
 
 
+def check_dataset(x: torch.Tensor, y: torch.Tensor, batch_size: int) -> None:
+    """Clear errors for mismatched, empty or badly batched data, before any compute."""
+    if x.shape[0] != y.shape[0]:
+        raise ValueError(f"x has {x.shape[0]} rows but y has {y.shape[0]}")
+    if x.shape[0] == 0:
+        raise ValueError("the dataset is empty")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+
+
 def iter_batches(x: torch.Tensor, y: torch.Tensor, batch_size: int,
                  device: torch.device | None = None,
                  channels_last: bool = False) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
@@ -114,12 +124,7 @@ class DatasetHVP:
                  cache_graph: bool | None = None, channels_last: bool | None = None):
         if method not in HVP_METHODS:
             raise ValueError(f"unknown HVP method {method!r}; choose one of {', '.join(HVP_METHODS)}")
-        if x.shape[0] != y.shape[0]:
-            raise ValueError(f"x has {x.shape[0]} rows but y has {y.shape[0]}")
-        if x.shape[0] == 0:
-            raise ValueError("the dataset is empty")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        check_dataset(x, y, batch_size)
         self.flat = flat
         self.w = w.detach()
         self.x, self.y = x, y
