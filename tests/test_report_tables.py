@@ -72,3 +72,15 @@ def test_effects_table_verdicts():
     assert table.loc["asam", "reproduced"] == "tie"
     assert table.loc["reverse", "reproduced"] == "yes"  # both gaps negative: same direction
     assert table.loc["missing", "reproduced"] == "not run at this scale"
+
+
+def test_method_catalog_page_is_in_sync_with_the_recipes():
+    from pathlib import Path
+
+    from flcore.algorithms import METHODS
+    from flcore.report.method_catalog import render_catalog
+
+    page = Path(__file__).resolve().parents[1] / "book" / "methods" / "catalog.md"
+    rendered = render_catalog()
+    assert page.read_text() == rendered, "regenerate: python -m flcore.report.method_catalog > book/methods/catalog.md"
+    assert all(f"## `{name}`" in rendered for name in METHODS)
