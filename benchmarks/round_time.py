@@ -75,6 +75,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -115,6 +116,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--clients-per-round", type=int, default=5)
     p.add_argument("--samples-per-client", type=int, default=500)
     p.add_argument("--json", action="store_true", help="one JSON object per method per line")
+    p.add_argument("--append", default=None, metavar="FILE",
+                   help="also append the JSON lines, with the date and machine, to FILE "
+                        "(benchmarks/results/round_time.jsonl feeds the book's Performance page)")
     args = p.parse_args(argv)
     args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for method in args.methods:
@@ -436,12 +440,25 @@ def main(argv: list[str] | None = None) -> int:
     for method in args.methods:
         row = benchmark_method(method, args, dataset, parts, data, device)
         row["load_average_at_start"] = load
+        row["date"] = time.strftime("%Y-%m-%d")
+        row["machine"] = machine_description(device)
         rows.append(row)
         if args.json:
             print(json.dumps(row), flush=True)
     if not args.json:
         print(format_table(rows))
+    if args.append:
+        Path(args.append).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.append, "a") as out:
+            for row in rows:
+                out.write(json.dumps(row) + "\n")
     return 0
+
+
+def machine_description(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"CPU, {os.cpu_count()} cores"
 
 
 if __name__ == "__main__":

@@ -84,3 +84,18 @@ def test_method_catalog_page_is_in_sync_with_the_recipes():
     rendered = render_catalog()
     assert page.read_text() == rendered, "regenerate: python -m flcore.report.method_catalog > book/methods/catalog.md"
     assert all(f"## `{name}`" in rendered for name in METHODS)
+
+
+def test_performance_page_is_in_sync_with_the_benchmark_results():
+    from pathlib import Path
+
+    from flcore.report.performance import load_results, render_performance
+
+    root = Path(__file__).resolve().parents[1]
+    results = root / "benchmarks" / "results" / "round_time.jsonl"
+    rendered = render_performance(results)
+    assert (root / "book" / "performance.md").read_text() == rendered, (
+        "regenerate: python -m flcore.report.performance benchmarks/results/round_time.jsonl > book/performance.md")
+    for row in load_results(results):
+        assert abs(row["ratio"] - row["flcore_rounds_per_s"] / row["reference_rounds_per_s"]) < 1e-9
+        assert f"| {row['method']} |" in rendered
