@@ -8,6 +8,8 @@ Communication counts model-sized vectors per participating client (rule R7).
 """
 from __future__ import annotations
 
+import dataclasses
+
 from .averaging import SWA, add_ima, add_swa
 from .corrections import DynDual, ScaffoldCorrection
 from .methods import (METHODS, Method, asam_client, average_server, local_update, register,
@@ -207,14 +209,13 @@ def with_swa(method: Method, name: str | None = None) -> Method:
         return SWACyclicLR(method.build_schedule(cfg), default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle,
                            cfg.lr, cfg.swa_lr_min, cfg.swa_phase)
 
-    return Method(
-        name or f"{method.name}+swa",
-        f"{method.summary} With server-side SWA (Caldarola et al. 2022, Alg. 1, Eqs. 7-8): from t_s the "
-        "client lr cycles gamma_1 -> gamma_2 every c rounds and the server averages w^{t+1} at the end of "
-        "each cycle; the average is evaluated, never sent.",
-        (*method.parts, "A1", "L1"), (*method.hyperparameters, *SWA_FIELDS), method.client, server,
-        schedule=schedule, uploads_per_round=method.uploads_per_round,
-        downloads_per_round=method.downloads_per_round, grad_evals_per_step=method.grad_evals_per_step)
+    return dataclasses.replace(
+        method, name=name or f"{method.name}+swa",
+        summary=f"{method.summary} With server-side SWA (Caldarola et al. 2022, Alg. 1, Eqs. 7-8): from t_s "
+        "the client lr cycles gamma_1 -> gamma_2 every c rounds and the server averages w^{t+1} at the end "
+        "of each cycle; the average is evaluated, never sent.",
+        parts=(*method.parts, "A1", "L1"), hyperparameters=(*method.hyperparameters, *SWA_FIELDS),
+        server=server, schedule=schedule)
 
 
 def with_ima(method: Method, name: str | None = None) -> Method:
@@ -227,14 +228,13 @@ def with_ima(method: Method, name: str | None = None) -> Method:
     def schedule(cfg):
         return IMAExplorationLR(cfg.lr, cfg.ima_gamma, cfg.ima_gamma_late, default_start(cfg.ima_start, cfg.rounds))
 
-    return Method(
-        name or f"{method.name}+ima",
-        f"{method.summary} With IMA (Zhou et al. 2024, Sec. V): from t_IMA the global model is the mean of "
-        "the last P aggregation outputs (fed back to the clients) and the client lr decays by gamma_IMA "
-        "per round instead of gamma.",
-        (*method.parts, "A2", "L3"), (*method.hyperparameters, *IMA_FIELDS), method.client, server,
-        schedule=schedule, uploads_per_round=method.uploads_per_round,
-        downloads_per_round=method.downloads_per_round, grad_evals_per_step=method.grad_evals_per_step)
+    return dataclasses.replace(
+        method, name=name or f"{method.name}+ima",
+        summary=f"{method.summary} With IMA (Zhou et al. 2024, Sec. V): from t_IMA the global model is the "
+        "mean of the last P aggregation outputs (fed back to the clients) and the client lr decays by "
+        "gamma_IMA per round instead of gamma.",
+        parts=(*method.parts, "A2", "L3"), hyperparameters=(*method.hyperparameters, *IMA_FIELDS),
+        server=server, schedule=schedule)
 
 
 #: Bases of X+SWA in [SAM22] (Tables 2, 6) and of X+IMA in [IMA] (Tables I, II); the
