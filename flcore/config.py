@@ -96,6 +96,8 @@ class ExperimentConfig:
     scaffold_correction: float  # scale of the control-variate correction (FedLESAM-S code: 0.1)
     mofedsam_server_step: str  # "paper" (w - Delta) | "fedgf_code" (w - m, the FedGF code)
     fedgamma_variant: str  # "paper" | "fedgf_code" (server c += mean(dc)/N, the FedGF code)
+    fa_lambda: float  # FedFA anchor-loss weight
+    fa_momentum: float  # FedFA local-anchor EMA momentum m_a
     gma_tau: float  # FedGMA sign-agreement threshold
     gma_variant: str  # "paper" | "fedima_code"
     swa_start: int | None  # first SWA round (None: 75% of the rounds)
@@ -167,7 +169,7 @@ METHOD_FIELDS = frozenset(
      "fedcm_alpha", "fedspeed_alpha", "fedspeed_lambda", "smoo_beta", "gloss_rho_server",
      "gloss_beta", "gloss_dual_scale", "gloss_server_rho_schedule", "rho_warmup_rounds",
      "rho_warmup_start", "fedgf_window", "fedgf_threshold", "fedgf_c_norm", "fedgf_static_c",
-     "lesam_estimate", "lesam_first_visit", "scaffold_correction", "mofedsam_server_step", "fedgamma_variant", "gma_tau", "gma_variant",
+     "lesam_estimate", "lesam_first_visit", "scaffold_correction", "mofedsam_server_step", "fedgamma_variant", "fa_lambda", "fa_momentum", "gma_tau", "gma_variant",
      "swa_start", "swa_cycle", "swa_lr_min", "swa_include_start", "swa_phase", "ima_window",
      "ima_start", "ima_gamma", "ima_gamma_late", "lr_decay", "clip_norm", "mixup_alpha",
      "cutout_size"}
@@ -232,6 +234,8 @@ DEFAULTS: dict[str, Any] = {
     "scaffold_correction": 1.0,
     "mofedsam_server_step": "paper",
     "fedgamma_variant": "paper",
+    "fa_lambda": 0.1,
+    "fa_momentum": 0.5,
     "gma_tau": 0.8,
     "gma_variant": "paper",
     "swa_start": None,
@@ -428,7 +432,8 @@ def _validate(cfg: dict[str, Any]) -> None:
     for name in ("feddyn_alpha", "fedspeed_lambda", "smoo_beta", "gloss_beta", "scaffold_correction", "lr_decay",
                  "ima_gamma", "ima_gamma_late"):
         _positive(name, cfg[name])
-    for name in ("fedcm_alpha", "fedgf_static_c", "gma_tau"):
+    _at_least("fa_lambda", cfg["fa_lambda"], 0)
+    for name in ("fedcm_alpha", "fedgf_static_c", "gma_tau", "fa_momentum"):
         if not 0 <= cfg[name] <= 1:
             raise ConfigError(name, f"got {cfg[name]!r}; must be in [0, 1]")
     for name in ("fedgf_window", "swa_cycle", "ima_window"):

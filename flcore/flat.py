@@ -43,6 +43,21 @@ class FlatModel:
                 mask[start:start + shape.numel()] = True
         #: True on coordinates of tensors whose name contains "weight" (ASAM's operator).
         self.weight_mask = mask
+        self._feature_view = _FeatureView(module) if hasattr(module, "features") else None
+        self.head = self._find_head(module)
+
+    def _find_head(self, module: nn.Module):
+        """``(weight_slice, weight_shape, bias_slice)`` of the classifier, the model's last
+        ``nn.Linear`` (every flcore model ends with one), or None."""
+        linears = [name for name, m in module.named_modules() if isinstance(m, nn.Linear)]
+        if not linears:
+            return None
+        prefix = f"{linears[-1]}." if linears[-1] else ""
+        index = {name: i for i, name in enumerate(self.names)}
+        wi, bi = index[f"{prefix}weight"], index.get(f"{prefix}bias")
+        w_slice = slice(self.offsets[wi], self.offsets[wi] + self.shapes[wi].numel())
+        b_slice = None if bi is None else slice(self.offsets[bi], self.offsets[bi] + self.shapes[bi].numel())
+        return w_slice, self.shapes[wi], b_slice
 
     # ------------------------------------------------------------------ conversions
     def flatten(self, module: nn.Module | None = None) -> torch.Tensor:
@@ -70,6 +85,20 @@ class FlatModel:
         """Logits of the model with parameters ``w [P]`` on inputs ``x``."""
         return functional_call(self.module, self.unflatten(w), (x,))
 
+    def features(self, w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """Penultimate features ``model.features(x)`` at parameters ``w``."""
+        return functional_call(self._feature_view, {f"inner.{k}": v for k, v in self.unflatten(w).items()}, (x,))
+
+    def anchor_loss(self, w, x, y, weight, anchors, lam: float) -> torch.Tensor:
+        """FedFA's local objective (Zhou et al. 2023; algorithms.md 3.10): weighted mean
+        cross-entropy plus ``lam * (1/C) sum_c sum_{i: y_i = c} ||phi(x_i) - A_c||^2 / n_c``
+        over the classes ``c`` present in the batch (``n_c`` their weighted counts)."""
+        feats = self.features(w, x)
+        w_slice, w_shape, b_slice = self.head
+        logits = F.linear(feats, w[w_slice].view(w_shape), None if b_slice is None else w[b_slice])
+        ce = (F.cross_entropy(logits, y, reduction="none") * weight).sum() / weight.sum().clamp_min(1.0)
+        return ce + lam * anchor_term(feats, y, weight, anchors)
+
     def loss(self, w: torch.Tensor, x: torch.Tensor, y: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
         """Weighted mean cross-entropy ``sum_i a_i CE_i / max(sum_i a_i, 1)``.
 
@@ -88,9 +117,13 @@ class FlatModel:
         """
         if batched:
             many = vmap(grad_and_value(self.loss))
+            with_anchors = vmap(grad_and_value(self.anchor_loss), in_dims=(0, 0, 0, 0, 0, None))
 
             def batched_grad(W, batch):
-                g, loss = many(W, batch.x, batch.y, batch.weight)
+                if batch.anchors is not None:
+                    g, loss = with_anchors(W, batch.x, batch.y, batch.weight, batch.anchors, batch.anchor_weight)
+                else:
+                    g, loss = many(W, batch.x, batch.y, batch.weight)
                 return loss, g
             return batched_grad
 
@@ -100,7 +133,8 @@ class FlatModel:
             grads = torch.empty_like(W)
             losses = torch.empty(W.shape[0], dtype=W.dtype, device=W.device)
             for k in range(W.shape[0]):
-                loss, g = module_grad(W[k], batch.x[k], batch.y[k], batch.weight[k])
+                anchors = None if batch.anchors is None else batch.anchors[k]
+                loss, g = module_grad(W[k], batch.x[k], batch.y[k], batch.weight[k], anchors, batch.anchor_weight)
                 grads[k] = g  # copied out before the next call reuses the buffer
                 losses[k] = loss
             return losses, grads
@@ -143,6 +177,8 @@ class _FlatModuleGrad:
 
     def __init__(self, flat: FlatModel):
         self.module = copy.deepcopy(flat.module)
+        linears = [m for m in self.module.modules() if isinstance(m, nn.Linear)]
+        self.head = linears[-1] if linears else None
         template = flat.flatten()
         self.params = torch.zeros_like(template)
         self.grad = torch.zeros_like(template)
@@ -151,13 +187,41 @@ class _FlatModuleGrad:
             param.data = self.params[start:stop].view(shape)
             param.grad = self.grad[start:stop].view(shape)
 
-    def __call__(self, w, x, y, weight):
+    def __call__(self, w, x, y, weight, anchors=None, lam: float = 0.0):
         with torch.no_grad():
             self.params.copy_(w)
             self.grad.zero_()
         if x.dim() == 4:  # images: channels-last kernels are faster, the numbers the same
             x = x.contiguous(memory_format=torch.channels_last)
-        losses = F.cross_entropy(self.module(x), y, reduction="none")
-        loss = (losses * weight).sum() / weight.sum().clamp_min(1.0)
+        if anchors is None:
+            losses = F.cross_entropy(self.module(x), y, reduction="none")
+            loss = (losses * weight).sum() / weight.sum().clamp_min(1.0)
+        else:
+            feats = self.module.features(x)
+            losses = F.cross_entropy(self.head(feats), y, reduction="none")
+            loss = (losses * weight).sum() / weight.sum().clamp_min(1.0) + lam * anchor_term(feats, y, weight, anchors)
         loss.backward()
         return loss.detach(), self.grad
+
+
+class _FeatureView(nn.Module):
+    """A module whose forward is ``inner.features``, so ``functional_call`` can reach it."""
+
+    def __init__(self, inner: nn.Module):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner.features(x)
+
+
+def anchor_term(feats: torch.Tensor, y: torch.Tensor, weight: torch.Tensor, anchors: torch.Tensor) -> torch.Tensor:
+    """``(1/C) sum_c [sum_{i: y_i = c} a_i ||f_i - A_c||^2] / n_c`` with sample weights ``a``
+    and ``n_c = sum_{i: y_i = c} a_i``; classes absent from the batch contribute 0."""
+    num_classes = anchors.shape[0]
+    dist = ((feats - anchors[y]) ** 2).sum(dim=1) * weight
+    # a comparison, not F.one_hot, which vmap cannot batch
+    onehot = (y[:, None] == torch.arange(num_classes, device=y.device)).to(feats.dtype)
+    per_class = onehot.T @ dist
+    counts = onehot.T @ weight
+    return (per_class / counts.clamp_min(1.0)).sum() / num_classes

@@ -9,7 +9,9 @@ Everything works on a batch of clients: ``W`` is ``[K, P]``.  The engine supplie
 for all clients at once with ``torch.func.vmap``; this module does not know which, so the
 same algorithm code runs both ways.
 
-Parts may keep per-client state across rounds (``client_state``: name -> initialiser),
+Parts may change the minibatch's loss before the step (``prepare(W, batch, ctx, scratch)
+-> batch``), update the iterate again after it (``after_step(W, W_new, batch, ctx,
+scratch) -> W_new``), keep per-client state across rounds (``client_state``: name -> initialiser),
 read what the server broadcast (``ctx.broadcast``), prepare per-round values in
 ``begin(ctx, scratch)`` and, after the last step, update their client state and add
 uploads in ``end(W, ctx, scratch, out)``.
@@ -35,6 +37,9 @@ class Batch:
     y: torch.Tensor
     weight: torch.Tensor
     active: torch.Tensor
+    #: FedFA's class anchors ``[K, C, d]`` and the weight of its anchor loss (None: plain CE)
+    anchors: torch.Tensor | None = None
+    anchor_weight: float = 0.0
 
 
 @dataclass
@@ -106,6 +111,18 @@ class LocalUpdate:
         return scratch
 
     def step(self, W: torch.Tensor, batch: Batch, ctx: RoundContext, scratch: dict[str, Any]) -> torch.Tensor:
+        for part in self.parts:  # parts that change the loss (FedFA's anchor term) or record the batch
+            prepare = getattr(part, "prepare", None)
+            if prepare is not None:
+                batch = prepare(W, batch, ctx, scratch)
+        W_new = self._descent(W, batch, ctx, scratch)
+        for part in self.parts:  # parts with a second update after the SGD step (FedFA calibration)
+            after_step = getattr(part, "after_step", None)
+            if after_step is not None:
+                W_new = after_step(W, W_new, batch, ctx, scratch)
+        return W_new
+
+    def _descent(self, W, batch, ctx, scratch) -> torch.Tensor:
         eps, loss_at_w = self.perturbation(W, batch, ctx, scratch)
         loss, g = ctx.grad_fn(W if eps is None else W + eps, batch)
         if loss_at_w is None:

@@ -227,3 +227,25 @@ register(Method(
     "FedGMA (Tenison et al. 2023, Algorithm 1): M_j = 1[|sum_k sign(Delta_kj)|/m >= tau]; "
     "w^{t+1} = w^t - eta_g M * Delta^t.",
     ("P0", "C0", "S5"), ("server_lr", "gma_tau", "gma_variant"), _client(_sgd), _fedgma_server))
+
+
+def _fedfa_client(cfg, flat):
+    from .feature_anchors import FeatureAnchorClient
+
+    epochs = 1 if cfg.local_steps is not None else cfg.local_epochs
+    return local_update(cfg, NoPerturbation(), (FeatureAnchorClient(
+        flat, cfg.fa_lambda, cfg.fa_momentum, epochs, calibrate_after=cfg.rounds // 4),))
+
+
+def _fedfa_server(cfg):
+    from .feature_anchors import FeatureAnchorServer
+
+    return Server(PseudoGradientStep(ServerSGD(lr=1.0)), parts=(FeatureAnchorServer(cfg.seed),))
+
+
+register(Method(
+    "fedfa", "FedFA (Zhou, Zhang & Tsang 2023; the FedIMA paper's code): local CE plus "
+    "lam (1/C) sum_c ||phi(x) - A_c||^2 / n_c toward the server's class anchors (from round 1), "
+    "a classifier-calibration Adam step on the anchors after every step once t > T/4, EMA local "
+    "anchors uploaded with the model; the server averages models (FMA) and anchors per class.",
+    ("P0", "C7", "S0"), ("fa_lambda", "fa_momentum"), _fedfa_client, _fedfa_server))

@@ -241,7 +241,7 @@ def with_ima(method: Method, name: str | None = None) -> Method:
 #: wrappers are registered for those that exist when this module is imported.
 SWA_BASES = ("fedavg", "fedsam", "fedasam", "fedavgm", "fedprox", "scaffold", "feddyn", "adabest",
              "fedavgm+asam", "fedprox+asam", "scaffold+asam", "feddyn+sam", "feddyn+asam", "adabest+asam")
-IMA_BASES = ("fedavg", "fedprox", "fedasam", "fednova", "fedgma", "fedadam", "fedyogi")
+IMA_BASES = ("fedavg", "fedprox", "fedasam", "fednova", "fedgma", "fedfa", "fedadam", "fedyogi")
 
 
 # ----------------------------------------------------------------------------- centralized
