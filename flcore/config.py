@@ -93,6 +93,7 @@ class ExperimentConfig:
     fedgf_static_c: float  # c of FedGF-static-c
     lesam_estimate: str  # "client" (paper) | "server_last_round" (official code)
     lesam_first_visit: str  # "none" (no perturbation) | "w0"
+    lesam_perturbation: str  # "paper" (global l2 unit) | "code" (the official per-tensor indexing)
     scaffold_correction: float  # scale of the control-variate correction (FedLESAM-S code: 0.1)
     mofedsam_server_step: str  # "paper" (w - Delta) | "fedgf_code" (w - m, the FedGF code)
     fedgamma_variant: str  # "paper" | "fedgf_code" (server c += mean(dc)/N, the FedGF code)
@@ -169,7 +170,7 @@ METHOD_FIELDS = frozenset(
      "fedcm_alpha", "fedspeed_alpha", "fedspeed_lambda", "smoo_beta", "gloss_rho_server",
      "gloss_beta", "gloss_dual_scale", "gloss_server_rho_schedule", "rho_warmup_rounds",
      "rho_warmup_start", "fedgf_window", "fedgf_threshold", "fedgf_c_norm", "fedgf_static_c",
-     "lesam_estimate", "lesam_first_visit", "scaffold_correction", "mofedsam_server_step", "fedgamma_variant", "fa_lambda", "fa_momentum", "gma_tau", "gma_variant",
+     "lesam_estimate", "lesam_first_visit", "lesam_perturbation", "scaffold_correction", "mofedsam_server_step", "fedgamma_variant", "fa_lambda", "fa_momentum", "gma_tau", "gma_variant",
      "swa_start", "swa_cycle", "swa_lr_min", "swa_include_start", "swa_phase", "ima_window",
      "ima_start", "ima_gamma", "ima_gamma_late", "lr_decay", "clip_norm", "mixup_alpha",
      "cutout_size"}
@@ -185,6 +186,7 @@ OPTION_CHOICES = {
     "fedgf_c_norm": ("paper", "len"),
     "lesam_estimate": ("client", "server_last_round"),
     "lesam_first_visit": ("none", "w0"),
+    "lesam_perturbation": ("paper", "code"),
     "gma_variant": ("paper", "fedima_code"),
     "mofedsam_server_step": ("paper", "fedgf_code"),
     "fedgamma_variant": ("paper", "fedgf_code"),
@@ -231,6 +233,7 @@ DEFAULTS: dict[str, Any] = {
     "fedgf_static_c": 0.5,
     "lesam_estimate": "client",
     "lesam_first_visit": "none",
+    "lesam_perturbation": "paper",
     "scaffold_correction": 1.0,
     "mofedsam_server_step": "paper",
     "fedgamma_variant": "paper",

@@ -560,3 +560,22 @@ def test_communication_and_grad_evals_of_the_recipes():
         assert (m.downloads_per_round, m.uploads_per_round, m.grad_evals_per_step) == (down, up, evals), name
         if name in ("fedgloss-sgd", "fedlesam", "centralized-samtilde", "fedgf"):
             assert m.build_client(resolve_config(scale="smoke", method=name), None).grad_evals_per_step == evals
+
+
+def test_fedlesam_code_perturbation_reproduces_the_official_indexing():
+    """lesam_perturbation="code": tensor j is shifted by rho d[j] / (sum_{i<T} |d[i]| + 1e-7)
+    (the official code's indexing of the flat update by the tensor index; FedLESAM issue #1)."""
+    from flcore.algorithms.perturbation_global import LocallyEstimatedGlobal
+
+    tensor_of = torch.tensor([0, 0, 0, 1, 1, 2])  # three tensors of sizes 3, 2, 1
+    part = LocallyEstimatedGlobal(0.5, first_visit="w0", tensor_of=tensor_of)
+    w_t = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], dtype=torch.float64)
+    old = torch.tensor([[1.5, 1.0, 3.0, 4.0, 5.0, 7.0]], dtype=torch.float64)
+    ctx = RoundContext(round=3, lr=0.1, start=w_t[None].clone(), client_ids=torch.tensor([0]), grad_fn=None,
+                       client_state={"lesam_old": old, "lesam_seen": torch.tensor([True])}, global_model=w_t)
+    scratch = {}
+    part.begin(ctx, scratch)
+    d = (old - w_t)[0].numpy()  # [0.5, -1, 0, 0, 0, 1]
+    scale = 0.5 / (abs(d[0]) + abs(d[1]) + abs(d[2]) + 1e-7)
+    expected = np.array([d[0]] * 3 + [d[1]] * 2 + [d[2]]) * scale
+    np.testing.assert_allclose(scratch["lesam_delta"][0].numpy(), expected, rtol=1e-12)

@@ -44,11 +44,19 @@ class LocallyEstimatedGlobal:
       broadcasts ``w^{t-1} - w^t`` as ``lesam_direction``
       (:class:`flcore.algorithms.server_global.LastGlobalUpdate`; one more downlink vector).
     - ``||w_i^old - w^t|| = 0`` gives ``delta_i = 0`` (``unit(0) = 0``).
+    - ``tensor_of`` set (``lesam_perturbation="code"``): the official code's normalisation,
+      kept to reproduce its published numbers (algorithms.md 2.6 decision 2, FedLESAM
+      issue #1).  It indexes the flat direction ``d`` with the parameter-tensor index
+      ``j``: every coordinate of tensor ``j`` is shifted by the same scalar
+      ``rho d[j] / (sum_{i < T} |d[i]| + 1e-7)``, T the number of tensors.  ``tensor_of``
+      ``[P]`` gives each coordinate's tensor index.  Pair it with
+      ``lesam_estimate="server_last_round"`` for the full official behaviour.
     """
 
     rho: float
     first_visit: str = "none"
     estimate: str = "client"
+    tensor_of: torch.Tensor | None = None
     extra_grad_evals: int = 0
 
     def __post_init__(self):
@@ -70,7 +78,13 @@ class LocallyEstimatedGlobal:
                 d = torch.where(ctx.client_state["lesam_seen"].unsqueeze(-1), d, torch.zeros_like(d))
         else:
             d = _broadcast(ctx, "lesam_direction").expand_as(ctx.start)
-        scratch["lesam_delta"] = self.rho * unit(d)
+        if self.tensor_of is None:
+            scratch["lesam_delta"] = self.rho * unit(d)
+        else:
+            num_tensors = int(self.tensor_of[-1]) + 1
+            head = d[:, :num_tensors]
+            scalars = self.rho * head / (head.abs().sum(dim=-1, keepdim=True) + 1e-7)
+            scratch["lesam_delta"] = scalars[:, self.tensor_of]
 
     def __call__(self, W, batch, ctx, scratch):
         return scratch["lesam_delta"], None

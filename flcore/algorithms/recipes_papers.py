@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import torch
+
 from .averaging import SWA, add_ima, add_swa
 from .corrections import DynDual, ScaffoldCorrection
 from .methods import (METHODS, Method, asam_client, average_server, local_update, register,
@@ -146,16 +148,21 @@ register(Method(
 
 # ----------------------------------------------------------------------------- FedLESAM
 
-LESAM_FIELDS = ("rho", "lesam_estimate", "lesam_first_visit")
+LESAM_FIELDS = ("rho", "lesam_estimate", "lesam_first_visit", "lesam_perturbation")
 
 
-def _lesam(cfg):
-    return LocallyEstimatedGlobal(cfg.rho, first_visit=cfg.lesam_first_visit, estimate=cfg.lesam_estimate)
+def _lesam(cfg, flat):
+    tensor_of = None
+    if cfg.lesam_perturbation == "code":
+        tensor_of = torch.cat([torch.full((shape.numel(),), i, dtype=torch.long)
+                               for i, shape in enumerate(flat.shapes)]).to(flat.weight_mask.device)
+    return LocallyEstimatedGlobal(cfg.rho, first_visit=cfg.lesam_first_visit, estimate=cfg.lesam_estimate,
+                                  tensor_of=tensor_of)
 
 
 def _lesam_client(*corrections):
     def build(cfg, flat):
-        return local_update(cfg, _lesam(cfg), [c(cfg) for c in corrections])
+        return local_update(cfg, _lesam(cfg, flat), [c(cfg) for c in corrections])
     return build
 
 
