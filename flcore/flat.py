@@ -127,7 +127,9 @@ class FlatModel:
                 return loss, g
             return batched_grad
 
-        module_grad = _FlatModuleGrad(self)
+        if getattr(self, "_module_grad", None) is None:
+            self._module_grad = _FlatModuleGrad(self)  # built once: a model copy and two flat buffers
+        module_grad = self._module_grad
 
         def looped_grad(W, batch):
             grads = torch.empty_like(W)
