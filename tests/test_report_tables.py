@@ -97,5 +97,6 @@ def test_performance_page_is_in_sync_with_the_benchmark_results():
     assert (root / "book" / "performance.md").read_text() == rendered, (
         "regenerate: python -m flcore.report.performance benchmarks/results/round_time.jsonl > book/performance.md")
     for row in load_results(results):
-        assert abs(row["ratio"] - row["flcore_rounds_per_s"] / row["reference_rounds_per_s"]) < 1e-9
+        if row.get("reference_rounds_per_s") is not None:
+            assert abs(row["ratio"] - row["flcore_rounds_per_s"] / row["reference_rounds_per_s"]) < 1e-9
         assert f"| {row['method']} |" in rendered

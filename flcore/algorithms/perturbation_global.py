@@ -64,6 +64,10 @@ class LocallyEstimatedGlobal:
             raise ValueError(f"first_visit must be 'none' or 'w0', got {self.first_visit!r}")
         if self.estimate not in ("client", "server_last_round"):
             raise ValueError(f"estimate must be 'client' or 'server_last_round', got {self.estimate!r}")
+        # the tensor count and a copy of the index per device, made once (no per-round
+        # host-to-device copy or host sync)
+        object.__setattr__(self, "_num_tensors", None if self.tensor_of is None else int(self.tensor_of[-1]) + 1)
+        object.__setattr__(self, "_tensor_of_on", {})
 
     @property
     def client_state(self) -> dict[str, str]:
@@ -81,10 +85,12 @@ class LocallyEstimatedGlobal:
         if self.tensor_of is None:
             scratch["lesam_delta"] = self.rho * unit(d)
         else:
-            num_tensors = int(self.tensor_of[-1]) + 1
-            head = d[:, :num_tensors]
+            index = self._tensor_of_on.get(d.device)
+            if index is None:
+                index = self._tensor_of_on[d.device] = self.tensor_of.to(d.device)
+            head = d[:, :self._num_tensors]
             scalars = self.rho * head / (head.abs().sum(dim=-1, keepdim=True) + 1e-7)
-            scratch["lesam_delta"] = scalars[:, self.tensor_of]
+            scratch["lesam_delta"] = scalars[:, index]
 
     def __call__(self, W, batch, ctx, scratch):
         return scratch["lesam_delta"], None

@@ -274,6 +274,10 @@ def run_analyze(args: argparse.Namespace) -> int:
         validate_args(args)
         started = time.perf_counter()
         loaded = load_run(args.run, device=args.device, which=args.which, data_root=args.data_root)
+        if loaded.w.device.type == "cpu":
+            from ..sim.cpu_memory import retain_freed_memory
+
+            retain_freed_memory()
         x, y = loaded.data(args.split, args.samples, args.seed)
         result = _HANDLERS[args.analyze_tool](args, loaded, x, y)
     except (AnalyzeArgumentError, RunLoadError) as exc:

@@ -9,6 +9,8 @@ widest real batch of that step, with zero sample weights on the padding.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 
@@ -17,31 +19,65 @@ from ..data.mixing import apply_cutout, mix
 from .sampling import ClientPlan
 
 
-def _step_batch(data, plans: list[ClientPlan], step: int, device) -> Batch:
-    width = max((p.batches[step].numel() for p in plans if step < p.num_steps), default=1)
-    K = len(plans)
-    index = torch.zeros(K, width, dtype=torch.long)
-    weight = torch.zeros(K, width)
-    active = torch.zeros(K, dtype=torch.bool)
-    crops = None
-    if data.augment:
-        crops = tuple(torch.zeros(K, width, dtype=dt) for dt in (torch.long, torch.long, torch.bool))
+@dataclass
+class ChunkBatches:
+    """Every step's batch of a chunk of clients, built on the host in one go and moved to
+    the device in one transfer per tensor (pinned, asynchronous on CUDA), so a round's
+    steps issue no host-to-device copies and wait on nothing.
+
+    ``index``, ``weight`` and the crop draws are ``[S, K, W]`` with ``W`` the widest batch
+    of any step; ``widths[s]`` is the widest real batch of step ``s``, to which that
+    step's tensors are cut (so a step pads only to its own widest batch); ``active`` is
+    ``[S, K]``.
+    """
+
+    index: torch.Tensor
+    weight: torch.Tensor
+    active: torch.Tensor
+    crops: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None
+    widths: list[int]
+
+
+def stack_plans(plans: list[ClientPlan], device, dtype: torch.dtype) -> ChunkBatches:
+    """The batches of ``plans`` as :class:`ChunkBatches` on ``device``."""
+    steps = max(p.num_steps for p in plans)
+    widths = [max((p.batches[s].numel() for p in plans if s < p.num_steps), default=1)
+              for s in range(steps)]
+    K, W = len(plans), max(widths)
+    index = torch.zeros(steps, K, W, dtype=torch.long)
+    weight = torch.zeros(steps, K, W, dtype=dtype)
+    active = torch.zeros(steps, K, dtype=torch.bool)
+    augmented = any(plan.crops[0] is not None for plan in plans if plan.num_steps)
+    crops = tuple(torch.zeros(steps, K, W, dtype=dt) for dt in (torch.long, torch.long, torch.bool)) \
+        if augmented else None
     for k, plan in enumerate(plans):
-        if step >= plan.num_steps:
-            continue
-        b = plan.batches[step]
-        index[k, :b.numel()] = b
-        weight[k, :b.numel()] = 1.0
-        active[k] = True
-        if crops is not None:
-            for dst, src in zip(crops, plan.crops[step]):
-                dst[k, :b.numel()] = src
-    index = index.to(device, non_blocking=True)
+        for s, batch in enumerate(plan.batches):
+            n = batch.numel()
+            index[s, k, :n] = batch
+            weight[s, k, :n] = 1.0
+            active[s, k] = True
+            if crops is not None:
+                for dst, src in zip(crops, plan.crops[s]):
+                    dst[s, k, :n] = src
+
+    def move(t: torch.Tensor) -> torch.Tensor:
+        if torch.device(device).type == "cuda":
+            return t.pin_memory().to(device, non_blocking=True)
+        return t.to(device)
+
+    return ChunkBatches(index=move(index), weight=move(weight), active=move(active),
+                        crops=None if crops is None else tuple(move(t) for t in crops), widths=widths)
+
+
+def _step_batch(data, plans: list[ClientPlan], batches: ChunkBatches, step: int) -> Batch:
+    width = batches.widths[step]
+    index = batches.index[step, :, :width]
+    crops = None if batches.crops is None else tuple(t[step, :, :width] for t in batches.crops)
     x = data.train_inputs(index, crops)
     y = data.train_y[index]
     if plans[0].cutouts is not None or plans[0].mixups is not None:
         x, y = _mix_and_cut(data, plans, step, x, y)
-    return Batch(x=x, y=y, weight=weight.to(device, x.dtype), active=active.to(device))
+    return Batch(x=x, y=y, weight=batches.weight[step, :, :width], active=batches.active[step])
 
 
 def _mix_and_cut(data, plans, step, x, y):
@@ -88,9 +124,10 @@ def train_chunk(client_update, data, start: torch.Tensor, plans: list[ClientPlan
         weight_mask=weight_mask,
     )
     scratch = client_update.begin(ctx)
+    batches = stack_plans(plans, start.device, data.train_x.dtype)
     W = starts
-    for step in range(max(p.num_steps for p in plans)):
-        W = client_update.step(W, _step_batch(data, plans, step, start.device), ctx, scratch)
+    for step in range(len(batches.widths)):
+        W = client_update.step(W, _step_batch(data, plans, batches, step), ctx, scratch)
     return client_update.end(W, ctx, scratch)
 
 
