@@ -24,10 +24,9 @@ from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 from torch.func import functional_call, vmap
 
-from ..flat import FlatModel
+from ..flat import FlatModel, _FeatureView
 from .hvp import check_dataset, iter_batches, use_channels_last
 
 __all__ = [
@@ -182,17 +181,6 @@ def per_sample_losses(flat: FlatModel, w: torch.Tensor, x: torch.Tensor, y: torc
         out_loss.append(values.double())
         out_correct.append(logits.argmax(dim=1) == yb)
     return torch.cat(out_loss), torch.cat(out_correct)
-
-
-class _FeatureView(nn.Module):
-    """A module whose forward is ``inner.features``: lets ``functional_call`` reach it."""
-
-    def __init__(self, inner: nn.Module):
-        super().__init__()
-        self.inner = inner
-
-    def forward(self, x):
-        return self.inner.features(x)
 
 
 @torch.no_grad()
