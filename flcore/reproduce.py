@@ -115,8 +115,13 @@ def _parameters(notebook: Path, values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if k in declared}
 
 
-def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: int | None = None) -> dict:
-    """Run one artifact's notebook with papermill into the book tree; never raises."""
+def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: int | None = None,
+                     store: str | None = None) -> dict:
+    """Run one artifact's notebook with papermill into the book tree; never raises.
+
+    The run store reaches the kernel as ``$FLCORE_STORE``, not as a parameter, so that no
+    path of the building machine is written into the page.
+    """
     import papermill
 
     source = root / artifact.notebook_path
@@ -124,9 +129,12 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
     output.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     entry: dict[str, Any] = {"output": artifact.book_path}
+    saved_store = os.environ.get("FLCORE_STORE")
     try:
         if not source.is_file():
             raise FileNotFoundError(f"notebook {artifact.notebook_path} not found under {root}")
+        if store is not None:
+            os.environ["FLCORE_STORE"] = store
         papermill.execute_notebook(str(source), str(output), parameters=_parameters(source, parameters),
                                    kernel_name="python3", cwd=str(root), progress_bar=False,
                                    log_output=False, execution_timeout=timeout)
@@ -134,8 +142,55 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
     except Exception as exc:  # noqa: BLE001 - one failing notebook must not stop the batch
         entry["status"] = "failed"
         entry["error"] = _short_error(exc)
+    finally:
+        if saved_store is None:
+            os.environ.pop("FLCORE_STORE", None)
+        else:
+            os.environ["FLCORE_STORE"] = saved_store
+    if output.is_file():
+        finish_page(output, parameters.get("scale", "small"), parameters.get("seeds", [0]))
     entry["duration_s"] = round(time.perf_counter() - started, 1)
     return entry
+
+
+def finish_page(path: Path, scale: str, seeds: list[int]) -> None:
+    """Make an executed notebook a book page: the scale and data set in its first lines
+    (after the title), every code cell's input collapsed under its output (``hide-input``)
+    and code cells without output left out of the page (``remove-cell``)."""
+    import nbformat
+
+    from .report.page import scale_banner
+
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if "flcore-banner" not in c.metadata.get("tags", [])]
+    for cell in cells:
+        if cell.cell_type == "code":
+            # code that shows something is collapsed under its output; code that shows
+            # nothing (installation, parameters, imports) is left to the notebook itself
+            tags = cell.metadata.setdefault("tags", [])
+            tag = "hide-input" if cell.get("outputs") else "remove-cell"
+            if tag not in tags:
+                tags.append(tag)
+    title = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"), -1)
+    day = datetime.now(timezone.utc).date().isoformat()
+    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, seeds, day), metadata={"tags": ["flcore-banner"]})
+    if title >= 0 and cells[title].source.lstrip().startswith("#"):
+        # The title is the cell's first line; the banner goes right below it.
+        first, _, rest = cells[title].source.partition("\n")
+        cells[title].source = first
+        cells.insert(title + 1, banner)
+        if rest.strip():
+            follow = nbformat.v4.new_markdown_cell(rest.lstrip("\n"))
+            cells.insert(title + 2, follow)
+    else:
+        cells.insert(0, banner)
+    nb.cells = cells
+    papermill = nb.metadata.get("papermill", {})
+    for key in ("input_path", "output_path"):  # no path of the building machine in the page
+        if papermill.get(key):
+            papermill[key] = Path(papermill[key]).name
+    nbformat.validator.normalize(nb)
+    nbformat.write(nb, path)
 
 
 def _short_error(exc: Exception) -> str:
@@ -147,11 +202,13 @@ def _short_error(exc: Exception) -> str:
 def _prefetch_runs(artifacts, args, store: str, log) -> None:
     """Train the union of the runs the artifacts need, once, before their notebooks run."""
     from .experiments.artifacts import runs_for
+    from .experiments.claims import spread_specs
     from .experiments.runner import ensure_runs
 
     specs = runs_for([a.id for a in artifacts], args.scale, args.seeds)
     if not specs:
         return
+    specs += spread_specs(args.scale)  # the claims' tie rule needs the measured seed spread
     try:
         ensure_runs(specs, store=store, device=args.device, workers=args.workers, data_root=args.data_root,
                     download=args.download, raise_on_failure=False, log=log)
@@ -181,22 +238,34 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
             todo.append((artifact, reason))
     if todo:
         _prefetch_runs([a for a, _ in todo], args, store, log)
-    parameters = {"scale": args.scale, "device": args.device, "seeds": list(args.seeds), "store": store,
+    parameters = {"scale": args.scale, "device": args.device, "seeds": list(args.seeds),
                   "workers": args.workers, "data_root": args.data_root,
                   "download": bool(args.download)}
     for artifact, reason in todo:
         log(f"[{artifact.id}] executing ({reason}) -> {artifact.book_path}")
-        entry = execute_artifact(artifact, root, parameters, timeout=args.timeout)
+        entry = execute_artifact(artifact, root, parameters, timeout=args.timeout, store=store)
+        finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
         entry.update(scale=args.scale, seeds=list(args.seeds), notebook=notebook_hash(root / artifact.notebook_path)
                      if (root / artifact.notebook_path).is_file() else None,
-                     flcore=fingerprint, flcore_version=_version(),
-                     finished=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                     flcore=fingerprint, flcore_version=_version(), finished=finished)
+        entry["built"] = _built_scales(manifest["artifacts"].get(artifact.id), entry)
         manifest["artifacts"][artifact.id] = entry
         save_manifest(root, manifest)
         results[artifact.id] = entry
         log(f"[{artifact.id}] {entry['status']} in {entry['duration_s']:.0f} s"
             + (f": {entry['error']}" if entry.get("error") else ""))
     return results
+
+
+def _built_scales(previous: dict | None, entry: dict) -> dict:
+    """``{scale: {"finished", "seeds"}}`` of the scales at which the page was built
+    successfully, carried over from the previous manifest entry."""
+    built = dict((previous or {}).get("built", {}))
+    if entry["status"] == "ok":
+        built[entry["scale"]] = {"finished": entry["finished"], "seeds": entry["seeds"]}
+    else:
+        built.pop(entry["scale"], None)
+    return built
 
 
 def _version() -> str:
@@ -255,14 +324,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     known = artifact_ids()
     if args.list:
-        root = Path(args.root).resolve()
-        manifest = load_manifest(root)
-        fingerprint = flcore_fingerprint()
-        for aid in known:
-            entry = manifest["artifacts"].get(aid)
-            reason = stale_reason(get_artifact(aid), entry, root, args.scale, args.seeds, fingerprint)
-            print(f"{aid:<18} {'stale: ' + reason if reason else 'up to date'}")
-        return 0
+        return _list(args)
     if args.all == bool(args.artifacts):
         print("flcore: error: give artifact ids or --all (known: " + ", ".join(known) + ")", file=sys.stderr)
         return EXIT_USAGE
@@ -276,6 +338,63 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return EXIT_FAILED if any(e["status"] == "failed" for e in results.values()) else 0
 
 
+def _list(args: argparse.Namespace) -> int:
+    """``--list``: every table and figure of the five papers with its status; for the
+    reproduced ones, whether the page is stale at ``--scale`` (and why)."""
+    from .experiments.artifacts import get_artifact
+    from .experiments.inventory import coverage
+
+    root = Path(args.root).resolve()
+    manifest = load_manifest(root)
+    fingerprint = flcore_fingerprint()
+    rows = coverage(manifest)
+    for row in rows:
+        if row["status"] == "reproduced":
+            reason = stale_reason(get_artifact(row["id"]), manifest["artifacts"].get(row["id"]), root, args.scale,
+                                  args.seeds, fingerprint)
+            row["stale"] = reason
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return 0
+    for row in rows:
+        if row["status"] == "reproduced":
+            state = f"stale: {row['stale']}" if row["stale"] else "up to date"
+            built = ", ".join(row["scales_built"]) or "-"
+            print(f"{row['id']:<20} reproduced       built: {built:<18} {state}")
+        else:
+            print(f"{row['id']:<20} {row['status']}")
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("reproduced", "pending", "not_regenerable")}
+    print(f"{len(rows)} tables and figures: {counts['reproduced']} reproduced, {counts['pending']} pending, "
+          f"{counts['not_regenerable']} not regenerable")
+    return 0
+
+
+def _cmd_claims(args: argparse.Namespace) -> int:
+    """``flcore claims``: the verdict of every claim at ``--scale`` from the run store."""
+    from .experiments.claims import evaluate_claims
+    from .experiments.inventory import PAPERS
+
+    unknown = [p for p in args.paper or [] if p not in PAPERS]
+    if unknown:
+        print(f"flcore: error: --paper {', '.join(unknown)}: allowed values: {', '.join(PAPERS)}", file=sys.stderr)
+        return EXIT_USAGE
+    results = evaluate_claims(args.scale, Path(args.store).expanduser(), args.seeds, papers=args.paper)
+    if args.json:
+        for result in results:
+            print(json.dumps(result))
+        return 0
+    width = max((len(r["id"]) for r in results), default=10)
+    for result in results:
+        gaps = ", ".join("-" if o is None else f"{o['gap']:+.2f}" for o in result["ours"])
+        print(f"{result['id']:<{width}}  {result['verdict']:<11}  ours: {gaps}"
+              + (f"  ({result['reason']})" if result["verdict"] == "not_checked" and result["reason"] else ""))
+    counts = {v: sum(r["verdict"] == v for r in results) for v in ("holds", "tie", "fails", "not_checked")}
+    print(f"{len(results)} claims at the {args.scale} scale: {counts['holds']} hold, {counts['tie']} tie, "
+          f"{counts['fails']} fail, {counts['not_checked']} not checked")
+    return 0
+
+
 def _cmd_book(args: argparse.Namespace) -> int:
     from .experiments.artifacts import artifact_ids
 
@@ -284,6 +403,9 @@ def _cmd_book(args: argparse.Namespace) -> int:
     if not args.no_reproduce:
         results = reproduce(artifact_ids(), args, force=args.force)
         print_summary(results)
+    from .report.site import write_site_pages
+
+    write_site_pages(Path(args.root).resolve(), args.scale, Path(args.store).expanduser(), args.seeds)
     status = build_book(Path(args.root).resolve(), args.path_output, strict=not args.lax)
     index = Path(args.path_output or args.root).resolve() / "_build" / "html" / "index.html"
     print(f"book {'built' if status == 0 else 'build FAILED'} in {time.perf_counter() - started:.0f} s: {index}")
@@ -298,7 +420,9 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     p.add_argument("artifacts", nargs="*", metavar="ARTIFACT", help="artifact ids, e.g. fedsam-table-2")
     p.add_argument("--all", action="store_true", help="every registered artifact")
     p.add_argument("--stale-only", action="store_true", help="skip artifacts whose page is up to date")
-    p.add_argument("--list", action="store_true", help="list the artifacts and whether they are stale")
+    p.add_argument("--list", action="store_true",
+                   help="list the 110 tables and figures: status, scales built, claims, staleness")
+    p.add_argument("--json", action="store_true", help="with --list: one JSON object per table or figure")
     _common(p)
     b = subparsers.add_parser("book", help="reproduce the stale artifacts, then build the site",
                               description=__doc__.split("\n\n")[2])
@@ -307,7 +431,11 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     b.add_argument("--path-output", default=None, help="build into PATH/_build instead of ./_build")
     b.add_argument("--lax", action="store_true", help="do not turn warnings into errors (-W -n off)")
     _common(b)
-    return {"reproduce": _cmd_reproduce, "book": _cmd_book}
+    c = subparsers.add_parser("claims", help="the verdict of every claim of the papers at a scale, from the run store")
+    c.add_argument("--json", action="store_true", help="one JSON object per claim")
+    c.add_argument("--paper", nargs="+", default=None, help="only these papers (fedsam fedgloss fedgf fedlesam fedima)")
+    _common(c)
+    return {"reproduce": _cmd_reproduce, "book": _cmd_book, "claims": _cmd_claims}
 
 
 def main(argv: list[str] | None = None) -> int:

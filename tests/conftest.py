@@ -15,3 +15,11 @@ def _threads():
     # One thread: the tests' small models gain nothing from more, and on a shared machine
     # competing threads make runs slow and erratic.
     torch.set_num_threads(1)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say loudly when the browser test of the book did not run (no Chromium here)."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if any("browser test of the book did not run" in str(getattr(report, "longrepr", "")) for report in skipped):
+        terminalreporter.write_sep("!", "BROWSER TEST SKIPPED: install chromium and chromium-driver to check the book "
+                                        "pages (CI installs them)", red=True, bold=True)

@@ -89,9 +89,9 @@ def test_usage_errors(tmp_path, capsys):
     assert "known:" in capsys.readouterr().err
 
 
-def test_register_returns_both_handlers():
+def test_register_returns_the_handlers():
     parser = argparse.ArgumentParser()
     handlers = reproduce.register(parser.add_subparsers(dest="command"))
-    assert set(handlers) == {"reproduce", "book"}
+    assert set(handlers) == {"reproduce", "book", "claims"}
     args = parser.parse_args(["book", "--scale", "smoke", "--no-reproduce", "--lax"])
     assert args.scale == "smoke" and args.no_reproduce and args.lax

@@ -5,8 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from flcore.experiments.fedsam import Effect
-from flcore.report import DIVERGED_MARK, PENDING, effects_table, format_comparison, ours_accuracy, paper_vs_ours
+from flcore.report import DIVERGED_MARK, PENDING, format_comparison, ours_accuracy, paper_vs_ours
 
 KEYS = ["dataset", "algorithm", "alpha", "clients_per_round"]
 
@@ -54,24 +53,6 @@ def test_format_comparison_never_fakes_a_number():
     assert row[(0.0, 5, "\u0394")] == "\u2013"
     assert wide.loc["FedSAM"][(0.0, 5, "ours ")] == "10.00" + DIVERGED_MARK
     assert wide.loc["FedAvg E=1"][(0.0, 5, "\u0394")] == "-4.00"
-
-
-def test_effects_table_verdicts():
-    cells = pd.DataFrame({"dataset": ["CIFAR-10"] * 3, "algorithm": ["FedAvg E=1", "FedSAM", "FedASAM"],
-                          "alpha": [0.0] * 3, "clients_per_round": [5] * 3, "ours": [60.0, 63.0, 60.5],
-                          "status": ["finished"] * 3})
-    published = pd.DataFrame({"dataset": ["CIFAR-10"] * 4, "algorithm": ["FedAvg E=1", "FedSAM", "FedASAM", "X"],
-                              "alpha": [0.0] * 4, "clients_per_round": [5] * 4, "accuracy": [65.0, 70.0, 73.0, 1.0]})
-    effects = (Effect("sam", ("FedSAM", "het"), ("FedAvg E=1", "het")),
-               Effect("asam", ("FedASAM", "het"), ("FedAvg E=1", "het")),
-               Effect("reverse", ("FedAvg E=1", "het"), ("FedSAM", "het")),
-               Effect("missing", ("X", "het"), ("FedAvg E=1", "het")))
-    levels = {"CIFAR-10": {"het": 0.0}}
-    table = effects_table(cells, published, effects, levels, ["CIFAR-10"]).set_index("claim")
-    assert table.loc["sam", "reproduced"] == "yes" and table.loc["sam", "our gap"] == pytest.approx(3.0)
-    assert table.loc["asam", "reproduced"] == "tie"
-    assert table.loc["reverse", "reproduced"] == "yes"  # both gaps negative: same direction
-    assert table.loc["missing", "reproduced"] == "not run at this scale"
 
 
 def test_method_catalog_page_is_in_sync_with_the_recipes():

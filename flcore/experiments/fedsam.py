@@ -134,35 +134,3 @@ register_artifact(Artifact(
     "fedsam-table-11", PAPER, "table", "Table 11: FedSAM and FedASAM hyper-parameters", _no_runs))
 register_artifact(Artifact(
     "fedsam-table-12", PAPER, "table", "Table 12: SWA hyper-parameters", _no_runs))
-
-
-# --------------------------------------------------------------------------- the paper's claims
-
-@dataclass(frozen=True)
-class Effect:
-    """A qualitative claim of Table 2: ``better`` beats ``worse`` at the given cell(s).
-
-    ``worse``/``better`` are ``(algorithm, alpha_level)`` with alpha_level one of
-    ``"het"`` (alpha = 0), ``"mid"`` (0.05 / 0.5) and ``"hom"`` (100 / 1000).
-    """
-
-    claim: str
-    better: tuple[str, str]
-    worse: tuple[str, str]
-
-
-ALPHA_LEVELS = {"CIFAR-10": {"het": 0.0, "mid": 0.05, "hom": 100.0},
-                "CIFAR-100": {"het": 0.0, "mid": 0.5, "hom": 1000.0}}
-
-TABLE2_EFFECTS = (
-    Effect("Heterogeneity costs accuracy: FedAvg at alpha = 0 is far below the homogeneous split",
-           ("FedAvg E=1", "hom"), ("FedAvg E=1", "het")),
-    Effect("Two local epochs (compute-matched to SAM) do worse than one", ("FedAvg E=1", "het"), ("FedAvg E=2", "het")),
-    Effect("FedSAM beats FedAvg at alpha = 0", ("FedSAM", "het"), ("FedAvg E=1", "het")),
-    Effect("FedASAM beats FedAvg at alpha = 0", ("FedASAM", "het"), ("FedAvg E=1", "het")),
-    Effect("FedASAM beats FedSAM at alpha = 0", ("FedASAM", "het"), ("FedSAM", "het")),
-    Effect("FedASAM beats FedAvg at the intermediate alpha", ("FedASAM", "mid"), ("FedAvg E=1", "mid")),
-    Effect("FedASAM beats FedAvg on the homogeneous split", ("FedASAM", "hom"), ("FedAvg E=1", "hom")),
-    Effect("SWA helps FedAvg at alpha = 0", ("FedAvg+SWA", "het"), ("FedAvg E=1", "het")),
-    Effect("SWA helps FedASAM at alpha = 0", ("FedASAM+SWA", "het"), ("FedASAM", "het")),
-)

@@ -99,7 +99,7 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
         threads = 1 if n_workers > 1 else None
         jobs = [(spec, overrides, str(root), threads) for spec in todo.values()]
         if log:
-            log(f"training {len(jobs)} run(s) missing from {root} with {n_workers} worker(s)")
+            log(f"training {len(jobs)} run(s) missing from the run store with {n_workers} worker(s)")
         items = list(todo.items())
         if n_workers == 1:
             done = ((i, _train(job)) for i, job in enumerate(jobs))

@@ -22,7 +22,8 @@ from .style import algorithm_dashes, algorithm_palette
 
 def accuracy_curves(metrics: pd.DataFrame, hue: str = "algorithm", col: str | None = "dataset",
                     hue_order: Sequence[str] | None = None, col_order: Sequence[str] | None = None,
-                    title: str | None = None, palette: dict | None = None, height: float = 3.6):
+                    title: str | None = None, palette: dict | None = None, height: float = 3.6,
+                    sharex: bool = True):
     """Test accuracy (%) against rounds.  ``metrics`` is :func:`~flcore.experiments.runner.run_metrics`
     output; several seeds of one line are drawn as their mean with a band."""
     data = metrics[metrics["test_accuracy"].notna()].copy()
@@ -36,7 +37,7 @@ def accuracy_curves(metrics: pd.DataFrame, hue: str = "algorithm", col: str | No
         kwargs.update(style=hue, style_order=hue_order, dashes=algorithm_dashes(hue_order))
     grid = sns.relplot(data=data, x="round", y="test accuracy (%)", hue=hue, hue_order=hue_order, col=col,
                        col_order=col_order, kind="line", palette=palette, errorbar=("pi", 100), height=height,
-                       aspect=1.25, facet_kws={"sharey": False}, **kwargs)
+                       aspect=1.25, facet_kws={"sharey": False, "sharex": sharex}, **kwargs)
     if col is not None:
         grid.set_titles("{col_name}")
     if title:

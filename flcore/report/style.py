@@ -57,6 +57,9 @@ def set_style() -> None:
     the executed notebook even when ``MPLBACKEND`` names a non-interactive backend.
     """
     _inline_in_notebooks()
+    import pandas as pd
+
+    pd.set_option("display.max_colwidth", None)  # long cells (orderings, notes) are shown whole
     matplotlib.rcParams.update(matplotlib.rcParamsDefault)
     sns.set_theme(context="notebook", style="whitegrid", palette=_PALETTE[:10], rc={
         "figure.figsize": (7.0, 4.0),

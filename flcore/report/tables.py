@@ -5,7 +5,7 @@
   over its last 100 rounds (the FedSAM paper's metric), with the seed spread;
 - :func:`paper_vs_ours` joins it with the published values;
 - :func:`format_comparison` lays the result out like the paper's table, with a
-  ``paper / ours / delta`` triple per column.
+  ``paper / ours / delta`` triple per column (``paper / ours`` below the paper scale).
 
 Cells that have no run are never filled in: a method flcore does not implement yet is
 ``pending``; a diverged run is shown as the papers show one -- at chance accuracy (the
@@ -105,19 +105,21 @@ def _delta(value: float, digits: int = 2) -> str:
 
 
 def format_comparison(comparison: pd.DataFrame, index: Sequence[str], columns: Sequence[str],
-                      index_order: dict | None = None) -> pd.DataFrame:
+                      index_order: dict | None = None, delta: bool = True) -> pd.DataFrame:
     """The comparison as the paper lays it out: rows ``index``, one
-    ``paper / ours / delta`` triple of text cells under each ``columns`` combination."""
+    ``paper / ours / delta`` triple of text cells under each ``columns`` combination
+    (``paper / ours`` without ``delta``: below the paper scale, where the data sets differ)."""
     table = comparison.copy()
+    parts = ("paper ", "ours ", "\u0394") if delta else ("paper ", "ours ")
     table["paper "] = [_cell(v, "finished") for v in table["paper"]]
     table["ours "] = [_cell(v, s) for v, s in zip(table["ours"], table["status"])]
     table["\u0394"] = [_delta(v) for v in table["delta"]]
-    wide = table.pivot_table(index=list(index), columns=list(columns), values=["paper ", "ours ", "\u0394"],
+    wide = table.pivot_table(index=list(index), columns=list(columns), values=list(parts),
                              aggfunc="first", sort=False)
     wide = wide.reorder_levels(list(range(1, len(columns) + 1)) + [0], axis=1)
     order = []
     for combo in dict.fromkeys(tuple(c[:-1]) for c in wide.columns):
-        order.extend(combo + (part,) for part in ("paper ", "ours ", "\u0394"))
+        order.extend(combo + (part,) for part in parts)
     wide = wide[order]
     wide.columns = wide.columns.set_names([*columns, ""])
     wide = wide.fillna("")
@@ -165,45 +167,3 @@ def _same(a, b) -> bool:
     if _is_number(a) and _is_number(b):
         return bool(np.isclose(float(a), float(b), rtol=1e-9, atol=0))
     return str(a).replace(" ", "") == str(b).replace(" ", "")
-
-
-def effects_table(cells: pd.DataFrame, published: pd.DataFrame, effects, alpha_levels: dict,
-                  datasets: Sequence[str], clients_per_round: int = 5, tie: float = 1.0) -> pd.DataFrame:
-    """Check the paper's qualitative claims (``effects``, e.g. FedSAM paper
-    ``TABLE2_EFFECTS``) on our runs.
-
-    For each dataset and claim: the published gap (better - worse, points), ours, and a
-    verdict: ``yes`` when ours has the paper's sign and is at least ``tie`` points,
-    ``tie`` when smaller than that, ``no`` when reversed, ``pending`` when a method is
-    not implemented yet, :data:`NOT_RUN` when the scale does not run that cell.  ``cells`` is :func:`ours_accuracy` by dataset, algorithm, alpha, clients.
-    """
-    def lookup(frame, column, dataset, algorithm, level):
-        alpha = alpha_levels[dataset][level]
-        hit = frame[(frame["dataset"] == dataset) & (frame["algorithm"] == algorithm)
-                    & np.isclose(frame["alpha"].astype(float), alpha)
-                    & (frame["clients_per_round"] == clients_per_round)]
-        if hit.empty:
-            return np.nan, "missing"
-        status = hit["status"].iloc[0] if "status" in hit else "finished"
-        return float(hit[column].iloc[0]), status
-
-    rows = []
-    for dataset in datasets:
-        for effect in effects:
-            p_hi, _ = lookup(published, "accuracy", dataset, *effect.better)
-            p_lo, _ = lookup(published, "accuracy", dataset, *effect.worse)
-            o_hi, s_hi = lookup(cells, "ours", dataset, *effect.better)
-            o_lo, s_lo = lookup(cells, "ours", dataset, *effect.worse)
-            paper_gap, ours_gap = p_hi - p_lo, o_hi - o_lo
-            if "missing" in (s_hi, s_lo):
-                verdict, ours_gap = NOT_RUN, np.nan
-            elif {s_hi, s_lo} & {"pending", "failed", "new"} or pd.isna(ours_gap):
-                verdict, ours_gap = PENDING, np.nan
-            elif abs(ours_gap) < tie:
-                verdict = "tie"
-            else:
-                verdict = "yes" if np.sign(ours_gap) == np.sign(paper_gap) else "no"
-            rows.append({"dataset": dataset, "claim": effect.claim, "paper gap": round(paper_gap, 2),
-                         "our gap": round(ours_gap, 2) if not pd.isna(ours_gap) else np.nan,
-                         "reproduced": verdict})
-    return pd.DataFrame(rows)

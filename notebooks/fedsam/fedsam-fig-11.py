@@ -62,10 +62,12 @@ from flcore.experiments import fedsam
 from flcore.experiments.artifacts import get_artifact
 from flcore.experiments.runner import ensure_runs, run_metrics
 from flcore.report import set_style
+from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
 
 set_style()
 artifact = get_artifact("fedsam-fig-11")
+page = Page(artifact.id)
 
 # %% [markdown]
 # ## The runs
@@ -75,7 +77,9 @@ artifact = get_artifact("fedsam-fig-11")
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-runs[["dataset", "algorithm", "status", "rounds_done", "mean_last_100", "run_id"]]
+listing = runs[["dataset", "algorithm", "status", "rounds_done", "mean_last_100", "run_id"]]
+page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "
+                    f"{len(runs)}; mean_last_100 is the mean test accuracy of the last 100 rounds (a fraction).")
 
 # %% [markdown]
 # ## Test accuracy against rounds
@@ -86,20 +90,40 @@ runs[["dataset", "algorithm", "status", "rounds_done", "mean_last_100", "run_id"
 panels = list(fedsam.DATASETS) if scale == "paper" else [fedsam.DATASETS[0]]
 metrics = run_metrics(runs[runs["dataset"].isin(panels)], store=store)
 if scale != "paper":
-    metrics["dataset"] = f"MNIST-1D ({scale} scale)"
+    metrics["dataset"] = f"MNIST-1D ({scale} scale, standing in for CIFAR)"
 figure = accuracy_curves(metrics, hue="algorithm", col="dataset", hue_order=list(fedsam.FIG11_ALGORITHMS))
-plt.show()
+final = runs[runs["dataset"] == panels[0]].set_index("algorithm")["mean_last_100"].astype(float) * 100
+final = final.dropna().sort_values(ascending=False)
+leader = final.index[0] if len(final) else "none"
+data_name = "CIFAR-10 and CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale)"
+rounds = int(metrics["round"].max()) if len(metrics) else 0
+page.figure(figure, f"Test accuracy against rounds at alpha = 0 with 5 clients per round on {data_name}: "
+                    f"{leader} ends highest (mean of the last 100 rounds {final.iloc[0]:.1f}%)." if len(final) else
+                    "No finished run to draw.",
+            alt=f"Line chart of test accuracy in percent against communication rounds (0 to {rounds}) on "
+                f"{data_name} at alpha = 0, one line per method: "
+                + ", ".join(f"{name} ending at {value:.1f}%" for name, value in final.items())
+                + ". Solid lines are the methods, dashed lines their SWA versions.")
 
 # %% [markdown]
 # ## What we found
 
 # %%
-final = runs[runs["dataset"] == panels[0]].set_index("algorithm")["mean_last_100"].astype(float) * 100
 lines = [f"Mean test accuracy of the last 100 rounds at the **{scale}** scale: "
-         + ", ".join(f"{name} {value:.1f}%" for name, value in final.dropna().items()) + "."]
+         + ", ".join(f"{name} {value:.1f}%" for name, value in final.items()) + "."]
 pending = runs.loc[runs["status"] == "pending", "algorithm"].drop_duplicates().tolist()
 if pending:
     lines.append("Pending (not implemented yet): " + ", ".join(pending) + ".")
+verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines)))
+
+# %% [markdown]
+# ## The paper's claims: verdicts
+#
+# The claims whose comparisons this figure's runs check (the accuracies are the ones the
+# curves end with).
+
+# %%
+page.show_claims()

@@ -66,10 +66,13 @@ from flcore.experiments.artifacts import get_artifact
 from flcore.experiments.per_client import client_accuracy_history, final_client_accuracy
 from flcore.experiments.runner import ensure_runs, run_metrics
 from flcore.report import set_style
+from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves, client_accuracy_curves, client_accuracy_final
 
 set_style()
 artifact = get_artifact("fedsam-fig-3")
+page = Page(artifact.id)
+data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
 
 # %% [markdown]
 # ## The runs
@@ -78,7 +81,9 @@ artifact = get_artifact("fedsam-fig-3")
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
 runs["length"] = runs["length"].fillna("normal") if "length" in runs else "normal"
-runs[["alpha", "length", "seed", "status", "rounds_done", "mean_last_100", "run_id"]]
+listing = runs[["alpha", "length", "seed", "status", "rounds_done", "mean_last_100", "run_id"]]
+page.table(listing, f"The FedAvg runs of this figure: one per alpha, and the alpha = 0 run trained longer; "
+                    f"{int((runs['status'] == 'finished').sum())} of {len(runs)} finished.")
 
 # %% [markdown]
 # ## (a, b) Accuracy of the global model on each client's data
@@ -90,41 +95,10 @@ runs[["alpha", "length", "seed", "status", "rounds_done", "mean_last_100", "run_
 normal = runs[(runs["length"] == "normal") & (runs["seed"] == seeds[0])]
 alphas = fedsam.alphas_for("CIFAR-100", scale)
 panels = [alphas[0], alphas[-1]]
-figure, axes = plt.subplots(1, 2, figsize=(12, 3.8), sharey=True)
-fallback = []
-for ax, alpha in zip(axes, panels):
-    row = normal[normal["alpha"] == alpha].iloc[0]
-    history = client_accuracy_history(run_metrics(normal[normal["alpha"] == alpha], store=store))
-    if len(history):
-        client_accuracy_curves(history, ax=ax, title=f"alpha = {alpha:g}")
-    else:
-        fallback.append(alpha)
-        client_accuracy_final(final_client_accuracy(row["run_dir"], device="cpu", data_root=data_root), ax=ax,
-                              title=f"alpha = {alpha:g}: final model only (fallback)")
-plt.show()
-if fallback:
-    display(Markdown("**Fallback.** The runs for alpha = " + ", ".join(f"{a:g}" for a in fallback)
-                     + " were stored without per-round client accuracy; the panels show the final model "
-                       "evaluated on each client instead, not the curves over rounds."))
 
-# %% [markdown]
-# ## (c) Test accuracy against rounds
-#
-# The alpha = 0 run is drawn twice: at the normal length and trained longer.
 
-# %%
-curves = run_metrics(runs[runs["seed"].isin(seeds)], store=store)
-curves["setting"] = [f"alpha = {a:g}" + (" (longer)" if length == "long" else "")
-                     for a, length in zip(curves["alpha"], curves["length"].fillna("normal"))]
-order = [f"alpha = {alphas[0]:g} (longer)"] + [f"alpha = {a:g}" for a in alphas]  # the long run underneath
-figure = accuracy_curves(curves, hue="setting", col=None, hue_order=order)
-plt.show()
-
-# %% [markdown]
-# ## What we found
-
-# %%
 def spread(alpha):
+    """Clients' accuracy spread at the last record and mean change between records (points)."""
     history = client_accuracy_history(run_metrics(normal[normal["alpha"] == alpha], store=store))
     if history.empty:
         return None
@@ -134,17 +108,81 @@ def spread(alpha):
     return last.std() * 100, swing * 100
 
 
+figure, axes = plt.subplots(1, 2, figsize=(12, 3.8), sharey=True)
+fallback = []
+for ax, alpha in zip(axes, panels):
+    row = normal[normal["alpha"] == alpha].iloc[0]
+    history = client_accuracy_history(run_metrics(normal[normal["alpha"] == alpha], store=store))
+    if len(history):
+        client_accuracy_curves(history, ax=ax, title=f"{data_name.split(' (')[0]}, alpha = {alpha:g}")
+    else:
+        fallback.append(alpha)
+        client_accuracy_final(final_client_accuracy(row["run_dir"], device="cpu", data_root=data_root), ax=ax,
+                              title=f"alpha = {alpha:g}: final model only (fallback)")
+swings = {alpha: spread(alpha) for alpha in panels}
+described = [f"alpha = {a:g}: a client's accuracy changes by {s[1]:.1f} points between records on average"
+             for a, s in swings.items() if s is not None]
+page.figure(figure, f"The global FedAvg model's accuracy on each client's data against rounds on {data_name}; "
+                    + ("; ".join(described) if described else "per-client records missing") + ".",
+            alt=f"Two line charts side by side, one line per client: the global model's accuracy (percent) on "
+                f"that client's training data against rounds, for alpha = {panels[0]:g} (left) and alpha = "
+                f"{panels[-1]:g} (right) on {data_name}, with the mean over clients in black. "
+                + ("; ".join(described) + "." if described else ""))
+if fallback:
+    display(Markdown("**Fallback.** The runs for alpha = " + ", ".join(f"{a:g}" for a in fallback)
+                     + " were stored without per-round client accuracy; the panels show the final model "
+                       "evaluated on each client instead, not the curves over rounds."))
+
+# %% [markdown]
+# ## (c) Test accuracy against rounds
+#
+# Left: the three alphas over the normal number of rounds. Right: the alpha = 0 run
+# trained longer, on its own round axis.
+
+# %%
+curves = run_metrics(runs[runs["seed"].isin(seeds)], store=store)
+curves["setting"] = [f"alpha = {a:g}" + (" (longer)" if length == "long" else "")
+                     for a, length in zip(curves["alpha"], curves["length"].fillna("normal"))]
+curves["panel"] = ["trained longer" if length == "long" else "normal length"
+                   for length in curves["length"].fillna("normal")]
+order = [f"alpha = {a:g}" for a in alphas] + [f"alpha = {alphas[0]:g} (longer)"]
+figure = accuracy_curves(curves, hue="setting", col="panel", hue_order=order,
+                         col_order=["normal length", "trained longer"], sharex=False,
+                         title=f"FedAvg on {data_name}")
+final = runs.set_index(["alpha", "length"])["mean_last_100"].astype(float) * 100
+normal_rounds = int(curves.loc[curves["panel"] == "normal length", "round"].max())
+long_rounds = int(curves.loc[curves["panel"] == "trained longer", "round"].max())
+het = final.get((alphas[0], "normal"))
+hom = final.get((alphas[-1], "normal"))
+long_acc = final.get((alphas[0], "long"))
+page.figure(figure, f"Test accuracy of FedAvg against rounds on {data_name}: after {normal_rounds} rounds alpha = "
+                    f"{alphas[0]:g} reaches {het:.1f}% against {hom:.1f}% at alpha = {alphas[-1]:g}; trained for "
+                    f"{long_rounds} rounds it reaches {long_acc:.1f}%.",
+            alt=f"Two line charts of test accuracy (percent) against rounds on {data_name}. Left, over "
+                f"{normal_rounds} rounds: one line per alpha ({', '.join(f'{a:g}' for a in alphas)}). Right, over "
+                f"{long_rounds} rounds: the alpha = {alphas[0]:g} run trained longer, ending near {long_acc:.1f}%.")
+
+# %% [markdown]
+# ## What we found
+
+# %%
 lines = []
 for alpha in panels:
-    result = spread(alpha)
+    result = swings[alpha]
     if result is not None:
         lines.append(f"alpha = {alpha:g}: clients' accuracies at the last record differ by "
                      f"{result[0]:.1f} points (standard deviation); from one record to the next a "
                      f"client's accuracy changes by {result[1]:.1f} points on average.")
-final = runs.set_index(["alpha", "length"])["mean_last_100"].astype(float) * 100
 lines.append("Test accuracy (mean of the last 100 rounds): "
              + ", ".join(f"alpha = {a:g}{' longer' if n == 'long' else ''}: {v:.1f}%" for (a, n), v in final.items())
              + ".")
+verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown("\n\n".join(lines)))
+
+# %% [markdown]
+# ## The paper's claims: verdicts
+
+# %%
+page.show_claims()

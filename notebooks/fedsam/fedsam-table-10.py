@@ -52,13 +52,20 @@ from IPython.display import Markdown, display
 from flcore.experiments.hyperparams import scale_settings, table10_ours
 from flcore.experiments.published import published, source
 from flcore.report import compare_settings
+from flcore.report.page import Page
+
+page = Page("fedsam-table-10")
 
 # %% [markdown]
 # ## Published beside flcore
 
 # %%
 paper = published("fedsam-table-10")
-compare_settings(paper, table10_ours(list(paper["dataset"])), ["dataset"])
+ours = table10_ours(list(paper["dataset"]))
+table = compare_settings(paper, ours, ["dataset"])
+agree = (table["match"] == "yes").sum()
+page.table(table, f"The paper's training hyper-parameters beside the values flcore's paper preset uses: "
+                  f"{agree} of {len(table)} rows agree.", downloads={"published": paper, "flcore": ours})
 
 # %% [markdown]
 # ## What the scales change
@@ -70,4 +77,5 @@ compare_settings(paper, table10_ours(list(paper["dataset"])), ["dataset"])
 # %%
 display(Markdown(f"This page was built at the **{scale}** scale. Published values: "
                  f"{source('fedsam-table-10')['source']}."))
-scale_settings()
+scales = scale_settings()
+page.table(scales, "What each scale uses for the CIFAR-10 alpha = 0 setting: only the `paper` row is the paper's protocol; `small` and `smoke` run MNIST-1D with flcore's own learning settings.")

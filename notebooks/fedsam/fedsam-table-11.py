@@ -52,6 +52,9 @@ from IPython.display import Markdown, display
 from flcore.experiments.hyperparams import scale_settings, table11_ours
 from flcore.experiments.published import published, source
 from flcore.report import compare_settings
+from flcore.report.page import Page
+
+page = Page("fedsam-table-11")
 
 # %% [markdown]
 # ## Published beside flcore
@@ -59,7 +62,10 @@ from flcore.report import compare_settings
 # %%
 paper = published("fedsam-table-11")
 ours = table11_ours(list(zip(paper["dataset"], paper["alpha"])))
-compare_settings(paper, ours, ["dataset", "alpha"])
+table = compare_settings(paper, ours, ["dataset", "alpha"])
+agree = (table["match"] == "yes").sum()
+page.table(table, f"SAM's rho and ASAM's rho and eta per data set and alpha, published beside flcore's paper "
+                  f"preset: {agree} of {len(table)} rows agree.", downloads={"published": paper, "flcore": ours})
 
 # %% [markdown]
 # ## What the scales change
@@ -70,4 +76,5 @@ compare_settings(paper, ours, ["dataset", "alpha"])
 # %%
 display(Markdown(f"This page was built at the **{scale}** scale. Published values: "
                  f"{source('fedsam-table-11')['source']}."))
-scale_settings()
+scales = scale_settings()
+page.table(scales, "What each scale uses for the CIFAR-10 alpha = 0 setting: only the `paper` row is the paper's protocol; `small` and `smoke` run MNIST-1D with flcore's own learning settings.")

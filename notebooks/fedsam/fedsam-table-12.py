@@ -52,13 +52,20 @@ from IPython.display import Markdown, display
 from flcore.experiments.hyperparams import swa_available, table12_ours
 from flcore.experiments.published import published, source
 from flcore.report import compare_settings
+from flcore.report.page import Page
+
+page = Page("fedsam-table-12")
 
 # %% [markdown]
 # ## Published beside flcore
 
 # %%
 paper = published("fedsam-table-12")
-compare_settings(paper, table12_ours(list(paper["dataset"])), ["dataset"])
+ours = table12_ours(list(paper["dataset"]))
+table = compare_settings(paper, ours, ["dataset"])
+agree = (table["match"] == "yes").sum()
+page.table(table, f"SWA's cycle length, learning rates and start round, published beside flcore's paper preset: "
+                  f"{agree} of {len(table)} rows agree.", downloads={"published": paper, "flcore": ours})
 
 # %% [markdown]
 # ## Notes

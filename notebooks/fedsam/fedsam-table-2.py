@@ -34,7 +34,9 @@
 # replace CIFAR by MNIST-1D (both CIFAR settings map to it, and at alpha = 0 the two
 # datasets name the same run), keep the alphas and run 5 clients per round only. The
 # number reported is the paper's: the test accuracy averaged over the last 100 rounds.
-# Rows of methods flcore does not implement yet are shown as *pending*.
+# At the `paper` scale each cell shows the published value, ours and the difference; below
+# it the data sets differ, so the page compares the *orderings* of the methods instead
+# (Kendall's tau per block). Rows of methods flcore does not implement yet are *pending*.
 #
 # **How to rerun.** `flcore reproduce fedsam-table-2 --scale small` (minutes on a CPU);
 # `--scale paper` on a GPU, or open this notebook in Colab, set `scale = "paper"` and
@@ -69,10 +71,13 @@ from flcore.experiments import fedsam
 from flcore.experiments.artifacts import get_artifact, settings_table
 from flcore.experiments.published import published, source
 from flcore.experiments.runner import ensure_runs
-from flcore.report import effects_table, format_comparison, ours_accuracy, paper_vs_ours, set_style
+from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
+from flcore.report.ordering import ordering_table
+from flcore.report.page import Page
 
 set_style()
 artifact = get_artifact("fedsam-table-2")
+page = Page(artifact.id)
 
 # %% [markdown]
 # ## The runs
@@ -83,7 +88,8 @@ artifact = get_artifact("fedsam-table-2")
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-runs.groupby("status").size().rename("runs").to_frame()
+status = runs.groupby("status").size().rename("runs").to_frame()
+page.table(status.reset_index(), f"{len(runs)} runs make this table at the {scale} scale, by status.")
 
 # %% [markdown]
 # ## Settings used
@@ -93,64 +99,75 @@ runs.groupby("status").size().rename("runs").to_frame()
 
 # %%
 settings = settings_table(specs, by=("dataset", "algorithm"))
-display(Markdown(", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())))
-settings
+common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
+page.table(settings, f"What differs between the algorithms' runs; every run shares {common}.")
 
 # %% [markdown]
 # ## Published beside ours
 #
-# Accuracy (%) as the paper reports it, ours at this scale and the difference
-# (ours - paper). At the `small` and `smoke` scales the data set is MNIST-1D, not CIFAR:
-# the absolute numbers are not comparable, only the ordering of the methods is (next
-# section). *pending*: the method is not implemented yet; a dagger marks a diverged run,
-# shown at chance accuracy as the paper does.
+# Accuracy (%): the paper's, ours at this scale and, at the `paper` scale only, the
+# difference (ours - paper). *pending*: the method is not implemented yet; a dagger marks a
+# diverged run, shown at chance accuracy as the paper does.
 
 # %%
 keys = ["dataset", "algorithm", "alpha", "clients_per_round"]
 datasets = {label: fedsam.dataset_for(label, scale) for label in fedsam.DATASETS}
+paper_values = published("fedsam-table-2")
 cells = ours_accuracy(runs, keys, datasets)
-comparison = paper_vs_ours(published("fedsam-table-2"), cells, keys)
+comparison = paper_vs_ours(paper_values, cells, keys)
 order = {"algorithm": [a.label for a in fedsam.ALGORITHMS]}
+at_paper = scale == "paper"
+
+
+def best(frame, column):
+    shown = frame.dropna(subset=[column])
+    return shown.loc[shown[column].idxmax(), "algorithm"] if len(shown) else "none"
+
+
 for label in fedsam.DATASETS:
-    stand_in = "" if scale == "paper" else f" (MNIST-1D at the {scale} scale)"
-    display(Markdown(f"**{label}{stand_in}**"))
-    display(format_comparison(comparison[comparison["dataset"] == label], ["algorithm"],
-                              ["alpha", "clients_per_round"], order))
+    block = comparison[comparison["dataset"] == label]
+    het = block[block["alpha"] == 0]
+    stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
+    caption = (f"{label}{stand_in}: accuracy (%) by algorithm, alpha and clients per round. At alpha = 0 the "
+               f"paper's best is {best(het, 'paper')}, ours is {best(het, 'ours')}.")
+    page.table(block, caption, show=format_comparison(block, ["algorithm"], ["alpha", "clients_per_round"], order,
+                                                      delta=at_paper),
+               downloads={"published": paper_values[paper_values["dataset"] == label],
+                          "ours": cells[cells["dataset"] == label]})
 display(Markdown(f"Published values: {source('fedsam-table-2')['source']}."))
 
 # %% [markdown]
-# ## The paper's claims on our runs
+# ## Orderings
 #
-# Each claim compares two cells with 5 clients per round: the published gap in points,
-# ours, and whether ours goes the same way (*tie*: less than one point apart, within
-# the run-to-run noise of a single seed).
+# Within each block of the table (data set, alpha, clients per round), the methods from
+# best to worst as the paper ranks them and as our runs do, and Kendall's tau between the
+# two rankings (1: the same order, 0: unrelated, -1: reversed).
 
 # %%
-effects = effects_table(cells, published("fedsam-table-2"), fedsam.TABLE2_EFFECTS, fedsam.ALPHA_LEVELS,
-                        fedsam.DATASETS)
-effects
+orderings = ordering_table(comparison, ["dataset", "alpha", "clients_per_round"])
+mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
+page.table(orderings, show=orderings.set_index(["dataset", "alpha", "clients_per_round"]),
+           caption=f"The methods ranked by the paper and by our runs; mean Kendall's \u03c4 over the "
+                   f"{len(orderings)} blocks: {mean_tau:.2f}.")
 
 # %% [markdown]
 # ## What we found
 
 # %%
-counted = effects[effects["reproduced"].isin(["yes", "no", "tie"])]
-summary = counted["reproduced"].value_counts().reindex(["yes", "tie", "no"], fill_value=0)
-held = counted.loc[counted["reproduced"] == "yes", "claim"].drop_duplicates().tolist()
-missed = counted.loc[counted["reproduced"] != "yes", "claim"].drop_duplicates().tolist()
-pending = effects.loc[~effects["reproduced"].isin(["yes", "no", "tie"]), "claim"].drop_duplicates().tolist()
-lines = [f"At the **{scale}** scale ({', '.join(sorted(set(datasets.values())))}), "
-         f"{summary['yes']} of {len(counted)} checks agree with the paper, {summary['tie']} are ties "
-         f"and {summary['no']} go the other way."]
-if held:
-    lines.append("Holding: " + "; ".join(held) + ".")
-if missed:
-    lines.append("Not (or not clearly) holding: " + "; ".join(missed) + ".")
-if pending:
-    lines.append("Not checked here: " + "; ".join(pending) + ".")
-if scale != "paper":
-    lines.append("Both CIFAR settings run on MNIST-1D at this scale, so their alpha = 0 cells are the same runs "
-                 "and each alpha = 0 check shows up under both datasets with the same runs.")
+verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+counts = verdicts["verdict"].value_counts()
+lines = [f"At the **{scale}** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of "
+         f"{mean_tau:.2f}; of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} hold, "
+         f"{counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are "
+         "not checked at this scale."]
+if not at_paper:
+    lines.append("Both CIFAR settings run on MNIST-1D at this scale, so their alpha = 0 cells are the same runs.")
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown("\n\n".join(lines)))
+display(Markdown(" ".join(lines)))
+
+# %% [markdown]
+# ## The paper's claims: verdicts
+
+# %%
+page.show_claims()

@@ -1,0 +1,147 @@
+"""Publishing the book: one repository URL, the Colab first cell, the Pages workflow.
+
+- The URL lives in ``_config.yml``; the notebooks' install cell, README and the book's
+  introduction carry copies that must agree (``python -m flcore.report.repository``).
+- The notebooks' first cell, run in a fresh virtual environment against a local clone
+  URL, installs flcore, and a notebook then runs at the smoke scale with that install:
+  what a Colab user's first cell does.  The environment sees this environment's
+  third-party packages (torch is 5 GB: no download in a test) but not flcore itself.
+- The GitHub Actions workflow builds with the README's main command and deploys to Pages.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from flcore.report.repository import install_requirement, out_of_sync, repository_url
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands() -> list[str]:
+    """The commands of README's "Set up and go" block."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Set up and go", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def test_readme_has_two_set_up_commands():
+    assert readme_commands() == ["make main", "make test"]
+
+
+def test_workflow_builds_with_the_readme_main_command_and_deploys_to_pages():
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "book.yml").read_text())
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert triggers["push"]["branches"] == ["main"]
+    build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
+    runs = [step["run"].strip() for step in build["steps"] if "run" in step]
+    assert runs == [readme_commands()[0]]
+    uses = {step.get("uses", "").split("@")[0]: step for step in build["steps"]}
+    assert uses["actions/upload-pages-artifact"]["with"]["path"] == "_build/html"
+    assert uses["actions/cache"]["with"]["path"] == "runs"  # the run store survives between builds
+    assert deploy["needs"] == "build"
+    assert any(step.get("uses", "").startswith("actions/deploy-pages") for step in deploy["steps"])
+    assert workflow["permissions"]["pages"] == "write"
+
+
+def test_repository_url_is_set_once_and_copied_everywhere():
+    url = repository_url(ROOT)
+    assert out_of_sync(ROOT) == [], "run: python -m flcore.report.repository --write"
+    assert url in (ROOT / "README.md").read_text()
+    for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
+        first = next(c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        assert install_requirement(url) in first.source, path
+
+
+def test_changing_the_url_in_config_rewrites_every_copy(tmp_path):
+    for name in ("README.md", "_config.yml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    (tmp_path / "book").mkdir()
+    shutil.copy(ROOT / "book" / "intro.md", tmp_path / "book" / "intro.md")
+    config = (tmp_path / "_config.yml").read_text().replace(repository_url(ROOT), "https://github.com/lab/fork")
+    (tmp_path / "_config.yml").write_text(config)
+    stale = out_of_sync(tmp_path)
+    notebooks = len(list((tmp_path / "notebooks").rglob("*.py"))) + len(list((tmp_path / "notebooks").rglob("*.ipynb")))
+    assert len(stale) == notebooks + 2
+    out_of_sync(tmp_path, write=True)
+    assert out_of_sync(tmp_path) == []
+    assert "flcore @ git+https://github.com/lab/fork" in (tmp_path / "notebooks/fedsam/fedsam-table-2.py").read_text()
+
+
+def _clone_of_the_working_tree(tmp_path: Path) -> Path:
+    """A git repository holding the working tree's files (committed or not)."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split()
+    repo = tmp_path / "repo"
+    for name in files:
+        if (ROOT / name).is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, repo / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    subprocess.run(git + ["init", "-q"], cwd=repo, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=repo, check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "snapshot"], cwd=repo, check=True)
+    return repo
+
+
+def _fresh_venv_with_third_party_packages(tmp_path: Path) -> Path:
+    """A new virtual environment that sees this one's packages except flcore."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    farm = tmp_path / "third-party"
+    farm.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if "flcore" not in entry.name.lower() and not entry.name.endswith(".pth"):
+            (farm / entry.name).symlink_to(entry)
+    (site / "third_party.pth").write_text(str(farm) + "\n")
+    return python
+
+
+@pytest.mark.slow
+def test_colab_first_cell_installs_from_a_clone_and_runs_a_notebook(tmp_path):
+    repo = _clone_of_the_working_tree(tmp_path)
+    python = _fresh_venv_with_third_party_packages(tmp_path)
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    assert subprocess.run([str(python), "-c", "import flcore"], cwd=tmp_path, env=clean,
+                          capture_output=True).returncode != 0
+
+    notebook = repo / "notebooks" / "fedsam" / "fedsam-fig-11.ipynb"
+    first = next(c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code").source
+    cell = first.replace(repository_url(ROOT), f"file://{repo}")  # the clone stands in for the public URL
+    assert f"git+file://{repo}" in cell
+    # pip as Colab has it, offline: the build uses the installed setuptools, nothing is fetched
+    env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+           "PYTHONNOUSERSITE": "1"}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run([str(python), "-c", cell], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    where = subprocess.run([str(python), "-c", "import flcore; print(flcore.__file__)"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert str(tmp_path / "venv") in where and str(ROOT) not in where
+
+    work = tmp_path / "colab"
+    work.mkdir()
+    env["FLCORE_STORE"] = str(work / "runs")
+    executed = subprocess.run([str(python), "-m", "papermill", str(notebook), str(work / "out.ipynb"), "-p", "scale",
+                               "smoke", "--cwd", str(work), "-k", "python3"], env=env, capture_output=True,
+                              text=True, timeout=900)
+    assert executed.returncode == 0, executed.stdout[-3000:] + executed.stderr[-3000:]
+    out = nbformat.read(work / "out.ipynb", as_version=4)
+    assert any(o.get("output_type") == "display_data" for c in out.cells if c.cell_type == "code"
+               for o in c.get("outputs", []))
+    assert (work / "runs").is_dir() and any((work / "runs").iterdir())

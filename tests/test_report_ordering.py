@@ -1,0 +1,77 @@
+"""Kendall's tau-b and the orderings table, against hand counts; page helpers."""
+from __future__ import annotations
+
+import base64
+import math
+
+import pandas as pd
+import pytest
+
+from flcore.report.ordering import kendall_tau, ordering_table
+from flcore.report.page import claims_markdown, csv_link, scale_banner
+
+
+def test_kendall_tau_against_hand_counts():
+    assert kendall_tau([1, 2, 3, 4], [1, 2, 3, 4]) == 1.0
+    assert kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == -1.0
+    # one swapped neighbour pair: C = 5, D = 1 -> 4 / 6
+    assert kendall_tau([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(4 / 6)
+    # a tie in x only: C = 2, D = 0, T_x = 1, T_y = 0 -> 2 / sqrt(3 * 2)
+    assert kendall_tau([1, 1, 2], [1, 2, 3]) == pytest.approx(2 / math.sqrt(6))
+    assert math.isnan(kendall_tau([1, 1], [2, 2]))
+    with pytest.raises(ValueError, match="one length"):
+        kendall_tau([1, 2], [1])
+
+
+def test_kendall_tau_matches_scipy_on_random_rankings():
+    stats = pytest.importorskip("scipy.stats")
+    import random
+
+    rng = random.Random(0)
+    for _ in range(20):
+        x = [rng.randint(0, 5) for _ in range(8)]
+        y = [rng.randint(0, 5) for _ in range(8)]
+        expected = stats.kendalltau(x, y).statistic
+        got = kendall_tau(x, y)
+        assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected)
+
+
+def test_ordering_table_per_block_skips_pending_and_missing_cells():
+    frame = pd.DataFrame({
+        "dataset": ["C10"] * 4 + ["C100"] * 3,
+        "alpha": [0.0] * 4 + [0.0] * 3,
+        "algorithm": ["A", "B", "C", "D", "A", "B", "C"],
+        "paper": [70.0, 65.0, 60.0, 50.0, 30.0, 40.0, 35.0],
+        "ours": [9.0, 8.0, 7.0, float("nan"), 1.0, 3.0, 2.0],
+        "status": ["finished", "finished", "finished", "pending", "finished", "finished", "diverged"],
+    })
+    table = ordering_table(frame, ["dataset", "alpha"]).set_index("dataset")
+    assert table.loc["C10", "methods"] == 3 and table.loc["C10", "Kendall's \u03c4"] == 1.0
+    assert table.loc["C10", "published order"] == "A > B > C"
+    assert table.loc["C100", "our order"] == "B > C > A" and table.loc["C100", "Kendall's \u03c4"] == 1.0
+
+
+def test_csv_link_round_trips_the_frame():
+    frame = pd.DataFrame({"algorithm": ["FedSAM", "FedAvg"], "accuracy": [70.16, 65.0]})
+    link = csv_link(frame, "t.csv", "ours (CSV)")
+    data = link.split("base64,", 1)[1].split('"', 1)[0]
+    assert pd.read_csv(__import__("io").StringIO(base64.b64decode(data).decode())).equals(frame)
+    assert 'download="t.csv"' in link
+
+
+def test_scale_banner_names_scale_and_data():
+    small = scale_banner("small", [0, 1])
+    assert "`small`" in small and "MNIST-1D" in small and "10,000" in small and "seeds 0, 1" in small
+    assert "300 rounds" in small
+    paper = scale_banner("paper", [0])
+    assert "CIFAR-10" in paper and "\u0394" in paper
+
+
+def test_claims_markdown_shows_gaps_and_verdicts():
+    results = [{"text": "A beats B", "artifacts": ["fedsam-table-2"], "verdict": "tie", "reason": None,
+                "published": [{"gap": 5.0}], "ours": [{"gap": 0.5}]},
+               {"text": "C beats D", "artifacts": ["fedsam-table-1"], "verdict": "not_checked",
+                "reason": "its artifact has no notebook yet", "published": [{"gap": 2.0}], "ours": [None]}]
+    text = claims_markdown(results, "small")
+    assert "| A beats B | +5.00 | +0.50 | **tie (within seed spread)** | fedsam-table-2 |" in text
+    assert "not checked at this scale (its artifact has no notebook yet)" in text and "| \u2013 |" in text
