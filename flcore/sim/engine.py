@@ -156,6 +156,14 @@ class RoundResult:
         return self.uploads["model"]
 
 
+def _clone_tree(tree):
+    if isinstance(tree, dict):
+        return {k: _clone_tree(v) for k, v in tree.items()}
+    if isinstance(tree, torch.Tensor):
+        return tree.detach().clone()
+    return tree
+
+
 def _to_device(tree, device):
     if isinstance(tree, dict):
         return {k: _to_device(v, device) for k, v in tree.items()}
@@ -281,8 +289,9 @@ class Simulation:
         """Everything later rounds depend on: the round counter, ``w``, the server state
         and the per-client state (on the CPU).  Every random draw is derived from
         ``(seed, purpose, round, client)``, so no generator state is needed: a simulation
-        loaded with this state runs the next rounds exactly as this one would."""
-        return self.state()
+        loaded with this state runs the next rounds exactly as this one would.  The
+        tensors are copies: later rounds of this simulation do not change them."""
+        return _clone_tree(self.state())
 
     def load_state_dict(self, state: dict) -> None:
         """Restore a state from :meth:`state_dict` (of a simulation of the same config,
@@ -290,7 +299,7 @@ class Simulation:
         if state.get("w") is None or state["w"].shape != self.w.shape:
             raise ValueError(f"state holds a model of shape {tuple(state['w'].shape) if state.get('w') is not None else None}; "
                              f"this simulation's has {tuple(self.w.shape)}")
-        self.load_state(state)
+        self.load_state(_clone_tree(state))
 
     def state(self) -> dict:
         return {
