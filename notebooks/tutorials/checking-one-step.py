@@ -14,6 +14,7 @@
 #     name: python3
 #   mystnb:
 #     execution_mode: force
+#     execution_timeout: 300
 # ---
 
 # %% [markdown]
