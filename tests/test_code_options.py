@@ -170,3 +170,17 @@ def test_fedsmoo_global_perturbation(variant):
             s_hats = mu_new - mu[ids] + s
             expected = rho * unit((mu_new - s_hats).sum(0))  # the paper: rho unit(sum (mu_k - s_hat_k,K))
         torch.testing.assert_close(result.server_state["smoo.s"], expected, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("method, options", [
+    ("feddyn", {"clip_norm": 0.05, "dyn_clip": "code"}),
+    ("fedspeed", {"fedspeed_variant": "code", "clip_norm": 0.05, "dyn_clip": "code"}),
+    ("fedsmoo", {"smoo_variant": "code"}),
+])
+def test_code_options_batched_equal_sequential(method, options):
+    runs = {}
+    for engine in ("sequential", "batched"):
+        sim = simulation(method, per_round=2, engine=engine, local_steps=2, batch_size=4, **options)
+        runs[engine] = [sim.step().global_model for _ in range(2)]
+    for a, b in zip(runs["sequential"], runs["batched"]):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-13)

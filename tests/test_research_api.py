@@ -162,3 +162,8 @@ def test_from_tensors_rejects_bad_input_naming_the_argument(change, message):
 def test_a_module_with_buffers_is_refused():
     with pytest.raises(ValueError, match="buffers"):
         simulation(model=nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)).double())
+
+
+def test_a_model_of_another_dtype_than_the_data_is_refused():
+    with pytest.raises(ValueError, match="^model: parameters are torch.float32 but the data's inputs are torch.float64"):
+        simulation(model=nn.Linear(3, 2))

@@ -6,6 +6,13 @@ the run store) and resumes from the last checkpoint: since every random draw is 
 from ``(seed, purpose, round, client)``, a resumed run repeats exactly the rounds an
 uninterrupted run would have done.  A NaN or infinite training loss or model ends the run
 with status ``diverged`` and the round it happened in.
+
+The same object is the round-level research API: :meth:`Simulation.from_config` (with a
+named dataset, or your own data and ``nn.Module``), :meth:`Simulation.step` returning a
+:class:`RoundResult` (what the server sent, what each client uploaded, the state after
+the round by name), :meth:`Simulation.state_dict` / :meth:`Simulation.load_state_dict`.
+``run_rounds`` (what :func:`flcore.run_experiment` calls) runs the same rounds with
+evaluation, checkpoints and the run record.
 """
 from __future__ import annotations
 
@@ -212,6 +219,9 @@ class Simulation:
             self.flat, self.w = build_initial_model(cfg, data.input_shape, data.num_classes, device)
         else:
             self.flat, self.w = flat_model_of(model, device)
+            if self.w.dtype != data.train_x.dtype:
+                raise ValueError(f"model: parameters are {self.w.dtype} but the data's inputs are "
+                                 f"{data.train_x.dtype}; convert one (e.g. model.double() or x.float())")
         self.client_update = self.method.build_client(cfg, self.flat)
         self.server = self.method.build_server(cfg)
         self.schedule = self.method.build_schedule(cfg)
@@ -232,6 +242,9 @@ class Simulation:
         """A simulation of ``config`` (an :class:`~flcore.config.ExperimentConfig`, or a
         dict of config fields resolved with :func:`~flcore.config.resolve_config`).
 
+        Fields a dict does not give take flcore's defaults (the ``small`` scale's unless
+        ``scale`` is given); with your own data, ``dataset``, ``model`` and the partition
+        fields of the config are not used.
         ``data`` (a :class:`~flcore.sim.FederatedData`, e.g. from
         :meth:`FederatedData.from_tensors`) replaces the config's named dataset: its
         clients are the simulation's (``clients`` is set from it, and a different value
