@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TUTORIALS = sorted((ROOT / "notebooks" / "tutorials").glob("*.ipynb"))
 
 
+@pytest.mark.slow  # a kernel start and torch import: about 10-20 s on a loaded two-core machine
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
 def test_tutorial_runs(path: Path, tmp_path):
     papermill = pytest.importorskip("papermill")
