@@ -3,7 +3,9 @@
 ``run_experiment`` resolves and validates the config (before any compute), finds the run
 in the store by the hash of its canonical config, returns the stored summary when the run
 has already finished or diverged, resumes it from its last checkpoint when it was
-interrupted, and otherwise runs it from the start.
+interrupted, and otherwise runs it from the start.  It is built on the round-level API,
+:meth:`flcore.Simulation.from_config` and :meth:`~flcore.Simulation.run_rounds` (whose
+rounds are :meth:`~flcore.Simulation.step`'s).
 """
 from __future__ import annotations
 
@@ -26,22 +28,19 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
     (e.g. ``flcore.analysis.ProbeCallback``) add training-time probes to the metrics log;
     they do not change the run id, so a run already finished without them is returned as is.
     """
-    from .sim import Simulation, build_federated_data, resolve_device
+    from .sim import Simulation, resolve_device
     from .store import RunStore
 
     cfg = config if isinstance(config, ExperimentConfig) else resolve_config(config)
-    device = resolve_device(cfg.device)
-    run = None
+    resolve_device(cfg.device)  # an unavailable device fails before the store is touched
     if store is not None:
         existing = RunStore(store).run(cfg.run_id())
         if existing.exists() and existing.status().get("status") in TERMINAL_STATUSES:
             return _decorate(existing.summary(), cfg, existing)
-    data = build_federated_data(cfg, device)  # missing data fails here, before the run is created
-    if store is not None:
-        run = RunStore(store).create(cfg.run_id(), cfg.canonical())
-    sim = Simulation(cfg, data, device, run, progress=progress, chunk_size=chunk_size, callbacks=callbacks)
+    # the round-level API; missing data fails in from_config, before the run is created
+    sim = Simulation.from_config(cfg, store=store, progress=progress, chunk_size=chunk_size, callbacks=callbacks)
     summary = sim.run_rounds()
-    return _decorate(summary, cfg, run)
+    return _decorate(summary, cfg, sim.run)
 
 
 def _decorate(summary: dict[str, Any], cfg: ExperimentConfig, run) -> dict[str, Any]:

@@ -110,6 +110,10 @@ class ExperimentConfig:
     ima_start: int | None  # t_IMA (None: 75% of the rounds)
     ima_gamma: float  # client lr decay before t_IMA
     ima_gamma_late: float  # client lr decay from t_IMA
+    ima_partial_window: str  # "average" (the models that exist) | "wait" (official code: a full window first)
+    dyn_clip: str  # "paper" (clip the whole corrected gradient) | "code" (clip g + linear dual term, alpha w after)
+    fedspeed_variant: str  # "paper" | "code" (FL-Simulator: SAM gradient, no mixing; duals of all clients)
+    smoo_variant: str  # "paper" | "code" (FL-Simulator: s = rho unit(mean mu_k))
     lr_decay: float  # exponential per-round client lr decay gamma (1: constant)
     clip_norm: float | None  # clip the local descent gradient to this norm (None: off)
     mixup_alpha: float  # Mixup Beta(alpha, alpha) (0: off)
@@ -136,7 +140,10 @@ class ExperimentConfig:
         for name, value in self.to_dict().items():
             if name in NON_SEMANTIC_FIELDS:
                 continue
-            if name in NEUTRAL_DEFAULTS:
+            if name in ADDED_OPTIONS:
+                if value == ADDED_OPTIONS[name] or name not in method.hyperparameters:
+                    continue
+            elif name in NEUTRAL_DEFAULTS:
                 if value == NEUTRAL_DEFAULTS[name]:
                     continue
             elif name in METHOD_FIELDS and name not in method.hyperparameters:
@@ -191,7 +198,16 @@ OPTION_CHOICES = {
     "mofedsam_server_step": ("paper", "fedgf_code"),
     "fedgamma_variant": ("paper", "fedgf_code"),
     "swa_phase": ("paper", "code"),
+    "ima_partial_window": ("average", "wait"),
+    "dyn_clip": ("paper", "code"),
+    "fedspeed_variant": ("paper", "code"),
+    "smoo_variant": ("paper", "code"),
 }
+
+#: Method options added after runs were stored: they enter the run id only when the
+#: method reads them and they are set away from their default (so stored run ids stay).
+ADDED_OPTIONS = {"ima_partial_window": "average", "dyn_clip": "paper", "fedspeed_variant": "paper",
+                 "smoo_variant": "paper"}
 
 DEFAULTS: dict[str, Any] = {
     "method": "fedavg",
@@ -250,6 +266,7 @@ DEFAULTS: dict[str, Any] = {
     "ima_start": None,
     "ima_gamma": 0.99,
     "ima_gamma_late": 0.97,
+    **ADDED_OPTIONS,
     "lr_decay": 1.0,
     "clip_norm": None,
     "mixup_alpha": 0.0,

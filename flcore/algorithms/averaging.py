@@ -95,6 +95,20 @@ class ModelWindow:
         filled = min(round + 1, self.size)
         return state["buffer"][:filled].sum(0) / filled
 
+    def full(self, round: int) -> bool:
+        """True once ``size`` models have been pushed (rounds ``0..round``)."""
+        return round + 1 >= self.size
+
+
+def ima_averages(round: int, start: int, window: int, partial: str) -> bool:
+    """Whether IMA replaces round ``round``'s output by the window mean: from ``t_IMA``
+    on; with ``partial="wait"`` (the official code) only once the window is full, with
+    ``"average"`` (default) also over the fewer models that exist when ``t_IMA < P - 1``.
+    The paper starts IMA late (``t_IMA = 0.75 T``), where the two agree."""
+    if round < start:
+        return False
+    return partial == "average" or ModelWindow(window).full(round)
+
 
 @dataclass(frozen=True)
 class IMA:
@@ -109,6 +123,7 @@ class IMA:
 
     window: int
     start: int
+    partial: str = "average"  # see ima_averages
 
     def init(self, w):
         return ModelWindow(self.window).init(w)
@@ -116,7 +131,7 @@ class IMA:
     def after(self, w_new, state, round):
         window = ModelWindow(self.window)
         window.push(state, w_new, round)
-        return window.mean(state, round) if round >= self.start else w_new
+        return window.mean(state, round) if ima_averages(round, self.start, self.window, self.partial) else w_new
 
     def eval_params(self, w, state):
         return w
@@ -137,6 +152,7 @@ class WindowedTargetStep:
     step: PseudoGradientStep
     window: int
     start: int
+    partial: str = "average"  # see ima_averages
 
     def init(self, w, num_clients):
         return {"inner": self.step.init(w, num_clients), "window": ModelWindow(self.window).init(w)}
@@ -145,7 +161,7 @@ class WindowedTargetStep:
         target = aggregate(uploads["model"], counts)
         window = ModelWindow(self.window)
         window.push(state["window"], target, round)
-        if round >= self.start:
+        if ima_averages(round, self.start, self.window, self.partial):
             target = window.mean(state["window"], round)
         single = {**uploads, "model": target.unsqueeze(0)}
         one = torch.ones(1, dtype=counts.dtype, device=counts.device)
@@ -159,11 +175,11 @@ def add_swa(server: Server, swa: SWA) -> Server:
     return Server(server.step, server.parts, averaging=swa)
 
 
-def add_ima(server: Server, window: int, start: int) -> Server:
+def add_ima(server: Server, window: int, start: int, partial: str = "average") -> Server:
     """The same server with IMA: around the step when it is a pseudo-gradient step, as an
     averaging part of its outputs otherwise (see :class:`WindowedTargetStep`)."""
     if server.averaging is not None:
         raise ValueError("the server already has an averaging part")
     if type(server.step) is PseudoGradientStep:
-        return Server(WindowedTargetStep(server.step, window, start), server.parts)
-    return Server(server.step, server.parts, averaging=IMA(window, start))
+        return Server(WindowedTargetStep(server.step, window, start, partial), server.parts)
+    return Server(server.step, server.parts, averaging=IMA(window, start, partial))

@@ -13,7 +13,9 @@ from .methods import METHODS
 
 def describe_methods(scale: str = "small", dataset: str | None = None, alpha: float = 0.0) -> list[dict[str, Any]]:
     """One dict per method: name, summary, parts, hyper-parameters with their defaults at
-    the given scale/dataset/alpha, communication and gradient evaluations per step."""
+    the given scale/dataset/alpha, communication, gradient evaluations per step, and the
+    state it keeps across rounds (``client_state``, ``server_state``: lists of
+    ``{name, shape, meaning}``, see :mod:`flcore.algorithms.state_catalog`)."""
     from ..config import resolve_config
 
     out = []
@@ -27,5 +29,7 @@ def describe_methods(scale: str = "small", dataset: str | None = None, alpha: fl
             "uploads_per_round": method.uploads_per_round,
             "downloads_per_round": method.downloads_per_round,
             "grad_evals_per_step": method.grad_evals_per_step,
+            "client_state": method.client_state(cfg),
+            "server_state": method.server_state(cfg),
         })
     return out

@@ -98,16 +98,37 @@ class DynDual:
     ``w^t`` for FedDyn, the perturbed ``w~^t`` for FedGloSS (there ``alpha = 1/beta``,
     algorithms.md 2.4).  Pair with
     :class:`flcore.algorithms.server_parts.DynServerCorrection` (same ``alpha``).
+
+    ``clip="paper"`` (default) returns the whole corrected gradient, so a clip
+    (``clip_norm``) acts on the gradient of the local objective, as the papers' local
+    problem implies.  ``clip="code"`` is the official codes' order (FL-Simulator's FedDyn,
+    FedSpeed and FedSMOO, FedLESAM-D): the loss carries the linear term
+    ``<w, -lambda_k - alpha w_start>`` and ``alpha w`` is SGD weight decay, so the clip acts
+    on ``g - lambda_k - alpha w_start`` and ``+ alpha W`` is added after it
+    (:attr:`post_clip_decay`, read by :class:`flcore.algorithms.LocalUpdate`).  Without a
+    clip the two agree up to rounding.
     """
 
     alpha: float
     state: str = "dyn_dual"
+    clip: str = "paper"
+
+    def __post_init__(self):
+        if self.clip not in ("paper", "code"):
+            raise ValueError(f"dyn_clip must be 'paper' or 'code', got {self.clip!r}")
 
     @property
     def client_state(self) -> dict[str, str]:
         return {self.state: "zeros"}
 
+    @property
+    def post_clip_decay(self) -> float:
+        """Coefficient of ``W`` added after the clip (``clip="code"``), else 0."""
+        return self.alpha if self.clip == "code" else 0.0
+
     def __call__(self, W, g, ctx, scratch, batch):
+        if self.clip == "code":
+            return g - ctx.client_state[self.state] - self.alpha * ctx.start
         return g - ctx.client_state[self.state] + self.alpha * (W - ctx.start)
 
     def end(self, W, ctx, scratch, out):
@@ -128,14 +149,19 @@ class SpeedProx:
 
     lam: float
     state: str = "fedspeed_ghat"
+    clip: str = "paper"  # see DynDual
 
     @property
     def dual(self) -> DynDual:
-        return DynDual(1.0 / self.lam, self.state)
+        return DynDual(1.0 / self.lam, self.state, self.clip)
 
     @property
     def client_state(self) -> dict[str, str]:
         return self.dual.client_state
+
+    @property
+    def post_clip_decay(self) -> float:
+        return self.dual.post_clip_decay
 
     def __call__(self, W, g, ctx, scratch, batch):
         return self.dual(W, g, ctx, scratch, batch)

@@ -1,7 +1,8 @@
 """The local step of a client, composed from parts (algorithms.md 7.1, composition rules).
 
 One step is: perturbation (P) -> gradient at the perturbed point -> corrections (C, in
-order) -> optional clipping -> ``+ weight_decay * w`` at the unperturbed iterate (rule R4)
+order) -> optional clipping -> terms a correction applies after the clip (``post_clip_decay``)
+-> ``+ weight_decay * w`` at the unperturbed iterate (rule R4)
 -> SGD with optional momentum (rule R8: the momentum buffer is fresh every round).
 
 Everything works on a batch of clients: ``W`` is ``[K, P]``.  The engine supplies
@@ -133,6 +134,10 @@ class LocalUpdate:
         if self.clip_norm is not None:
             norm = g.norm(dim=-1, keepdim=True)
             g = g * torch.clamp(self.clip_norm / (norm + 1e-6), max=1.0)
+        for correction in self.corrections:  # regulariser terms applied as weight decay (DynDual clip="code")
+            decay = getattr(correction, "post_clip_decay", 0.0)
+            if decay:
+                g = g + decay * W
         if self.weight_decay:
             g = g + self.weight_decay * W
         if self.momentum:

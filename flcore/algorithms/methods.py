@@ -46,8 +46,39 @@ class Method:
     def build_schedule(self, cfg):
         return self.schedule(cfg)
 
+    def client_state(self, cfg=None) -> list[dict]:
+        """The per-client state this method keeps across rounds: ``[{name, shape, init,
+        meaning}]`` (tables of one row per client; ``P`` parameters, ``N`` clients).
+        ``cfg`` defaults to the method's ``smoke``-scale config."""
+        from .state_catalog import describe_client_state
+
+        cfg = cfg or _probe_config(self.name)
+        return describe_client_state(self.build_client(cfg, _probe_flat()).client_state_spec())
+
+    def server_state(self, cfg=None) -> list[dict]:
+        """The server state this method keeps across rounds: ``[{name, shape, meaning}]``,
+        named by dotted paths as :class:`flcore.sim.RoundResult` names them."""
+        from .state_catalog import describe_server_state
+
+        return describe_server_state(self.build_server(cfg or _probe_config(self.name)))
+
 
 METHODS: dict[str, Method] = {}
+
+
+def _probe_config(name: str):
+    from ..config import resolve_config
+
+    return resolve_config(method=name, scale="smoke")
+
+
+def _probe_flat():
+    """A two-parameter-tensor linear model, to build a method's parts without data."""
+    import torch
+
+    from ..flat import FlatModel
+
+    return FlatModel(torch.nn.Linear(3, 2))
 
 
 def default_schedule(cfg):

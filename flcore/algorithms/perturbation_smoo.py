@@ -29,11 +29,20 @@ class SMOOPerturbation:
     perturbation; algorithms.md 3.14, decision 1: the FedGF code's upload).  ``s`` is the
     server's broadcast ``smoo_s`` (zero in the first round, when P3 is SAM with the
     ascent corrected by ``mu_k`` alone).
+
+    ``upload="code"`` uploads ``mu_k`` itself (FL-Simulator's ``local_dynamic_dual``), so
+    the server's ``s <- rho unit(sum_k mu_k) = rho unit(mean_k mu_k)`` is the official
+    code's simplification "ignoring the s_hat_{i,K} term" (``smoo_variant="code"``).
     """
 
     rho: float
     extra_grad_evals: int = 1
+    upload: str = "paper"
     client_state = {"smoo_mu": "zeros"}
+
+    def __post_init__(self):
+        if self.upload not in ("paper", "code"):
+            raise ValueError(f"smoo_variant must be 'paper' or 'code', got {self.upload!r}")
 
     def begin(self, ctx, scratch):
         scratch["smoo_mu"] = ctx.client_state["smoo_mu"]
@@ -51,4 +60,7 @@ class SMOOPerturbation:
 
     def end(self, W, ctx, scratch, out):
         out["client_state"]["smoo_mu"] = scratch["smoo_mu"]
-        out["smoo_s"] = scratch["smoo_mu"] - scratch["smoo_eps"]
+        if self.upload == "code":
+            out["smoo_s"] = scratch["smoo_mu"]
+        else:
+            out["smoo_s"] = scratch["smoo_mu"] - scratch["smoo_eps"]

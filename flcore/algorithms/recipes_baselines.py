@@ -37,7 +37,7 @@ def _asam(cfg, flat):
 
 
 def _smoo(cfg, flat):
-    return SMOOPerturbation(rho=cfg.rho)
+    return SMOOPerturbation(rho=cfg.rho, upload=cfg.smoo_variant)
 
 
 #: name suffix -> (perturbation builder, part id, hyper-parameters, grad evals per step)
@@ -62,11 +62,11 @@ def _scaffold(cfg):
 
 
 def _dyn(cfg):
-    return DynDual(cfg.feddyn_alpha)
+    return DynDual(cfg.feddyn_alpha, clip=cfg.dyn_clip)
 
 
 def _smoo_dyn(cfg):
-    return DynDual(1.0 / cfg.smoo_beta)
+    return DynDual(1.0 / cfg.smoo_beta, clip=cfg.dyn_clip)
 
 
 def _adabest(cfg):
@@ -82,7 +82,27 @@ def _speed_mixing(cfg):
 
 
 def _speed_prox(cfg):
-    return SpeedProx(cfg.fedspeed_lambda)
+    return SpeedProx(cfg.fedspeed_lambda, clip=cfg.dyn_clip)
+
+
+def _fedspeed_client(cfg, flat):
+    """``fedspeed_variant="paper"``: Algorithm 1 (mixed gradient, x_hat upload);
+    ``"code"``: FL-Simulator's client, the plain SAM gradient with the prox-correction
+    (the dual term and 1/lambda weight decay), uploading its model."""
+    if cfg.fedspeed_variant == "code":
+        return local_update(cfg, _sam(cfg, flat),
+                            [DynDual(1.0 / cfg.fedspeed_lambda, "fedspeed_ghat", clip=cfg.dyn_clip)])
+    return local_update(cfg, _sam(cfg, flat), [_speed_mixing(cfg), _speed_prox(cfg)])
+
+
+def _fedspeed_server(cfg):
+    """``"paper"``: w^{t+1} = mean_{k in S} x_hat_k (the participants' duals);
+    ``"code"``: FL-Simulator's w^{t+1} = mean_{k in S} w_k + mean over *all* N clients of
+    h_k (h_k the sum of client k's past updates), i.e. the FedDyn server correction with
+    alpha = 1/lambda, whose h is -alpha times the mean of every client's h_k."""
+    if cfg.fedspeed_variant == "code":
+        return Server(_mean(), parts=(DynServerCorrection(1.0 / cfg.fedspeed_lambda),))
+    return Server(_mean())
 
 
 # ----------------------------------------------------------------------------- servers
@@ -172,7 +192,7 @@ for _suffix in ("", "+sam", "+asam"):
         "FedDyn (Acar et al. 2021, Algorithm 1): w <- w - lr (g - lambda_k + alpha (w - w^t)); "
         "lambda_k <- lambda_k - alpha (w_K - w^t); h <- h - alpha/N sum_k (w_k - w^t); "
         "w^{t+1} = mean_k w_k - h/alpha." + (_TABLE6.format(_suffix[1:].upper()) if _suffix else ""),
-        (_p, "C3", "S6"), (*_fields, "feddyn_alpha"), _client(_local, _dyn), _dyn_server,
+        (_p, "C3", "S6"), (*_fields, "feddyn_alpha", "dyn_clip"), _client(_local, _dyn), _dyn_server,
         grad_evals_per_step=_evals))
 
 register(Method(
@@ -201,21 +221,21 @@ register(Method(
     "FedSMOO (Sun et al. 2023a, Algorithm 1): s_hat = rho unit(g - mu_k - s), mu_k <- mu_k + s_hat - s, "
     "descent at w + s_hat with the FedDyn regulariser of coefficient 1/beta; upload mu_k - s_hat_K; "
     "server s <- rho unit(sum_k (mu_k - s_hat_K)) and the FedDyn step.",
-    ("P3", "C3", "S6"), ("rho", "smoo_beta"), _client(_smoo, _smoo_dyn), _smoo_server,
+    ("P3", "C3", "S6"), ("rho", "smoo_beta", "dyn_clip", "smoo_variant"), _client(_smoo, _smoo_dyn), _smoo_server,
     uploads_per_round=2, downloads_per_round=2, grad_evals_per_step=2))
 register(Method(
     "fedsmoo-noreg",
     "FedSMOO without the dynamic regulariser (as Lee & Yoon 2024 run it, footnote 3): "
     "P3 perturbation and global perturbation s, FedAvg server.",
-    ("P3", "C0", "S0"), ("rho",), _client(_smoo), _smoo_noreg_server,
+    ("P3", "C0", "S0"), ("rho", "smoo_variant"), _client(_smoo), _smoo_noreg_server,
     uploads_per_round=2, downloads_per_round=2, grad_evals_per_step=2))
 register(Method(
     "fedspeed",
     "FedSpeed (Sun et al. 2023b, Algorithm 1): g = (1 - alpha) g(w) + alpha g(w + rho unit(g(w))); "
     "w <- w - lr (g - ghat_k + (w - w^t)/lambda); ghat_k <- ghat_k - (w_K - w^t)/lambda; "
     "upload x_k = w_K - lambda ghat_k; w^{t+1} = mean_k x_k.",
-    ("P1", "C6", "C3s", "S0"), ("rho", "fedspeed_alpha", "fedspeed_lambda"),
-    _client(_sam, _speed_mixing, _speed_prox), _average_server, grad_evals_per_step=2))
+    ("P1", "C6", "C3s", "S0"), ("rho", "fedspeed_alpha", "fedspeed_lambda", "dyn_clip", "fedspeed_variant"),
+    _fedspeed_client, _fedspeed_server, grad_evals_per_step=2))
 register(Method(
     "fednova",
     "FedNova (Wang et al. 2020, Eq. 6): tau_k SGD steps with client momentum rho; "

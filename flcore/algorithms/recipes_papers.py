@@ -26,7 +26,7 @@ from .server_global import FedGFServer, GlobalPerturbation, LastGlobalUpdate, Pr
 from .server_parts import DynServerCorrection, ScaffoldServer
 
 SWA_FIELDS = ("swa_start", "swa_cycle", "swa_lr_min", "swa_include_start", "swa_phase")
-IMA_FIELDS = ("ima_window", "ima_start", "ima_gamma", "ima_gamma_late")
+IMA_FIELDS = ("ima_window", "ima_start", "ima_gamma", "ima_gamma_late", "ima_partial_window")
 
 
 def _average_step():
@@ -40,8 +40,9 @@ ADMM_FIELDS = ("gloss_beta", "gloss_dual_scale")
 
 
 def _gloss_sam(cfg):
-    """The client SAM of FedGloSS-SAM, with the linear rho_l warm-up when T_s > 0."""
-    if cfg.rho_warmup_rounds > 0:
+    """The client SAM of FedGloSS-SAM, with the linear rho_l warm-up when T_s > 1 (the
+    official code's condition; ``T_s <= 1`` is no schedule, as for the server radius)."""
+    if cfg.rho_warmup_rounds > 1:
         return WarmupSAMPerturbation(LinearWarmup(cfg.rho, cfg.rho_warmup_rounds, cfg.rho_warmup_start))
     return SAMPerturbation(rho=cfg.rho)
 
@@ -198,8 +199,8 @@ register(Method(
     "fedlesam-d",
     "FedLESAM-D (Fan et al. 2024, App. D.3, Alg. 4): FedDyn with the FedLESAM gradient, "
     + _LESAM_RULE + "; w <- w - lr(g - lambda_i + alpha(w - w^t)); FedDyn duals and server.",
-    ("P4", "C3", "S6", "L2"), (*LESAM_FIELDS, "feddyn_alpha"),
-    _lesam_client(lambda cfg: DynDual(cfg.feddyn_alpha)),
+    ("P4", "C3", "S6", "L2"), (*LESAM_FIELDS, "feddyn_alpha", "dyn_clip"),
+    _lesam_client(lambda cfg: DynDual(cfg.feddyn_alpha, clip=cfg.dyn_clip)),
     _lesam_server(lambda cfg: _average_step(), lambda cfg: DynServerCorrection(cfg.feddyn_alpha))))
 
 
@@ -230,7 +231,8 @@ def with_ima(method: Method, name: str | None = None) -> Method:
     of the last P aggregation outputs from t_IMA on, sent to the clients) and L3 (lr decay
     gamma, then gamma_IMA from t_IMA on)."""
     def server(cfg):
-        return add_ima(method.build_server(cfg), cfg.ima_window, default_start(cfg.ima_start, cfg.rounds))
+        return add_ima(method.build_server(cfg), cfg.ima_window, default_start(cfg.ima_start, cfg.rounds),
+                       cfg.ima_partial_window)
 
     def schedule(cfg):
         return IMAExplorationLR(cfg.lr, cfg.ima_gamma, cfg.ima_gamma_late, default_start(cfg.ima_start, cfg.rounds))

@@ -98,7 +98,9 @@ class LinearWarmup:
 
         rho(t) = rho_0 + (rho - rho_0) t / T_s    for t <= T_s,  rho afterwards
 
-    with 0-based rounds (the official code's list index).  ``rounds = 0``: constant rho.
+    with 0-based rounds (the official code's list index).  ``rounds <= 1``: constant rho,
+    as in the official code (which warms up only when ``T_s > 1``) and as the server
+    schedule :class:`GlossCodeServerRho` treats ``T_s <= 1``.
     """
 
     target: float
@@ -106,7 +108,7 @@ class LinearWarmup:
     initial: float = 0.001
 
     def __call__(self, round: int) -> float:
-        if self.rounds <= 0 or round >= self.rounds:
+        if self.rounds <= 1 or round >= self.rounds:
             return self.target
         return self.initial + (self.target - self.initial) * round / self.rounds
 

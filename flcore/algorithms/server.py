@@ -103,7 +103,8 @@ class PseudoGradientStep:
     optimizer: object
 
     def init(self, w, num_clients):
-        return {"opt": self.optimizer.init(w)}
+        # ``delta`` is the last round's pseudo-gradient (zeros before the first round)
+        return {"opt": self.optimizer.init(w), "delta": torch.zeros_like(w)}
 
     def update(self, w, start, uploads, counts, state, round, num_clients):
         delta = start - aggregate(uploads["model"], counts)

@@ -37,6 +37,13 @@ def _label(name: str) -> str:
     return "catalog-" + name.replace("+", "-plus-")
 
 
+def _describe_state(row: dict) -> str:
+    """Client and server state names with shapes (``RoundResult`` names them so)."""
+    client = ", ".join(f"`{s['name']}` {s['shape']}" for s in row["client_state"])
+    server = ", ".join(f"`{s['name']}` {s['shape']}" for s in row["server_state"])
+    return f"per client {client or 'none'}; server {server or 'none'}"
+
+
 def render_catalog() -> str:
     from ..algorithms.catalog import describe_methods
 
@@ -73,6 +80,7 @@ def render_catalog() -> str:
             f"- Hyper-parameters: {hp}.",
             f"- Communication per round: {r['downloads_per_round']} down, {r['uploads_per_round']} up;"
             f" gradient evaluations per local step: {r['grad_evals_per_step']}.",
+            f"- State kept across rounds: {_describe_state(r)}.",
         ]
     return "\n".join(lines) + "\n"
 

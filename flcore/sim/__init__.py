@@ -1,9 +1,9 @@
 """The simulation engine: round loop, client sampling, local training, evaluation."""
-from .engine import Simulation, resolve_device, resolve_engine, summarize
+from .engine import RoundResult, Simulation, resolve_device, resolve_engine, summarize
 from .federated_data import FederatedData, build_federated_data
 from .sampling import ClientPlan, plan_client_round, sample_clients
 
 __all__ = [
-    "ClientPlan", "FederatedData", "Simulation", "build_federated_data", "plan_client_round",
+    "ClientPlan", "FederatedData", "RoundResult", "Simulation", "build_federated_data", "plan_client_round",
     "resolve_device", "resolve_engine", "sample_clients", "summarize",
 ]

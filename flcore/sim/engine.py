@@ -6,14 +6,24 @@ the run store) and resumes from the last checkpoint: since every random draw is 
 from ``(seed, purpose, round, client)``, a resumed run repeats exactly the rounds an
 uninterrupted run would have done.  A NaN or infinite training loss or model ends the run
 with status ``diverged`` and the round it happened in.
+
+The same object is the round-level research API: :meth:`Simulation.from_config` (with a
+named dataset, or your own data and ``nn.Module``), :meth:`Simulation.step` returning a
+:class:`RoundResult` (what the server sent, what each client uploaded, the state after
+the round by name), :meth:`Simulation.state_dict` / :meth:`Simulation.load_state_dict`.
+``run_rounds`` (what :func:`flcore.run_experiment` calls) runs the same rounds with
+evaluation, checkpoints and the run record.
 """
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import time
+from dataclasses import dataclass, field
 
 import torch
+from torch import nn
 
 from ..algorithms import aggregate, get_method
 from ..flat import FlatModel
@@ -106,6 +116,61 @@ def init_client_state(spec: dict[str, str], w: torch.Tensor, num_clients: int) -
     return tables
 
 
+def flatten_state(tree: dict, prefix: str = "") -> dict[str, torch.Tensor]:
+    """A nested state dict as ``{"part.name": tensor}`` (e.g. ``fedgf.c``, ``step.opt.m``),
+    the names ``flcore methods --json`` lists; tensors are detached copies."""
+    out: dict[str, torch.Tensor] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten_state(value, f"{name}."))
+        elif isinstance(value, torch.Tensor):
+            out[name] = value.detach().clone()
+    return out
+
+
+@dataclass
+class RoundResult:
+    """What one round did, as :meth:`Simulation.step` returns it.
+
+    ``round`` is the 0-based index ``t`` of the round that ran (the model after it is
+    ``w^{t+1}``); ``client_ids`` the sampled clients in training order; ``start`` the
+    point every client of the round started from (``w^t``, or FedGloSS's perturbed
+    ``w~^t``; ``[P]``) and ``broadcast`` the other vectors the server sent with it;
+    ``batches[k][j]`` the global training-sample indices of client ``k``'s step ``j``;
+    ``uploads`` what the clients sent back (``model`` ``[K, P]`` and any extra vectors,
+    ``[K, ...]``); ``train_loss`` ``[K]``; ``global_model`` ``w^{t+1}`` ``[P]`` and
+    ``eval_model`` the model evaluated (SWA's average once it exists, else
+    ``global_model``); ``server_state`` and ``client_state`` the state after the round
+    as named tensors (client tables have one row per client, ``[N, ...]``).
+    """
+
+    round: int
+    client_ids: list[int]
+    start: torch.Tensor
+    broadcast: dict[str, torch.Tensor]
+    batches: list[list[torch.Tensor]]
+    uploads: dict[str, torch.Tensor]
+    train_loss: torch.Tensor
+    global_model: torch.Tensor
+    eval_model: torch.Tensor
+    server_state: dict[str, torch.Tensor] = field(default_factory=dict)
+    client_state: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    @property
+    def client_models(self) -> torch.Tensor:
+        """The clients' uploaded models ``[K, P]``."""
+        return self.uploads["model"]
+
+
+def _clone_tree(tree):
+    if isinstance(tree, dict):
+        return {k: _clone_tree(v) for k, v in tree.items()}
+    if isinstance(tree, torch.Tensor):
+        return tree.detach().clone()
+    return tree
+
+
 def _to_device(tree, device):
     if isinstance(tree, dict):
         return {k: _to_device(v, device) for k, v in tree.items()}
@@ -114,9 +179,32 @@ def _to_device(tree, device):
     return tree
 
 
+def flat_model_of(module: nn.Module, device: torch.device) -> tuple[FlatModel, torch.Tensor]:
+    """A user's module as the template of a :class:`FlatModel` (a copy, moved to
+    ``device``) and its current parameters as the initial flat vector (in the order of
+    ``named_parameters``)."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(module).__name__}")
+    if not any(True for _ in module.parameters()):
+        raise ValueError("model has no parameters to train")
+    template = copy.deepcopy(module).to(device)
+    flat = FlatModel(template)
+    return flat, flat.flatten()
+
+
 class Simulation:
+    """A federated simulation driven round by round.
+
+    Build it with :meth:`from_config` (a named dataset, or your own
+    :class:`~flcore.sim.FederatedData` and ``nn.Module``); :meth:`step` runs one round and
+    returns a :class:`RoundResult`; :meth:`state_dict` / :meth:`load_state_dict` save and
+    restore everything a later round depends on; :meth:`run_rounds` runs the remaining
+    rounds with evaluation, checkpoints and the run record (what
+    :func:`flcore.run_experiment` does).
+    """
+
     def __init__(self, cfg, data, device: torch.device, run, progress: bool = False,
-                 chunk_size: int | None = None, callbacks: tuple = ()):
+                 chunk_size: int | None = None, callbacks: tuple = (), model: nn.Module | None = None):
         self.cfg = cfg
         self.data = data
         self.device = device
@@ -127,7 +215,13 @@ class Simulation:
         if device.type == "cpu":
             retain_freed_memory()  # reuse freed activation memory instead of faulting it in anew
         self.method = get_method(cfg.method)
-        self.flat, self.w = build_initial_model(cfg, data.input_shape, data.num_classes, device)
+        if model is None:
+            self.flat, self.w = build_initial_model(cfg, data.input_shape, data.num_classes, device)
+        else:
+            self.flat, self.w = flat_model_of(model, device)
+            if self.w.dtype != data.train_x.dtype:
+                raise ValueError(f"model: parameters are {self.w.dtype} but the data's inputs are "
+                                 f"{data.train_x.dtype}; convert one (e.g. model.double() or x.float())")
         self.client_update = self.method.build_client(cfg, self.flat)
         self.server = self.method.build_server(cfg)
         self.schedule = self.method.build_schedule(cfg)
@@ -141,7 +235,85 @@ class Simulation:
         self._last_round: dict = {}
         self._prev_pseudo_grad = None
 
+    @classmethod
+    def from_config(cls, config=None, data=None, model: nn.Module | None = None, device: str | None = None,
+                    store=None, progress: bool = False, chunk_size: int | None = None,
+                    callbacks: tuple = ()) -> "Simulation":
+        """A simulation of ``config`` (an :class:`~flcore.config.ExperimentConfig`, or a
+        dict of config fields resolved with :func:`~flcore.config.resolve_config`).
+
+        Fields a dict does not give take flcore's defaults (the ``small`` scale's unless
+        ``scale`` is given); with your own data, ``dataset``, ``model`` and the partition
+        fields of the config are not used.
+        ``data`` (a :class:`~flcore.sim.FederatedData`, e.g. from
+        :meth:`FederatedData.from_tensors`) replaces the config's named dataset: its
+        clients are the simulation's (``clients`` is set from it, and a different value
+        given in ``config`` is an error).  ``model`` (any ``torch.nn.Module`` without
+        buffers) replaces the config's named model; its current parameters are ``w^0``.
+        ``device`` overrides the config's.  ``store`` (a folder) records the run there,
+        under the config's run id, only when both data and model are the config's own
+        (a run id does not describe your tensors).
+        """
+        from ..config import ExperimentConfig, resolve_config
+        from ..errors import ConfigError
+
+        values = config if isinstance(config, (dict, type(None))) else None
+        if values is not None:
+            values = dict(values or {})
+            if data is not None:
+                given = values.get("clients")
+                if given is not None and int(given) != data.num_clients:
+                    raise ConfigError("clients", f"got {given!r} but data has {data.num_clients} clients")
+                values["clients"] = data.num_clients
+            if device is not None:
+                values["device"] = device
+            cfg = resolve_config(values)
+        elif isinstance(config, ExperimentConfig):
+            cfg = config
+            changes = {}
+            if data is not None and cfg.clients != data.num_clients:
+                changes["clients"] = data.num_clients
+            if device is not None:
+                changes["device"] = device
+            cfg = cfg.replace(**changes) if changes else cfg
+        else:
+            raise TypeError(f"config must be an ExperimentConfig or a dict, got {type(config).__name__}")
+        dev = resolve_device(cfg.device)
+        custom = data is not None or model is not None
+        if store is not None and custom:
+            raise ValueError("store: a run store records runs of named datasets and models only; "
+                             "pass store=None with your own data or model")
+        if data is None:
+            from .federated_data import build_federated_data
+
+            data = build_federated_data(cfg, dev)
+        else:
+            data = data.to(dev)
+        run = None
+        if store is not None:
+            from ..store import RunStore
+
+            run = RunStore(store).create(cfg.run_id(), cfg.canonical())
+        return cls(cfg, data, dev, run, progress=progress, chunk_size=chunk_size, callbacks=callbacks,
+                   model=model)
+
     # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict:
+        """Everything later rounds depend on: the round counter, ``w``, the server state
+        and the per-client state (on the CPU).  Every random draw is derived from
+        ``(seed, purpose, round, client)``, so no generator state is needed: a simulation
+        loaded with this state runs the next rounds exactly as this one would.  The
+        tensors are copies: later rounds of this simulation do not change them."""
+        return _clone_tree(self.state())
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore a state from :meth:`state_dict` (of a simulation of the same config,
+        data and model)."""
+        if state.get("w") is None or state["w"].shape != self.w.shape:
+            raise ValueError(f"state holds a model of shape {tuple(state['w'].shape) if state.get('w') is not None else None}; "
+                             f"this simulation's has {tuple(self.w.shape)}")
+        self.load_state(_clone_tree(state))
+
     def state(self) -> dict:
         return {
             "format": CHECKPOINT_FORMAT,
@@ -187,8 +359,9 @@ class Simulation:
                 print(f"flcore: {size} clients at once do not fit in {self.device} memory; "
                       f"training {self.chunk_size} at a time", file=sys.stderr)
 
-    def train_one_round(self, round: int) -> torch.Tensor:
-        """Run round ``round`` (0-based); returns the clients' mean training loss (on device)."""
+    def plan_round(self, round: int) -> tuple[list[int], list]:
+        """The clients sampled in round ``round`` and their batch plans
+        (:class:`~flcore.sim.ClientPlan`: global sample indices of every step)."""
         cfg = self.cfg
         clients = sample_clients(cfg.seed, round, self.data.num_clients, cfg.per_round).tolist()
         plans = [
@@ -197,6 +370,30 @@ class Simulation:
                               cfg.mixup_alpha, cfg.cutout_size, self.data.input_shape)
             for k in clients
         ]
+        return clients, plans
+
+    def train_one_round(self, round: int) -> torch.Tensor:
+        """Run round ``round`` (0-based); returns the clients' mean training loss (on device)."""
+        return self._run_round(round)["uploads"]["train_loss"].mean()
+
+    def step(self) -> RoundResult:
+        """Run the next round (``rounds_done``, 0-based) and return what it did."""
+        round = self.rounds_done
+        out = self._run_round(round)
+        self.rounds_done = round + 1
+        uploads = {k: v.detach().clone() for k, v in out["uploads"].items()}
+        return RoundResult(
+            round=round, client_ids=out["clients"], start=out["start"].detach().clone(),
+            broadcast={k: v.detach().clone() for k, v in out["broadcast"].items()},
+            batches=[list(p.batches) for p in out["plans"]], uploads=uploads,
+            train_loss=uploads["train_loss"], global_model=self.w.detach().clone(),
+            eval_model=self.server.eval_params(self.w, self.server_state).detach().clone(),
+            server_state=flatten_state(self.server_state),
+            client_state={k: v.detach().clone() for k, v in self.client_state.items()},
+        )
+
+    def _run_round(self, round: int) -> dict:
+        clients, plans = self.plan_round(round)
         ids = torch.tensor(clients, device=self.device)
         if self.server.needs_probe:
             # a first exchange from w^t whose client-state updates are discarded
@@ -219,7 +416,7 @@ class Simulation:
                 "flat": self.flat, "data": self.data,
             }
             self._prev_pseudo_grad = pseudo_grad
-        return uploads["train_loss"].mean()
+        return {"clients": clients, "plans": plans, "start": start, "broadcast": broadcast, "uploads": uploads}
 
     def run_callbacks(self, done: int) -> dict:
         """Values of the callbacks due after round ``done`` (keys with a None value, such as

@@ -6,6 +6,8 @@ into it.  Batches are gathered by index and augmented on tensors (random crop wi
 """
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -32,6 +34,77 @@ class FederatedData:
     @property
     def num_clients(self) -> int:
         return len(self.client_indices)
+
+    @classmethod
+    def from_tensors(cls, x, y, test_x, test_y, partition="iid", *, num_clients: int | None = None,
+                     alpha: float | None = None, classes_per_client: int | None = None,
+                     samples_per_client: int | None = None, num_classes: int | None = None,
+                     seed: int = 0, mean: Sequence[float] | None = None, std: Sequence[float] | None = None,
+                     device: str | torch.device = "cpu") -> "FederatedData":
+        """Your own tensors as a federated dataset (no named dataset, no scale).
+
+        ``x [N, ...]`` and ``test_x [M, ...]`` are floating inputs with the same
+        per-sample shape, ``y [N]`` and ``test_y [M]`` integer labels in
+        ``0..num_classes-1`` (``num_classes`` defaults to the largest label + 1).
+        ``partition`` is one of flcore's partitions -- ``"iid"`` (``samples_per_client``
+        optional), ``"dirichlet"`` (``alpha``; Hsu et al. 2019), ``"shards"``
+        (``classes_per_client``) -- over ``num_clients`` clients, drawn with ``seed``; or
+        an explicit list of client index lists into ``x`` (disjoint, non-empty).
+        ``mean``/``std`` (per channel, dimension 1) normalise train and test inputs;
+        without them the inputs are used as given.  Inputs are not augmented.  Every
+        check fails before anything is copied, with a one-line error naming the argument.
+        """
+        from ..data import normalize
+
+        x = _floating("x", x)
+        test_x = _floating("test_x", test_x)
+        if x.dim() < 2 or x.shape[0] == 0:
+            raise ValueError(f"x: expected a non-empty [N, ...] tensor of inputs, got shape {tuple(x.shape)}")
+        if test_x.shape[1:] != x.shape[1:]:
+            raise ValueError(f"test_x: per-sample shape {tuple(test_x.shape[1:])} differs from x's "
+                             f"{tuple(x.shape[1:])}")
+        y = _labels("y", y, x.shape[0], "x")
+        test_y = _labels("test_y", test_y, test_x.shape[0], "test_x")
+        largest = int(max(y.max(), test_y.max())) if test_y.numel() else int(y.max())
+        if num_classes is None:
+            num_classes = largest + 1
+        elif isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+            raise ValueError(f"num_classes: expected an integer >= 2, got {num_classes!r}")
+        for name, labels in (("y", y), ("test_y", test_y)):
+            if labels.numel() and (int(labels.min()) < 0 or int(labels.max()) >= num_classes):
+                raise ValueError(f"{name}: labels must lie in 0..{num_classes - 1} (num_classes={num_classes}), "
+                                 f"got {int(labels.min())}..{int(labels.max())}")
+        if (mean is None) != (std is None):
+            raise ValueError("mean/std: give both (per-channel values) or neither")
+        if mean is not None:
+            channels = x.shape[1]
+            for name, values in (("mean", mean), ("std", std)):
+                if len(values) != channels:
+                    raise ValueError(f"{name}: expected {channels} values (x.shape[1]), got {len(values)}")
+            if any(not v > 0 for v in std):
+                raise ValueError(f"std: values must be > 0, got {list(std)}")
+            mean, std = tuple(float(v) for v in mean), tuple(float(v) for v in std)
+        parts = _client_parts(partition, y, x.shape[0], num_clients, alpha, classes_per_client,
+                              samples_per_client, seed)
+        device = torch.device(device)
+        test_x = normalize(test_x, mean, std) if mean is not None else test_x
+        return cls(
+            train_x=x.to(device), train_y=y.to(device), test_x=_channels_last(test_x.to(device)),
+            test_y=test_y.to(device),
+            client_indices=[torch.as_tensor(p, dtype=torch.long).to(device) for p in parts],
+            num_classes=int(num_classes), augment=False, mean=mean, std=std,
+        )
+
+    def to(self, device: str | torch.device) -> "FederatedData":
+        """The same data on ``device`` (``self`` when it is already there)."""
+        device = torch.device(device)
+        if self.train_x.device == device or (device.type == self.train_x.device.type and device.index is None):
+            return self
+        move = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name in ("train_x", "train_y", "test_x", "test_y"):
+            move[name] = move[name].to(device)
+        move["client_indices"] = [idx.to(device) for idx in self.client_indices]
+        return FederatedData(**move)
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -103,6 +176,82 @@ class FederatedData:
         else:
             x = self.eval_train_inputs()[flat_index]
         return x.reshape(*shape, *x.shape[1:])
+
+
+def _floating(name: str, value) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    if not value.is_floating_point():
+        raise TypeError(f"{name}: expected floating inputs (e.g. float32), got dtype {value.dtype}")
+    if not bool(torch.isfinite(value).all()):
+        raise ValueError(f"{name}: inputs must be finite (found NaN or inf)")
+    return value.detach()
+
+
+def _labels(name: str, value, length: int, inputs: str) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+        raise TypeError(f"{name}: expected integer class labels (e.g. torch.long), got dtype {value.dtype}")
+    if value.dim() != 1:
+        raise ValueError(f"{name}: expected a 1-d tensor of labels, got shape {tuple(value.shape)}")
+    if value.shape[0] != length:
+        raise ValueError(f"{name}: has {value.shape[0]} labels but {inputs} has {length} samples")
+    return value.detach().long()
+
+
+def _client_parts(partition, y: torch.Tensor, num_samples: int, num_clients, alpha, classes_per_client,
+                  samples_per_client, seed) -> list:
+    """One index array per client: flcore's partition by name, or the user's lists checked."""
+    from ..data import partition as make_partition
+    from ..data.partition import PARTITION_KINDS
+
+    if isinstance(partition, str):
+        if partition not in PARTITION_KINDS:
+            raise ValueError(f"partition: got {partition!r}; allowed values: {', '.join(PARTITION_KINDS)} "
+                             "or a list of client index lists")
+        if isinstance(num_clients, bool) or not isinstance(num_clients, int) or num_clients < 1:
+            raise ValueError(f"num_clients: expected an integer >= 1 with partition={partition!r}, got {num_clients!r}")
+        args = {"alpha": alpha, "classes_per_client": classes_per_client, "samples_per_client": samples_per_client}
+        used = {"dirichlet": ("alpha", "samples_per_client"), "shards": ("classes_per_client",),
+                "iid": ("samples_per_client",)}[partition]
+        for name, value in args.items():
+            if value is not None and name not in used:
+                raise ValueError(f"{name}: not a parameter of partition={partition!r} (it takes {', '.join(used)})")
+        if partition == "dirichlet" and (alpha is None or not alpha >= 0):
+            raise ValueError(f"alpha: partition='dirichlet' needs alpha >= 0, got {alpha!r}")
+        if partition == "shards" and (classes_per_client is None or int(classes_per_client) < 1):
+            raise ValueError(f"classes_per_client: partition='shards' needs an integer >= 1, got {classes_per_client!r}")
+        if samples_per_client is not None and (int(samples_per_client) < 1
+                                               or int(samples_per_client) * num_clients > num_samples):
+            raise ValueError(f"samples_per_client: got {samples_per_client!r}; need 1 <= samples_per_client "
+                             f"and num_clients * samples_per_client <= {num_samples} samples")
+        if num_clients > num_samples:
+            raise ValueError(f"num_clients: {num_clients} clients cannot share {num_samples} samples")
+        try:
+            return make_partition(partition, y.cpu().numpy(), num_clients, seed=seed, cache=False,
+                                  **{name: args[name] for name in used})
+        except ValueError as exc:
+            raise ValueError(f"partition: {exc}") from None
+    if isinstance(partition, (str, bytes)) or not isinstance(partition, Sequence) and not isinstance(partition, torch.Tensor):
+        raise TypeError(f"partition: expected a partition name or a list of client index lists, got {type(partition).__name__}")
+    if num_clients is not None and num_clients != len(partition):
+        raise ValueError(f"num_clients: got {num_clients} but partition lists {len(partition)} clients")
+    parts, seen = [], torch.zeros(num_samples, dtype=torch.bool)
+    if len(partition) == 0:
+        raise ValueError("partition: the list of client index lists is empty")
+    for k, indices in enumerate(partition):
+        idx = torch.as_tensor(indices)
+        if idx.dim() != 1 or idx.numel() == 0 or idx.is_floating_point() or idx.dtype == torch.bool:
+            raise ValueError(f"partition: client {k} needs a non-empty 1-d list of integer sample indices")
+        idx = idx.long().cpu()
+        if int(idx.min()) < 0 or int(idx.max()) >= num_samples:
+            raise ValueError(f"partition: client {k} has indices outside 0..{num_samples - 1}")
+        if bool(seen[idx].any()) or idx.unique().numel() != idx.numel():
+            raise ValueError(f"partition: client {k} shares sample indices with another client (or repeats one)")
+        seen[idx] = True
+        parts.append(idx)
+    return parts
 
 
 def _channels_last(x: torch.Tensor) -> torch.Tensor:
