@@ -5,6 +5,7 @@ uninterrupted run's; a run that raises is stored failed and the others finish.  
 cluster is stopped at the end, even on failure."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -126,13 +127,27 @@ def test_a_worker_killed_mid_run_is_retried_and_ends_with_the_uninterrupted_reco
     _same_records(_record(store, run_id), _record(reference, run_id))
 
 
-def test_a_raising_run_is_stored_failed_and_the_others_finish(executor, tmp_path):
+def test_a_raising_run_is_stored_failed_and_the_others_finish(executor, tmp_path, capsys):
     bad = RunSpec({"algorithm": "broken"}, {"method": "fedavg", "dataset": "cifar10", "scale": "smoke",
                                              "data_root": str(tmp_path / "no-data"), "download": False})
     good = RunSpec({"algorithm": "FedAvg"}, {"method": "fedavg", "scale": "smoke"})
     frame = ensure_runs([bad, good], store=tmp_path / "store", device="cpu", executor=executor,
-                        raise_on_failure=False, log=None)
+                        raise_on_failure=False, log=None, progress=True)
     assert frame["status"].tolist() == ["failed", "finished"]
+    err = capsys.readouterr().err
+    assert "2/2" in err and "broken" in err  # one bar over all runs; the failure printed above it
     status = RunStore(tmp_path / "store").run(frame["run_id"][0]).status()
     assert status["status"] == "failed" and "Traceback" in status["traceback"]
     assert "no-data" in frame["error"][0]
+
+
+def test_cluster_overhead_benchmark_prints_its_rows(cluster, cluster_env):
+    script = REPO / "benchmarks" / "cluster_overhead.py"
+    command = [sys.executable, str(script), "--json", "--runs", "2", "--address", cluster.address]
+    done = subprocess.run(command, env={**os.environ, **cluster_env}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [r["executor"] for r in rows] == ["local", "ray"]
+    assert all(r["runs"] == 2 and r["wall_s"] > 0 and r["parallel"] == 2 for r in rows)
+    assert rows[0]["overhead_per_run_s"] == 0.0 and rows[1]["equal_records"] is True
+    assert rows[1]["overhead_per_run_s"] == pytest.approx((rows[1]["wall_s"] - rows[0]["wall_s"]) / 2, abs=0.01)
