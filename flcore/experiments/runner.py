@@ -126,7 +126,7 @@ def _collect(done, groups, overrides: dict, errors: dict, log, progress: bool) -
                 if bar is not None:
                     bar.update(1)
                     if result["status"] == "failed":
-                        bar.write(line)
+                        bar.write(line, file=sys.stderr)
                 elif log:
                     log(line)
     finally:
