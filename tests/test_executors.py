@@ -138,3 +138,12 @@ def test_a_bad_ray_setting_fails_before_connecting(tmp_path, capsys):
     code, err = _reproduce(["reproduce", "fedsam-table-2", "--scale", "smoke", "--executor", "ray",
                             "--device", "cuda:1", "--root", str(tmp_path)], capsys)
     assert code == 2 and "device must be auto, cpu or cuda" in err
+
+
+@pytest.mark.parametrize("address, message", [("127.0.0.1:1", "cannot reach a Ray cluster at 127.0.0.1:1"),
+                                              ("nohost", "address must be auto or HOST:PORT")])
+def test_an_unreachable_ray_address_fails_fast(tmp_path, capsys, address, message):
+    pytest.importorskip("ray")
+    code, err = _reproduce(["reproduce", "fedsam-table-2", "--scale", "smoke", "--executor", "ray",
+                            "--address", address, "--store", str(tmp_path / "s"), "--root", str(tmp_path)], capsys)
+    assert code == 2 and message in err and not (tmp_path / "s").exists()

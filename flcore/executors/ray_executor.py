@@ -24,6 +24,7 @@ Ray is imported only here, and only when this executor runs: ``pip install
 from __future__ import annotations
 
 import logging
+import socket
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -91,6 +92,7 @@ class RayExecutor:
         """Join the cluster (once); returns the ``ray`` module."""
         ray = import_ray()
         if not ray.is_initialized():
+            _check_reachable(self.address)
             try:
                 ray.init(address=self.address, logging_level=logging.WARNING, log_to_driver=False,
                          include_dashboard=False, configure_logging=True)
@@ -146,6 +148,19 @@ class RayExecutor:
         finally:
             for ref in pending:  # the driver stopped early: do not leave tasks running
                 ray.cancel(ref, force=True)
+
+
+def _check_reachable(address: str | None, timeout: float = 10) -> None:
+    """Fail fast on a ``HOST:PORT`` nobody answers at (Ray itself retries for minutes)."""
+    if not address or address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ExecutorError(f"address must be auto or HOST:PORT, got {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ExecutorError(f"cannot reach a Ray cluster at {address}: {exc.strerror or exc}") from None
 
 
 def _task_error(exc: Exception) -> str:
