@@ -7,8 +7,8 @@ notebook (``notebooks/<paper>/<id>.ipynb``) with papermill into the book's sourc
 has them).  Before the notebooks run, the union of the runs they need is trained once
 (shared runs once, several at a time on a CPU, or as tasks of a Ray cluster with
 ``--executor ray --address HOST:PORT``: :mod:`flcore.executors`); each notebook then finds
-its runs in the store.  A notebook that fails marks its own artifact failed and the others go on; a
-summary is printed at the end and the exit status is 1 if anything failed.
+its runs in the store.  A notebook that fails marks its own artifact failed and the others
+go on; a summary is printed at the end and the exit status is 1 if anything failed.
 
 Each artifact's outcome goes to a small manifest, ``book/_artifacts.json``: status (ok,
 failed, skipped), scale, seeds, duration, the notebook's hash and flcore's fingerprint

@@ -4,8 +4,8 @@
 in the store by its run id (the hash of its canonical config), and trains the missing or
 interrupted ones through :func:`flcore.api.run_experiment`, handing them as groups to an
 executor (:mod:`flcore.executors`): by default the local one -- several at a time in
-worker processes on a CPU, one at a time on a GPU -- or a Ray cluster.  Pending specs (method not implemented yet) are listed with status
-``pending`` and never run.  It returns one row per spec: its labels, run id, status and
+worker processes on a CPU, one at a time on a GPU -- or a Ray cluster.  Pending specs
+(method not implemented yet) are listed with status ``pending`` and never run.  It returns one row per spec: its labels, run id, status and
 summary numbers.  A run that raises is reported as ``failed``; by default the call then
 raises, so the notebook that asked for it fails and marks its artifact failed.
 """
