@@ -5,9 +5,10 @@ notebook (``notebooks/<paper>/<id>.ipynb``) with papermill into the book's sourc
 (``book/artifacts/<paper>/<id>.ipynb``), with the parameters ``scale``, ``device``,
 ``seeds``, ``store`` (and ``workers``, ``data_root``, ``download`` where the notebook
 has them).  Before the notebooks run, the union of the runs they need is trained once
-(shared runs once, several at a time on a CPU); each notebook then finds its runs in the
-store.  A notebook that fails marks its own artifact failed and the others go on; a
-summary is printed at the end and the exit status is 1 if anything failed.
+(shared runs once, several at a time on a CPU, or as tasks of a Ray cluster with
+``--executor ray --address HOST:PORT``: :mod:`flcore.executors`); each notebook then finds
+its runs in the store.  A notebook that fails marks its own artifact failed and the others
+go on; a summary is printed at the end and the exit status is 1 if anything failed.
 
 Each artifact's outcome goes to a small manifest, ``book/_artifacts.json``: status (ok,
 failed, skipped), scale, seeds, duration, the notebook's hash and flcore's fingerprint
@@ -209,11 +210,33 @@ def _prefetch_runs(artifacts, args, store: str, log) -> None:
     if not specs:
         return
     specs += spread_specs(args.scale)  # the claims' tie rule needs the measured seed spread
+    executor = getattr(args, "run_executor", None)
     try:
-        ensure_runs(specs, store=store, device=args.device, workers=args.workers, data_root=args.data_root,
-                    download=args.download, raise_on_failure=False, log=log)
+        frame = ensure_runs(specs, store=store, device=args.device, workers=args.workers,
+                            data_root=args.data_root, download=args.download, raise_on_failure=False, log=log,
+                            executor=executor, progress=executor is not None and executor.name != "local")
     except Exception as exc:  # noqa: BLE001 - the notebooks will report their own failures
         log(f"training the shared runs failed ({_short_error(exc)}); each notebook will retry its own")
+        return
+    for row in frame[frame["status"] == "failed"].drop_duplicates("run_id").itertuples():
+        log(f"run {row.run_id} failed: {row.error} (traceback in {row.run_dir}/status.json)")
+
+
+def make_run_executor(args: argparse.Namespace):
+    """The executor ``--executor`` names, connected (Ray) before any compute; ``ValueError``
+    or :class:`flcore.executors.ray_executor.ExecutorError` with a one-line reason otherwise."""
+    from .executors import make_executor
+
+    name = getattr(args, "executor", "local")
+    if name != "ray":
+        for flag in ("address", "gpus_per_run"):
+            if getattr(args, flag, None) is not None:
+                raise ValueError(f"--{flag.replace('_', '-')} needs --executor ray")
+    if name == "local":
+        return None  # ensure_runs' default: today's local behaviour
+    executor = make_executor(name, device=args.device, address=args.address, gpus_per_run=args.gpus_per_run)
+    executor.gpus(executor.connect())
+    return executor
 
 
 def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = True,
@@ -317,6 +340,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--download", action="store_true", help="fetch CIFAR through torchvision when missing")
     p.add_argument("--root", default=".", help="repository root holding notebooks/, book/ and _toc.yml")
     p.add_argument("--timeout", type=int, default=None, help="seconds a notebook cell may run (default: no limit)")
+    p.add_argument("--executor", default="local", choices=("local", "ray"),
+                   help="where missing runs are trained: local (this machine) or ray (a Ray cluster)")
+    p.add_argument("--address", default=None, help="Ray cluster: auto | HOST:PORT (default: $RAY_ADDRESS "
+                   "or a Ray instance on this machine)")
+    p.add_argument("--gpus-per-run", type=float, default=None,
+                   help="Ray: GPUs per run (default: 1 on a cluster with GPUs, else 0)")
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
@@ -333,7 +362,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"flcore: error: unknown artifact(s) {', '.join(unknown)}; known: {', '.join(known)}",
               file=sys.stderr)
         return EXIT_USAGE
-    results = reproduce(known if args.all else args.artifacts, args, force=not args.stale_only)
+    if not _connect_executor(args):
+        return EXIT_USAGE
+    try:
+        results = reproduce(known if args.all else args.artifacts, args, force=not args.stale_only)
+    finally:
+        _disconnect_executor(args)
     print_summary(results)
     return EXIT_FAILED if any(e["status"] == "failed" for e in results.values()) else 0
 
@@ -395,13 +429,36 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
+def _connect_executor(args: argparse.Namespace) -> bool:
+    """Set ``args.run_executor``; print the one-line reason and return False when it cannot start."""
+    from .executors.ray_executor import ExecutorError
+
+    try:
+        args.run_executor = make_run_executor(args)
+    except (ValueError, ExecutorError) as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
+def _disconnect_executor(args: argparse.Namespace) -> None:
+    executor = getattr(args, "run_executor", None)
+    if executor is not None:
+        executor.shutdown()
+
+
 def _cmd_book(args: argparse.Namespace) -> int:
     from .experiments.artifacts import artifact_ids
 
     started = time.perf_counter()
     results = {}
     if not args.no_reproduce:
-        results = reproduce(artifact_ids(), args, force=args.force)
+        if not _connect_executor(args):
+            return EXIT_USAGE
+        try:
+            results = reproduce(artifact_ids(), args, force=args.force)
+        finally:
+            _disconnect_executor(args)
         print_summary(results)
     from .report.site import write_site_pages
 

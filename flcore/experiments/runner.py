@@ -2,11 +2,10 @@
 
 :func:`ensure_runs` takes :class:`~flcore.experiments.artifacts.RunSpec` s, looks each up
 in the store by its run id (the hash of its canonical config), and trains the missing or
-interrupted ones through :func:`flcore.api.run_experiment` -- several at a time in
-worker processes on a CPU (one thread each: on a shared two-core machine two
-single-threaded runs finish sooner than two two-threaded runs in a row), one at a time
-on a GPU.  Pending specs (method not implemented yet) are listed with status
-``pending`` and never run.  It returns one row per spec: its labels, run id, status and
+interrupted ones through :func:`flcore.api.run_experiment`, handing them as groups to an
+executor (:mod:`flcore.executors`): by default the local one -- several at a time in
+worker processes on a CPU, one at a time on a GPU -- or a Ray cluster.  Pending specs
+(method not implemented yet) are listed with status ``pending`` and never run.  It returns one row per spec: its labels, run id, status and
 summary numbers.  A run that raises is reported as ``failed``; by default the call then
 raises, so the notebook that asked for it fails and marks its artifact failed.
 """
@@ -14,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -44,14 +44,16 @@ def _train(job: tuple[RunSpec, dict, str, int | None]) -> dict[str, Any]:
     from ..api import run_experiment
 
     started = time.perf_counter()
+    run_id = None
     try:
         cfg = spec.resolve(**overrides)
+        run_id = cfg.run_id()
         summary = run_experiment(cfg, store=store, progress=False)
-        return {"run_id": cfg.run_id(), "status": summary["status"], "error": None,
+        return {"run_id": run_id, "status": summary["status"], "error": None, "traceback": None,
                 "seconds": time.perf_counter() - started}
     except Exception as exc:  # noqa: BLE001 - reported per run, raised by the caller
-        return {"run_id": None, "status": "failed", "error": f"{type(exc).__name__}: {exc}",
-                "seconds": time.perf_counter() - started}
+        return {"run_id": run_id, "status": "failed", "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(), "seconds": time.perf_counter() - started}
 
 
 def _cost(spec: RunSpec) -> float:
@@ -62,23 +64,18 @@ def _cost(spec: RunSpec) -> float:
     return cfg.rounds * cfg.per_round * cfg.local_epochs * getattr(get_method(cfg.method), "grad_evals_per_step", 1)
 
 
-def _default_workers(device: str, missing: int) -> int:
-    from ..sim import resolve_device
-
-    if resolve_device(device).type != "cpu":
-        return 1
-    return max(1, min(os.cpu_count() or 1, missing))
-
-
 def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None, device: str = "auto",
                 workers: int | None = None, data_root: str | None = None, download: bool | None = None,
-                raise_on_failure: bool = True, log=print) -> pd.DataFrame:
+                raise_on_failure: bool = True, log=print, executor=None, progress: bool = False) -> pd.DataFrame:
     """Make sure every available spec has a finished (or diverged) run; see module docstring.
 
+    ``executor`` trains the missing runs' groups (:mod:`flcore.executors`; default: the
+    local executor with ``workers``); ``progress`` shows one bar over all runs on stderr.
     Returns one row per spec: its labels, ``method``, ``run_id``, ``status`` (finished,
     diverged, failed or pending), ``mean_last_100`` (fraction), ``final_accuracy``,
     ``rounds_done``, ``diverged_round``, ``run_dir`` and ``error``.
     """
+    from ..executors import LocalExecutor, group_runs
     from ..store import RunStore
 
     root = resolve_store(store)
@@ -95,22 +92,12 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
     # longest first, so that a long run does not end the batch alone on one core
     todo = dict(sorted(todo.items(), key=lambda item: -_cost(item[1])))
     if todo:
-        n_workers = workers or _default_workers(device, len(todo))
-        threads = 1 if n_workers > 1 else None
-        jobs = [(spec, overrides, str(root), threads) for spec in todo.values()]
+        executor = executor or LocalExecutor(workers=workers, device=device)
+        groups = group_runs(todo)
+        root.mkdir(parents=True, exist_ok=True)  # workers check that they see it
         if log:
-            log(f"training {len(jobs)} run(s) missing from the run store with {n_workers} worker(s)")
-        items = list(todo.items())
-        if n_workers == 1:
-            done = ((i, _train(job)) for i, job in enumerate(jobs))
-            _collect(done, items, errors, log)
-        else:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
-            with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-                futures = {pool.submit(_train, job): i for i, job in enumerate(jobs)}
-                _collect(((futures[f], f.result()) for f in as_completed(futures)), items, errors, log)
+            log(f"training {len(todo)} run(s) missing from the run store with {executor.describe(len(groups))}")
+        _collect(executor.map_groups(groups, str(root), overrides), groups, overrides, errors, log, progress)
     frame = results_frame(specs, root, overrides, errors)
     failed = frame[frame["status"] == "failed"]
     if raise_on_failure and len(failed):
@@ -119,14 +106,32 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
     return frame
 
 
-def _collect(done, items, errors: dict, log) -> None:
-    """Log each finished job as it comes and note the failures by run id."""
-    for index, result in done:
-        rid, spec = items[index]
-        if log:
-            log(f"  {spec.labels} -> {result['status']} in {result['seconds']:.0f} s")
-        if result["status"] == "failed":
-            errors[rid] = result["error"]
+def _collect(done, groups, overrides: dict, errors: dict, log, progress: bool) -> None:
+    """Log each finished run as its group comes back and note the failures by run id."""
+    bar = None
+    if progress:
+        import sys
+
+        from tqdm import tqdm
+
+        bar = tqdm(total=sum(len(g) for g in groups), unit="run", file=sys.stderr, dynamic_ncols=True)
+    try:
+        for index, results in done:
+            for spec, result in zip(groups[index], results):
+                rid = result["run_id"] or spec.run_id(**overrides)
+                line = f"  {spec.labels} -> {result['status']} in {result['seconds']:.0f} s"
+                if result["status"] == "failed":
+                    errors[rid] = result["error"]
+                    line += f": {result['error']}"
+                if bar is not None:
+                    bar.update(1)
+                    if result["status"] == "failed":
+                        bar.write(line, file=sys.stderr)
+                elif log:
+                    log(line)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def results_frame(specs: Sequence[RunSpec], store: str | os.PathLike | None = None,

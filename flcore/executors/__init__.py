@@ -1,0 +1,28 @@
+"""Where the missing runs of ``flcore reproduce`` are trained: executors of groups of runs.
+
+An executor has ``describe(groups) -> str`` and ``map_groups(groups, store, overrides)``,
+which trains every group (:mod:`flcore.executors.groups`) and yields ``(group index,
+[result dict per run])`` as groups finish.  ``local`` (:mod:`.local`, the default) trains
+on this machine; ``ray`` (:mod:`.ray_executor`) hands the groups to a Ray cluster.
+"""
+from __future__ import annotations
+
+from .groups import group_runs, run_lock, train_group
+from .local import LocalExecutor
+
+EXECUTORS = ("local", "ray")
+
+
+def make_executor(name: str = "local", *, workers: int | None = None, device: str = "auto",
+                  address: str | None = None, gpus_per_run: float | None = None):
+    """The executor called ``name`` (one of :data:`EXECUTORS`)."""
+    if name == "local":
+        return LocalExecutor(workers=workers, device=device)
+    if name == "ray":
+        from .ray_executor import RayExecutor
+
+        return RayExecutor(address=address, gpus_per_run=gpus_per_run, device=device)
+    raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {name!r}")
+
+
+__all__ = ["EXECUTORS", "LocalExecutor", "group_runs", "make_executor", "run_lock", "train_group"]

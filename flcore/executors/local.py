@@ -1,0 +1,70 @@
+"""The local executor: groups of runs trained on this machine (``--executor local``, the default).
+
+Several groups at a time in spawned worker processes on a CPU, one thread each (on a
+shared two-core machine two single-threaded runs finish sooner than two two-threaded
+runs in a row); one group at a time in this process on a GPU or with one worker.
+"""
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..experiments.artifacts import RunSpec
+from .groups import failed_group, train_group
+
+
+def default_workers(device: str, groups: int) -> int:
+    """One worker per core on a CPU (at most one per group); one on an accelerator."""
+    from ..sim import resolve_device
+
+    if resolve_device(device).type != "cpu":
+        return 1
+    return max(1, min(os.cpu_count() or 1, groups))
+
+
+class LocalExecutor:
+    """Train groups on this machine; see the module docstring."""
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None, device: str = "auto") -> None:
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.workers = workers
+        self.device = device
+
+    def _workers(self, groups: int) -> int:
+        return self.workers or default_workers(self.device, groups)
+
+    def describe(self, groups: int) -> str:
+        return f"{self._workers(groups)} worker(s)"
+
+    def map_groups(self, groups: Sequence[Sequence[RunSpec]], store: str,
+                   overrides: dict[str, Any]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+        """Train every group; yields ``(group index, results)`` as groups finish."""
+        n_workers = self._workers(len(groups))
+        if n_workers == 1:
+            for index, group in enumerate(groups):
+                yield index, _guarded(group, store, overrides, None)
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(train_group, group, store, overrides, 1): i for i, group in enumerate(groups)}
+            for future in as_completed(futures):
+                index = futures[future]
+                try:
+                    yield index, future.result()
+                except Exception as exc:  # noqa: BLE001 - a dead worker fails its group only
+                    yield index, failed_group(groups[index], overrides, f"{type(exc).__name__}: {exc}",
+                                              traceback.format_exc())
+
+
+def _guarded(group, store, overrides, threads) -> list[dict[str, Any]]:
+    try:
+        return train_group(group, store, overrides, threads)
+    except Exception as exc:  # noqa: BLE001 - reported per run
+        return failed_group(group, overrides, f"{type(exc).__name__}: {exc}", traceback.format_exc())
