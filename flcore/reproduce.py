@@ -98,7 +98,11 @@ def stale_reason(artifact, entry: dict | None, root: Path, scale: str, seeds: li
         return f"built at scale {entry.get('scale')}"
     if list(entry.get("seeds", [])) != list(seeds):
         return "other seeds"
-    if entry.get("notebook") != notebook_hash(root / artifact.notebook_path):
+    try:
+        current = notebook_hash(root / artifact.notebook_path)
+    except Exception as exc:  # noqa: BLE001 - an unreadable notebook is stale, not fatal
+        return f"notebook unreadable ({_short_error(exc)})"
+    if entry.get("notebook") != current:
         return "notebook changed"
     if entry.get("flcore") != fingerprint:
         return "flcore changed"
@@ -160,9 +164,11 @@ def _prefetch_runs(artifacts, args, store: str, log) -> None:
 
 
 def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = True,
-              log: Callable[[str], None] = print) -> dict[str, dict]:
+              log: Callable[[str], None] = print, results: dict[str, dict] | None = None) -> dict[str, dict]:
     """Execute the notebooks of ``artifact_ids`` (only the stale ones unless ``force``);
-    returns ``{artifact id: manifest entry}`` for every artifact considered."""
+    returns ``{artifact id: manifest entry}`` for every artifact considered.  ``results``
+    (a dict) is filled as the batch goes, so a caller still holds what was done if the
+    batch is interrupted."""
     from .experiments.artifacts import get_artifact
 
     root = Path(args.root).resolve()
@@ -170,7 +176,8 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
     manifest = load_manifest(root)
     fingerprint = flcore_fingerprint()
     artifacts = [get_artifact(a) for a in artifact_ids]
-    todo, results = [], {}
+    todo = []
+    results = {} if results is None else results
     for artifact in artifacts:
         reason = "forced" if force else stale_reason(artifact, manifest["artifacts"].get(artifact.id), root,
                                                     args.scale, args.seeds, fingerprint)
@@ -187,8 +194,12 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
     for artifact, reason in todo:
         log(f"[{artifact.id}] executing ({reason}) -> {artifact.book_path}")
         entry = execute_artifact(artifact, root, parameters, timeout=args.timeout)
-        entry.update(scale=args.scale, seeds=list(args.seeds), notebook=notebook_hash(root / artifact.notebook_path)
-                     if (root / artifact.notebook_path).is_file() else None,
+        try:
+            hashed = notebook_hash(root / artifact.notebook_path) if (root / artifact.notebook_path).is_file() else None
+        except Exception as exc:  # noqa: BLE001 - one unreadable notebook must not stop the batch
+            hashed = None
+            entry.update(status="failed", error=entry.get("error") or f"unreadable notebook: {_short_error(exc)}")
+        entry.update(scale=args.scale, seeds=list(args.seeds), notebook=hashed,
                      flcore=fingerprint, flcore_version=_version(),
                      finished=datetime.now(timezone.utc).isoformat(timespec="seconds"))
         manifest["artifacts"][artifact.id] = entry
@@ -271,8 +282,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"flcore: error: unknown artifact(s) {', '.join(unknown)}; known: {', '.join(known)}",
               file=sys.stderr)
         return EXIT_USAGE
-    results = reproduce(known if args.all else args.artifacts, args, force=not args.stale_only)
-    print_summary(results)
+    results: dict[str, dict] = {}
+    try:
+        results = reproduce(known if args.all else args.artifacts, args, force=not args.stale_only,
+                            results=results)
+    finally:
+        print_summary(results)  # also when the batch stopped early (interrupted)
     return EXIT_FAILED if any(e["status"] == "failed" for e in results.values()) else 0
 
 
