@@ -106,6 +106,11 @@ def _intact_terminal_summary(run) -> dict[str, Any] | None:
     if status not in TERMINAL_STATUSES:
         return None
     problems = check_run(run)
+    if status == "finished" and not problems:
+        try:  # the final model is the run's result too; the checkpoint is only for resuming
+            run.load_final_model()
+        except StoreError as exc:
+            problems.append(str(exc))
     if problems:
         print(f"flcore: the record of {run.path} is damaged ({'; '.join(problems)}); "
               "repairing it from its checkpoint", file=sys.stderr)

@@ -84,9 +84,11 @@ def load_cifar(name: str, root: str | Path = "data", *, download: bool = False,
                          f"got {num_samples}")
     for dataset in (train, test):
         labels = torch.as_tensor(dataset.targets)
-        if labels.numel() and (int(labels.min()) < 0 or int(labels.max()) >= variant.num_classes):
+        if (labels.numel() != len(dataset.data) or dataset.data.dtype.name != "uint8"
+                or labels.numel() and (int(labels.min()) < 0 or int(labels.max()) >= variant.num_classes)):
             culprit = _find_malformed_file(name, dataset_class, root)
-            raise DatasetError(f"{variant.display_name}: {culprit or 'labels outside 0..' + str(variant.num_classes - 1)}")
+            raise DatasetError(f"{variant.display_name}: "
+                               f"{culprit or 'labels outside 0..' + str(variant.num_classes - 1)}")
     train_x, train_y = _to_tensors(train, num_samples)
     test_x, test_y = _to_tensors(test, None)
     return Dataset(name, train_x, train_y, test_x, test_y, variant.num_classes, variant.mean,

@@ -206,12 +206,11 @@ def _file_problems(run: Run, status: str | None, upto: int) -> list[str]:
         checkpoint = None
     if checkpoint is not None and status in TERMINAL_STATUSES and checkpoint.get("rounds_done") != upto:
         problems.append(f"{CHECKPOINT_FILE}: at round {checkpoint.get('rounds_done')}, the run ended at {upto}")
-    if status == "finished":
-        try:
-            if run.load_final_model() is None:
-                problems.append(f"{FINAL_MODEL_FILE}: missing for a finished run")
-        except StoreError as exc:
-            problems.append(_short(exc, FINAL_MODEL_FILE))
+    try:
+        if run.load_final_model() is None and status == "finished":
+            problems.append(f"{FINAL_MODEL_FILE}: missing for a finished run")
+    except StoreError as exc:
+        problems.append(_short(exc, FINAL_MODEL_FILE))
     return problems
 
 
