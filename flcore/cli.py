@@ -36,9 +36,8 @@ _BOOL_FIELDS = {f.name for f in fields(ExperimentConfig) if str(f.type) == "bool
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own errors: same exit code, no traceback
-        self.print_usage(sys.stderr)
-        print(f"flcore: error: {message}", file=sys.stderr)
+    def error(self, message: str) -> None:  # argparse's own errors: same exit code, one line
+        print(f"flcore: error: {message} (`{self.prog} --help` lists the options)", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
 

@@ -200,7 +200,7 @@ class Run:
                                                    "not a checkpoint dict"], _fix_checkpoint(path))
         problems = []
         if "run_id" in state and state["run_id"] != self.run_id:
-            problems.append(f"{CHECKPOINT_FILE}: belongs to run {state['run_id']!r}, not {self.run_id!r}")
+            problems.append(f"{CHECKPOINT_FILE}: belongs to another run ({state['run_id']!r}, not {self.run_id!r})")
         elif "config_digest" in state and self.exists() and state["config_digest"] != self.config_digest():
             problems.append(f"{CHECKPOINT_FILE}: was written for another config than {CONFIG_FILE}")
         if problems:
