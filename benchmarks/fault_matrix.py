@@ -144,7 +144,7 @@ BAD_CONFIGS: list[tuple[str, list[str]]] = [
     ("classes_per_client 20 of 10 classes", ["--partition", "shards", "--classes-per-client", "20"]),
     ("fedavg with rho", ["--method", "fedavg", "--rho", "0.3"]),
     ("fedsam with mu", ["--method", "fedsam", "--mu", "0.1"]),
-    ("alpha with shards", ["--partition", "shards", "--alpha", "0.5"]),
+    ("samples_per_client with shards", ["--partition", "shards", "--samples-per-client", "10"]),
     ("unknown method", ["--method", "fedfoo"]),
     ("unknown dataset", ["--dataset", "imagenet"]),
     ("unknown partition", ["--partition", "pathological"]),
@@ -158,6 +158,45 @@ BAD_CONFIGS: list[tuple[str, list[str]]] = [
     ("alpha -1", ["--alpha", "-1"]),
     ("seed -1", ["--seed", "-1"]),
     ("unknown flag", ["--learning-rate", "0.1"]),
+    ("per_round -1", ["--per-round", "-1"]),
+    ("per_round 1e12", ["--per-round", "1e12"]),
+    ("rounds -1", ["--rounds", "-1"]),
+    ("rounds 2.5", ["--rounds", "2.5"]),
+    ("rounds inf", ["--rounds", "inf"]),
+    ("local_steps -2", ["--local-steps", "-2"]),
+    ("batch_size -1", ["--batch-size", "-1"]),
+    ("batch_size 0.5", ["--batch-size", "0.5"]),
+    ("eval_batch_size 0", ["--eval-batch-size", "0"]),
+    ("eval_every -1", ["--eval-every", "-1"]),
+    ("checkpoint_every 1e12", ["--checkpoint-every", "1e12"]),
+    ("swa_cycle 0", ["--method", "centralized-swa", "--swa-cycle", "0"]),
+    ("swa_cycle 1e12", ["--method", "centralized-swa", "--swa-cycle", "1e12"]),
+    ("fedgf_window 0", ["--method", "fedgf", "--fedgf-window", "0"]),
+    ("rho inf", ["--method", "fedsam", "--rho", "inf"]),
+    ("eta -1", ["--method", "fedasam", "--eta", "-1"]),
+    ("lr abc", ["--lr", "abc"]),
+    ("weight_decay -1", ["--weight-decay", "-1"]),
+    ("momentum 1", ["--momentum", "1"]),
+    ("server_lr 0", ["--method", "fedopt", "--server-lr", "0"]),
+    ("mu -1", ["--method", "fedprox", "--mu", "-1"]),
+    ("alpha nan", ["--alpha", "nan"]),
+    ("seed 1.5", ["--seed", "1.5"]),
+    ("samples_per_client -5", ["--samples-per-client", "-5"]),
+    ("num_samples -1", ["--num-samples", "-1"]),
+    ("num_samples 50001 on CIFAR-10", ["--dataset", "cifar10", "--num-samples", "50001"]),
+    ("clients 1e12 on CIFAR-10", ["--dataset", "cifar10", "--clients", "1e12"]),
+    ("classes_per_client 200 on CIFAR-100", ["--dataset", "cifar100", "--partition", "shards",
+                                             "--classes-per-client", "200"]),
+    ("classes_per_client with dirichlet", ["--classes-per-client", "2"]),
+    ("gloss_dual_scale unknown", ["--method", "fedgloss-sam", "--gloss-dual-scale", "both"]),
+    ("swa_phase unknown", ["--method", "centralized-swa", "--swa-phase", "late"]),
+    ("mixup_alpha -1", ["--mixup-alpha", "-1"]),
+    ("cutout_size -1", ["--cutout-size", "-1"]),
+    ("clip_norm 0", ["--clip-norm", "0"]),
+    ("lr_decay 0", ["--lr-decay", "0"]),
+    ("bias_correction with fedavg", ["--method", "fedavg", "--bias-correction"]),
+    ("a value for --download", ["--download", "yes"]),
+    ("centralized with clients", ["--method", "centralized-sgd", "--clients", "10"]),
 ]
 
 
@@ -169,10 +208,16 @@ def config_files(tmp: Path) -> list[tuple[str, list[str]]]:
         "unknown key in YAML": (tmp / "key.yaml", b"learning_rate: 0.1\n"),
         "invalid JSON": (tmp / "bad.json", b'{"method": "fedavg",'),
         "bad value in JSON": (tmp / "value.json", b'{"rounds": -5}'),
+        "nested value in YAML": (tmp / "nested.yaml", b"rounds: {a: 1}\n"),
+        "unknown key in JSON": (tmp / "key.json", b'{"rounds": 4, "epochs": 2}'),
+        "a directory as --config": (tmp / "cfgdir", None),
     }
     out = []
     for name, (path, content) in files.items():
-        path.write_bytes(content)
+        if content is None:
+            path.mkdir(exist_ok=True)
+        else:
+            path.write_bytes(content)
         out.append((name, ["--config", str(path)]))
     out.append(("missing --config", ["--config", str(tmp / "nope.yaml")]))
     return out
@@ -278,6 +323,14 @@ def _garble_line(path: Path, index: int) -> None:
     lines = path.read_text().splitlines(keepends=True)
     lines[index] = "{\"round\": 3, \"test_acc\n"
     path.write_text("".join(lines))
+
+
+def _drop_key(path: Path, key: str) -> None:
+    with open(path, "rb") as f:
+        entry = pickle.load(f, encoding="latin1")
+    del entry[key]
+    with open(path, "wb") as f:
+        pickle.dump(entry, f, protocol=2)
 
 
 def _edit_json(path: Path, **changes) -> None:
@@ -403,6 +456,12 @@ def run_data_faults(tmp: Path) -> Category:
         ("2-d labels", dict(train_y=y[:, None]), "train_y"),
         ("rows differ", dict(train_y=y[:10]), "train"),
         ("test shape differs", dict(test_x=torch.rand(5, 3, 28, 28)), "shape"),
+        ("infinite pixel", dict(test_x=torch.full((5, 3, 32, 32), float("inf"))), "test_x"),
+        ("negative pixels", dict(train_x=x - 0.5), "train_x"),
+        ("no examples", dict(train_x=x[:0], train_y=y[:0]), "train"),
+        ("bool labels", dict(train_y=y > 4), "train_y"),
+        ("labels of 100 classes for 10", dict(train_y=torch.randint(0, 100, (20,))), "train_y"),
+        ("mean/std of 1 channel for 3", dict(mean=(0.5,), std=(0.25,)), "channel"),
     ]
     for name, changes, needle in tensor_cases:
         try:
@@ -446,6 +505,9 @@ def run_data_faults(tmp: Path) -> Category:
                "data_batch_5")
     cifar_case("checksum mismatch", lambda f: _cut(f / "data_batch_2", 0.5), "data_batch_2", recompute_md5=False)
     cifar_case("a missing batch", lambda f: (f / "data_batch_4").unlink(), "data_batch_4", recompute_md5=False)
+    cifar_case("a batch that is a list", lambda f: (f / "data_batch_1").write_bytes(pickle.dumps([1, 2, 3])),
+               "data_batch_1")
+    cifar_case("labels missing", lambda f: _drop_key(f / "test_batch", "labels"), "test_batch")
     # the command line: missing CIFAR files exit 2 before a run directory is written
     store = tmp / "data-store"
     rc, _, err = cli(["run", "--scale", "smoke", "--dataset", "cifar10", "--data-root", str(tmp / "nowhere"),
@@ -574,7 +636,7 @@ CATEGORIES = ("bad_configs", "kills", "store_corruptions", "data_faults", "concu
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--kills", type=int, default=6, help="random kill rounds to try (default 6)")
+    parser.add_argument("--kills", type=int, default=11, help="random kill rounds to try (default 11)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill rounds")
     parser.add_argument("--only", default=",".join(CATEGORIES), help="comma list of categories")
     args = parser.parse_args(argv)

@@ -88,7 +88,7 @@ def _acquire(lock, wait: bool) -> None:
     except RunBusyError as exc:
         if not wait:
             raise
-        print(f"flcore: {exc}; waiting for it", file=sys.stderr)
+        print(f"flcore: {getattr(exc, 'holder', exc)}; waiting for it", file=sys.stderr)
         lock.acquire(wait=True)
 
 

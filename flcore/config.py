@@ -488,8 +488,11 @@ def check_method_reads(method: str, given: Iterable[str]) -> None:
 
 
 def check_partition_reads(partition: str, given: Iterable[str]) -> None:
-    """Refuse partition fields the chosen ``partition`` does not read (user-set names)."""
-    ignored = sorted(set(given) & (_ALL_PARTITION_FIELDS - set(PARTITION_FIELDS[partition])))
+    """Refuse partition fields the chosen ``partition`` does not read (user-set names).
+
+    ``alpha`` is exempt: besides the Dirichlet concentration it is the heterogeneity level
+    that selects a method's paper hyper-parameters (``presets.method_defaults``)."""
+    ignored = sorted(set(given) & (_ALL_PARTITION_FIELDS - set(PARTITION_FIELDS[partition]) - {"alpha"}))
     if ignored:
         raise ConfigError(ignored[0], f"partition {partition!r} does not read {', '.join(ignored)}; "
                           f"it reads: {', '.join(PARTITION_FIELDS[partition])}")

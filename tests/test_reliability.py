@@ -423,3 +423,17 @@ def test_an_unreadable_notebook_fails_alone_and_the_summary_is_printed(tmp_path,
     assert "0 ok, 2 failed, 0 skipped" in out
     manifest = reproduce.load_manifest(root)["artifacts"]
     assert manifest[bad]["status"] == "failed" and manifest[good]["status"] == "failed"
+
+
+# ----------------------------------------------------------------------- the Reliability page
+
+def test_the_reliability_page_is_the_rendered_fault_matrix():
+    from flcore.report.reliability import render_reliability
+
+    results = ROOT / "benchmarks" / "results" / "fault_matrix.json"
+    report = json.loads(results.read_text())
+    assert set(report["categories"]) == {"bad_configs", "kills", "store_corruptions", "data_faults",
+                                         "concurrent_runs", "poisoned_files"}
+    assert all(c["tried"] > 0 and c["handled"] == c["tried"] for c in report["categories"].values())
+    assert (ROOT / "book" / "reliability.md").read_text() == render_reliability(results), (
+        "regenerate: python -m flcore.report.reliability benchmarks/results/fault_matrix.json > book/reliability.md")

@@ -34,9 +34,11 @@ class RunLock:
         except BlockingIOError:
             holder = _read_holder(fd)
             os.close(fd)
-            raise RunBusyError(
+            error = RunBusyError(
                 f"run {self.path.parent} is being trained by another process{holder}; "
-                "wait for it (flcore run --wait) or run again when it has finished") from None
+                "`flcore run --wait` (the default) waits for it and prints its record")
+            error.holder = f"run {self.path.parent} is being trained by another process{holder}"
+            raise error from None
         except BaseException:
             os.close(fd)
             raise

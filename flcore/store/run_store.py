@@ -18,7 +18,9 @@ Table conventions (``runs()``):
   as ``config.status``.
 
 A run whose ``status.json``, ``summary.json`` or ``config.json`` cannot be read is listed
-with status ``"damaged"`` and a ``problems`` column instead of breaking the table.
+with status ``"damaged"`` and a ``problems`` column instead of breaking the table; a run
+whose record fails its checks (:mod:`flcore.store.integrity`) keeps its status and gets
+its ``problems`` too (the column exists only when some run is damaged).
 
 JSON NaN/inf were stored as ``null`` (see :mod:`flcore.store.jsonable`) and show as
 NaN in numeric columns.
@@ -114,12 +116,16 @@ class RunStore:
         for run_id in self.run_ids():
             run = self.run(run_id)
             try:
-                rows.append(merge_sections([
+                row = merge_sections([
                     ("run", {"run_id": run_id, "run_dir": str(run.path)}),
                     ("status", run.status()),
                     ("summary", flatten_dict(run.summary())),
                     ("config", flatten_dict(run.config())),
-                ]))
+                ])
+                problems = check_run(run)
+                if problems:  # readable, but its numbers are not to be trusted
+                    row["problems"] = "; ".join(problems)
+                rows.append(row)
             except StoreError as exc:  # list the others; mark this one
                 rows.append({"run_id": run_id, "run_dir": str(run.path), "status": DAMAGED_STATUS,
                              "problems": str(exc)})
