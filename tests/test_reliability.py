@@ -161,6 +161,7 @@ def test_two_identical_runs_started_together_write_each_round_once(tmp_path):
     assert metrics["round"].tolist() == list(range(1, 31))
 
 
+@pytest.mark.slow
 def test_the_lock_dies_with_its_process(tmp_path):
     code = ("import sys, os; sys.path.insert(0, %r); from flcore.store import RunLock; "
             "RunLock(%r).acquire(); os._exit(0)") % (str(ROOT), str(tmp_path))

@@ -21,7 +21,7 @@ REGENERATE = (
 #: What each category tries and what counts as handled (benchmarks/fault_matrix.py).
 CATEGORY_TEXT = {
     "bad_configs": ("Bad configurations",
-                    "`flcore run` exits 2 with one `flcore: error:` line naming the field, and writes "
+                    "`flcore run` exits 2 with one `flcore: error:` line and no traceback, and writes "
                     "nothing to the store"),
     "kills": ("Kills at random rounds",
               "SIGKILL mid-run, then the same command: the resumed run equals an uninterrupted one "
@@ -31,8 +31,8 @@ CATEGORY_TEXT = {
                           "returns the uninterrupted run's numbers (repaired from the checkpoint) or exits 3 "
                           "naming the file and the fix, never exit 0 with other numbers"),
     "data_faults": ("Data faults",
-                    "bad tensors or CIFAR files raise `DatasetError` naming the source or file before "
-                    "training"),
+                    "bad tensors or CIFAR batch files are refused before training with a one-line error "
+                    "naming the tensor or the file"),
     "concurrent_runs": ("Concurrent identical runs",
                         "all processes return the same record and the log holds each round once; "
                         "`--no-wait` against a run being trained exits 4"),
