@@ -18,6 +18,7 @@ training marks the run ``failed`` (with the error) before it propagates.
 """
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 from pathlib import Path
@@ -52,7 +53,7 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
 
     store = RunStore(store)
     handle = store.run(cfg.run_id())
-    fresh_dir = not handle.path.exists()
+    fresh_root, fresh_dir = not store.root.exists(), not handle.path.exists()
     lock = RunLock(handle.path)
     try:
         _acquire(lock, wait)
@@ -77,6 +78,9 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
     except BaseException:
         if fresh_dir and handle.path.is_dir() and not handle.exists():
             shutil.rmtree(handle.path, ignore_errors=True)  # nothing was recorded: leave no trace
+            if fresh_root:
+                with contextlib.suppress(OSError):
+                    store.root.rmdir()  # only if empty
         raise
 
 
