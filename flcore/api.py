@@ -2,13 +2,27 @@
 
 ``run_experiment`` resolves and validates the config (before any compute), finds the run
 in the store by the hash of its canonical config, returns the stored summary when the run
-has already finished or diverged, resumes it from its last checkpoint when it was
-interrupted, and otherwise runs it from the start.  It is built on the round-level API,
-:meth:`flcore.Simulation.from_config` and :meth:`~flcore.Simulation.run_rounds` (whose
-rounds are :meth:`~flcore.Simulation.step`'s).
+has already finished or diverged (and its record checks out), resumes it from its last
+checkpoint when it was interrupted, and otherwise runs it from the start.  It is built on
+the round-level API: a :class:`flcore.Simulation` whose
+:meth:`~flcore.Simulation.run_rounds` are :meth:`~flcore.Simulation.step`'s rounds.
+
+One process trains a run at a time: the run directory's lock (``flcore.store.lock``) is
+held from the first look at the record to the last write.  A second process asking for
+the same run waits for the lock and then returns the record the first one wrote
+(``wait=True``, the default), or raises :class:`flcore.store.RunBusyError` at once
+(``wait=False``).
+
+A damaged record is repaired from the checkpoint when the log up to the checkpoint's
+round is intact (what is repaired is printed on stderr); otherwise
+:class:`flcore.store.DamagedRunError` names the file and the fix.  An error during
+training marks the run ``failed`` (with the error) before it propagates.
 """
 from __future__ import annotations
 
+import contextlib
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +33,7 @@ TERMINAL_STATUSES = ("finished", "diverged")
 
 def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path | None = "runs",
                    progress: bool = False, chunk_size: int | None = None,
-                   callbacks: tuple = ()) -> dict[str, Any]:
+                   callbacks: tuple = (), wait: bool = True) -> dict[str, Any]:
     """Run (or resume, or look up) one experiment; returns its summary.
 
     The summary has ``status`` (finished | diverged), ``rounds_done``, ``final_accuracy``,
@@ -27,20 +41,116 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
     ``diverged_round``.  ``store=None`` runs without recording anything.  ``callbacks``
     (e.g. ``flcore.analysis.ProbeCallback``) add training-time probes to the metrics log;
     they do not change the run id, so a run already finished without them is returned as is.
+    ``wait``: see the module docstring.
     """
-    from .sim import Simulation, resolve_device
-    from .store import RunStore
+    from .sim import Simulation, build_federated_data, resolve_device
+    from .store import RunLock, RunStore
 
     cfg = config if isinstance(config, ExperimentConfig) else resolve_config(config)
-    resolve_device(cfg.device)  # an unavailable device fails before the store is touched
-    if store is not None:
-        existing = RunStore(store).run(cfg.run_id())
-        if existing.exists() and existing.status().get("status") in TERMINAL_STATUSES:
-            return _decorate(existing.summary(), cfg, existing)
-    # the round-level API; missing data fails in from_config, before the run is created
-    sim = Simulation.from_config(cfg, store=store, progress=progress, chunk_size=chunk_size, callbacks=callbacks)
-    summary = sim.run_rounds()
-    return _decorate(summary, cfg, sim.run)
+    device = resolve_device(cfg.device)
+    if store is None:
+        sim = Simulation.from_config(cfg, progress=progress, chunk_size=chunk_size, callbacks=callbacks)
+        return _decorate(sim.run_rounds(), cfg, None)
+
+    store = RunStore(store)
+    handle = store.run(cfg.run_id())
+    fresh_root, fresh_dir = not store.root.exists(), not handle.path.exists()
+    lock = RunLock(handle.path)
+    try:
+        _acquire(lock, wait)
+        try:
+            finished = _intact_terminal_summary(handle)
+            if finished is not None:
+                return _decorate(finished, cfg, handle)
+            data = build_federated_data(cfg, device)  # missing data fails here, before the run is created
+            run = _create(store, cfg)
+            sim = Simulation(cfg, data, device, run, progress=progress, chunk_size=chunk_size, callbacks=callbacks)
+            _resume_checks(run, sim)
+            try:
+                summary = sim.run_rounds()
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:
+                run.set_status("failed", rounds_done=sim.rounds_done, error=f"{type(exc).__name__}: {exc}"[:500])
+                raise
+            return _decorate(summary, cfg, run)
+        finally:
+            lock.release()
+    except BaseException:
+        if fresh_dir and handle.path.is_dir() and not handle.exists():
+            shutil.rmtree(handle.path, ignore_errors=True)  # nothing was recorded: leave no trace
+            if fresh_root:
+                with contextlib.suppress(OSError):
+                    store.root.rmdir()  # only if empty
+        raise
+
+
+def _acquire(lock, wait: bool) -> None:
+    from .store import RunBusyError
+
+    try:
+        lock.acquire(wait=False)
+    except RunBusyError as exc:
+        if not wait:
+            raise
+        print(f"flcore: {getattr(exc, 'holder', exc)}; waiting for it", file=sys.stderr)
+        lock.acquire(wait=True)
+
+
+def _intact_terminal_summary(run) -> dict[str, Any] | None:
+    """The stored summary of a finished/diverged run whose record checks out, else None
+    (the run is then (re)started, which repairs or reports the damage)."""
+    from .store import StoreError, check_run
+
+    if not run.exists():
+        return None
+    try:
+        status = run.status().get("status")
+    except StoreError:
+        return None
+    if status not in TERMINAL_STATUSES:
+        return None
+    problems = check_run(run)
+    if status == "finished" and not problems:
+        try:  # the final model is the run's result too; the checkpoint is only for resuming
+            run.load_final_model()
+        except StoreError as exc:
+            problems.append(str(exc))
+    if problems:
+        print(f"flcore: the record of {run.path} is damaged ({'; '.join(problems)}); "
+              "repairing it from its checkpoint", file=sys.stderr)
+        return None
+    return run.summary()
+
+
+def _create(store, cfg):
+    """``store.create`` that rewrites an unreadable ``config.json`` when the checkpoint
+    proves it held this config (its ``config_digest``)."""
+    from .store import DamagedRunError, StoreError, atomic_write_json, config_digest, to_jsonable
+    from .store.run import CHECKPOINT_FILE, CONFIG_FILE, _torch_load
+
+    try:
+        return store.create(cfg.run_id(), cfg.canonical())
+    except DamagedRunError:
+        run = store.run(cfg.run_id())
+        canonical = to_jsonable(cfg.canonical())
+        try:
+            stamped = _torch_load(run.path / CHECKPOINT_FILE, "cpu") or {}
+        except StoreError:
+            stamped = {}
+        if not isinstance(stamped, dict) or stamped.get("config_digest") != config_digest(canonical):
+            raise
+        atomic_write_json(run.path / CONFIG_FILE, canonical, sort_keys=True)
+        print(f"flcore: rewrote the unreadable {run.path / CONFIG_FILE} from the config "
+              "its checkpoint was written for", file=sys.stderr)
+        return store.create(cfg.run_id(), cfg.canonical())
+
+
+def _resume_checks(run, sim) -> None:
+    from .store import prepare_resume
+
+    for note in prepare_resume(run, num_params=sim.w.numel()):
+        print(f"flcore: repaired {run.path}: {note}", file=sys.stderr)
 
 
 def _decorate(summary: dict[str, Any], cfg: ExperimentConfig, run) -> dict[str, Any]:

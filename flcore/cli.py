@@ -9,6 +9,12 @@
 Every config field is a flag (``--per-round`` for ``per_round``) and a key of the
 ``--config`` YAML/JSON file; flags win over the file.  Values are validated before any
 compute: a bad value prints the field and the allowed values and exits with status 2.
+
+Exit statuses of ``flcore run`` (README, "Exit statuses"): 0 finished or diverged (the
+summary's ``status`` says which), 1 an unexpected error during training (the run is
+marked ``failed``), 2 bad input (config, data), 3 a damaged or unsafe run record that
+could not be repaired, 4 the run is being trained by another process (``--no-wait``),
+130 interrupted.  ``flcore runs --verify`` exits 3 when a record is damaged.
 """
 from __future__ import annotations
 
@@ -21,15 +27,17 @@ from typing import Any
 from .config import ExperimentConfig, load_config_file, resolve_config
 from .errors import ConfigError
 
+EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_DAMAGED = 3
+EXIT_BUSY = 4
 EXIT_INTERRUPTED = 130
 _BOOL_FIELDS = {f.name for f in fields(ExperimentConfig) if str(f.type) == "bool"}
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own errors: same exit code, no traceback
-        self.print_usage(sys.stderr)
-        print(f"flcore: error: {message}", file=sys.stderr)
+    def error(self, message: str) -> None:  # argparse's own errors: same exit code, one line
+        print(f"flcore: error: {message} (`{self.prog} --help` lists the options)", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
 
@@ -39,8 +47,11 @@ def _add_run_parser(sub) -> None:
     p.add_argument("--store", default="runs", help="run store directory (default: runs)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.add_argument("--chunk-size", type=int, default=None,
+    p.add_argument("--chunk-size", type=_chunk_size, default=None,
                    help="batched engine: clients trained together (default: all of a round)")
+    p.add_argument("--wait", action=argparse.BooleanOptionalAction, default=True,
+                   help="if another process is training the same run, wait for it and print its "
+                        "record (default); --no-wait refuses at once with exit status 4")
     for f in fields(ExperimentConfig):
         flag = "--" + f.name.replace("_", "-")
         if f.name in _BOOL_FIELDS:
@@ -51,10 +62,24 @@ def _add_run_parser(sub) -> None:
                            help=f"config field {f.name}")
 
 
+def _chunk_size(text: str) -> int:
+    from .config import MAX_COUNT, _parse_int
+
+    try:
+        value = _parse_int("chunk_size", text)
+    except ConfigError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 1 <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"got {value}; must be in 1..{MAX_COUNT}")
+    return value
+
+
 def _add_runs_parser(sub) -> None:
     p = sub.add_parser("runs", help="list the runs of a store")
     p.add_argument("--store", default="runs", help="run store directory (default: runs)")
     p.add_argument("--json", action="store_true", help="print a JSON list of runs")
+    p.add_argument("--verify", action="store_true",
+                   help="re-check every record, loading checkpoints and final models too; exit 3 if any is damaged")
 
 
 def _add_methods_parser(sub) -> None:
@@ -81,25 +106,41 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config_from_args(args: argparse.Namespace) -> ExperimentConfig:
+    """The resolved config; fields the user set that the method or partition does not
+    read are refused (a resolved config cannot tell them from defaults)."""
+    from .config import check_method_reads, check_partition_reads
+
     values: dict[str, Any] = load_config_file(args.config) if args.config else {}
     for f in fields(ExperimentConfig):
         given = getattr(args, f.name)
         if given is not None:
             values[f.name] = given
-    return resolve_config(values)
+    cfg = resolve_config(values)
+    given_names = {name for name, value in values.items() if value is not None}
+    check_method_reads(cfg.method, given_names)
+    check_partition_reads(cfg.partition, given_names)
+    return cfg
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .api import run_experiment
     from .data import DatasetError
 
+    from .store import RunBusyError, StoreError
+
     try:
         cfg = _config_from_args(args)
         summary = run_experiment(cfg, store=args.store, progress=not args.no_progress,
-                                 chunk_size=args.chunk_size)
+                                 chunk_size=args.chunk_size, wait=args.wait)
     except (ConfigError, DatasetError) as exc:
         print(f"flcore: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except RunBusyError as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_BUSY
+    except StoreError as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_DAMAGED
     except KeyboardInterrupt:
         print("flcore: interrupted; rerun the same command to resume from the last checkpoint",
               file=sys.stderr)
@@ -113,33 +154,45 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
-    from .store import RunStore
+    from .store import RunStore, StoreError, check_run
 
     store = RunStore(args.store)
     records = []
     for run_id in store.run_ids():
         run = store.run(run_id)
-        status = run.status()
-        records.append({
-            "run_id": run_id,
-            "run_dir": str(run.path),
-            "status": status.get("status", "new"),
-            "rounds_done": status.get("rounds_done", 0),
-            "config": run.config(),
-            "summary": run.summary(),
-        })
+        record = {"run_id": run_id, "run_dir": str(run.path), "status": "damaged", "rounds_done": None,
+                  "config": None, "summary": None}
+        problems = check_run(run, deep=args.verify)
+        for key, read in (("config", run.config), ("summary", run.summary)):
+            try:
+                record[key] = read()
+            except StoreError:
+                pass  # already among the problems
+        try:
+            status = run.status()
+            record["status"] = status.get("status", "new")
+            record["rounds_done"] = status.get("rounds_done", 0)
+        except StoreError:
+            pass
+        record["damaged"] = bool(problems)
+        record["problems"] = problems
+        records.append(record)
+    damaged = [r for r in records if r["damaged"]]
     if args.json:
         print(json.dumps(records, sort_keys=True, default=str))
-        return 0
-    if not records:
+    elif not records:
         print(f"no runs in {args.store}")
-        return 0
-    for r in records:
-        c, s = r["config"], r["summary"]
-        print(f"{r['run_id']}  {r['status']:<11} {r['rounds_done']:>6} rounds  "
-              f"{c.get('method')}/{c.get('dataset')} alpha={c.get('alpha')}  "
-              f"mean_last_100={s.get('mean_last_100')}")
-    return 0
+    else:
+        for r in records:
+            c, s = r["config"] or {}, r["summary"] or {}
+            mark = "  DAMAGED: " + "; ".join(r["problems"]) if r["damaged"] else ""
+            print(f"{r['run_id']}  {r['status']:<11} {r['rounds_done'] if r['rounds_done'] is not None else '?':>6} "
+                  f"rounds  {c.get('method')}/{c.get('dataset')} alpha={c.get('alpha')}  "
+                  f"mean_last_100={s.get('mean_last_100')}{mark}")
+    if damaged:
+        print(f"flcore: {len(damaged)} of {len(records)} run records damaged; `flcore run` with a run's "
+              "config repairs it from its checkpoint where possible, or says what to delete", file=sys.stderr)
+    return EXIT_DAMAGED if args.verify and damaged else 0
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ import math
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .errors import ConfigError
 
@@ -372,7 +372,12 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError("config", f"file not found: {path}")
-    text = path.read_text()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError("config", f"{path} is not a text file (expected YAML or JSON)") from None
+    except OSError as exc:
+        raise ConfigError("config", f"cannot read {path}: {exc.strerror or exc}") from None
     try:
         if path.suffix.lower() == ".json":
             data = json.loads(text)
@@ -381,12 +386,133 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
 
             data = yaml.safe_load(text)
     except Exception as exc:  # noqa: BLE001 - any parse error is the user's file
-        raise ConfigError("config", f"cannot parse {path}: {exc}") from None
+        raise ConfigError("config", f"cannot parse {path}: {_one_line(exc)}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError("config", f"{path} must hold a mapping of field: value")
     return _normalise_keys(data, str(path))
+
+
+# ----------------------------------------------------------------------------- bounds
+
+#: Documented sanity caps (README, "Configuration limits").  They are far above any
+#: protocol of the five papers (20,000 rounds, 5 epochs) and stop a mistyped count
+#: (``--rounds 1e12``) from being accepted and then running forever.
+MAX_ROUNDS = 1_000_000
+MAX_LOCAL_EPOCHS = 1_000
+MAX_LOCAL_STEPS = 1_000_000
+#: Cap on generated data sets (MNIST-1D, synthetic): generation time and memory.
+MAX_GENERATED_SAMPLES = 1_000_000
+#: Cap of the other counts that have no natural bound (seeds excepted).
+MAX_COUNT = 1_000_000
+
+#: Input shape, classes and training-set size of each data set (``None``: generated,
+#: sized by ``num_samples``), so that model and counts are checked before data are loaded.
+DATASET_FACTS: dict[str, tuple[tuple[int, ...], int, int | None]] = {
+    "cifar10": ((3, 32, 32), 10, 50_000),
+    "cifar100": ((3, 32, 32), 100, 50_000),
+    "mnist1d": ((40,), 10, None),
+    "synthetic": ((40,), 10, None),
+}
+#: Default ``num_samples`` of the generated sets (``flcore.data.load_dataset``).
+_GENERATED_DEFAULT = {"mnist1d": 5000, "synthetic": 2000}
+
+
+def training_set_size(dataset: str, num_samples: int | None) -> int:
+    """Number of training examples ``load_dataset(dataset, num_samples=...)`` yields."""
+    fixed = DATASET_FACTS[dataset][2]
+    if fixed is not None:
+        return fixed if num_samples is None else min(num_samples, fixed)
+    n = num_samples or _GENERATED_DEFAULT[dataset]
+    return int(n * 0.8) if dataset == "mnist1d" else n  # MNIST-1D: the package's 80/20 split
+
+
+def _check_data_fit(cfg: dict[str, Any]) -> None:
+    """Model/data compatibility and every count bounded by the data (before any I/O)."""
+    from .models import accepts_input
+
+    dataset = cfg["dataset"]
+    shape, num_classes, fixed = DATASET_FACTS[dataset]
+    accepted = accepts_input(cfg["model"], shape)
+    if accepted is not None:
+        raise ConfigError("model", f"{cfg['model']!r} cannot take {dataset} inputs of shape {list(shape)} "
+                          f"(it takes {accepted}); allowed models for {dataset}: "
+                          + ", ".join(_models_for(shape)))
+    if cfg["num_samples"] is not None:
+        high = fixed if fixed is not None else MAX_GENERATED_SAMPLES
+        low = 5 if dataset == "mnist1d" else 1  # MNIST-1D keeps 20% for the test set
+        if not low <= cfg["num_samples"] <= high:
+            raise ConfigError("num_samples", f"got {cfg['num_samples']}; must be in {low}..{high} for {dataset}")
+    n = training_set_size(dataset, cfg["num_samples"])
+    if cfg["clients"] > n:
+        raise ConfigError("clients", f"got {cfg['clients']}; must be <= {n}, the training examples of "
+                          f"{dataset} with num_samples={cfg['num_samples']}")
+    partition = cfg["partition"]
+    spc = cfg["samples_per_client"]
+    if spc is not None and partition in ("dirichlet", "iid") and cfg["clients"] * spc > n:
+        raise ConfigError("samples_per_client", f"got {spc}; {cfg['clients']} clients x {spc} exceeds the "
+                          f"{n} training examples; must be <= {n // cfg['clients']}")
+    if cfg["classes_per_client"] > num_classes:
+        raise ConfigError("classes_per_client", f"got {cfg['classes_per_client']}; {dataset} has "
+                          f"{num_classes} classes; must be in 1..{num_classes}")
+    if partition == "shards":
+        if cfg["clients"] * cfg["classes_per_client"] > n:
+            raise ConfigError("classes_per_client", f"got {cfg['classes_per_client']}; {cfg['clients']} clients "
+                              f"x {cfg['classes_per_client']} shards exceed the {n} training examples")
+    if cfg["batch_size"] > n:
+        raise ConfigError("batch_size", f"got {cfg['batch_size']}; must be <= {n}, the training examples")
+
+
+def _models_for(shape: tuple[int, ...]) -> list[str]:
+    from .models import MODEL_NAMES, accepts_input
+
+    return [name for name in MODEL_NAMES if accepts_input(name, shape) is None]
+
+
+def _at_most(name: str, value: float, high: float, why: str = "the documented sanity cap") -> None:
+    if value > high:
+        raise ConfigError(name, f"got {value!r}; must be <= {high} ({why})")
+
+
+def _one_line(exc: Exception) -> str:
+    """A parser's message on one line: YAML's "problem ... at line L, column C" or the
+    first line of any other message."""
+    problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+    if problem and mark is not None:
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def check_method_reads(method: str, given: Iterable[str]) -> None:
+    """Refuse method hyper-parameters that ``method`` does not read.
+
+    ``given``: the field names the user set explicitly (the command line and its
+    ``--config`` file).  Only these are checked: a resolved config carries every field, so
+    ``resolve_config`` itself cannot tell a value the user chose from a default.
+    """
+    from .algorithms import get_method
+
+    given = set(given)
+    reads = get_method(method).hyperparameters
+    ignored = sorted(name for name in given
+                     if name in METHOD_FIELDS and name not in NEUTRAL_DEFAULTS and name not in reads)
+    if ignored:
+        listed = ", ".join(sorted(reads)) or "none"
+        raise ConfigError(ignored[0], f"method {method!r} does not read {', '.join(ignored)}; "
+                          f"the method hyper-parameters it reads: {listed}")
+
+
+def check_partition_reads(partition: str, given: Iterable[str]) -> None:
+    """Refuse partition fields the chosen ``partition`` does not read (user-set names).
+
+    ``alpha`` is exempt: besides the Dirichlet concentration it is the heterogeneity level
+    that selects a method's paper hyper-parameters (``presets.method_defaults``)."""
+    ignored = sorted(set(given) & (_ALL_PARTITION_FIELDS - set(PARTITION_FIELDS[partition]) - {"alpha"}))
+    if ignored:
+        raise ConfigError(ignored[0], f"partition {partition!r} does not read {', '.join(ignored)}; "
+                          f"it reads: {', '.join(PARTITION_FIELDS[partition])}")
 
 
 # ----------------------------------------------------------------------------- checks
@@ -463,6 +589,21 @@ def _validate(cfg: dict[str, Any]) -> None:
             _at_least(name, cfg[name], 0)
     if cfg["clip_norm"] is not None:
         _positive("clip_norm", cfg["clip_norm"])
+    _at_most("rounds", cfg["rounds"], MAX_ROUNDS)
+    _at_most("local_epochs", cfg["local_epochs"], MAX_LOCAL_EPOCHS)
+    if cfg["local_steps"] is not None:
+        _at_most("local_steps", cfg["local_steps"], MAX_LOCAL_STEPS)
+        if cfg["local_epochs"] != 1:
+            raise ConfigError("local_steps", f"got {cfg['local_steps']} with local_epochs={cfg['local_epochs']}; "
+                              "local_steps replaces epochs, give only one of them")
+    for name in ("eval_every", "eval_last", "checkpoint_every", "swa_cycle", "ima_window", "fedgf_window",
+                 "rho_warmup_rounds", "cutout_size", "classes_per_client"):
+        _at_most(name, cfg[name], MAX_ROUNDS if name != "classes_per_client" else MAX_COUNT)
+    for name in ("swa_start", "ima_start"):
+        if cfg[name] is not None:
+            _at_most(name, cfg[name], cfg["rounds"], "the number of rounds; later it would never start")
+    _at_most("eval_batch_size", cfg["eval_batch_size"], MAX_COUNT)
+    _check_data_fit(cfg)
 
 
 # ----------------------------------------------------------------------------- resolve

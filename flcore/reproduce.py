@@ -99,7 +99,11 @@ def stale_reason(artifact, entry: dict | None, root: Path, scale: str, seeds: li
         return f"built at scale {entry.get('scale')}"
     if list(entry.get("seeds", [])) != list(seeds):
         return "other seeds"
-    if entry.get("notebook") != notebook_hash(root / artifact.notebook_path):
+    try:
+        current = notebook_hash(root / artifact.notebook_path)
+    except Exception as exc:  # noqa: BLE001 - an unreadable notebook is stale, not fatal
+        return f"notebook unreadable ({_short_error(exc)})"
+    if entry.get("notebook") != current:
         return "notebook changed"
     if entry.get("flcore") != fingerprint:
         return "flcore changed"
@@ -240,9 +244,11 @@ def make_run_executor(args: argparse.Namespace):
 
 
 def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = True,
-              log: Callable[[str], None] = print) -> dict[str, dict]:
+              log: Callable[[str], None] = print, results: dict[str, dict] | None = None) -> dict[str, dict]:
     """Execute the notebooks of ``artifact_ids`` (only the stale ones unless ``force``);
-    returns ``{artifact id: manifest entry}`` for every artifact considered."""
+    returns ``{artifact id: manifest entry}`` for every artifact considered.  ``results``
+    (a dict) is filled as the batch goes, so a caller still holds what was done if the
+    batch is interrupted."""
     from .experiments.artifacts import get_artifact
 
     root = Path(args.root).resolve()
@@ -250,7 +256,8 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
     manifest = load_manifest(root)
     fingerprint = flcore_fingerprint()
     artifacts = [get_artifact(a) for a in artifact_ids]
-    todo, results = [], {}
+    todo = []
+    results = {} if results is None else results
     for artifact in artifacts:
         reason = "forced" if force else stale_reason(artifact, manifest["artifacts"].get(artifact.id), root,
                                                     args.scale, args.seeds, fingerprint)
@@ -267,9 +274,13 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
     for artifact, reason in todo:
         log(f"[{artifact.id}] executing ({reason}) -> {artifact.book_path}")
         entry = execute_artifact(artifact, root, parameters, timeout=args.timeout, store=store)
+        try:
+            hashed = notebook_hash(root / artifact.notebook_path) if (root / artifact.notebook_path).is_file() else None
+        except Exception as exc:  # noqa: BLE001 - one unreadable notebook must not stop the batch
+            hashed = None
+            entry.update(status="failed", error=entry.get("error") or f"unreadable notebook: {_short_error(exc)}")
         finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        entry.update(scale=args.scale, seeds=list(args.seeds), notebook=notebook_hash(root / artifact.notebook_path)
-                     if (root / artifact.notebook_path).is_file() else None,
+        entry.update(scale=args.scale, seeds=list(args.seeds), notebook=hashed,
                      flcore=fingerprint, flcore_version=_version(), finished=finished)
         entry["built"] = _built_scales(manifest["artifacts"].get(artifact.id), entry)
         manifest["artifacts"][artifact.id] = entry
@@ -364,11 +375,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if not _connect_executor(args):
         return EXIT_USAGE
+    results: dict[str, dict] = {}
     try:
-        results = reproduce(known if args.all else args.artifacts, args, force=not args.stale_only)
+        results = reproduce(known if args.all else args.artifacts, args, force=not args.stale_only,
+                            results=results)
     finally:
         _disconnect_executor(args)
-    print_summary(results)
+        print_summary(results)  # also when the batch stopped early (interrupted)
     return EXIT_FAILED if any(e["status"] == "failed" for e in results.values()) else 0
 
 

@@ -231,6 +231,7 @@ def _landscape(args, loaded, x, y) -> dict:
 def _barrier(args, loaded, x, y) -> dict:
     from .evaluation import DatasetEvaluator
     from .interpolation import interpolate
+    from ..store import StoreError
     from .io import RunLoadError, load_run
 
     other = load_run(args.run_b, device=loaded.w.device, which=args.which, data_root=args.data_root,
@@ -268,6 +269,7 @@ _HANDLERS = {"hessian": _hessian, "landscape": _landscape, "barrier": _barrier, 
 def run_analyze(args: argparse.Namespace) -> int:
     """Run the tool named by ``args.analyze_tool``; prints the result; returns the exit code
     (0, or 2 for a bad argument or an unusable run, reported on stderr)."""
+    from ..store import StoreError
     from .io import RunLoadError, load_run
 
     try:
@@ -280,7 +282,7 @@ def run_analyze(args: argparse.Namespace) -> int:
             retain_freed_memory()
         x, y = loaded.data(args.split, args.samples, args.seed)
         result = _HANDLERS[args.analyze_tool](args, loaded, x, y)
-    except (AnalyzeArgumentError, RunLoadError) as exc:
+    except (AnalyzeArgumentError, RunLoadError, StoreError) as exc:
         print(f"flcore analyze: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     from ..store import to_jsonable

@@ -82,6 +82,13 @@ def load_cifar(name: str, root: str | Path = "data", *, download: bool = False,
     if num_samples is not None and not 0 < num_samples <= len(train.data):
         raise ValueError(f"num_samples must be in 1..{len(train.data)} for {name}, "
                          f"got {num_samples}")
+    for dataset in (train, test):
+        labels = torch.as_tensor(dataset.targets)
+        if (labels.numel() != len(dataset.data) or dataset.data.dtype.name != "uint8"
+                or labels.numel() and (int(labels.min()) < 0 or int(labels.max()) >= variant.num_classes)):
+            culprit = _find_malformed_file(name, dataset_class, root)
+            raise DatasetError(f"{variant.display_name}: "
+                               f"{culprit or 'labels outside 0..' + str(variant.num_classes - 1)}")
     train_x, train_y = _to_tensors(train, num_samples)
     test_x, test_y = _to_tensors(test, None)
     return Dataset(name, train_x, train_y, test_x, test_y, variant.num_classes, variant.mean,
@@ -120,12 +127,54 @@ def _open(name: str, dataset_class: type[CIFAR10], root: Path, *, train: bool,
         action = "downloading" if download else "reading"
         raise DatasetError(f"{action} {_VARIANTS[name].display_name} in {root} failed: {err}. "
                            f"Fetch it with {_how_to_fetch(name, root)}") from err
-    except (pickle.UnpicklingError, EOFError, KeyError, ValueError) as err:
+    except (pickle.UnpicklingError, EOFError, KeyError, ValueError, TypeError, AttributeError) as err:
         # md5s matched but the content is not a CIFAR pickle: wrong checksums were given.
+        culprit = _find_malformed_file(name, dataset_class, root)
         raise DatasetError(f"{_VARIANTS[name].display_name} files in "
                            f"{root / dataset_class.base_folder} "
-                           f"passed their md5 check but could not be read ({err!r}); "
+                           f"passed their md5 check but could not be read ("
+                           f"{culprit or repr(err)}); "
                            "the expected checksums do not belong to CIFAR files.") from err
+
+
+def _label_key(name: str) -> str:
+    return "labels" if name == "cifar10" else "fine_labels"
+
+
+def _batch_problem(entry, name: str) -> str | None:
+    """What is wrong with one unpickled CIFAR batch, or None."""
+    import numpy as np
+
+    if not isinstance(entry, dict):
+        return f"holds a {type(entry).__name__}, not a batch dict"
+    data, labels = entry.get("data"), entry.get(_label_key(name))
+    if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3072:
+        got = f"{data.dtype} {list(data.shape)}" if isinstance(data, np.ndarray) else type(data).__name__
+        return f"'data' must be uint8 [n, 3072] (32x32 RGB planes), got {got}"
+    if labels is None or len(labels) != data.shape[0]:
+        return f"'{_label_key(name)}' must hold {data.shape[0]} labels, got {None if labels is None else len(labels)}"
+    y = np.asarray(labels)
+    classes = _VARIANTS[name].num_classes
+    if not np.issubdtype(y.dtype, np.integer) or (y.size and (y.min() < 0 or y.max() >= classes)):
+        return f"'{_label_key(name)}' must be integers in 0..{classes - 1}"
+    return None
+
+
+def _find_malformed_file(name: str, dataset_class: type[CIFAR10], root: Path) -> str | None:
+    """``"<file>: <problem>"`` for the first batch file that is not a CIFAR batch (files
+    that passed their md5 check only), or None."""
+    folder = root / dataset_class.base_folder
+    for file_name, _ in dataset_class.train_list + dataset_class.test_list:
+        path = folder / file_name
+        try:
+            with open(path, "rb") as handle:
+                entry = pickle.load(handle, encoding="latin1")
+        except Exception as exc:  # noqa: BLE001 - any failure is this file's
+            return f"{path}: not a CIFAR pickle ({type(exc).__name__})"
+        problem = _batch_problem(entry, name)
+        if problem is not None:
+            return f"{path}: {problem}"
+    return None
 
 
 def _describe_problem(name: str, dataset_class: type[CIFAR10], root: Path) -> str:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import torch
 
+from .validation import check_images, check_labels
+
 DATASET_NAMES = ("cifar10", "cifar100", "mnist1d", "synthetic")
 
 
@@ -43,6 +45,10 @@ class Dataset:
             if y.dim() != 1 or x.shape[0] != y.shape[0]:
                 raise ValueError(f"{self.name}: {split}_x has {x.shape[0]} rows but "
                                  f"{split}_y has shape {tuple(y.shape)}")
+            check_labels(y, self.num_classes, f"{self.name} {split}_y")
+        if self.train_x.dim() == 4:
+            check_images(self.train_x, f"{self.name} train_x")
+            check_images(self.test_x, f"{self.name} test_x")
         if self.test_x.shape[1:] != self.train_x.shape[1:]:
             raise ValueError(f"{self.name}: train and test inputs differ in shape "
                              f"({tuple(self.train_x.shape[1:])} vs {tuple(self.test_x.shape[1:])})")

@@ -33,6 +33,7 @@ __all__ = [
     "MNIST1DMLP",
     "ResNet18GN",
     "build_model",
+    "accepts_input",
     "count_parameters",
     "default_model_for",
     "mnist1d_cnn_output_length",
@@ -88,6 +89,14 @@ _REGISTRY: dict[str, tuple[Callable[..., nn.Module], Callable[[tuple[int, ...]],
     "mnist1d_mlp": (_build_mnist1d_mlp, _is_signal, "[L] signals"),
 }
 assert tuple(_REGISTRY) == MODEL_NAMES
+
+
+def accepts_input(name: str, input_shape: Sequence[int]) -> str | None:
+    """``None`` if model ``name`` takes inputs of ``input_shape``, else a description of
+    the shapes it does take (for an error message)."""
+    _, accepts, accepted = _REGISTRY[name]
+    shape = tuple(int(d) for d in input_shape)
+    return None if all(d >= 1 for d in shape) and accepts(shape) else accepted
 
 
 def build_model(name: str, input_shape: Sequence[int], num_classes: int, **model_kwargs: Any) -> nn.Module:

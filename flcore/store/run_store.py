@@ -17,12 +17,18 @@ Table conventions (``runs()``):
   group (``summary.<key>`` or ``config.<key>``), so a config key named ``status`` shows
   as ``config.status``.
 
+A run whose ``status.json``, ``summary.json`` or ``config.json`` cannot be read is listed
+with status ``"damaged"`` and a ``problems`` column instead of breaking the table; a run
+whose record fails its checks (:mod:`flcore.store.integrity`) keeps its status and gets
+its ``problems`` too (the column exists only when some run is damaged).
+
 JSON NaN/inf were stored as ``null`` (see :mod:`flcore.store.jsonable`) and show as
 NaN in numeric columns.
 """
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +37,8 @@ import pandas as pd
 
 from .atomic import atomic_write_json
 from .jsonable import to_jsonable
+from .errors import DamagedRunError, StoreError
+from .integrity import check_run
 from .run import CONFIG_FILE, Run
 from .tables import flatten_dict, merge_sections
 
@@ -39,6 +47,9 @@ __all__ = ["Run", "RunStore"]
 # A single, visible path component: no separators, no "."/".." and no leading dot
 # (hidden names are the store's temporary files).
 _RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,254}")
+
+#: ``status`` of a run whose status, summary or config file cannot be read (``runs()``).
+DAMAGED_STATUS = "damaged"
 
 _RUNS_BASE_COLUMNS = ["run_id", "run_dir", "status", "rounds_done"]
 _METRICS_BASE_COLUMNS = ["run_id", "round"]
@@ -104,12 +115,20 @@ class RunStore:
         rows = []
         for run_id in self.run_ids():
             run = self.run(run_id)
-            rows.append(merge_sections([
-                ("run", {"run_id": run_id, "run_dir": str(run.path)}),
-                ("status", run.status()),
-                ("summary", flatten_dict(run.summary())),
-                ("config", flatten_dict(run.config())),
-            ]))
+            try:
+                row = merge_sections([
+                    ("run", {"run_id": run_id, "run_dir": str(run.path)}),
+                    ("status", run.status()),
+                    ("summary", flatten_dict(run.summary())),
+                    ("config", flatten_dict(run.config())),
+                ])
+                problems = check_run(run)
+                if problems:  # readable, but its numbers are not to be trusted
+                    row["problems"] = "; ".join(problems)
+                rows.append(row)
+            except StoreError as exc:  # list the others; mark this one
+                rows.append({"run_id": run_id, "run_dir": str(run.path), "status": DAMAGED_STATUS,
+                             "problems": str(exc)})
         if not rows:
             return pd.DataFrame(columns=_RUNS_BASE_COLUMNS)
         return pd.DataFrame(rows)
@@ -118,7 +137,9 @@ class RunStore:
         """Metric rows of one run, or of all runs, with a leading ``run_id`` column.
 
         Rows keep their write order within a run; runs are ordered by id.  An unknown
-        ``run_id`` raises ``FileNotFoundError``.
+        ``run_id`` raises ``FileNotFoundError``.  A damaged log (gaps, duplicates, rows of
+        another run, see :mod:`flcore.store.integrity`) raises ``DamagedRunError`` for one
+        run; for all runs the damaged ones are left out with a warning.
         """
         if run_id is None:
             run_ids = self.run_ids()
@@ -128,6 +149,15 @@ class RunStore:
             run_ids = [run_id]
         records = []
         for rid in run_ids:
+            problems = check_run(self.run(rid))
+            if problems:
+                damaged = DamagedRunError(str(self.run(rid).path), problems,
+                                          "run `flcore runs --verify` for the details; `flcore run` with "
+                                          "the run's config repairs it from its checkpoint where possible")
+                if run_id is not None:
+                    raise damaged
+                warnings.warn(f"left out: {damaged}", stacklevel=2)
+                continue
             for row in self.run(rid).read_metrics():
                 row.pop("run_id", None)
                 records.append({"run_id": rid, **row})
