@@ -153,12 +153,21 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
         else:
             os.environ["FLCORE_STORE"] = saved_store
     if output.is_file():
-        finish_page(output, parameters.get("scale", "small"), parameters.get("seeds", [0]))
+        finish_page(output, parameters.get("scale", "small"), parameters.get("seeds", [0]), _artifact_class(artifact))
     entry["duration_s"] = round(time.perf_counter() - started, 1)
     return entry
 
 
-def finish_page(path: Path, scale: str, seeds: list[int]) -> None:
+def _artifact_class(artifact) -> str:
+    from .experiments.inventory import entry
+
+    try:
+        return entry(artifact.id).cls
+    except KeyError:
+        return "result"
+
+
+def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result") -> None:
     """Make an executed notebook a book page: the scale and data set in its first lines
     (after the title), every code cell's input collapsed under its output (``hide-input``)
     and code cells without output left out of the page (``remove-cell``)."""
@@ -178,7 +187,7 @@ def finish_page(path: Path, scale: str, seeds: list[int]) -> None:
                 tags.append(tag)
     title = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"), -1)
     day = datetime.now(timezone.utc).date().isoformat()
-    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, seeds, day), metadata={"tags": ["flcore-banner"]})
+    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, seeds, day, cls), metadata={"tags": ["flcore-banner"]})
     if title >= 0 and cells[title].source.lstrip().startswith("#"):
         # The title is the cell's first line; the banner goes right below it.
         first, _, rest = cells[title].source.partition("\n")

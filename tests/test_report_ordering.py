@@ -65,6 +65,8 @@ def test_scale_banner_names_scale_and_data():
     assert "300 rounds" in small
     paper = scale_banner("paper", [0])
     assert "CIFAR-10" in paper and "\u0394" in paper
+    config = scale_banner("smoke", [0], cls="config")
+    assert "`smoke`" in config and "trains nothing" in config and "MNIST-1D" not in config
 
 
 def test_claims_markdown_shows_gaps_and_verdicts():

@@ -130,12 +130,18 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
 
 
 
-def scale_banner(scale: str, seeds: Sequence[int], built: str | None = None) -> str:
-    """The first lines of an artifact page: the scale and data set it was built at."""
+def scale_banner(scale: str, seeds: Sequence[int], built: str | None = None, cls: str = "result") -> str:
+    """The first lines of an artifact page: the scale and data set it was built at
+    (``cls``: the artifact's class; a ``config`` page trains nothing and says so)."""
     from ..experiments.presets import DEFAULT_DATASET, scale_defaults
 
     when = f" on {built}" if built else ""
     seeds_text = ", ".join(str(s) for s in seeds)
+    if cls == "config":
+        return (f"**Built at the `{scale}` scale**{when}. This page trains nothing: it renders the paper's "
+                "settings from flcore's own configuration (the `paper`-scale presets, the method registry, the "
+                "partitions flcore generates for the paper's data sets) beside the published values, so it is the "
+                "same at every scale.")
     if scale == "paper":
         return (f"**Built at the `paper` scale**{when}, seeds {seeds_text}: the paper's data sets (CIFAR-10 / "
                 "CIFAR-100 through torchvision) and its protocol. Published and our numbers are compared cell by "

@@ -51,7 +51,8 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:  # Colab: install flcore from its repository
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "git+https://github.com/flcore/flcore"], check=True)
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
+                           "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 device = "cpu"
