@@ -22,3 +22,9 @@ def _no_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 
 register_artifact(Artifact(
     "fedgloss-table-2", PAPER, "table", "Table 2: overview of SAM-based FL methods", _no_runs))
+register_artifact(Artifact(
+    "fedgloss-table-11", PAPER, "table", "Table 11: data-set statistics", _no_runs))
+register_artifact(Artifact(
+    "fedgloss-table-12", PAPER, "table", "Table 12: general training hyper-parameters", _no_runs))
+register_artifact(Artifact(
+    "fedgloss-table-13", PAPER, "table", "Table 13: hyper-parameter search grids", _no_runs))
