@@ -28,3 +28,5 @@ register_artifact(Artifact(
     "fedgloss-table-12", PAPER, "table", "Table 12: general training hyper-parameters", _no_runs))
 register_artifact(Artifact(
     "fedgloss-table-13", PAPER, "table", "Table 13: hyper-parameter search grids", _no_runs))
+register_artifact(Artifact(
+    "fedgloss-fig-20", PAPER, "figure", "Figure 20: class distribution across clients", _no_runs))
