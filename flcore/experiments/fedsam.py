@@ -134,3 +134,5 @@ register_artifact(Artifact(
     "fedsam-table-11", PAPER, "table", "Table 11: FedSAM and FedASAM hyper-parameters", _no_runs))
 register_artifact(Artifact(
     "fedsam-table-12", PAPER, "table", "Table 12: SWA hyper-parameters", _no_runs))
+register_artifact(Artifact(
+    "fedsam-table-9", PAPER, "table", "Table 9: data-set statistics", _no_runs))
