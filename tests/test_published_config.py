@@ -132,3 +132,32 @@ def test_table1_marks_read_from_appendix_a_are_quoted_from_the_paper():
     for quote in APPENDIX_A_QUOTES:
         assert quote in text, quote
     assert set(TABLE1_FROM_APPENDIX_A) == set(published("fedlesam-table-1")["algorithm"])
+
+
+def test_fig5_partitions_use_the_per_class_coefficient_and_cover_the_training_set():
+    import numpy as np
+
+    from flcore.experiments.partition_maps import (dirichlet_counts, flcore_alpha, pathological_counts,
+                                                   skew_summary)
+
+    assert flcore_alpha(0.1, 100) == pytest.approx(10.0) and flcore_alpha(0.6, 10) == pytest.approx(6.0)
+    counts = dirichlet_counts("CIFAR-10", 0.1, 200)
+    assert counts.shape == (200, 10) and (counts.sum(axis=1) == 250).all()  # 50,000 / 200 each
+    assert (counts.sum(axis=0) <= 5000).all() and counts.sum() == 50_000  # no image given twice
+    # a smaller coefficient concentrates the clients on fewer classes
+    assert skew_summary(counts)["classes held (mean)"] < skew_summary(dirichlet_counts("CIFAR-10", 0.6, 200))[
+        "classes held (mean)"]
+    shards = pathological_counts("CIFAR-10", 3, 100)
+    assert np.median((shards > 0).sum(axis=1)) == 3
+
+
+def test_skew_summary_by_hand():
+    import numpy as np
+
+    from flcore.experiments.partition_maps import skew_summary
+
+    counts = np.array([[6, 3, 1, 0], [5, 5, 0, 0]])
+    s = skew_summary(counts)
+    # client 0: shares .6 .3 .1 -> 2 classes for 80%; client 1: .5 .5 -> 2
+    assert s["classes held (mean)"] == 2.5 and s["classes for 80% (mean)"] == 2.0
+    assert s["largest class share (mean)"] == pytest.approx(0.55)
