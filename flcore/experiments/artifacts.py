@@ -89,6 +89,7 @@ def _load_papers() -> None:
     from . import fedsam  # noqa: F401  (registers the FedSAM paper's artifacts)
     from . import fedgf  # noqa: F401
     from . import fedlesam  # noqa: F401
+    from . import fedima  # noqa: F401
 
 
 def artifact_ids() -> list[str]:
