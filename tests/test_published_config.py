@@ -251,3 +251,28 @@ def test_fedima_comparisons_mark_absent_data_and_agree_on_the_ima_fields():
     t5 = compare_table5(published("fedima-table-5")).set_index(["method", "hyperparameter"])
     assert t5.loc[("FedASAM", "rho"), "match"] == "paper value lost"
     assert t5.loc[("FedAdam", "tau"), "match"] == "yes"
+
+
+@needs_shared
+def test_fedlesam_table6_rows_are_in_the_paper():
+    rows = _paper_rows("fedlesam")
+    for row in published("fedlesam-table-6").itertuples():
+        assert row.image_size == "" and ("33232" in row.note or "3224224" in row.note)
+        assert _find_row(rows, row.dataset, [f"{row.total_images:,}", row.classes, row.domains]), row.dataset
+    text = (SHARED / "papers" / "fedlesam.txt").read_text()
+    assert "CIFAR10 | 60,000 | 10 | - | 33232 |" in text  # the garbled size the note describes
+
+
+def test_dataset_statistics_counts_what_the_loader_returns(tmp_path):
+    from flcore.data import write_fake_cifar
+    from flcore.experiments.dataset_stats import compare_statistics, dataset_statistics
+
+    md5s = write_fake_cifar(tmp_path, "cifar10", num_train=100, num_test=20)
+    ours = dataset_statistics(["CIFAR10", "OfficeHome"], root=str(tmp_path), checksums={"cifar10": md5s})
+    assert ours.iloc[0].tolist() == ["CIFAR10", 120, 10, "-", "3x32x32"]
+    assert ours.iloc[1, 1:].tolist() == ["not in flcore"] * 4
+    table = compare_statistics(published("fedlesam-table-6").iloc[:1], ours.iloc[:1])
+    assert table["match"].item() == "no: total_images"  # 120 fake images, not 60,000; the lost size is not compared
+    missing = dataset_statistics(["CIFAR100"], root=str(tmp_path / "nowhere"))
+    assert compare_statistics(published("fedlesam-table-6").iloc[1:2].reset_index(drop=True),
+                              missing)["match"].item().startswith("not checked")

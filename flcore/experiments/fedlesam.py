@@ -20,3 +20,5 @@ register_artifact(Artifact(
     "Table 7: stored memory, communication and backpropagations relative to FedAvg", _no_runs))
 register_artifact(Artifact(
     "fedlesam-fig-5", PAPER, "figure", "Figure 5: the clients' label distributions", _no_runs))
+register_artifact(Artifact(
+    "fedlesam-table-6", PAPER, "table", "Table 6: data-set statistics", _no_runs))
