@@ -2,8 +2,9 @@
 
 Configuration artifacts, none of which trains a model: Table 1 (the SAM-based methods'
 base algorithm and target) and Table 7 (memory, communication, backpropagations) are
-rendered from the method registry (:mod:`flcore.experiments.method_costs`); Figure 5 (the
-clients' label distributions) from flcore's partition functions
+rendered from the method registry (:mod:`flcore.experiments.method_costs`); Table 6 (data-set
+statistics) from flcore's data loader (:mod:`flcore.experiments.dataset_stats`); Figure 5
+(the clients' label distributions) from flcore's partition functions
 (:mod:`flcore.experiments.partition_maps`).
 """
 from __future__ import annotations
