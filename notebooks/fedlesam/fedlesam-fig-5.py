@@ -102,6 +102,11 @@ page.table(summary, f"How skewed the Dirichlet splits are: lowering the coeffici
                     "halves each client's samples and changes the skew little.")
 
 # %% [markdown]
+# flcore serves the clients in order, each taking a fixed number of samples, so the last
+# clients take what the others left: at the right edge of a panel a client can hold fewer
+# classes than its prior asked for (FedLESAM's code refills exhausted classes instead, so
+# its images can repeat across clients; see *Known differences*).
+#
 # ## Pathological split (Table 2's other strategy)
 
 # %%
