@@ -89,6 +89,26 @@ def cluster(cluster_env):
                                                    text=True).stdout
 
 
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv")
+def test_without_the_right_to_make_a_namespace_start_says_why_and_leaves_nothing_behind():
+    probe = ("from flcore.executors.local_cluster import LocalRayCluster, NetnsUnavailable\n"
+             "import os\n"
+             "cluster = LocalRayCluster(netns=True)\n"
+             "try:\n"
+             "    cluster.start()\n"
+             "except NetnsUnavailable as exc:\n"
+             "    print('unavailable:', exc)\n"
+             "print('left:', os.path.exists(cluster.temp_dir), cluster.processes(), cluster.netns)\n")
+    no_sys_admin = ["setpriv", "--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"]
+    done = subprocess.run([*no_sys_admin, sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "unavailable: ip netns add flray-" in done.stdout and "not permitted" in done.stdout
+    name = done.stdout.split()[-1]
+    assert f"left: False [] {name}" in done.stdout
+    assert name not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+
+
 def _driver(cluster, cluster_env, call: str, specs: list[RunSpec], store: Path) -> subprocess.Popen:
     """Start a driver process inside the cluster's namespace (see ``DRIVER``)."""
     job = {"address": cluster.address, "call": call, "specs": [asdict(spec) for spec in specs],
