@@ -13,6 +13,12 @@ scale; ``--runs N`` takes the first N) are trained twice from an empty store:
    ``--worker-nodes`` node processes of ``--cpus-per-node`` CPUs; starting it is not timed),
    or the cluster at ``--address``.
 
+A cluster started for the benchmark lives in a private network namespace with only the
+loopback interface (Ray's servers would otherwise listen on every interface), and the
+benchmark measures from a copy of itself run inside it; where no namespace can be made
+(not root, no ``ip netns``) it says so and uses this machine's network (``--no-netns``:
+always).
+
 ``wall_s`` is the time from handing the runs to the executor until the last result is
 back (for Ray it includes joining the cluster and the workers' cold start, as a
 ``flcore reproduce --executor ray`` driver pays them); ``overhead_per_run_s`` is
@@ -35,6 +41,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -74,32 +82,57 @@ def _records(store: Path, run_ids) -> dict:
 
 
 def measure(args) -> list[dict]:
-    from flcore.executors import LocalExecutor
-    from flcore.executors.local_cluster import LocalRayCluster
-    from flcore.executors.ray_executor import RayExecutor, import_ray
+    from flcore.executors.local_cluster import LocalRayCluster, NetnsUnavailable
+    from flcore.executors.ray_executor import import_ray
 
     import_ray()
+    if args.address is not None:
+        return _measure(args, args.address, cpus=None)
+    repo = str(Path(__file__).resolve().parents[1])
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))}
+    cluster = LocalRayCluster(worker_nodes=args.worker_nodes, cpus_per_node=args.cpus_per_node, env=env,
+                              netns=args.netns)
+    try:
+        try:
+            cluster.start()
+        except NetnsUnavailable as exc:
+            print(f"no private network namespace ({exc}); the cluster uses this machine's network",
+                  file=sys.stderr)
+            cluster = LocalRayCluster(worker_nodes=args.worker_nodes, cpus_per_node=args.cpus_per_node, env=env)
+            cluster.start()
+        if cluster.netns:
+            return _measure_inside(cluster, args)
+        return _measure(args, cluster.address, cpus=(args.worker_nodes + 1) * args.cpus_per_node)
+    finally:
+        cluster.stop()
+
+
+def _measure_inside(cluster, args) -> list[dict]:
+    """Run this script with ``--address`` in the cluster's namespace and read its rows."""
+    argv = [sys.executable, str(Path(__file__).resolve()), "--json", "--address", cluster.address,
+            "--artifact", args.artifact, *(["--runs", str(args.runs)] if args.runs else [])]
+    done = subprocess.run(cluster.command(argv), env=cluster.env, capture_output=True, text=True)
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode not in (0, 1) or len(rows) != 2:
+        raise SystemExit(f"the measurement inside the cluster's namespace failed ({done.returncode}): "
+                         f"{done.stderr[-2000:]}")
+    return rows
+
+
+def _measure(args, address: str, cpus: int | None) -> list[dict]:
+    """Both builds against the Ray cluster at ``address`` (``cpus``: its CPUs, None: ask it)."""
+    from flcore.executors import LocalExecutor
+    from flcore.executors.ray_executor import RayExecutor
+
     specs = _specs(args.artifact, args.runs)
     run_ids = sorted({s.run_id(**OVERRIDES) for s in specs})
     with tempfile.TemporaryDirectory(prefix="flcore-overhead-") as tmp:
-        cluster = None
-        if args.address is None:
-            cluster = LocalRayCluster(worker_nodes=args.worker_nodes, cpus_per_node=args.cpus_per_node,
-                                      env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
-            cluster.start()
-        try:
-            ray_executor = RayExecutor(address=args.address or cluster.address, gpus_per_run=0, device="cpu")
-            cpus = None
-            if cluster is not None:
-                cpus = (args.worker_nodes + 1) * args.cpus_per_node
-            else:
-                cpus = int(ray_executor.connect().cluster_resources().get("CPU", 1))
-            local_wall = _build(LocalExecutor(workers=cpus, device="cpu"), specs, Path(tmp) / "local")
-            ray_wall = _build(ray_executor, specs, Path(tmp) / "ray")
-            ray_executor.shutdown()
-        finally:
-            if cluster is not None:
-                cluster.stop()
+        ray_executor = RayExecutor(address=address, gpus_per_run=0, device="cpu")
+        if cpus is None:
+            cpus = int(ray_executor.connect().cluster_resources().get("CPU", 1))
+        local_wall = _build(LocalExecutor(workers=cpus, device="cpu"), specs, Path(tmp) / "local")
+        ray_wall = _build(ray_executor, specs, Path(tmp) / "ray")
+        ray_executor.shutdown()
         equal = _records(Path(tmp) / "local", run_ids) == _records(Path(tmp) / "ray", run_ids)
     runs = len(run_ids)
     return [
@@ -117,6 +150,8 @@ def main(argv=None) -> int:
     parser.add_argument("--address", default=None, help="an existing Ray cluster (default: start one here)")
     parser.add_argument("--worker-nodes", type=int, default=1, help="node processes besides the head")
     parser.add_argument("--cpus-per-node", type=int, default=1)
+    parser.add_argument("--no-netns", dest="netns", action="store_false",
+                        help="start the cluster on this machine's network, not in a private namespace")
     parser.add_argument("--json", action="store_true", help="one JSON object per executor")
     args = parser.parse_args(argv)
     rows = measure(args)

@@ -17,9 +17,17 @@ def _threads():
     torch.set_num_threads(1)
 
 
+LOUD_SKIPS = {
+    "browser test of the book did not run": "BROWSER TEST SKIPPED: install chromium and chromium-driver to check "
+                                            "the book pages (CI installs them)",
+    "the Ray tests did not run": "RAY TESTS SKIPPED: they need a private network namespace (root and iproute2's "
+                                 "ip netns; CI has both)",
+}
+
+
 def pytest_terminal_summary(terminalreporter):
-    """Say loudly when the browser test of the book did not run (no Chromium here)."""
-    skipped = terminalreporter.stats.get("skipped", [])
-    if any("browser test of the book did not run" in str(getattr(report, "longrepr", "")) for report in skipped):
-        terminalreporter.write_sep("!", "BROWSER TEST SKIPPED: install chromium and chromium-driver to check the book "
-                                        "pages (CI installs them)", red=True, bold=True)
+    """Say loudly when a check did not run here (no Chromium, no network namespace)."""
+    skipped = [str(getattr(report, "longrepr", "")) for report in terminalreporter.stats.get("skipped", [])]
+    for phrase, message in LOUD_SKIPS.items():
+        if any(phrase in reason for reason in skipped):
+            terminalreporter.write_sep("!", message, red=True, bold=True)

@@ -2,24 +2,32 @@
 process, one CPU each.  ``flcore reproduce --executor ray`` builds the same store records
 as the local executor; a worker killed mid-run is retried and the run's record equals an
 uninterrupted run's; a run that raises is stored failed and the others finish.  The
-cluster is stopped at the end, even on failure."""
+cluster is stopped at the end, even on failure.
+
+Ray's servers listen on every interface even when told 127.0.0.1, so the cluster and
+every driver that talks to it (each run as a subprocess through ``cluster.command``) live
+in a private network namespace that has only the loopback interface (``ip netns``, needs
+root).  Where it cannot be made these tests are skipped, loudly, except in CI (``CI``
+set), where they fail."""
 from __future__ import annotations
 
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
-import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from flcore.api import run_experiment
-from flcore.executors.local_cluster import LocalRayCluster
+from flcore.executors.local_cluster import LocalRayCluster, NetnsUnavailable, listening_sockets
 from flcore.experiments.artifacts import RunSpec, runs_for
+from flcore.experiments.claims import spread_specs
 from flcore.experiments.runner import ensure_runs
 from flcore.store import RunStore
 
@@ -30,6 +38,29 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 OVERRIDES = {"device": "cpu", "data_root": None, "download": None}
+SKIPPED = "the Ray tests did not run"
+LOOPBACK = {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
+WILDCARD = {"*", "0.0.0.0", "::"}  # inside a namespace with only lo these reach nothing else
+
+# A driver process: connects a RayExecutor to the cluster and prints what it returns as JSON.
+DRIVER = """
+import json, sys
+from flcore.executors.ray_executor import RayExecutor
+from flcore.experiments.artifacts import RunSpec
+from flcore.experiments.runner import ensure_runs
+job = json.loads(sys.argv[1])
+specs = [RunSpec(**spec) for spec in job["specs"]]
+executor = RayExecutor(address=job["address"], device="cpu")
+executor.connect()
+if job["call"] == "map_groups":
+    result = dict(executor.map_groups([specs], job["store"], job["overrides"]))[0]
+else:
+    frame = ensure_runs(specs, store=job["store"], device="cpu", executor=executor, raise_on_failure=False,
+                        log=None, progress=True)
+    result = frame[["status", "run_id", "error"]].to_dict(orient="records")
+executor.shutdown()
+print("RESULT " + json.dumps(result))
+"""
 
 
 @pytest.fixture(scope="module")
@@ -41,27 +72,56 @@ def cluster_env(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cluster(cluster_env):
-    cluster = LocalRayCluster(worker_nodes=1, cpus_per_node=1, env=cluster_env)
+    cluster = LocalRayCluster(worker_nodes=1, cpus_per_node=1, env=cluster_env, netns=True)
     try:
-        cluster.start()
+        try:
+            cluster.start()
+        except NetnsUnavailable as exc:
+            reason = f"no private network namespace for the Ray cluster ({exc}): {SKIPPED}"
+            if os.environ.get("CI"):
+                pytest.fail(f"CI runs as root with iproute2: {reason}")
+            pytest.skip(reason)
         yield cluster
     finally:
-        import ray
-
-        if ray.is_initialized():
-            ray.shutdown()
         cluster.stop()
         assert cluster.processes() == []
+        assert cluster.netns not in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                                   text=True).stdout
 
 
-@pytest.fixture(scope="module")
-def executor(cluster):
-    from flcore.executors.ray_executor import RayExecutor
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv")
+def test_without_the_right_to_make_a_namespace_start_says_why_and_leaves_nothing_behind():
+    probe = ("from flcore.executors.local_cluster import LocalRayCluster, NetnsUnavailable\n"
+             "import os\n"
+             "cluster = LocalRayCluster(netns=True)\n"
+             "try:\n"
+             "    cluster.start()\n"
+             "except NetnsUnavailable as exc:\n"
+             "    print('unavailable:', exc)\n"
+             "print('left:', os.path.exists(cluster.temp_dir), cluster.processes(), cluster.netns)\n")
+    no_sys_admin = ["setpriv", "--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"]
+    done = subprocess.run([*no_sys_admin, sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "unavailable: ip netns add flray-" in done.stdout and "not permitted" in done.stdout
+    name = done.stdout.split()[-1]
+    assert f"left: False [] {name}" in done.stdout
+    assert name not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
-    executor = RayExecutor(address=cluster.address, device="cpu")
-    executor.connect()
-    yield executor
-    executor.shutdown()
+
+def _driver(cluster, cluster_env, call: str, specs: list[RunSpec], store: Path) -> subprocess.Popen:
+    """Start a driver process inside the cluster's namespace (see ``DRIVER``)."""
+    job = {"address": cluster.address, "call": call, "specs": [asdict(spec) for spec in specs],
+           "store": str(store), "overrides": OVERRIDES}
+    return subprocess.Popen(cluster.command([sys.executable, "-c", DRIVER, json.dumps(job)]),
+                            env={**os.environ, **cluster_env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _result(driver: subprocess.Popen, timeout: float = 300):
+    out, err = driver.communicate(timeout=timeout)
+    assert driver.returncode == 0, out[-3000:] + err[-3000:]
+    return json.loads(out.split("RESULT ", 1)[1]), err
 
 
 def test_reproduce_with_ray_builds_the_local_executors_records(cluster, cluster_env, tmp_path):
@@ -72,17 +132,33 @@ def test_reproduce_with_ray_builds_the_local_executors_records(cluster, cluster_
     command = [sys.executable, "-m", "flcore", "reproduce", "fedsam-table-2", "--scale", "smoke",
                "--executor", "ray", "--address", cluster.address, "--store", str(tmp_path / "ray-store"),
                "--root", str(root)]
-    done = subprocess.run(command, env={**os.environ, **cluster_env}, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(cluster.command(command), env={**os.environ, **cluster_env}, capture_output=True,
+                          text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "1 ok, 0 failed" in done.stdout and "Ray at 127.0.0.1" in done.stdout
     assert (root / "book" / "artifacts" / "fedsam" / "fedsam-table-2.ipynb").is_file()
 
-    specs = runs_for(["fedsam-table-2"], "smoke", [0])
+    specs = runs_for(["fedsam-table-2"], "smoke", [0]) + spread_specs("smoke")  # what reproduce trains
     local = ensure_runs(specs, store=tmp_path / "local-store", workers=1, log=None)
     run_ids = sorted(set(local["run_id"].dropna()))
-    assert RunStore(tmp_path / "ray-store").run_ids() == run_ids and len(run_ids) == 21
+    assert RunStore(tmp_path / "ray-store").run_ids() == run_ids
+    assert len(run_ids) == 29  # the table's 21 runs and the 8 seed-spread runs of the claims' tie rule
     for run_id in run_ids:
         _same_records(_record(tmp_path / "ray-store", run_id), _record(tmp_path / "local-store", run_id))
+
+
+def test_the_cluster_listens_on_loopback_only_inside_its_namespace(cluster):
+    interfaces = subprocess.run(cluster.command(["ip", "-o", "link"]), capture_output=True, text=True,
+                                check=True).stdout
+    assert [line.split(":")[1].strip() for line in interfaces.splitlines()] == ["lo"]
+    ours = set(cluster.processes())
+    inside = cluster.listening()
+    assert cluster.port in {port for _, port, _ in inside}  # the GCS server
+    assert {pid for _, _, pids in inside for pid in pids} & ours  # the raylets, agents, workers
+    assert {address for address, _, _ in inside} <= LOOPBACK | WILDCARD, inside
+    assert not [entry for entry in listening_sockets() if entry[2] & ours]  # nothing outside
+    with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
+        probe.connect(("127.0.0.1", cluster.port))  # the GCS port is closed outside the namespace
 
 
 def _task_workers(cluster) -> list[int]:
@@ -97,54 +173,52 @@ def _task_workers(cluster) -> list[int]:
     return found
 
 
-def test_a_worker_killed_mid_run_is_retried_and_ends_with_the_uninterrupted_record(cluster, executor, tmp_path):
+def test_a_worker_killed_mid_run_is_retried_and_ends_with_the_uninterrupted_record(cluster, cluster_env,
+                                                                                     tmp_path):
     spec = RunSpec({"algorithm": "FedAvg"}, {"method": "fedavg", "scale": "smoke", "rounds": 60,
                                               "checkpoint_every": 2})
     store = tmp_path / "store"
     store.mkdir()
     run_id = spec.run_id(**OVERRIDES)
-    out: dict = {}
-    worker = threading.Thread(target=lambda: out.update(dict(executor.map_groups([[spec]], str(store), OVERRIDES))))
-    worker.start()
+    driver = _driver(cluster, cluster_env, "map_groups", [spec], store)
     run = RunStore(store).run(run_id)
     killed = None
     deadline = time.monotonic() + 240
-    while killed is None and time.monotonic() < deadline and worker.is_alive():
+    while killed is None and time.monotonic() < deadline and driver.poll() is None:
         status = run.status()
         if status["status"] == "running" and status["rounds_done"] >= 4:
             pids = _task_workers(cluster)
             if pids:
                 assert len(pids) == 1
-                os.kill(pids[0], signal.SIGKILL)
+                os.kill(pids[0], signal.SIGKILL)  # process ids are shared across network namespaces
                 killed = status["rounds_done"]
         time.sleep(0.02)
-    worker.join(timeout=300)
+    result, _ = _result(driver)
     assert killed is not None and killed < 60, "the run ended before a worker could be killed"
-    assert out[0][0]["status"] == "finished" and out[0][0]["run_id"] == run_id
+    assert result[0]["status"] == "finished" and result[0]["run_id"] == run_id
 
     reference = tmp_path / "uninterrupted"
     run_experiment(spec.resolve(**OVERRIDES), store=reference)
     _same_records(_record(store, run_id), _record(reference, run_id))
 
 
-def test_a_raising_run_is_stored_failed_and_the_others_finish(executor, tmp_path, capsys):
+def test_a_raising_run_is_stored_failed_and_the_others_finish(cluster, cluster_env, tmp_path):
     bad = RunSpec({"algorithm": "broken"}, {"method": "fedavg", "dataset": "cifar10", "scale": "smoke",
                                              "data_root": str(tmp_path / "no-data"), "download": False})
     good = RunSpec({"algorithm": "FedAvg"}, {"method": "fedavg", "scale": "smoke"})
-    frame = ensure_runs([bad, good], store=tmp_path / "store", device="cpu", executor=executor,
-                        raise_on_failure=False, log=None, progress=True)
-    assert frame["status"].tolist() == ["failed", "finished"]
-    err = capsys.readouterr().err
+    frame, err = _result(_driver(cluster, cluster_env, "ensure_runs", [bad, good], tmp_path / "store"))
+    assert [row["status"] for row in frame] == ["failed", "finished"]
     assert "2/2" in err and "broken" in err  # one bar over all runs; the failure printed above it
-    status = RunStore(tmp_path / "store").run(frame["run_id"][0]).status()
+    status = RunStore(tmp_path / "store").run(frame[0]["run_id"]).status()
     assert status["status"] == "failed" and "Traceback" in status["traceback"]
-    assert "no-data" in frame["error"][0]
+    assert "no-data" in frame[0]["error"]
 
 
 def test_cluster_overhead_benchmark_prints_its_rows(cluster, cluster_env):
     script = REPO / "benchmarks" / "cluster_overhead.py"
     command = [sys.executable, str(script), "--json", "--runs", "1", "--address", cluster.address]
-    done = subprocess.run(command, env={**os.environ, **cluster_env}, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cluster.command(command), env={**os.environ, **cluster_env}, capture_output=True,
+                          text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert [r["executor"] for r in rows] == ["local", "ray"]

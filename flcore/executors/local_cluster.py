@@ -9,13 +9,21 @@ stops them on exit -- even when the body raised.  Stopping is scoped to this clu
 processes whose command line names this cluster's temporary directory or GCS port are
 found in ``/proc`` and killed by id, with their children.
 
-Ray resolves 127.0.0.1 to the machine's own address for its nodes and its gRPC servers
-listen on every interface; the dashboard is off and the cluster lives only as long as the
-``with`` block.
+Even with ``--node-ip-address=127.0.0.1`` Ray's GCS server, raylets and agents listen on
+every interface or on the machine's own address.  ``netns=True`` therefore starts the
+whole cluster inside a private network namespace of its own (``ip netns``, needs root)
+that has only the loopback interface: nothing in it can listen on, or reach, any other
+address.  Every process that talks to the cluster must run in the same namespace:
+:meth:`LocalRayCluster.command` prefixes a command line accordingly (``ip netns exec``).
+:meth:`~LocalRayCluster.stop` kills every process left in the namespace and deletes it.
+Process ids are not namespaced by it, so killing a worker by id works from outside.
+The dashboard is off and the cluster lives only as long as the ``with`` block.
 """
 from __future__ import annotations
 
 import os
+import re
+import secrets
 import shutil
 import signal
 import socket
@@ -33,11 +41,20 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class NetnsUnavailable(RuntimeError):
+    """A private network namespace cannot be made here (no ``ip`` command, not root)."""
+
+
 class LocalRayCluster:
-    """``with LocalRayCluster(worker_nodes=1, cpus_per_node=1) as cluster: cluster.address``."""
+    """``with LocalRayCluster(worker_nodes=1, cpus_per_node=1) as cluster: cluster.address``.
+
+    ``netns=True``: the cluster lives in a private network namespace with only the loopback
+    interface; run drivers through ``cluster.command(argv)``.  :meth:`start` raises
+    :class:`NetnsUnavailable` when the namespace cannot be made.
+    """
 
     def __init__(self, worker_nodes: int = 1, cpus_per_node: int = 1, env: dict[str, str] | None = None,
-                 start_timeout: float = 180) -> None:
+                 start_timeout: float = 180, netns: bool = False) -> None:
         self.worker_nodes = worker_nodes
         self.cpus_per_node = cpus_per_node
         self.env = {**os.environ, **(env or {}), "RAY_USAGE_STATS_ENABLED": "0"}
@@ -46,17 +63,48 @@ class LocalRayCluster:
         self.address = f"127.0.0.1:{self.port}"
         # short: Ray's unix socket paths live under it and must stay under 108 characters
         self.temp_dir = tempfile.mkdtemp(prefix="flray", dir="/tmp")
+        self.netns = f"flray-{os.getpid()}-{secrets.token_hex(4)}" if netns else None
+        self._netns_made = False
+
+    def command(self, argv: list[str]) -> list[str]:
+        """``argv`` as a command line that runs where the cluster is reachable (its namespace)."""
+        return ["ip", "netns", "exec", self.netns, *argv] if self.netns else list(argv)
+
+    def _make_netns(self) -> None:
+        if shutil.which("ip") is None:
+            raise NetnsUnavailable("the ip command (iproute2) is not installed")
+        steps = [["ip", "netns", "add", self.netns], self.command(["ip", "link", "set", "lo", "up"])]
+        for step in steps:
+            done = subprocess.run(step, capture_output=True, text=True, timeout=30)
+            if done.returncode != 0:
+                raise NetnsUnavailable(f"{' '.join(step)} failed ({done.returncode}): "
+                                       f"{done.stderr.strip() or done.stdout.strip()}")
+            self._netns_made = True
+
+    def netns_pids(self) -> set[int]:
+        """Ids of the processes inside the cluster's namespace (none without one)."""
+        if not self._netns_made:
+            return set()
+        done = subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True, text=True, timeout=30)
+        return {int(pid) for pid in done.stdout.split()}
+
+    def listening(self) -> list[tuple[str, int, set[int]]]:
+        """The TCP sockets listening where the cluster runs (in its namespace, if it has one)."""
+        return listening_sockets(self.command([]))
 
     def _ray(self, *args: str) -> None:
         command = [sys.executable, "-m", "ray.scripts.scripts", "start", *args,
                    f"--num-cpus={self.cpus_per_node}", "--num-gpus=0", f"--temp-dir={self.temp_dir}",
                    "--node-ip-address=127.0.0.1", "--disable-usage-stats"]
-        done = subprocess.run(command, env=self.env, capture_output=True, text=True, timeout=self.start_timeout)
+        done = subprocess.run(self.command(command), env=self.env, capture_output=True, text=True,
+                              timeout=self.start_timeout)
         if done.returncode != 0:
             raise RuntimeError(f"ray start failed ({done.returncode}): {done.stderr[-2000:]}")
 
     def start(self) -> LocalRayCluster:
         try:
+            if self.netns:
+                self._make_netns()
             self._ray("--head", f"--port={self.port}", "--include-dashboard=false",
                       f"--ray-client-server-port={free_port()}")
             for _ in range(self.worker_nodes):
@@ -71,6 +119,7 @@ class LocalRayCluster:
         table = _process_table()
         marks = (self.temp_dir, f":{self.port}")
         roots = {pid for pid, (_, cmdline) in table.items() if any(m in cmdline for m in marks)}
+        roots |= self.netns_pids() & set(table)
         roots.discard(os.getpid())
         found, frontier = set(roots), set(roots)
         while frontier:
@@ -79,18 +128,25 @@ class LocalRayCluster:
         return sorted(found)
 
     def stop(self) -> None:
-        """Kill this cluster's processes (by id) and remove its temporary directory."""
-        for _ in range(3):  # a dying raylet may still spawn a worker: look again
-            pids = self.processes()
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.5)
-        shutil.rmtree(self.temp_dir, ignore_errors=True)
+        """Kill this cluster's processes (by id), then delete its namespace and temporary directory."""
+        try:
+            for _ in range(5):  # a dying raylet may still spawn a worker: look again
+                pids = self.processes()
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.5)
+        finally:
+            try:
+                if self._netns_made:
+                    subprocess.run(["ip", "netns", "del", self.netns], capture_output=True, timeout=30)
+                    self._netns_made = False
+            finally:
+                shutil.rmtree(self.temp_dir, ignore_errors=True)
 
     def __enter__(self) -> LocalRayCluster:
         return self.start()
@@ -113,3 +169,16 @@ def _process_table() -> dict[int, tuple[int, str]]:
             continue
         table[int(entry.name)] = (ppid, cmdline)
     return table
+
+
+def listening_sockets(prefix: list[str] | None = None) -> list[tuple[str, int, set[int]]]:
+    """``(address, port, owner pids)`` of every listening TCP socket (``ss -ltnp``), the
+    command run behind ``prefix`` (e.g. ``ip netns exec NAME``) to look into a namespace."""
+    done = subprocess.run([*(prefix or []), "ss", "-ltnpH"], capture_output=True, text=True, timeout=30, check=True)
+    found = []
+    for line in done.stdout.splitlines():
+        fields = line.split()
+        address, _, port = fields[3].rpartition(":")
+        pids = {int(pid) for pid in re.findall(r"pid=(\d+)", " ".join(fields[5:]))}
+        found.append((address.strip("[]"), int(port), pids))
+    return found
