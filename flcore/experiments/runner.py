@@ -2,10 +2,12 @@
 
 :func:`ensure_runs` takes :class:`~flcore.experiments.artifacts.RunSpec` s, looks each up
 in the store by its run id (the hash of its canonical config), and trains the missing or
-interrupted ones through :func:`flcore.api.run_experiment` -- several at a time in
-worker processes on a CPU (one thread each: on a shared two-core machine two
-single-threaded runs finish sooner than two two-threaded runs in a row), one at a time
-on a GPU.  Pending specs (method not implemented yet) are listed with status
+interrupted ones.  The missing runs of all the specs at once are planned into groups
+(:func:`flcore.experiments.planner.plan_groups`: duplicates removed, runs that differ only
+in seed, partition or a column hyper-parameter trained as one batch) and the groups
+trained by :func:`~flcore.experiments.planner.train_group` -- several at a time in worker
+processes on a CPU (one thread each: on a shared two-core machine two single-threaded
+groups finish sooner than two two-threaded groups in a row), one at a time on a GPU.  Pending specs (method not implemented yet) are listed with status
 ``pending`` and never run.  It returns one row per spec: its labels, run id, status and
 summary numbers.  A run that raises is reported as ``failed``; by default the call then
 raises, so the notebook that asked for it fails and marks its artifact failed.
@@ -13,7 +15,6 @@ raises, so the notebook that asked for it fails and marks its artifact failed.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,34 +33,6 @@ def default_store() -> str:
 
 def resolve_store(store: str | os.PathLike | None) -> Path:
     return Path(store if store is not None else default_store()).expanduser()
-
-
-def _train(job: tuple[RunSpec, dict, str, int | None]) -> dict[str, Any]:
-    """Worker: train one run (top-level so that spawned processes can import it)."""
-    spec, overrides, store, threads = job
-    if threads is not None:
-        import torch
-
-        torch.set_num_threads(threads)
-    from ..api import run_experiment
-
-    started = time.perf_counter()
-    try:
-        cfg = spec.resolve(**overrides)
-        summary = run_experiment(cfg, store=store, progress=False)
-        return {"run_id": cfg.run_id(), "status": summary["status"], "error": None,
-                "seconds": time.perf_counter() - started}
-    except Exception as exc:  # noqa: BLE001 - reported per run, raised by the caller
-        return {"run_id": None, "status": "failed", "error": f"{type(exc).__name__}: {exc}",
-                "seconds": time.perf_counter() - started}
-
-
-def _cost(spec: RunSpec) -> float:
-    """Rough compute of a run: gradient evaluations of all its clients."""
-    from ..algorithms import get_method
-
-    cfg = spec.resolve()
-    return cfg.rounds * cfg.per_round * cfg.local_epochs * getattr(get_method(cfg.method), "grad_evals_per_step", 1)
 
 
 def _default_workers(device: str, missing: int) -> int:
@@ -92,41 +65,27 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
         if rid not in todo and runs.run(rid).status().get("status") not in TERMINAL:
             todo[rid] = spec
     errors: dict[str, str] = {}
-    # longest first, so that a long run does not end the batch alone on one core
-    todo = dict(sorted(todo.items(), key=lambda item: -_cost(item[1])))
     if todo:
-        n_workers = workers or _default_workers(device, len(todo))
-        threads = 1 if n_workers > 1 else None
-        jobs = [(spec, overrides, str(root), threads) for spec in todo.values()]
-        if log:
-            log(f"training {len(jobs)} run(s) missing from {root} with {n_workers} worker(s)")
-        items = list(todo.items())
-        if n_workers == 1:
-            done = ((i, _train(job)) for i, job in enumerate(jobs))
-            _collect(done, items, errors, log)
-        else:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor, as_completed
+        from .planner import plan_groups, train_groups
 
-            with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-                futures = {pool.submit(_train, job): i for i, job in enumerate(jobs)}
-                _collect(((futures[f], f.result()) for f in as_completed(futures)), items, errors, log)
+        n_workers = workers or _default_workers(device, len(todo))
+        groups = plan_groups(todo.values(), device=device, overrides=overrides, workers=n_workers)
+        n_workers = min(n_workers, len(groups))
+        if log:
+            log(f"training {len(todo)} run(s) missing from {root} in {len(groups)} group(s) "
+                f"with {n_workers} worker(s)")
+        for group, results in train_groups(groups, str(root), overrides, workers=n_workers, progress=bool(log)):
+            for labels, result in zip(group.labels, results):
+                if log:
+                    log(f"  {labels} -> {result['status']} in {result['seconds']:.0f} s")
+                if result["status"] == "failed":
+                    errors[result["run_id"]] = result["error"]
     frame = results_frame(specs, root, overrides, errors)
     failed = frame[frame["status"] == "failed"]
     if raise_on_failure and len(failed):
         details = "; ".join(f"{row.run_id}: {row.error}" for row in failed.itertuples())
         raise RuntimeError(f"{len(failed)} run(s) failed: {details}")
     return frame
-
-
-def _collect(done, items, errors: dict, log) -> None:
-    """Log each finished job as it comes and note the failures by run id."""
-    for index, result in done:
-        rid, spec = items[index]
-        if log:
-            log(f"  {spec.labels} -> {result['status']} in {result['seconds']:.0f} s")
-        if result["status"] == "failed":
-            errors[rid] = result["error"]
 
 
 def results_frame(specs: Sequence[RunSpec], store: str | os.PathLike | None = None,

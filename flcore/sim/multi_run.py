@@ -402,27 +402,33 @@ class _RunTrack:
         return summary
 
 
-def run_group(cfgs: list, runs: list | None, device: torch.device, progress: bool = False,
+def run_group(cfgs: list, device: torch.device, create_run=None, progress: bool = False,
               chunk_size: int | None = None, description: str = "") -> list[dict]:
-    """Train the runs of ``cfgs`` (one group, see :func:`group_key`) together, each
-    recorded in its ``runs`` entry (a :class:`flcore.store.Run` or None); returns their
-    summaries in order.  A group of one run is trained by :class:`Simulation` itself."""
+    """Train the runs of ``cfgs`` (one group, see :func:`group_key`) together; returns
+    their summaries in order.  ``create_run(cfg)`` gives each run's record
+    (:class:`flcore.store.Run`), called once every run's data is loaded, so missing data
+    fails before any record exists; None records nothing.  A group of one run is
+    trained by :class:`Simulation` itself, as ``flcore run`` would."""
     from .federated_data import build_federated_data
 
-    runs = list(runs) if runs is not None else [None] * len(cfgs)
     keys = {group_key(cfg) for cfg in cfgs}
     if len(keys) > 1:
         raise ValueError("these runs differ in more than seed, partition and column hyper-parameters; "
-                         "plan them into groups with flcore.experiments.plan_groups")
+                         "plan them into groups with flcore.experiments.planner.plan_groups")
     datas: dict = {}
-    sims = []
-    for cfg, run in zip(cfgs, runs):
-        key = (cfg.dataset, cfg.num_samples, cfg.seed, cfg.partition, tuple(sorted(cfg.partition_args().items())),
-               cfg.clients)
-        if key not in datas:
-            datas[key] = build_federated_data(cfg, device)
-        sims.append(Simulation(cfg, datas[key], device, run, chunk_size=chunk_size))
+    for cfg in cfgs:
+        if _data_key(cfg) not in datas:
+            datas[_data_key(cfg)] = build_federated_data(cfg, device)
+    sims = [Simulation(cfg, datas[_data_key(cfg)], device, None if create_run is None else create_run(cfg),
+                       chunk_size=chunk_size)
+            for cfg in cfgs]
     if len(sims) == 1:
         sims[0].progress = progress
         return [sims[0].run_rounds()]
     return MultiRunSimulation(sims, progress=progress, chunk_size=chunk_size, description=description).run_rounds()
+
+
+def _data_key(cfg) -> tuple:
+    """What a run's federated data depends on (its partition draws on the seed)."""
+    return (cfg.dataset, cfg.data_root, cfg.num_samples, cfg.seed, cfg.partition,
+            tuple(sorted(cfg.partition_args().items())), cfg.clients)
