@@ -14,16 +14,16 @@ same machine in one invocation, each into a fresh run store:
 The default set is the CPU case of issue "many runs as one computation": 24 ``small``
 runs (MNIST-1D, 100 clients, 5 per round, 300 rounds), FedAvg and FedSAM x alpha
 {0, 0.5, 1000} x seeds {0, 1, 2, 3}.  ``--gpu`` instead times 32 runs of the CIFAR-10
-paper protocol (CNN, 100 rounds; FedSAM x alpha {0, 0.05, 1000, 0.5} x 8 seeds, CIFAR-
-shaped synthetic data are not used: the CIFAR-10 files must be under ``--data-root``)
-and reports the peak CUDA memory.  The data are generated (or loaded) once before the
+paper protocol (CNN, 100 rounds; FedSAM x alpha {0, 0.05, 0.5, 1000} x 8 seeds; the
+CIFAR-10 files must be under ``--data-root``) and reports the peak CUDA memory.  The data are generated (or loaded) once before the
 clocks start, so neither way pays it.
 
 Rows (``--json``: one JSON object per line): ``engine``, ``device``, ``runs``,
 ``runs_per_s`` and ``ratio`` (runs/s over the one-at-a-time runs/s of the same
 invocation).  ``--append FILE`` also writes each row with its context (rounds, workers,
-seconds, peak memory, machine, date) to a JSON-lines file, read by the Performance page
-and by the cost model of ``flcore.experiments.budget``.
+seconds, the runs' total cost -- :func:`flcore.experiments.planner.run_cost` -- and the
+largest group, peak memory, machine, date) to a JSON-lines file, read by the Performance
+page and by the cost model of :mod:`flcore.experiments.budget`.
 
 Running it
 ----------
@@ -138,7 +138,11 @@ def main(argv=None) -> int:
     from flcore.config import resolve_config
     from flcore.sim import build_federated_data, resolve_device
 
+    from flcore.experiments.planner import plan_groups, run_cost
+
     build_federated_data(resolve_config(configs[0]), resolve_device(device))  # generate/cache the data once
+    cost = sum(run_cost(resolve_config(c)) for c in configs)
+    group_runs = max(g.size for g in plan_groups(configs, device=device, workers=workers))
     rows, base = [], None
     for engine in ("one-at-a-time", "batched"):
         seconds, peak = _in_process(engine, configs, workers, device)
@@ -146,7 +150,8 @@ def main(argv=None) -> int:
         base = base or runs_per_s
         row = {"engine": engine, "device": device, "runs": len(configs), "runs_per_s": round(runs_per_s, 4),
                "ratio": round(runs_per_s / base, 2)}
-        rows.append((row, {"rounds": rounds, "workers": workers, "seconds": round(seconds, 1),
+        rows.append((row, {"rounds": rounds, "workers": workers, "seconds": round(seconds, 1), "cost": cost,
+                           "group_runs": 1 if engine == "one-at-a-time" else group_runs,
                            "peak_memory_mb": None if peak is None else round(peak), "machine": machine(device),
                            "date": datetime.date.today().isoformat(),
                            "methods": sorted({c["method"] for c in configs})}))
