@@ -70,20 +70,32 @@ def _resolve(values: dict, overrides: dict | None) -> ExperimentConfig:
 def bytes_per_run(cfg: ExperimentConfig) -> int:
     """Memory one run adds to a group: per client of a round, about a dozen model-sized
     vectors (iterate, start, global model, gradient, perturbation, momentum, the parts'
-    state rows and scratch) plus a step's activations; per run, its per-client state
-    tables and its training set."""
+    state rows and scratch) plus a step's activations, and the run's per-client state
+    tables (one row per client of the federation).  The training set is not counted:
+    runs of one data set share it (:func:`data_bytes`)."""
     from ..algorithms import get_method
+    from ..flat import FlatModel
     from ..models import build_model
 
-    input_shape = (3, 32, 32) if cfg.dataset.startswith("cifar") else (40,)
-    model = build_model(cfg.model, input_shape, 100 if cfg.dataset == "cifar100" else 10)
-    params = sum(p.numel() for p in model.parameters())
-    input_numel = math.prod(input_shape)
-    activations = cfg.batch_size * input_numel * 4 * 64  # forward + backward of a conv net, generous
-    per_client = 12 * params * 4 + activations
-    state_vectors = 4 * cfg.clients * params * 4 if get_method(cfg.method).hyperparameters else 0
-    data = (cfg.num_samples or 50_000) * input_numel * 4
-    return cfg.per_round * per_client + state_vectors + data
+    input_shape, num_classes = _input_shape(cfg)
+    flat = FlatModel(build_model(cfg.model, input_shape, num_classes))
+    params = flat.num_params
+    activations = cfg.batch_size * math.prod(input_shape) * 4 * 64  # forward + backward of a conv net, generous
+    tables = get_method(cfg.method).build_client(cfg, flat).client_state_spec().values()
+    state = sum(params * 4 for kind in tables if kind in ("zeros", "model")) * cfg.clients
+    return cfg.per_round * (12 * params * 4 + activations) + state
+
+
+def data_bytes(cfg: ExperimentConfig) -> int:
+    """The training set of a run, held once per group on the device."""
+    input_shape, _ = _input_shape(cfg)
+    return (cfg.num_samples or 50_000) * math.prod(input_shape) * 4
+
+
+def _input_shape(cfg: ExperimentConfig) -> tuple[tuple[int, ...], int]:
+    if cfg.dataset.startswith("cifar"):
+        return (3, 32, 32), 100 if cfg.dataset == "cifar100" else 10
+    return (40,), 10
 
 
 def device_memory(device: str) -> int:
@@ -138,7 +150,8 @@ def plan_groups(requests: Iterable[Any], device: str = "auto", overrides: dict |
     groups: list[tuple[float, RunGroup]] = []
     for members in sets.values():
         cfg = members[0][3]
-        cap = max_runs or max(1, min(DEFAULT_MAX_RUNS, int(budget // max(1, bytes_per_run(cfg)))))
+        room = budget - data_bytes(cfg)
+        cap = max_runs or max(1, min(DEFAULT_MAX_RUNS, int(room // max(1, bytes_per_run(cfg)))))
         count = max(math.ceil(len(members) / cap), min(workers, len(members)))
         for chunk in _split(members, count):
             group = RunGroup(configs=tuple(v for v, _, _, _ in chunk), run_ids=tuple(r for _, r, _, _ in chunk),
