@@ -150,3 +150,12 @@ def test_a_run_interrupted_inside_a_group_resumes_from_its_checkpoint(tmp_path, 
             assert torch.allclose(wa[name], wb[name], atol=1e-6)
         _, rows = _store_files(tmp_path / "cut" / cfg.run_id())
         assert [r["round"] for r in rows] == sorted({r["round"] for r in rows})  # no round twice
+
+
+def test_a_diverging_run_ends_alone_and_its_group_goes_on():
+    cfgs = [_cfg("fedsam", seed=0, lr=1e6), _cfg("fedsam", seed=1, lr=0.05)]
+    sims = [Simulation(c, build_federated_data(c, CPU), CPU, None) for c in cfgs]
+    summaries = MultiRunSimulation(sims).run_rounds()
+    assert summaries[0]["status"] == "diverged" and summaries[0]["diverged_round"] <= cfgs[0].rounds
+    assert summaries[1]["status"] == "finished" and summaries[1]["rounds_done"] == cfgs[1].rounds
+    _assert_same_runs([_alone(cfgs[1])], sims[1:])
