@@ -11,12 +11,12 @@ same machine in one invocation, each into a fresh run store:
 - ``batched``: :func:`flcore.experiments.planner.plan_groups` then ``train_group`` per
   group in the same pool (runs differing in seed and alpha share one ``[R*K, P]`` batch).
 
-The default set is the CPU case of issue "many runs as one computation": 24 ``small``
-runs (MNIST-1D, 100 clients, 5 per round, 300 rounds), FedAvg and FedSAM x alpha
-{0, 0.5, 1000} x seeds {0, 1, 2, 3}.  ``--gpu`` instead times 32 runs of the CIFAR-10
-paper protocol (CNN, 100 rounds; FedSAM x alpha {0, 0.05, 0.5, 1000} x 8 seeds; the
-CIFAR-10 files must be under ``--data-root``) and reports the peak CUDA memory.  The data are generated (or loaded) once before the
-clocks start, so neither way pays it.
+The default set is the CPU case: 24 ``small`` runs (MNIST-1D, 100 clients, 5 per round,
+300 rounds), FedAvg and FedSAM x alpha {0, 0.5, 1000} x seeds {0, 1, 2, 3}.  ``--gpu``
+instead times 32 runs of the CIFAR-10 paper protocol (CNN, 100 rounds; FedSAM x alpha
+{0, 0.05, 0.5, 1000} x 8 seeds; the CIFAR-10 files must be under ``--data-root``) and
+reports the peak CUDA memory.  The data are generated (or loaded) once before the clocks
+start, so neither way pays it.
 
 Rows (``--json``: one JSON object per line): ``engine``, ``device``, ``runs``,
 ``runs_per_s`` and ``ratio`` (runs/s over the one-at-a-time runs/s of the same

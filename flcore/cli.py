@@ -216,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from .analysis.cli import run_analyze
 
-    handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "runs": _cmd_runs, "methods": _cmd_methods, "analyze": run_analyze,
+    handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "runs": _cmd_runs, "methods": _cmd_methods,
+                "analyze": run_analyze,
                 **args.extra_handlers}
     return handlers[args.command](args)
 

@@ -57,8 +57,8 @@ def test_train_group_records_every_run_and_reuses_finished_ones(tmp_path):
 
 
 def test_a_failing_group_fails_its_runs_not_the_caller(tmp_path):
-    group = RunGroup(configs=({**SMOKE, "method": "fedavg", "dataset": "cifar10", "data_root": str(tmp_path / "none")},),
-                     run_ids=("x",), labels=({},))
+    config = {**SMOKE, "method": "fedavg", "dataset": "cifar10", "data_root": str(tmp_path / "none")}
+    group = RunGroup(configs=(config,), run_ids=("x",), labels=({},))
     (result,) = train_group(group, tmp_path / "store")
     assert result["status"] == "failed" and "cifar10" in result["error"].lower()
     assert not (tmp_path / "store").exists() or not any((tmp_path / "store").iterdir())

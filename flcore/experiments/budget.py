@@ -62,13 +62,12 @@ def load_cost_model(path: str | Path) -> CostModel:
 
 def estimate_seconds(specs: Sequence, model: CostModel, cores: int = 2, device: str = "cpu") -> float:
     """Estimated wall time to train ``specs`` as ``ensure_runs`` would on ``cores`` workers."""
+    from ..config import resolve_config
     from .planner import plan_groups, run_cost
 
     groups = plan_groups(specs, device=device, workers=cores)
     times = []
     for group in groups:
-        from ..config import resolve_config
-
         cost = sum(run_cost(resolve_config({**values, "device": device})) for values in group.configs)
         times.append(cost * model.rate(group.size))
     finish = [0.0] * max(1, cores)

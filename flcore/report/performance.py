@@ -71,7 +71,8 @@ def _sweep_section(rows: list[dict]) -> list[str]:
         "| engine | machine | runs | rounds | workers | runs/s | ratio | seconds | peak memory (MB) | date |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in sorted(rows, key=lambda r: (r.get("machine", ""), r["runs"], r.get("rounds", 0), r["engine"] != "one-at-a-time")):
+    order = lambda r: (r.get("machine", ""), r["runs"], r.get("rounds", 0), r["engine"] != "one-at-a-time")  # noqa: E731
+    for r in sorted(rows, key=order):
         lines.append(
             f"| {r['engine']} | {r.get('machine', r['device'])} | {r['runs']} | {r.get('rounds', '')} | "
             f"{r.get('workers', '')} | {r['runs_per_s']:.4f} | {r['ratio']:.2f} | {_num(r.get('seconds'), '.0f')} | "
