@@ -1,6 +1,7 @@
 """The ``flcore`` command line.
 
 ``flcore run``   run (or resume, or look up) one experiment; ``--json`` prints its summary.
+``flcore sweep`` the same for a grid: every ``run`` flag takes a comma list; runs train in batched groups.
 ``flcore runs``  list the runs of a store with their config, status and summary.
 ``flcore methods`` list the methods: parts, hyper-parameters, communication, gradient evaluations.
 ``flcore analyze hessian|landscape|barrier|lpf --run RUN_DIR`` geometry of a stored run.
@@ -74,6 +75,24 @@ def _chunk_size(text: str) -> int:
     return value
 
 
+def _add_sweep_parser(sub) -> None:
+    p = sub.add_parser("sweep", help="run a grid of experiments (every run flag takes a comma list)")
+    p.add_argument("--config", help="YAML or JSON file of config fields (the grid's base)")
+    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per run on stdout")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes (default: the CPU cores on a CPU, 1 on a GPU)")
+    for f in fields(ExperimentConfig):
+        flag = "--" + f.name.replace("_", "-")
+        if f.name in _BOOL_FIELDS:
+            p.add_argument(flag, dest=f.name, nargs="?", const="true", default=None, metavar="BOOLS",
+                           help=f"set {f.name} (alone: true; or a list such as true,false)")
+        else:
+            p.add_argument(flag, dest=f.name, default=None, metavar="VALUES",
+                           help=f"config field {f.name}: a value or a comma list")
+
+
 def _add_runs_parser(sub) -> None:
     p = sub.add_parser("runs", help="list the runs of a store")
     p.add_argument("--store", default="runs", help="run store directory (default: runs)")
@@ -94,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="flcore", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_run_parser(sub)
+    _add_sweep_parser(sub)
     _add_runs_parser(sub)
     _add_methods_parser(sub)
     from .analysis.cli import add_analyze_parser
@@ -151,6 +171,38 @@ def _cmd_run(args: argparse.Namespace) -> int:
         for key in ("status", "rounds_done", "final_accuracy", "mean_last_100", "best_accuracy", "run_dir"):
             print(f"{key}: {summary.get(key)}")
     return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .data import DatasetError
+    from .experiments.sweep import expand_grid, resolve_grid, run_sweep, split_list
+
+    try:
+        base: dict[str, Any] = load_config_file(args.config) if args.config else {}
+        lists = {}
+        for f in fields(ExperimentConfig):
+            given = getattr(args, f.name)
+            if given is not None:
+                try:
+                    lists[f.name] = split_list(given)
+                except ValueError as exc:
+                    raise ConfigError(f.name, str(exc)) from None
+        configs = resolve_grid(expand_grid(base, lists))
+        results = run_sweep(configs, args.store, workers=args.workers, progress=not args.no_progress)
+    except (ConfigError, DatasetError) as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("flcore: interrupted; rerun the same command to resume from the last checkpoints",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    for summary in results:
+        if args.json:
+            print(json.dumps(summary, sort_keys=True))
+        else:
+            print(f"{summary['run_id']}  {summary['status']:<9} mean_last_100={summary.get('mean_last_100')}  "
+                  f"{summary.get('run_dir') or summary.get('error')}")
+    return 1 if any(s["status"] == "failed" for s in results) else 0
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
@@ -217,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from .analysis.cli import run_analyze
 
-    handlers = {"run": _cmd_run, "runs": _cmd_runs, "methods": _cmd_methods, "analyze": run_analyze,
+    handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "runs": _cmd_runs, "methods": _cmd_methods,
+                "analyze": run_analyze,
                 **args.extra_handlers}
     return handlers[args.command](args)
 

@@ -98,7 +98,7 @@ class LocallyEstimatedGlobal:
     def end(self, W, ctx, scratch, out):
         if self.estimate == "client":
             K = W.shape[0]
-            out["client_state"]["lesam_old"] = ctx.global_model.unsqueeze(0).expand(K, -1).clone()
+            out["client_state"]["lesam_old"] = ctx.global_model.expand_as(ctx.start).clone()  # [P] or per-row [K, P]
             out["client_state"]["lesam_seen"] = torch.ones(K, dtype=torch.bool, device=W.device)
 
 

@@ -7,7 +7,7 @@ on this machine; ``ray`` (:mod:`.ray_executor`) hands the groups to a Ray cluste
 """
 from __future__ import annotations
 
-from .groups import group_runs, run_lock, train_group
+from .groups import group_runs, train_group
 from .local import LocalExecutor
 
 EXECUTORS = ("local", "ray")
@@ -25,4 +25,4 @@ def make_executor(name: str = "local", *, workers: int | None = None, device: st
     raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {name!r}")
 
 
-__all__ = ["EXECUTORS", "LocalExecutor", "group_runs", "make_executor", "run_lock", "train_group"]
+__all__ = ["EXECUTORS", "LocalExecutor", "group_runs", "make_executor", "train_group"]

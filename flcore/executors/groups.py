@@ -1,21 +1,25 @@
 """The unit of work an executor hands out: a *group* of runs trained by one call.
 
-:func:`group_runs` turns the missing runs into groups and :func:`train_group` trains one
-group, returning one result dict per run.  Today a group holds one run and
-:func:`train_group` trains its runs one after the other with the run-store path of
-:func:`flcore.experiments.runner._train`; a planner that batches several runs into one
-training call only has to replace these two functions -- the executors
-(:mod:`flcore.executors.local`, :mod:`flcore.executors.ray_executor`) see groups only.
+:func:`group_runs` turns the missing runs into groups with the planner
+(:func:`flcore.experiments.planner.plan_groups`: duplicates removed, runs that may share a
+batch -- same model and protocol shape, differing in seed, partition or a column
+hyper-parameter -- grouped to fit the device's memory), and :func:`train_group` trains
+one group as one batched computation (:func:`flcore.experiments.planner.train_group`),
+returning one result dict per run.  The executors (:mod:`flcore.executors.local`,
+:mod:`flcore.executors.ray_executor`) see groups only.
 
 Two guarantees live here so that every executor gets them:
 
-- **one writer per run**: each run is trained while holding an exclusive ``flock`` on
-  ``<store>/.<run id>.lock``.  A second driver (another ``flcore reproduce``, another Ray
-  task) asking for the same run waits, then finds it finished and reuses it -- the run is
-  never trained twice.  The lock dies with its process, so a worker killed mid-run never
-  leaves the run locked; its retry resumes from the last checkpoint.
+- **one writer per run**: a group trains while holding the run-directory lock of each of
+  its runs (:func:`flcore.store.run_locks`, the lock ``flcore run`` takes too, held by
+  :func:`flcore.experiments.planner.train_group`), taken in run-id order so that two
+  groups sharing runs cannot deadlock.  A second driver (another
+  ``flcore reproduce``, another Ray task, a ``flcore run``) asking for the same run waits,
+  then finds it finished and reuses it -- the run is never trained twice.  The lock dies
+  with its process, so a worker killed mid-run never leaves the run locked; its retry
+  resumes from the last checkpoint.
 - **failures are recorded**: a run that raises is stored with status ``failed``, its
-  one-line ``error`` and its full ``traceback`` in ``status.json``; the other runs go on.
+  one-line ``error`` and its ``traceback`` in ``status.json``; the other groups go on.
 
 Result dict keys: ``run_id``, ``status`` (finished | diverged | failed), ``error``,
 ``traceback``, ``seconds``, ``reused`` (the run was already finished when its lock was
@@ -23,59 +27,52 @@ taken: another driver trained it).
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
-from collections.abc import Iterator, Sequence
+import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..experiments.artifacts import RunSpec
 
-TERMINAL = ("finished", "diverged")
+def group_runs(todo: dict[str, RunSpec], device: str = "auto", overrides: dict[str, Any] | None = None,
+               workers: int = 1) -> list[list[RunSpec]]:
+    """The planner's groups of the missing runs ``todo`` (run id -> spec), largest cost first;
+    ``workers`` > 1 cuts each batchable set so that every worker gets a share."""
+    from ..experiments.planner import plan_groups
 
-
-def group_runs(todo: dict[str, RunSpec]) -> list[list[RunSpec]]:
-    """The groups an executor trains, in the order given (one run per group today)."""
-    return [[spec] for spec in todo.values()]
-
-
-@contextlib.contextmanager
-def run_lock(store: str | os.PathLike, run_id: str) -> Iterator[None]:
-    """Hold the exclusive lock of run ``run_id`` in ``store`` (blocks until it is free)."""
-    root = Path(store)
-    root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root / f".{run_id}.lock", os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
+    groups = plan_groups(todo.values(), device=device, overrides=overrides, workers=workers)
+    by_id = {spec.run_id(**(overrides or {})): spec for spec in todo.values()}
+    return [[by_id[rid] for rid in group.run_ids] for group in groups]
 
 
 def train_group(specs: Sequence[RunSpec], store: str, overrides: dict[str, Any],
                 threads: int | None = None) -> list[dict[str, Any]]:
-    """Train every run of a group into ``store``; one result dict per spec (module docstring)."""
-    from ..experiments.runner import _train
+    """Train the runs of a group into ``store`` as one computation; one result dict per
+    spec (module docstring)."""
+    from ..experiments.planner import RunGroup, train_group as train_batched
     from ..store import RunStore
 
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
     if not Path(store).is_dir():
         raise FileNotFoundError(
             f"run store {store} is not visible here ({os.uname().nodename}): every worker must "
             "see the driver's store at the same path (a shared filesystem)")
     runs = RunStore(store)
+    try:
+        run_ids = [spec.run_id(**overrides) for spec in specs]
+    except Exception as exc:  # noqa: BLE001 - a bad config fails its group, not the caller
+        return failed_group(specs, overrides, f"{type(exc).__name__}: {exc}", traceback.format_exc())
+    group = RunGroup(configs=tuple(spec.config for spec in specs), run_ids=tuple(run_ids),
+                     labels=tuple(spec.labels for spec in specs))
     results = []
-    for spec in specs:
-        try:
-            run_id = spec.run_id(**overrides)
-        except Exception:  # noqa: BLE001 - _train reports the config error
-            results.append({**_train((spec, overrides, store, threads)), "reused": False})
-            continue
-        with run_lock(store, run_id):
-            reused = runs.run(run_id).status().get("status") in TERMINAL
-            result = {**_train((spec, overrides, store, threads)), "reused": reused}
-            if result["status"] == "failed":
-                record_failure(runs, spec, overrides, result)
+    for spec, result in zip(specs, train_batched(group, store, overrides)):  # holds the runs' locks
+        result = {key: value for key, value in result.items() if key != "summary"}
+        if result["status"] == "failed":
+            record_failure(runs, spec, overrides, result)
         results.append(result)
     return results
 

@@ -38,6 +38,10 @@ class LocalExecutor:
     def _workers(self, groups: int) -> int:
         return self.workers or default_workers(self.device, groups)
 
+    def planning_workers(self, runs: int) -> int:
+        """How many groups at least the planner should make of a batchable set of ``runs``."""
+        return self._workers(runs)
+
     def describe(self, groups: int) -> str:
         return f"{self._workers(groups)} worker(s)"
 

@@ -2,13 +2,13 @@
 
 Each group of :func:`flcore.executors.groups.group_runs` becomes one Ray task with the
 resources it asks for (``num_cpus`` = ``cpus_per_run``, ``num_gpus`` = ``gpus_per_run``;
-the runs of a group are trained one after the other on them).  The driver yields each
+the runs of a group are trained together as one batched computation on them).  The driver yields each
 group's results as its task ends, so the caller can show one progress bar over all runs.
 
 **The store stays the single truth, on a shared filesystem.**  Workers write their runs
 straight into the driver's run store (the same absolute path on every node, e.g. NFS),
 through the store's atomic writes, holding each run's lock
-(:func:`flcore.executors.groups.run_lock`).  Nothing but small result dicts travels back
+(:func:`flcore.store.run_locks`).  Nothing but small result dicts travels back
 to the driver.  This is what makes faults cheap: a worker killed mid-run is retried by Ray
 (``max_retries``, system failures only) and the retry resumes the run from its last
 checkpoint, and since every random draw derives from ``(seed, purpose, round, client)``,
@@ -84,6 +84,14 @@ class RayExecutor:
         self.device = device
         self._ray = None
         self._started_here = False
+
+    def planning_workers(self, runs: int) -> int:
+        """How many groups at least the planner should make of a batchable set of ``runs``:
+        one per task the cluster can run at once (its CPUs over ``cpus_per_run``)."""
+        if self._ray is None:
+            return 1
+        cpus = self._ray.cluster_resources().get("CPU", 1)
+        return max(1, min(runs, int(cpus // self.cpus_per_run)))
 
     def describe(self, groups: int) -> str:
         return f"Ray at {self.address or 'the default address'}"

@@ -2,18 +2,20 @@
 
 :func:`ensure_runs` takes :class:`~flcore.experiments.artifacts.RunSpec` s, looks each up
 in the store by its run id (the hash of its canonical config), and trains the missing or
-interrupted ones through :func:`flcore.api.run_experiment`, handing them as groups to an
-executor (:mod:`flcore.executors`): by default the local one -- several at a time in
-worker processes on a CPU, one at a time on a GPU -- or a Ray cluster.  Pending specs
-(method not implemented yet) are listed with status ``pending`` and never run.  It returns one row per spec: its labels, run id, status and
+interrupted ones.  The missing runs of all the specs at once are planned into groups
+(:func:`flcore.experiments.planner.plan_groups`: duplicates removed, runs that differ only
+in seed, partition or a column hyper-parameter trained as one batch) and the groups handed
+to an executor (:mod:`flcore.executors`): by default the local one -- several groups at a
+time in worker processes on a CPU (one thread each: on a shared two-core machine two
+single-threaded groups finish sooner than two two-threaded groups in a row), one at a time
+on a GPU -- or a Ray cluster.  Pending specs (method not implemented yet) are listed with
+status ``pending`` and never run.  It returns one row per spec: its labels, run id, status and
 summary numbers.  A run that raises is reported as ``failed``; by default the call then
 raises, so the notebook that asked for it fails and marks its artifact failed.
 """
 from __future__ import annotations
 
 import os
-import time
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,34 +36,6 @@ def resolve_store(store: str | os.PathLike | None) -> Path:
     return Path(store if store is not None else default_store()).expanduser()
 
 
-def _train(job: tuple[RunSpec, dict, str, int | None]) -> dict[str, Any]:
-    """Worker: train one run (top-level so that spawned processes can import it)."""
-    spec, overrides, store, threads = job
-    if threads is not None:
-        import torch
-
-        torch.set_num_threads(threads)
-    from ..api import run_experiment
-
-    started = time.perf_counter()
-    run_id = None
-    try:
-        cfg = spec.resolve(**overrides)
-        run_id = cfg.run_id()
-        summary = run_experiment(cfg, store=store, progress=False)
-        return {"run_id": run_id, "status": summary["status"], "error": None, "traceback": None,
-                "seconds": time.perf_counter() - started}
-    except Exception as exc:  # noqa: BLE001 - reported per run, raised by the caller
-        return {"run_id": run_id, "status": "failed", "error": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc(), "seconds": time.perf_counter() - started}
-
-
-def _cost(spec: RunSpec) -> float:
-    """Rough compute of a run: gradient evaluations of all its clients."""
-    from ..algorithms import get_method
-
-    cfg = spec.resolve()
-    return cfg.rounds * cfg.per_round * cfg.local_epochs * getattr(get_method(cfg.method), "grad_evals_per_step", 1)
 
 
 def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None, device: str = "auto",
@@ -89,14 +63,13 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
         if rid not in todo and runs.run(rid).status().get("status") not in TERMINAL:
             todo[rid] = spec
     errors: dict[str, str] = {}
-    # longest first, so that a long run does not end the batch alone on one core
-    todo = dict(sorted(todo.items(), key=lambda item: -_cost(item[1])))
     if todo:
         executor = executor or LocalExecutor(workers=workers, device=device)
-        groups = group_runs(todo)
+        groups = group_runs(todo, device=device, overrides=overrides, workers=executor.planning_workers(len(todo)))
         root.mkdir(parents=True, exist_ok=True)  # workers check that they see it
         if log:
-            log(f"training {len(todo)} run(s) missing from the run store with {executor.describe(len(groups))}")
+            log(f"training {len(todo)} run(s) missing from the run store in {len(groups)} group(s) with "
+                f"{executor.describe(len(groups))}")
         _collect(executor.map_groups(groups, str(root), overrides), groups, overrides, errors, log, progress)
     frame = results_frame(specs, root, overrides, errors)
     failed = frame[frame["status"] == "failed"]

@@ -6,7 +6,9 @@ line of each (method, device, engine, machine, clients per round) into a Markdow
 rounds per second of flcore and of the reference loop written like the official code,
 their ratios (measured in one run, interleaved), the whole protocol's ratio with its
 evaluation schedule, seconds per round over the arithmetic floor and the CUDA peak
-memory.  Regenerate the page with
+memory.  The sweep rows of ``benchmarks/sweep_time.py --json --append
+benchmarks/results/sweep_time.jsonl`` (read from the same folder) add a second table: runs
+per second of a set of runs trained one at a time and batched.  Regenerate the page with
 ``python -m flcore.report.performance benchmarks/results/round_time.jsonl > book/performance.md``;
 a test keeps the committed page equal to the rendered one.
 """
@@ -19,6 +21,7 @@ from pathlib import Path
 REGENERATE = (
     "python benchmarks/round_time.py --json --engine sequential,batched "
     "--append benchmarks/results/round_time.jsonl",
+    "python benchmarks/sweep_time.py --json --append benchmarks/results/sweep_time.jsonl",
     "python -m flcore.report.performance benchmarks/results/round_time.jsonl > book/performance.md",
 )
 
@@ -37,7 +40,55 @@ def _num(value, fmt: str, suffix: str = "") -> str:
     return "" if value is None else format(value, fmt) + suffix
 
 
-def render_performance(path: str | Path) -> str:
+def load_sweep_results(path: str | Path) -> list[dict]:
+    """The latest row of each (engine, device, machine, runs, rounds) of ``sweep_time.jsonl``."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    latest: dict[tuple, dict] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            latest[(row["engine"], row["device"], row.get("machine"), row["runs"], row.get("rounds"))] = row
+    return list(latest.values())
+
+
+def _sweep_section(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Sweeps: many runs as one computation",
+        "",
+        "Runs per second of the same runs trained one at a time (each run its own simulation,",
+        "as `ensure_runs` trained them before run batching) and batched (runs that differ in",
+        "seed and alpha share one `[R*K, P]` batch of clients, `flcore.sim.multi_run`), each",
+        "way in its own process in one invocation of `benchmarks/sweep_time.py`. The CPU set:",
+        "24 `small` runs (MNIST-1D CNN, 100 clients, 5 per round, with the evaluation",
+        "schedule), FedAvg and FedSAM x alpha {0, 0.5, 1000} x 4 seeds, on one single-threaded",
+        "worker per core.",
+        "",
+        "| engine | machine | runs | rounds | workers | runs/s | ratio | seconds | peak memory (MB) | date |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    order = lambda r: (r.get("machine", ""), r["runs"], r.get("rounds", 0), r["engine"] != "one-at-a-time")  # noqa: E731
+    for r in sorted(rows, key=order):
+        lines.append(
+            f"| {r['engine']} | {r.get('machine', r['device'])} | {r['runs']} | {r.get('rounds', '')} | "
+            f"{r.get('workers', '')} | {r['runs_per_s']:.4f} | {r['ratio']:.2f} | {_num(r.get('seconds'), '.0f')} | "
+            f"{_num(r.get('peak_memory_mb'), '.0f')} | {r.get('date', '')} |")
+    lines += [
+        "",
+        "- **ratio**: runs per second over the one-at-a-time runs per second of the same invocation.",
+        "- The GPU case (`--gpu`: 32 CIFAR-10 CNN paper-protocol runs of 100 rounds, with the",
+        "  peak CUDA memory) appears when the benchmark is run on a GPU machine.",
+    ]
+    return lines
+
+
+def render_performance(path: str | Path, sweeps: str | Path | None = None) -> str:
+    """The page; ``sweeps`` defaults to ``sweep_time.jsonl`` beside ``path``."""
+    sweep_rows = load_sweep_results(sweeps if sweeps is not None else Path(path).with_name("sweep_time.jsonl"))
     rows = sorted(load_results(path), key=lambda r: (r.get("machine", ""), r.get("clients_per_round", 0),
                                                       r["method"], r.get("engine", "")))
     lines = [
@@ -91,6 +142,7 @@ def render_performance(path: str | Path) -> str:
         "`benchmarks/README.md` describes every field of the results file. GPU rows appear",
         "when the benchmark is run on a GPU machine.",
     ]
+    lines += _sweep_section(sweep_rows)
     return "\n".join(lines) + "\n"
 
 

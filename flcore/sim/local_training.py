@@ -107,14 +107,15 @@ def _mix_and_cut(data, plans, step, x, y):
 def train_chunk(client_update, data, start: torch.Tensor, plans: list[ClientPlan], round: int,
                 lr: float, grad_fn, client_state: dict | None = None, broadcast: dict | None = None,
                 global_model: torch.Tensor | None = None, weight_mask=None) -> dict:
-    """Run the local procedure for the clients of ``plans`` from ``start`` ``[P]``.
+    """Run the local procedure for the clients of ``plans`` from ``start`` ``[P]`` (or one
+    start per client, ``[K, P]``, when the chunk mixes clients of several runs).
 
     ``client_state`` holds the rows of these clients (name -> ``[K, ...]``); the returned
     dict has the uploads (``model``, ``train_loss``, ``steps`` and the parts' extras) and
     ``client_state``, the updated rows.
     """
     K = len(plans)
-    starts = start.unsqueeze(0).expand(K, -1).clone()
+    starts = start.clone() if start.dim() == 2 else start.unsqueeze(0).expand(K, -1).clone()
     ctx = RoundContext(
         round=round, lr=lr, start=starts,
         client_ids=torch.tensor([p.client for p in plans]),

@@ -7,11 +7,12 @@ from .atomic import atomic_torch_save, atomic_write_json, atomic_write_text
 from .errors import DamagedRunError, RunBusyError, StoreError, UnsafeFileError
 from .integrity import check_run, prepare_resume
 from .jsonable import to_jsonable
-from .lock import RunLock
+from .lock import RunLock, run_locks
 from .run import NEW_STATUS, RUN_STATUSES, Run, config_digest
 from .run_store import RunStore
 
 __all__ = [
+    "run_locks",
     "NEW_STATUS",
     "RUN_STATUSES",
     "DamagedRunError",

@@ -7,8 +7,10 @@ writes its pid into it, for the message a second process prints.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .errors import RunBusyError
@@ -82,3 +84,17 @@ def _read_holder(fd: int) -> str:
     except OSError:
         return ""
     return f" (pid {pid})" if pid.isdigit() else ""
+
+
+@contextlib.contextmanager
+def run_locks(store_root: str | Path, run_ids: Iterable[str]) -> Iterator[None]:
+    """Hold the locks of several runs of one store (waiting for each), taken in run-id
+    order so that two holders of overlapping sets cannot deadlock."""
+    locks = [RunLock(Path(store_root) / rid) for rid in sorted(set(run_ids))]
+    try:
+        for lock in locks:
+            lock.acquire(wait=True)
+        yield
+    finally:
+        for lock in reversed(locks):
+            lock.release()

@@ -1,0 +1,171 @@
+"""Runs per second of a sweep trained one run at a time against the same runs batched.
+
+What is measured
+----------------
+The same set of runs trained two ways, each way in its own process (``spawn``) on the
+same machine in one invocation, each into a fresh run store:
+
+- ``one-at-a-time``: the path ``ensure_runs`` took before run batching -- every run by
+  :func:`flcore.api.run_experiment` in a pool of worker processes (one per core, one
+  thread each; on a GPU one worker);
+- ``batched``: :func:`flcore.experiments.planner.plan_groups` then ``train_group`` per
+  group in the same pool (runs differing in seed and alpha share one ``[R*K, P]`` batch).
+
+The default set is the CPU case: 24 ``small`` runs (MNIST-1D, 100 clients, 5 per round,
+300 rounds), FedAvg and FedSAM x alpha {0, 0.5, 1000} x seeds {0, 1, 2, 3}.  ``--gpu``
+instead times 32 runs of the CIFAR-10 paper protocol (CNN, 100 rounds; FedSAM x alpha
+{0, 0.05, 0.5, 1000} x 8 seeds; the CIFAR-10 files must be under ``--data-root``) and
+reports the peak CUDA memory.  The data are generated (or loaded) once before the clocks
+start, so neither way pays it.
+
+Rows (``--json``: one JSON object per line): ``engine``, ``device``, ``runs``,
+``runs_per_s`` and ``ratio`` (runs/s over the one-at-a-time runs/s of the same
+invocation).  ``--append FILE`` also writes each row with its context (rounds, workers,
+seconds, the runs' total cost -- :func:`flcore.experiments.planner.run_cost` -- and the
+largest group, peak memory, machine, date) to a JSON-lines file, read by the Performance
+page and by the cost model of :mod:`flcore.experiments.budget`.
+
+Running it
+----------
+::
+
+    python benchmarks/sweep_time.py --json --append benchmarks/results/sweep_time.jsonl
+    python benchmarks/sweep_time.py --json --rounds 100          # a shorter check
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def small_runs(rounds: int) -> list[dict]:
+    return [{"method": m, "dataset": "mnist1d", "scale": "small", "alpha": a, "clients": 100, "per_round": 5,
+             "rounds": rounds, "seed": s}
+            for m in ("fedavg", "fedsam") for a in (0.0, 0.5, 1000.0) for s in range(4)]
+
+
+def gpu_runs(rounds: int, data_root: str) -> list[dict]:
+    return [{"method": "fedsam", "dataset": "cifar10", "scale": "paper", "alpha": a, "rounds": rounds, "seed": s,
+             "data_root": data_root, "device": "cuda"}
+            for a in (0.0, 0.05, 0.5, 1000.0) for s in range(8)]
+
+
+def _alone(config: dict, store: str) -> str:
+    from flcore.api import run_experiment
+
+    return run_experiment(config, store=store)["status"]
+
+
+def _single_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def time_engine(engine: str, configs: list[dict], workers: int, device: str, out) -> None:
+    """Child process: train ``configs`` one way into a fresh store, send (seconds, peak MB)."""
+    import torch
+
+    from flcore.experiments.planner import plan_groups, train_groups
+
+    if device == "cpu" and workers > 1:
+        torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as store:
+        started = time.perf_counter()
+        if engine == "one-at-a-time":
+            if workers > 1:
+                from concurrent.futures import ProcessPoolExecutor
+
+                with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_single_thread) as pool:
+                    statuses = list(pool.map(_alone, configs, [store] * len(configs)))
+            else:
+                statuses = [_alone(c, store) for c in configs]
+        else:
+            groups = plan_groups(configs, device=device, workers=workers)
+            statuses = [r["status"] for _, results in train_groups(groups, store, workers=workers, progress=False,
+                                                                   log=None) for r in results]
+        seconds = time.perf_counter() - started
+    if set(statuses) - {"finished", "diverged"}:
+        raise RuntimeError(f"{engine}: runs ended as {sorted(set(statuses))}")
+    peak = torch.cuda.max_memory_allocated() / 2**20 if torch.cuda.is_available() and device != "cpu" else None
+    out.send((seconds, peak))
+
+
+def _in_process(engine, configs, workers, device) -> tuple[float, float | None]:
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=time_engine, args=(engine, configs, workers, device, child))
+    proc.start()
+    result = parent.recv() if parent.poll(None) else None
+    proc.join()
+    if proc.exitcode != 0 or result is None:
+        raise RuntimeError(f"the {engine} worker failed (exit {proc.exitcode})")
+    return result
+
+
+def machine(device: str) -> str:
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_name(0)
+    return f"CPU, {os.cpu_count()} cores"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", action="store_true", help="one JSON object per row")
+    p.add_argument("--rounds", type=int, default=None, help="rounds per run (default: 300; 100 with --gpu)")
+    p.add_argument("--gpu", action="store_true", help="the GPU case: 32 CIFAR-10 CNN paper-protocol runs")
+    p.add_argument("--data-root", default="data", help="CIFAR-10 files for --gpu")
+    p.add_argument("--workers", type=int, default=None, help="worker processes (default: cores; 1 on a GPU)")
+    p.add_argument("--append", default=None, help="also append the rows with their context to this JSON-lines file")
+    args = p.parse_args(argv)
+    device = "cuda" if args.gpu else "cpu"
+    rounds = args.rounds or (100 if args.gpu else 300)
+    configs = gpu_runs(rounds, args.data_root) if args.gpu else small_runs(rounds)
+    workers = args.workers or (1 if args.gpu else (os.cpu_count() or 1))
+    from flcore.config import resolve_config
+    from flcore.sim import build_federated_data, resolve_device
+
+    from flcore.experiments.planner import plan_groups, run_cost
+
+    build_federated_data(resolve_config(configs[0]), resolve_device(device))  # generate/cache the data once
+    cost = sum(run_cost(resolve_config(c)) for c in configs)
+    group_runs = max(g.size for g in plan_groups(configs, device=device, workers=workers))
+    rows, base = [], None
+    for engine in ("one-at-a-time", "batched"):
+        seconds, peak = _in_process(engine, configs, workers, device)
+        runs_per_s = len(configs) / seconds
+        base = base or runs_per_s
+        row = {"engine": engine, "device": device, "runs": len(configs), "runs_per_s": round(runs_per_s, 4),
+               "ratio": round(runs_per_s / base, 2)}
+        rows.append((row, {"rounds": rounds, "workers": workers, "seconds": round(seconds, 1), "cost": cost,
+                           "group_runs": 1 if engine == "one-at-a-time" else group_runs,
+                           "peak_memory_mb": None if peak is None else round(peak), "machine": machine(device),
+                           "date": datetime.date.today().isoformat(),
+                           "methods": sorted({c["method"] for c in configs})}))
+        if args.json:
+            print(json.dumps(row), flush=True)
+        else:
+            print(f"{engine:<14} {device} {len(configs)} runs  {runs_per_s:.3f} runs/s  x{row['ratio']:.2f}  "
+                  f"({seconds:.0f} s)", flush=True)
+    if args.append:
+        with open(args.append, "a") as fh:
+            for row, context in rows:
+                fh.write(json.dumps({**row, **context}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
