@@ -1,4 +1,4 @@
-"""Executors without a cluster: groups, the per-run lock (two drivers never train one run
+"""Executors without a cluster: the planner's groups, the per-run lock (two drivers never train one run
 twice), failures recorded with their traceback, the CLI's executor flags."""
 from __future__ import annotations
 
@@ -43,16 +43,25 @@ def _same_records(a: dict, b: dict) -> None:
         assert torch.equal(a["final"][key], b["final"][key]), key
 
 
-def test_one_run_per_group_in_the_given_order():
-    todo = {"b": _good(1), "a": _good(0)}
-    assert group_runs(todo) == [[_good(1)], [_good(0)]]
+def _todo(*specs) -> dict:
+    return {spec.run_id(**OVERRIDES): spec for spec in specs}
+
+
+def test_group_runs_batches_what_may_share_a_batch_and_separates_the_rest(tmp_path):
+    seeds = [_good(0), _good(1), _good(2)]
+    (group,) = group_runs(_todo(*seeds), device="cpu", overrides=OVERRIDES)
+    assert sorted(s.config["seed"] for s in group) == [0, 1, 2]  # seeds differ only: one batch
+    assert sorted(len(g) for g in group_runs(_todo(*seeds), device="cpu", overrides=OVERRIDES,
+                                             workers=2)) == [1, 2]  # a share for each worker
+    groups = group_runs(_todo(_good(0), _bad(tmp_path)), device="cpu", overrides=OVERRIDES)
+    assert sorted(len(g) for g in groups) == [1, 1]  # another data set: another group
 
 
 @pytest.mark.slow
 def test_a_raising_run_is_recorded_failed_with_its_traceback_and_the_others_finish(tmp_path):
     store = tmp_path / "store"
     store.mkdir()
-    results = train_group([_bad(tmp_path), _good()], str(store), OVERRIDES)
+    results = train_group([_bad(tmp_path)], str(store), OVERRIDES) + train_group([_good()], str(store), OVERRIDES)
     assert [r["status"] for r in results] == ["failed", "finished"]
     failed = RunStore(store).run(results[0]["run_id"]).status()
     assert failed["status"] == "failed" and failed["error"] == results[0]["error"]
@@ -99,7 +108,7 @@ def test_two_drivers_never_train_one_run_twice(tmp_path):
 
 
 def test_local_executor_yields_every_group(tmp_path):
-    groups = group_runs({"x": _good(0), "y": _bad(tmp_path)})
+    groups = [[_good(0)], [_bad(tmp_path)]]
     (tmp_path / "s").mkdir()
     done = dict(LocalExecutor(workers=1).map_groups(groups, str(tmp_path / "s"), OVERRIDES))
     assert sorted(done) == [0, 1]

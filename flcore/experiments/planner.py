@@ -187,12 +187,33 @@ def train_group(group: RunGroup, store: str | os.PathLike | None, overrides: dic
     runs (:func:`flcore.store.run_locks`, the lock ``flcore run`` takes too), so another
     process asking for one of them waits and then finds it finished.
     """
-    from ..store import run_locks
+    from ..store import RunStore, run_locks
 
     if store is None or not group.run_ids:
         return _train_group_unlocked(group, store, overrides, progress, chunk_size)
-    with run_locks(store, group.run_ids):
-        return _train_group_unlocked(group, store, overrides, progress, chunk_size)
+    runs = RunStore(store)
+    fresh_root = not runs.root.exists()
+    fresh = [rid for rid in group.run_ids if not runs.run(rid).path.exists()]
+    try:
+        with run_locks(store, group.run_ids):
+            return _train_group_unlocked(group, store, overrides, progress, chunk_size)
+    finally:
+        _remove_unrecorded(runs, fresh, fresh_root)
+
+
+def _remove_unrecorded(runs, run_ids, fresh_root: bool) -> None:
+    """Run directories the locks created for runs that recorded nothing (their group
+    failed before starting them): leave no trace, as ``flcore run`` does."""
+    import contextlib
+    import shutil
+
+    for rid in run_ids:
+        run = runs.run(rid)
+        if run.path.is_dir() and not run.exists():
+            shutil.rmtree(run.path, ignore_errors=True)
+    if fresh_root:
+        with contextlib.suppress(OSError):
+            runs.root.rmdir()  # only if empty
 
 
 def _train_group_unlocked(group: RunGroup, store, overrides: dict | None, progress: bool,
