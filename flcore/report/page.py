@@ -110,15 +110,17 @@ def _gap_text(entries: list, key: str = "gap") -> str:
     return ", ".join(parts)
 
 
-def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] | None = None) -> str:
+def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] | None = None,
+                    explain: bool = True) -> str:
     """A Markdown table of claim verdicts (rows of :func:`flcore.experiments.claims.evaluate`);
-    ``link`` turns an artifact id into the text shown for it (default: the id)."""
+    ``link`` turns an artifact id into the text shown for it (default: the id); ``explain``
+    puts the verdict rule above the table."""
     if not results:
         return "No claim of the registry is checked by this page."
     lines = [f"Verdicts at the **{scale}** scale. A claim *holds* when every comparison it rests on goes the "
              "paper's way by more than twice the standard error of the gap (the seed-to-seed spread, measured), "
-             "is a *tie* when a gap is within that, and *fails* when one goes the other way.", "",
-             "| claim | published gap | our gap | verdict | checked by |", "|---|---|---|---|---|"]
+             "is a *tie* when a gap is within that, and *fails* when one goes the other way.", ""] if explain else []
+    lines += ["| claim | published gap | our gap | verdict | checked by |", "|---|---|---|---|---|"]
     for result in results:
         checked_by = ", ".join((link or str)(a) for a in result["artifacts"])
         verdict = VERDICT_TEXT[result["verdict"]]

@@ -48,7 +48,7 @@ class _Links:
 
     def artifact(self, artifact_id: str, text: str | None = None) -> str:
         item = entry(artifact_id)
-        text = text or f"{PAPER_NAMES[item.paper]} {item.label}"
+        text = text or item.label  # pages list one paper's artifacts at a time
         if not self.exists(artifact_id):
             return text
         return f"[{text}]({self.prefix}artifacts/{item.paper}/{artifact_id}.ipynb)"
@@ -122,10 +122,12 @@ def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None
              "or the scale does not run the cells).", "", noise, "",
              "Below the `paper` scale MNIST-1D stands in for CIFAR: a verdict there says whether the *effect* "
              "appears on the small problem, not whether the paper's numbers are reproduced.", "",
-             "The same as JSON: `flcore claims --scale " + scale + " --json`."]
+             "A claim *holds* when every comparison it rests on goes the paper's way by more than twice the "
+             "standard error of the gap, is a *tie* when a gap is within that, and *fails* when one goes the other "
+             "way. The same as JSON: `flcore claims --scale " + scale + " --json`."]
     for paper in PAPERS:
         mine = [r for r in results if r["paper"] == paper]
-        lines += ["", f"## {PAPER_NAMES[paper]}", "", claims_markdown(mine, scale, links.artifact)]
+        lines += ["", f"## {PAPER_NAMES[paper]}", "", claims_markdown(mine, scale, links.artifact, explain=False)]
     return "\n".join(lines) + "\n"
 
 
@@ -143,7 +145,7 @@ def paper_page(paper: str, rows: list[dict], results: list[dict], root: Path, sc
              f"{len(claims)} claims; at the {scale} scale {verdicts['holds']} hold, {verdicts['tie']} are ties, "
              f"{verdicts['fails']} fail, {verdicts['not_checked']} are not checked. How verdicts are decided: "
              "[Claims](../claims.md).", "",
-             claims_markdown(claims, scale, links.artifact), "",
+             claims_markdown(claims, scale, links.artifact, explain=False), "",
              "## Every table and figure", "",
              f"{len(mine)} tables and figures: {counts['reproduced']} reproduced, {counts['pending']} pending, "
              f"{counts['not_regenerable']} not regenerable here.", ""]
