@@ -77,11 +77,15 @@ def estimate_seconds(specs: Sequence, model: CostModel, cores: int = 2, device: 
 
 
 def book_specs(scale: str, root: str | Path, seeds: Sequence[int] = (0,)) -> list:
-    """The distinct available runs of every artifact whose notebook exists under ``root``."""
+    """The distinct available runs the book trains: every artifact's whose notebook exists
+    under ``root``, and the reference runs whose seed spread decides the claims' ties."""
     from .artifacts import artifact_ids, get_artifact, runs_for
+    from .claims import spread_specs
 
     ids = [a for a in artifact_ids() if (Path(root) / get_artifact(a).notebook_path).exists()]
-    return [s for s in runs_for(ids, scale, seeds) if s.available]
+    specs = [s for s in runs_for(ids, scale, seeds) if s.available]
+    known = {s.run_id() for s in specs}
+    return specs + [s for s in spread_specs(scale) if s.run_id() not in known]
 
 
 def book_estimate(scale: str, root: str | Path, model: CostModel, cores: int = 2) -> dict:
