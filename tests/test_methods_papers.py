@@ -463,7 +463,7 @@ REDUCTIONS = [
      {"lr_decay": 0.9, "server_lr": 0.1}),
     ("fednova+ima", {"ima_window": 1, "ima_gamma": 0.9, "ima_gamma_late": 0.9}, "fednova", {"lr_decay": 0.9}),
     ("fedavg+swa", {"swa_start": 3}, "fedavg", {}),
-    ("feddyn+sam+swa", {"swa_start": 5, "rho": 0.1}, "feddyn+sam", {"rho": 0.1}),
+    ("feddyn+sam+swa", {"swa_start": 3, "rho": 0.1}, "feddyn+sam", {"rho": 0.1}),
     ("centralized-samtilde", {"rho": 0.0}, "centralized-sgd", {}),
 ]
 
