@@ -446,8 +446,11 @@ class Simulation:
         return float(acc), float(loss)
 
     # ------------------------------------------------------------------ the loop
-    def run_rounds(self) -> dict:
-        cfg, run = self.cfg, self.run
+    def open_record(self, engine: str) -> None:
+        """Resume from the run's last checkpoint (if any), keep its metrics up to that
+        round, and mark the run running: the start of :meth:`run_rounds`, shared with the
+        engine that trains several runs together (:mod:`flcore.sim.multi_run`)."""
+        run = self.run
         checkpoint = run.load_checkpoint(map_location=self.device) if run is not None else None
         if checkpoint is not None:
             self.load_state(checkpoint)
@@ -455,7 +458,11 @@ class Simulation:
         if run is not None:
             run.truncate_metrics(self.rounds_done)
             self.metrics = run.read_metrics()
-            run.set_status("running", rounds_done=self.rounds_done, device=str(self.device), engine=self.engine)
+            run.set_status("running", rounds_done=self.rounds_done, device=str(self.device), engine=engine)
+
+    def run_rounds(self) -> dict:
+        cfg, run = self.cfg, self.run
+        self.open_record(self.engine)
         bar = None
         if self.progress:
             from tqdm import tqdm

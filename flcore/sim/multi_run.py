@@ -345,15 +345,7 @@ class _RunTrack:
         self.sim = sim
         self.open = True
         self.status, self.diverged_round = "finished", None
-        run = sim.run
-        checkpoint = run.load_checkpoint(map_location=sim.device) if run is not None else None
-        if checkpoint is not None:
-            sim.load_state(checkpoint)
-        sim.metrics = []
-        if run is not None:
-            run.truncate_metrics(sim.rounds_done)
-            sim.metrics = run.read_metrics()
-            run.set_status("running", rounds_done=sim.rounds_done, device=str(sim.device), engine="batched-runs")
+        sim.open_record("batched-runs")
         self.open = sim.rounds_done < sim.cfg.rounds
 
     def _append(self, row: dict) -> None:
