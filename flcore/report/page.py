@@ -134,7 +134,8 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
 
 def scale_banner(scale: str, seeds: Sequence[int], built: str | None = None, cls: str = "result") -> str:
     """The first lines of an artifact page: the scale and data set it was built at
-    (``cls``: the artifact's class; a ``config`` page trains nothing and says so)."""
+    (``cls``: the artifact's class; ``config``, ``heavy`` and ``schematic`` pages train nothing
+    and say so)."""
     from ..experiments.presets import DEFAULT_DATASET, scale_defaults
 
     when = f" on {built}" if built else ""
@@ -144,6 +145,13 @@ def scale_banner(scale: str, seeds: Sequence[int], built: str | None = None, cls
                 "settings from flcore's own configuration (the `paper`-scale presets, the method registry, the "
                 "partitions flcore generates for the paper's data sets) beside the published values, so it is the "
                 "same at every scale.")
+    if cls == "heavy":
+        return (f"**Built at the `{scale}` scale**{when}. This page trains nothing: it shows the published numbers "
+                "and what the experiment needs that cannot be had offline or through torchvision, so flcore does not "
+                "regenerate it (the Coverage page lists it as not regenerable).")
+    if cls == "schematic":
+        return (f"**Built at the `{scale}` scale**{when}. This page trains nothing: the paper's figure is an "
+                "illustration without data, described here in words and linked to the methods it depicts.")
     if scale == "paper":
         return (f"**Built at the `paper` scale**{when}, seeds {seeds_text}: the paper's data sets (CIFAR-10 / "
                 "CIFAR-100 through torchvision) and its protocol. Published and our numbers are compared cell by "
