@@ -23,7 +23,7 @@ Scales (design guide section 8):
   clients, 5 per round, 300 rounds) plus the FedLESAM protocol's lr decay, clipping and
   weight decay; one split (Dirichlet 0.1, the paper's main analysis setting), the 12
   methods, one seed.  Figure 6 (pathological, 3 classes) and the rho ablation of Figure 4
-  run 100 rounds (labelled ``rounds``), Figure 1 its FedAvg runs 150 rounds;
+  run 80 rounds (labelled ``rounds``), and so do Figure 1's FedAvg runs;
 - ``smoke``: the same on the tiny MNIST-1D federation.
 
 Tables 5 and 9 (rounds, communication and compute time to 68% / 74% test accuracy) read
@@ -94,8 +94,8 @@ RHO_GRID = (0.001, 0.01, 0.1, 1.0)
 #: Figure 1: Dirichlet coefficients of its panels (b) and (c).
 FIG1_SPLITS = ("Dir-0.6", "Dir-0.06")
 #: Rounds of the shorter analysis runs below the paper scale (labelled ``rounds``).
-SHORT_ROUNDS = {"smoke": 4, "small": 100}
-FIG1_ROUNDS = {"smoke": 4, "small": 150}
+SHORT_ROUNDS = {"smoke": 4, "small": 80}
+FIG1_ROUNDS = {"smoke": 4, "small": 80}
 
 
 def dataset_for(label: str, scale: str) -> str:
@@ -246,3 +246,99 @@ def fig6_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     rounds = {} if scale == "paper" else {"rounds": SHORT_ROUNDS[scale]}
     return [lesam_run("CIFAR-10", algo, "Path-3", "100 clients, 10%", seed, scale, **rounds)
             for algo in FIG6_ALGORITHMS for seed in seeds]
+
+
+# --------------------------------------------------------------------------- claims' metrics
+
+def _efficiency(row: dict) -> dict | None:
+    from .fedlesam_efficiency import fedavg_dir_of, run_efficiency
+
+    if row.get("target") is None or row.get("run_dir") is None:
+        return None
+    return run_efficiency(row["run_dir"], fedavg_dir_of(row), row["target"])
+
+
+def _field(name: str):
+    def fn(row: dict) -> float | None:
+        values = _efficiency(row)
+        return None if values is None or values.get(name) is None else float(values[name])
+    return fn
+
+
+def _seconds_per_round(row: dict) -> float | None:
+    from .fedlesam_efficiency import timing
+
+    t = timing(row["run_dir"]) if row.get("run_dir") else None
+    return None if t is None else t["seconds_per_round"]
+
+
+def _seconds_per_round_sigma(row: dict) -> float | None:
+    from .fedlesam_efficiency import timing
+
+    t = timing(row["run_dir"]) if row.get("run_dir") else None
+    return None if t is None else t["sd"] / math.sqrt(t["rounds"])
+
+
+def _backprops_per_step(row: dict) -> float:
+    from ..algorithms import get_method
+
+    return float(get_method(row["method"]).grad_evals_per_step)
+
+
+def _register_metrics() -> None:
+    from .claims import register_metric
+
+    register_metric("wallclock_seconds_per_round", _seconds_per_round, sigma=_seconds_per_round_sigma)
+    register_metric("backprops_per_step", _backprops_per_step, sigma=lambda row: 0.0)
+    register_metric("lesam_rounds", _field("rounds"), sigma=_field("rounds_sigma"))
+    register_metric("communication_cost_ratio", _field("cost_ratio"), sigma=_field("cost_ratio_sigma"))
+    register_metric("compute_time_ratio", _field("compute_ratio"), sigma=_field("compute_ratio_sigma"))
+
+
+def _register_probe() -> None:
+    from ..analysis.recording import register_probe
+    from .fedlesam_probe import perturbation_probe_factory
+
+    register_probe("perturbation", perturbation_probe_factory)
+
+
+_register_metrics()
+_register_probe()
+
+register_artifact(Artifact(
+    "fedlesam-table-1", PAPER, "table", "Table 1: summary of the SAM-based federated methods", _no_runs))
+register_artifact(Artifact(
+    "fedlesam-table-2", PAPER, "table",
+    "Table 2: 12 methods on CIFAR-10 and CIFAR-100, Dirichlet and pathological splits", table2_runs))
+register_artifact(Artifact(
+    "fedlesam-table-3", PAPER, "table",
+    "Table 3: OfficeHome and DomainNet, leave one domain out, with a pretrained ViT", _no_runs))
+register_artifact(Artifact(
+    "fedlesam-table-4", PAPER, "table", "Table 4: the FedLESAM variants against the methods they build on",
+    table4_runs))
+register_artifact(Artifact(
+    "fedlesam-table-5", PAPER, "table",
+    "Table 5: rounds, communication and computation time to 68% and 74% test accuracy", table5_runs))
+register_artifact(Artifact(
+    "fedlesam-table-6", PAPER, "table", "Table 6: data-set statistics", _no_runs))
+register_artifact(Artifact(
+    "fedlesam-table-7", PAPER, "table",
+    "Table 7: stored memory, communication and backpropagations relative to FedAvg", _no_runs))
+register_artifact(Artifact(
+    "fedlesam-table-8", PAPER, "table", "Table 8: wall-clock seconds per communication round", table8_runs))
+register_artifact(Artifact(
+    "fedlesam-table-9", PAPER, "table",
+    "Table 9: rounds, communication and computation time to the targets, an additional case", table9_runs))
+register_artifact(Artifact(
+    "fedlesam-fig-1", PAPER, "figure", "Figure 1: loss surfaces of centralized and federated training", fig1_runs))
+register_artifact(Artifact(
+    "fedlesam-fig-2", PAPER, "figure", "Figure 2: perturbation drift and global sharpness during training",
+    fig2_runs))
+register_artifact(Artifact(
+    "fedlesam-fig-3", PAPER, "figure", "Figure 3: global loss surfaces of five methods", fig3_runs))
+register_artifact(Artifact(
+    "fedlesam-fig-4", PAPER, "figure", "Figure 4: FedLESAM-S accuracy against rho", fig4_runs))
+register_artifact(Artifact(
+    "fedlesam-fig-5", PAPER, "figure", "Figure 5: the clients' label distributions", _no_runs))
+register_artifact(Artifact(
+    "fedlesam-fig-6", PAPER, "figure", "Figure 6: global loss surfaces on the pathological split", fig6_runs))
