@@ -30,7 +30,7 @@ def test_a_run_trained_alone_records_its_seconds_per_round(tmp_path):
     cfg = resolve_config(scale="smoke", rounds=3, eval_every=1, eval_last=1)
     summary = run_experiment(cfg, store=tmp_path)
     status = RunStore(tmp_path).run(summary["run_id"]).status()
-    assert status["timed_rounds"] == 3
+    assert status["timed_rounds"] == 3 and status["batch_runs"] == 1
     assert 0 < status["train_seconds"] <= status["wall_time_s"]
     assert status["seconds_per_round"] == pytest.approx(status["train_seconds"] / 3)
     # the metrics log holds no timing (two builds of one run must agree on it)
@@ -159,3 +159,16 @@ def test_surface_summary_of_a_bowl():
     assert out["mean_rise"] == pytest.approx(float((xs[:, None] ** 2 + xs[None, :] ** 2).mean()))
     edge = (xs[:, None] ** 2 + xs[None, :] ** 2) >= 1.0
     assert out["edge_rise"] == pytest.approx(float((xs[:, None] ** 2 + xs[None, :] ** 2)[edge].mean()))
+
+
+def test_runs_trained_together_record_their_share_of_the_round_time(tmp_path):
+    from flcore.experiments.planner import plan_groups, train_group
+
+    configs = [resolve_config(scale="smoke", rounds=2, alpha=a).to_dict() for a in (0.5, 5.0)]
+    groups = plan_groups(configs, device="cpu", workers=1)
+    assert len(groups) == 1 and groups[0].size == 2
+    train_group(groups[0], tmp_path)
+    for rid in groups[0].run_ids:
+        status = RunStore(tmp_path).run(rid).status()
+        assert status["batch_runs"] == 2 and status["timed_rounds"] == 2
+        assert 0 < status["train_seconds"] <= status["wall_time_s"]

@@ -214,11 +214,14 @@ def fig1_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 
 def fig2_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Figure 2: the methods at CIFAR-10 Dirichlet 0.1 with the ``perturbation`` probe
-    recorded (at the evaluation rounds), shorter below the paper scale."""
+    recorded (at the evaluation rounds), shorter below the paper scale, and Figure 1's
+    centralized run (the reference of the sharpness panel)."""
     rounds = {} if scale == "paper" else {"rounds": SHORT_ROUNDS[scale]}
-    return [lesam_run("CIFAR-10", algo, "Dir-0.1", "100 clients, 10%", seed, scale,
-                      labels={"probe": "perturbation"}, probes=["perturbation"], **rounds)
-            for algo in FIG2_ALGORITHMS for seed in seeds]
+    probed = [lesam_run("CIFAR-10", algo, "Dir-0.1", "100 clients, 10%", seed, scale,
+                        labels={"probe": "perturbation"}, probes=["perturbation"], **rounds)
+              for algo in FIG2_ALGORITHMS for seed in seeds]
+    central = [s for s in fig1_runs(scale, seeds) if s.labels["algorithm"] == "Centralized"]
+    return probed + central  # the centralized model: the sharpness panel's reference
 
 
 def fig3_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:

@@ -10,8 +10,9 @@
 - **computation time** (Tables 5, 9: "computational times of all clients"): rounds x the
   run's measured seconds per training round, as a ratio to FedAvg's.
 - **wall-clock seconds per round** (Table 8): the mean time of a run's training rounds
-  (:class:`flcore.sim.engine.RoundTiming`, recorded in the run's status by runs trained
-  alone), so all methods are timed on the machine that trained them.
+  (:class:`flcore.sim.engine.RoundTiming`, recorded in the run's status; a run trained in
+  a batch of ``r`` runs records its share, the round's time over ``r``), so all methods are
+  timed on the machine that trained them.
 
 Targets: at the ``paper`` scale the paper's 68% and 74%.  Below it the data set is not
 CIFAR-10 and fixed accuracies mean nothing; the targets keep the paper's relation to
@@ -74,12 +75,14 @@ def _read_run(run_dir: str) -> tuple[dict, dict, tuple]:
 
 
 def timing(run_dir: str) -> dict | None:
-    """``{"seconds_per_round", "sd", "rounds"}`` recorded by a run trained alone, or None."""
+    """``{"seconds_per_round", "sd", "rounds", "batch_runs"}`` as the run recorded them
+    (a run trained in a batch of ``batch_runs``: its share of each round), or None."""
     _, status, _ = _read_run(str(run_dir))
     if status.get("seconds_per_round") is None:
         return None
     return {"seconds_per_round": float(status["seconds_per_round"]),
-            "sd": float(status.get("seconds_per_round_sd") or 0.0), "rounds": int(status["timed_rounds"])}
+            "sd": float(status.get("seconds_per_round_sd") or 0.0), "rounds": int(status["timed_rounds"]),
+            "batch_runs": int(status.get("batch_runs") or 1)}
 
 
 def run_efficiency(run_dir: str, fedavg_dir: str, target: float) -> dict[str, Any]:

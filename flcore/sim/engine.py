@@ -106,9 +106,10 @@ class RoundTiming:
     ``record()`` gives ``train_seconds`` (their sum), ``timed_rounds`` (how many rounds
     were timed: the rounds of this session, so a resumed run averages over the rounds it
     trained after resuming), ``seconds_per_round`` (their mean) and
-    ``seconds_per_round_sd`` (the rounds' standard deviation).  Only runs trained alone
-    record it; runs trained in a batch with others (:mod:`flcore.sim.multi_run`) share
-    their rounds' time.
+    ``seconds_per_round_sd`` (the rounds' standard deviation).  Runs trained in a batch
+    (:mod:`flcore.sim.multi_run`) record each round's time divided by the runs trained in
+    it, and ``batch_runs`` (the group's size): their times compare with runs of groups of
+    the same size only.
     """
 
     def __init__(self) -> None:
@@ -564,6 +565,6 @@ class Simulation:
                 run.save_final_model(self.flat.state_dict(self.server.eval_params(self.w, self.server_state)))
             run.write_summary(summary)
             run.set_status(status, rounds_done=self.rounds_done, diverged_round=diverged_round,
-                           wall_time_s=elapsed, **timing.record())
+                           wall_time_s=elapsed, **timing.record(), batch_runs=1)
         summary["wall_time_s"] = elapsed
         return summary
