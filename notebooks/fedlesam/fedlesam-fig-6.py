@@ -100,11 +100,12 @@ if len(surfaces):
     for ax, (name, surface) in zip(axes[0], surfaces.items()):
         plot_surface_2d(surface, ax=ax, levels=20, colorbar=False, title=name)
     fig.tight_layout()
-    flattest = summary.sort_values("edge_rise").iloc[0]["algorithm"]
+    ranked = list(summary.sort_values("edge_rise")["algorithm"])
+    flattest = ranked[0]
     page.figure(fig, f"Global loss surfaces on {data_name}: the flattest (smallest loss rise at the grid's edge) is "
                      f"{flattest}.", alt=f"Contour plots of the training loss around each final global model ({', '.join(surfaces)}).")
     page.table(summary, f"The surfaces in numbers: loss at the centre, mean rise over the grid, rise at the edge; "
-                        f"from flattest to sharpest: {' > '.join(summary.sort_values('edge_rise')["algorithm"])}.",
+                        f"from flattest to sharpest: {' > '.join(ranked)}.",
                show=summary.round(4))
 display(Markdown(f"Published values: {source(artifact.id)['value']}."))
 
