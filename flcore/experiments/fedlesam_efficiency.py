@@ -20,8 +20,8 @@ FedAvg instead -- FedAvg reaches 74% at round 786 of its ~800 (Table 5), i.e. ab
 best accuracy -- so "74" is FedAvg's best evaluated accuracy on the same setting and
 "68" is 68/74 of it (:func:`target_accuracy`).
 
-The rounds-to-target rule is written here for these tables; a shared helper for the
-other papers' "rounds to reach X%" tables may replace it.
+Rounds to a target and transmissions per round are the shared helpers of
+:mod:`flcore.experiments.targets`.
 """
 from __future__ import annotations
 
@@ -33,17 +33,12 @@ from typing import Any
 
 import pandas as pd
 
+from .targets import rounds_to_target, transmissions_per_round
+
+__all__ = ["efficiency_table", "rounds_to_target", "run_efficiency", "target_accuracy", "timing",
+           "transmissions_per_round"]
+
 PAPER_TARGETS = (68, 74)
-
-
-def rounds_to_target(curve: list[dict], target: float) -> int | None:
-    """First ``round`` of ``curve`` (metric rows) whose ``test_accuracy`` >= ``target``
-    (a fraction); None if none does."""
-    for row in sorted(curve, key=lambda r: r["round"]):
-        acc = row.get("test_accuracy")
-        if acc is not None and not (isinstance(acc, float) and math.isnan(acc)) and acc >= target:
-            return int(row["round"])
-    return None
 
 
 def target_accuracy(target: float, scale: str, fedavg_curve: list[dict]) -> float:
@@ -54,14 +49,6 @@ def target_accuracy(target: float, scale: str, fedavg_curve: list[dict]) -> floa
     if not accs:
         raise ValueError("the FedAvg run has no evaluated round: its targets cannot be set")
     return max(accs) * target / max(PAPER_TARGETS)
-
-
-def transmissions_per_round(method: str) -> int:
-    """Model-sized vectors a client sends and receives per round (Table 7's units)."""
-    from ..algorithms import get_method
-
-    m = get_method(method)
-    return int(m.uploads_per_round + m.downloads_per_round)
 
 
 @lru_cache(maxsize=512)
