@@ -92,7 +92,9 @@ page.table(settings, f"What differs between the methods' runs; every run shares 
 # ## Published beside ours
 #
 # Seconds per round and the ratio to FedAvg; ours from the runs' recorded round times
-# (mean +- standard error over the rounds).
+# (mean +- standard error over the rounds). *trained with*: the runs trained together in
+# one batch (1: alone); a batched run records its share of the round, so ratios are fair
+# between runs of batches of the same size.
 
 # %%
 paper = published("fedlesam-table-8")
@@ -103,7 +105,8 @@ for row in runs.to_dict("records"):
     t = timing(row["run_dir"]) if row["status"] == "finished" else None
     rows.append({"algorithm": row["algorithm"],
                  "ours (s)": None if t is None else t["seconds_per_round"],
-                 "ours se (s)": None if t is None else t["sd"] / t["rounds"] ** 0.5})
+                 "ours se (s)": None if t is None else t["sd"] / t["rounds"] ** 0.5,
+                 "trained with": None if t is None else t["batch_runs"]})
 ours = pd.DataFrame(rows)
 table = paper.rename(columns={"seconds_per_round": "paper (s)"}).merge(ours, on="algorithm", how="left")
 table["paper ratio"] = table["algorithm"].map(paper_ratio)
