@@ -24,8 +24,8 @@
 # FedLESAM and centralized training; FedLESAM's PD is much smaller, so its estimate is close
 # to the true global perturbation. Curves only, no numbers; the PD formula is lost in our copy.
 #
-# **How it is made here.** Each run records the probe `perturbation`
-# (`flcore.experiments.fedlesam_probe`) at its evaluation rounds:
+# **How it is made here.** Each run records the probe `perturbation` every 10 rounds
+# (`flcore.experiments.fedlesam_probe`; every 2 at the smoke scale):
 #
 # - the perturbation each client of the next round applies at its first step from the new
 #   global model, by the method's own perturbation part (FedSAM, MoFedSAM, FedGAMMA: the
