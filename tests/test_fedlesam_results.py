@@ -172,3 +172,18 @@ def test_runs_trained_together_record_their_share_of_the_round_time(tmp_path):
         status = RunStore(tmp_path).run(rid).status()
         assert status["batch_runs"] == 2 and status["timed_rounds"] == 2
         assert 0 < status["train_seconds"] <= status["wall_time_s"]
+
+
+def test_fedsmoo_client_perturbation_is_corrected_by_its_dual_and_the_servers_s():
+    from flcore.analysis.evaluation import loss_and_grad
+
+    sim = _sim("fedsmoo")
+    sim.run_rounds()
+    k = int(torch.nonzero(sim.client_state["smoo_mu"].abs().sum(1))[0])  # a client that took part
+    eps = client_perturbations(sim, sim.w, [k])
+    idx = sim.data.client_indices[k]
+    _, g = loss_and_grad(sim.flat, sim.w, sim.data.eval_train_inputs()[idx], sim.data.train_y[idx])
+    s = sim.server_state["smoo"]["s"]
+    u = g - sim.client_state["smoo_mu"][k] - s
+    assert torch.count_nonzero(s) > 0
+    assert torch.allclose(eps[0], sim.cfg.rho * u / u.norm(), atol=1e-6)
