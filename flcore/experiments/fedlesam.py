@@ -31,8 +31,10 @@ the Dirichlet 0.1 runs ("Table 5") and, at the paper scale, the Dirichlet 0.6 ru
 ("Table 9": the paper calls it "an additional case" without naming it; our choice).
 Below the paper scale both cases are the same runs, and the targets are relative to
 FedAvg (:func:`target_accuracy`).  Times are the seconds per training round each run
-records in its status (:class:`flcore.sim.engine.RoundTiming`; runs trained alone), so
-the ratios to FedAvg are measured on the machine that trained the runs.
+records in its status (:class:`flcore.sim.engine.RoundTiming`; a run trained in a batch
+records its share of each round), so the ratios to FedAvg are measured on the machine
+that trained the runs.  At ``small`` every method has one run at that setting, so each
+trains alone.
 """
 from __future__ import annotations
 
