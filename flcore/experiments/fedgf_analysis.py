@@ -271,3 +271,26 @@ def perturbation_losses(run_dir, magnitudes: Sequence[float], scale: str | None 
 def finite(value) -> float | None:
     value = None if value is None else float(value)
     return value if value is not None and math.isfinite(value) else None
+
+
+def transmissions_table(runs: pd.DataFrame, metrics: pd.DataFrame, target_algorithm: str = "FedAvg",
+                        keys: Sequence[str] = ("dataset", "alpha", "seed")) -> pd.DataFrame:
+    """Table 4 from runs (:func:`~flcore.experiments.runner.ensure_runs`'s frame) and their
+    per-round metrics (:func:`~flcore.experiments.runner.run_metrics`): for every finished
+    run but the target algorithm's, the target (the final accuracy -- mean of the last 100
+    rounds -- of the ``target_algorithm`` run with the same ``keys``, %), the rounds to it,
+    whether it was reached, the transmissions per round and the transmissions (x10^2)."""
+    keys = list(keys)
+    finished = runs[runs["status"] == "finished"]
+    targets = finished[finished["algorithm"] == target_algorithm].set_index(keys)["mean_last_100"]
+    rows = []
+    for row in finished[finished["algorithm"] != target_algorithm].to_dict("records"):
+        key = tuple(row[k] for k in keys)
+        if key not in targets.index:
+            continue
+        target = float(targets.loc[key])
+        curve = metrics[metrics["run_id"] == row["run_id"]]
+        cell = transmissions_to_target(curve, row["method"], target)
+        rows.append({**{k: row[k] for k in keys}, "algorithm": row["algorithm"], "target": 100.0 * target, **cell})
+    return pd.DataFrame(rows, columns=keys + ["algorithm", "target", "rounds", "reached", "per_round",
+                                              "transmissions"])
