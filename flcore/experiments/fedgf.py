@@ -67,6 +67,13 @@ REDUCED_STATIC_C = {("CIFAR-10", 0): STATIC_C, ("CIFAR-100", 0): STATIC_C, ("CIF
 #: Fig. 1's alphas (CIFAR-100 split files of the paper's code), by scale.
 #: Below it MNIST-1D stands in for both CIFARs, so the alphas of both data sets' FedSAM runs
 #: (the FedSAM pages') make the sweep at no extra training.
+#: Fig. 7's alphas (CIFAR-100 split files), by scale.
+FIG7_ALPHAS = {"paper": (0.0, 0.5, 5.0, 1000.0), "small": (0.0, 0.5, 1000.0), "smoke": (0.0, 1000.0)}
+#: Fig. 7's training-time probes: FedGF's c (for the next round, Eq. 16) and D^r (Eq. 15).
+FIG7_PROBES = ("fedgf_c", "fedgf_distance")
+#: Fig. 7's runs at the small scale train half the scale's rounds (the window W = 30 lets c
+#: settle within a few tens of rounds), to keep the book's training time.
+FIG7_ROUNDS_FRACTION = {"paper": 1.0, "small": 0.5, "smoke": 1.0}
 FIG1_ALPHAS = {"paper": (0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0, 1000.0), "small": (0.0, 0.05, 0.5, 100.0, 1000.0),
                "smoke": (0.0, 100.0, 1000.0)}
 
@@ -166,6 +173,45 @@ def fig4_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
             for algo in algorithms_run(ds, 0.0, scale, FLATNESS_ALGORITHMS) for seed in seeds]
 
 
+def fig7_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    """Fig. 7: FedGF on CIFAR-100 over several alphas, 5 clients, with c and D^r recorded
+    after every round (probes :data:`FIG7_PROBES`; recorded runs train alone and are
+    distinct from Table 1's runs); label ``rounds`` (shorter at small)."""
+    from .presets import scale_defaults
+
+    rounds = scale_defaults(scale, fedsam.dataset_for("CIFAR-100", scale))["rounds"]
+    extra = {"probes": list(FIG7_PROBES), "probe_every": 1}
+    if FIG7_ROUNDS_FRACTION[scale] != 1.0:
+        extra["rounds"] = int(rounds * FIG7_ROUNDS_FRACTION[scale])
+    specs = [gf_run("CIFAR-100", "FedGF", alpha, 5, seed, scale, **extra)
+             for alpha in FIG7_ALPHAS[scale] for seed in seeds[:1]]
+    return [RunSpec({**s.labels, "rounds": s.config.get("rounds", rounds)}, s.config) for s in specs]
+
+
+# --------------------------------------------------------------------------- Fig. 7's probes
+
+def _server_probe(key: str):
+    """A probe factory reading FedGF's server state ``fedgf.<key>`` after each round."""
+    from ..analysis.probes import Probe
+
+    def factory(sim):
+        def read(state):
+            value = state["server_state"].get("fedgf", {}).get(key)
+            return None if value is None else float(value)
+        return Probe(f"fedgf_{key}", read, ("server_state",))
+    return factory
+
+
+def _register_probes() -> None:
+    from ..analysis.recording import register_probe
+
+    register_probe("fedgf_c", _server_probe("c"))
+    register_probe("fedgf_distance", _server_probe("distance"))
+
+
+_register_probes()
+
+
 # --------------------------------------------------------------------------- claims' metrics
 
 def _analysis(row: dict, key: str) -> float | None:
@@ -234,3 +280,5 @@ register_artifact(Artifact(
     "fedgf-fig-5", PAPER, "figure", "Figure 5: loss against perturbation magnitude on CIFAR-100", table2_runs))
 register_artifact(Artifact(
     "fedgf-fig-6", PAPER, "figure", "Figure 6: loss surfaces of FedGF, local and global", fig6_runs))
+register_artifact(Artifact(
+    "fedgf-fig-7", PAPER, "figure", "Figure 7: the adaptive c over rounds for several alpha", fig7_runs))
