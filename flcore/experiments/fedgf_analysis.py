@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +59,19 @@ def settings_for(scale: str) -> dict:
         return SETTINGS[scale]
     except KeyError:
         raise ValueError(f"scale must be one of {', '.join(SETTINGS)}, got {scale!r}") from None
+
+
+@contextmanager
+def one_thread():
+    """Run the analysis on one CPU thread: the book executes notebooks one per core, and
+    on busy cores competing threads are far slower (a smoke run's Table 2 analysis: 2.3 s
+    on one thread, 14 s on two, on the shared 2-core machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 # --------------------------------------------------------------------------- cache
@@ -163,33 +177,36 @@ def common_rho(run_dir) -> float:
 def global_flatness(run_dir, scale: str | None = None, device: str = "cpu") -> dict:
     """``{"lpf", "lambda_max", "flatness_discrepancy", "loss"}`` of a run's final global
     model (Table 2; module docstring), cached in the run's folder."""
+    scale = scale or _scale_of(run_dir)
+    s = settings_for(scale)
+    key = f"flatness/samples={s['samples']}/iters={s['power_iters']}/lpf={LPF_SIGMA}x{s['lpf_draws']}"
+
+    def compute():
+        with one_thread():
+            return _flatness(run_dir, s, device)
+
+    return _cached(run_dir, key, compute)
+
+
+def _flatness(run_dir, s: dict, device: str) -> dict:
     from ..analysis.evaluation import DatasetEvaluator
     from ..analysis.flatness import flatness_discrepancy
     from ..analysis.hvp import make_hvp
     from ..analysis.lpf import lpf
     from ..analysis.spectrum import power_iteration
 
-    scale = scale or _scale_of(run_dir)
-    s = settings_for(scale)
-    key = f"flatness/samples={s['samples']}/iters={s['power_iters']}/lpf={LPF_SIGMA}x{s['lpf_draws']}"
-
-    def compute():
-        local = extra_round(run_dir, s["samples"], device)
-        x, y = local.global_data
-        flat = local.flat
-        with torch.random.fork_rng(devices=[]):
-            evaluator = DatasetEvaluator(flat, x, y)
-            loss = float(evaluator.evaluate(local.w)[0])
-            lpf_value = lpf(evaluator, local.w, sigma=LPF_SIGMA, m=s["lpf_draws"], seed=0).value
-            eig = power_iteration(make_hvp(flat, local.w, x, y), k=1, iters=s["power_iters"], seed=0,
-                                  return_vectors=False)
-            rho = common_rho(run_dir)
-            discrepancy = flatness_discrepancy(flat, local.w, (x, y), local.client_models, local.client_data, rho)
-        return {"lpf": lpf_value, "lambda_max": float(eig.eigenvalues[0]),
-                "flatness_discrepancy": discrepancy.delta_f, "global_sharpness": discrepancy.global_sharpness,
-                "local_sharpness": discrepancy.weighted_local_sharpness, "rho": rho, "loss": loss}
-
-    return _cached(run_dir, key, compute)
+    local = extra_round(run_dir, s["samples"], device)
+    x, y = local.global_data
+    flat = local.flat
+    evaluator = DatasetEvaluator(flat, x, y)
+    loss = float(evaluator.evaluate(local.w)[0])
+    lpf_value = lpf(evaluator, local.w, sigma=LPF_SIGMA, m=s["lpf_draws"], seed=0).value
+    eig = power_iteration(make_hvp(flat, local.w, x, y), k=1, iters=s["power_iters"], seed=0, return_vectors=False)
+    rho = common_rho(run_dir)
+    discrepancy = flatness_discrepancy(flat, local.w, (x, y), local.client_models, local.client_data, rho)
+    return {"lpf": lpf_value, "lambda_max": float(eig.eigenvalues[0]),
+            "flatness_discrepancy": discrepancy.delta_f, "global_sharpness": discrepancy.global_sharpness,
+            "local_sharpness": discrepancy.weighted_local_sharpness, "rho": rho, "loss": loss}
 
 
 # --------------------------------------------------------------------------- Table 4
@@ -231,10 +248,14 @@ def loss_surfaces(run_dir, client: int = 0, scale: str | None = None, span: floa
     (``local_on_local``, ``F_i``) and on the pooled data (``local_on_global``, ``F``), and
     around the final global model on the pooled data (``global_on_global``).  Values:
     :class:`~flcore.analysis.landscape.Landscape2D`."""
+    with one_thread():
+        return _surfaces(run_dir, client, settings_for(scale or _scale_of(run_dir)), span, device)
+
+
+def _surfaces(run_dir, client: int, s: dict, span: float, device: str) -> dict:
     from ..analysis.evaluation import DatasetEvaluator
     from ..analysis.landscape import grid_points, landscapes_on_datasets, landscape_2d, random_directions
 
-    s = settings_for(scale or _scale_of(run_dir))
     local = extra_round(run_dir, s["samples"], device)
     if not 0 <= client < len(local.client_ids):
         raise ValueError(f"client must be in 0..{len(local.client_ids) - 1}, got {client}")
@@ -260,10 +281,11 @@ def perturbation_losses(run_dir, magnitudes: Sequence[float], scale: str | None 
     from ..analysis.lpf import perturbation_curve
 
     s = settings_for(scale or _scale_of(run_dir))
-    sim = final_simulation(run_dir, device)
-    x, y = pooled_training_data(sim.data, s["samples"])
-    curve = perturbation_curve(DatasetEvaluator(sim.flat, x, y), sim.w, list(magnitudes),
-                               samples=s["curve_samples"], seed=0)
+    with one_thread():
+        sim = final_simulation(run_dir, device)
+        x, y = pooled_training_data(sim.data, s["samples"])
+        curve = perturbation_curve(DatasetEvaluator(sim.flat, x, y), sim.w, list(magnitudes),
+                                   samples=s["curve_samples"], seed=0)
     return pd.DataFrame({"magnitude": curve.magnitudes.numpy(), "loss": curve.loss.numpy(),
                          "loss_std": curve.loss_std.numpy()})
 
