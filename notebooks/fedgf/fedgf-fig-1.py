@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Figure 1: FedSAM's accuracy and flatness discrepancy against alpha
 #

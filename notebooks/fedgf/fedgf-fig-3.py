@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Figure 3: schematic of MoFedSAM, FedSMOO and FedGF
 #

@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Figure 5: loss against perturbation magnitude on CIFAR-100
 #

@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Table 2: LPF, lambda_max and flatness discrepancy on CIFAR-100
 #

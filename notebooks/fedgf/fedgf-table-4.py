@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Table 4: model transmissions to reach FedAvg's final accuracy
 #
