@@ -147,3 +147,17 @@ def test_claims_metrics_read_stored_runs(store, monkeypatch):
     assert METRICS["communication"](row) == pytest.approx(expected)
     assert METRICS["lambda_max"](row) == pytest.approx(fedgf_analysis.global_flatness(gf_dir)["lambda_max"])
     assert METRICS["lpf"]({**row, "status": "running"}) is None
+
+
+def test_seed_spread_of_a_claim_is_measured_in_its_own_metric(monkeypatch):
+    from flcore.experiments import claims as claims_module
+    from flcore.experiments import runner
+
+    rows = [{"algorithm": "FedAvg E=1", "alpha": 0.0, "status": "finished", "mean_last_100": 0.3, "lam": v}
+            for v in (10.0, 12.0, 14.0)]
+    monkeypatch.setattr(runner, "results_frame", lambda specs, store=None: pd.DataFrame(rows))
+    monkeypatch.setitem(claims_module.METRICS, "lambda_max", lambda row: row["lam"])
+    spread = claims_module.seed_spread("small", metric="lambda_max")
+    assert spread["sigma"] == pytest.approx(2.0) and spread["runs"] == 3
+    assert claims_module.seed_spread("small")["sigma"] == pytest.approx(0.0)  # accuracy: all 30%
+    assert claims_module.seed_spread("small", metric="no-such-metric") is None
