@@ -47,7 +47,7 @@ import torch
 #: surface grid points per axis, perturbation-curve draws per magnitude.
 SETTINGS = {
     "smoke": {"samples": 256, "power_iters": 3, "lpf_draws": 3, "grid": 5, "curve_samples": 2},
-    "small": {"samples": 1000, "power_iters": 10, "lpf_draws": 10, "grid": 11, "curve_samples": 3},
+    "small": {"samples": 500, "power_iters": 8, "lpf_draws": 8, "grid": 11, "curve_samples": 3},
     "paper": {"samples": 10000, "power_iters": 50, "lpf_draws": 100, "grid": 21, "curve_samples": 10},
 }
 LPF_SIGMA = 0.01
