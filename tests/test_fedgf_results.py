@@ -58,11 +58,12 @@ def _curve(rounds, accuracy):
     return pd.DataFrame({"round": rounds, "test_accuracy": accuracy})
 
 
-def test_rounds_to_target_first_round_reaching_it():
+def test_a_target_never_reached_is_counted_censored():
     curve = _curve([10, 20, 30, 40], [0.2, 0.5, 0.45, 0.7])
-    assert fedgf_analysis.rounds_to_target(curve, 0.5) == (20, True)
-    assert fedgf_analysis.rounds_to_target(curve, 0.69) == (40, True)
-    assert fedgf_analysis.rounds_to_target(curve, 0.9) == (41, False)  # censored
+    reached = fedgf_analysis.transmissions_to_target(curve, "fedgf", 0.5)
+    assert (reached["rounds"], reached["reached"]) == (20, True)
+    never = fedgf_analysis.transmissions_to_target(curve, "fedgf", 0.9)
+    assert (never["rounds"], never["reached"], never["transmissions"]) == (41, False, 41 * 3 / 100)
 
 
 def test_transmissions_to_target_use_table3_counts():

@@ -21,8 +21,8 @@ where the paper is silent (its appendix with the analysis details is missing):
   the *same* radius for every method of a setting: the FedSAM preset's ``rho`` for that
   data set and alpha (FedAvg has no radius of its own), so the methods are measured in
   the same ball.
-- **Transmissions to a target** (Table 4): the first evaluated round at which the test
-  accuracy reaches FedAvg's final accuracy (its mean over the last 100 rounds, the
+- **Transmissions to a target** (Table 4, with :mod:`flcore.experiments.targets`): the
+  first evaluated round at which the test accuracy reaches FedAvg's final accuracy (its mean over the last 100 rounds, the
   number Table 1 reports), times the method's model transmissions per round and client
   (Table 3: upload + download), in hundreds.  A run that never reaches the target is
   counted at its last round plus one (censored: at least that many).
@@ -211,31 +211,20 @@ def _flatness(run_dir, s: dict, device: str) -> dict:
 
 # --------------------------------------------------------------------------- Table 4
 
-def rounds_to_target(metrics: pd.DataFrame, target: float) -> tuple[int, bool]:
-    """``(round, reached)``: the first evaluated round whose ``test_accuracy`` is at least
-    ``target`` (same units), or the last round + 1 and ``False`` when none is."""
-    rows = metrics.dropna(subset=["test_accuracy"]).sort_values("round")
-    hit = rows[rows["test_accuracy"] >= target]
-    if len(hit):
-        return int(hit["round"].iloc[0]), True
-    last = int(rows["round"].max()) if len(rows) else 0
-    return last + 1, False
-
-
-def transmissions_per_round(method: str) -> int:
-    """Model transmissions per round and participating client (FedGF Table 3)."""
-    from ..algorithms import get_method
-
-    m = get_method(method)
-    return int(m.uploads_per_round + m.downloads_per_round)
-
-
 def transmissions_to_target(metrics: pd.DataFrame, method: str, target: float) -> dict:
-    """Table 4's cell: ``rounds``, ``reached``, ``per_round`` and ``transmissions``
-    (rounds x per-round transmissions / 100, the paper's unit x10^2)."""
-    rounds, reached = rounds_to_target(metrics, target)
+    """Table 4's cell: ``rounds`` (:func:`flcore.experiments.targets.rounds_to_target`; a
+    run that never reaches ``target`` is counted at its last evaluated round + 1, censored),
+    ``reached``, ``per_round`` (Table 3's transmissions) and ``transmissions`` (rounds x
+    per-round transmissions / 100, the paper's unit x10^2)."""
+    from .targets import accuracy_curve, rounds_to_target, transmissions_per_round
+
+    rounds = rounds_to_target(metrics, target)
+    reached = rounds is not None
+    if not reached:
+        curve = accuracy_curve(metrics)
+        rounds = (curve[-1][0] if curve else 0) + 1
     per_round = transmissions_per_round(method)
-    return {"rounds": rounds, "reached": reached, "per_round": per_round,
+    return {"rounds": int(rounds), "reached": reached, "per_round": per_round,
             "transmissions": rounds * per_round / 100.0}
 
 
