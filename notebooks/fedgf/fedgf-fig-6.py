@@ -108,9 +108,11 @@ page.figure(fig, f"{METHOD}'s loss surfaces at alpha = 0 ({'CIFAR-100' if scale 
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-lines = [f"At the **{scale}** scale the local model's surface on its own data is "
-         f"{'flatter' if flatter else 'not flatter'} than the global model's on the global data "
-         "(the paper: FedGF's global model is flatter than FedSAM's of Figure 2). The paper gives surfaces only."]
+global_rise = rises.get(panels["global_on_global"], float("nan"))
+lines = [f"At the **{scale}** scale FedGF's global model rises by {global_rise:.3f} over the grid on the global data "
+         "(the paper: flatter than FedSAM's global model; Figure 2's page gives FedSAM's rise over the same grid), "
+         f"and its local model's surface on its own data is {'flatter' if flatter else 'not flatter'} than that. "
+         "The paper gives surfaces only."]
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines)))
