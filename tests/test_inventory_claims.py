@@ -163,6 +163,8 @@ def test_reproduce_list_json_has_one_object_per_artifact(tmp_path):
         assert row["kind"] in ("table", "figure") and row["paper"] in PAPERS
     regenerable = {r["id"] for r in rows if r["class"] not in ("heavy", "schematic")}
     assert {r["id"] for r in rows if r["status"] == "reproduced"} == set(artifact_ids()) & regenerable
+    # a heavy or schematic artifact with a page is listed, not regenerated
+    assert all(r["status"] == "not_regenerable" for r in rows if r["id"] not in regenerable)
 
 
 def test_claims_cli_reports_every_claim_and_refuses_an_unknown_paper(tmp_path):

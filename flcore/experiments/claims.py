@@ -20,10 +20,11 @@ metric, the gap's standard error is ``sigma * sqrt(1/n_b + 1/n_w)`` and the comp
 sigma is *measured*: from the cells' own seeds when both have at least two, otherwise
 from the reference spread group (:func:`spread_specs`: FedAvg and FedSAM at the extreme
 alphas of the FedSAM CIFAR-10 protocol, three seeds each, pooled over the four
-configurations) at the same scale.  When neither exists the comparison is *not checked*.
-A metric other than accuracy may register its own ``sigma(row)`` (:data:`METRIC_SIGMAS`:
-0 for a count fixed by the method, a measured standard error for a time); a cell of one
-seed then uses it, since the accuracies' seed spread says nothing about seconds or rounds.
+configurations) at the same scale, for the claim's own metric (a claim on lambda_max is
+judged against the spread of lambda_max over those runs, not of accuracy).  A metric may
+instead register its own ``sigma(row)`` (:data:`METRIC_SIGMAS`: 0 for a count fixed by the
+method, a measured standard error for a time); a cell of one seed then uses it.  When
+none exists the comparison is *not checked*.
 
 **Verdict of a claim**: *fails* if any checked comparison fails, *holds* if all hold,
 *tie* otherwise; *not checked* when no comparison could be checked at this scale (the
@@ -163,16 +164,20 @@ def spread_specs(scale: str, seeds: Sequence[int] = SPREAD_SEEDS):
             for label in ("FedAvg E=1", "FedSAM") for alpha in (alphas[0], alphas[-1]) for seed in seeds]
 
 
-def seed_spread(scale: str, store=None) -> dict | None:
+def seed_spread(scale: str, store=None, metric: str = "accuracy") -> dict | None:
     """``{"sigma", "configurations", "runs"}``: the pooled standard deviation over seeds of
-    the reference runs' accuracy (points), or None when fewer than two seeds are stored."""
+    the reference runs' ``metric`` (accuracy in points; another metric in its own unit, so
+    a claim on lambda_max is judged against the seed-to-seed spread of lambda_max), or None
+    when fewer than two seeds give a value."""
     from .runner import results_frame
 
+    if metric not in METRICS:
+        return None
     frame = results_frame(spread_specs(scale), store)
     frame = frame[frame["status"] == "finished"]
     variances, runs = [], 0
     for _, group in frame.groupby(["algorithm", "alpha"]):
-        values = [100.0 * float(v) for v in group["mean_last_100"]]
+        values = [v for v in (METRICS[metric](row) for row in group.to_dict("records")) if v is not None]
         if len(values) >= 2:
             mean = sum(values) / len(values)
             variances.append(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
@@ -299,7 +304,7 @@ def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), 
 def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers: Iterable[str] | None = None,
                     artifact: str | None = None) -> list[dict]:
     """:func:`evaluate` for every claim (of ``papers``, or checked by ``artifact``)."""
-    spread = seed_spread(scale, store)
+    spreads: dict[str, dict | None] = {}
     wanted = set(papers) if papers else None
     out = []
     for claim in all_claims():
@@ -307,5 +312,7 @@ def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers:
             continue
         if artifact is not None and artifact not in claim.artifacts:
             continue
-        out.append(evaluate(claim, scale, store, seeds, spread))
+        if claim.metric not in spreads:
+            spreads[claim.metric] = seed_spread(scale, store, claim.metric)
+        out.append(evaluate(claim, scale, store, seeds, spreads[claim.metric]))
     return out
