@@ -72,7 +72,8 @@ SMALL_GRID = {
     "serveropt_alphas": (0.0,),
     "serveropt_cells": (("SGD", 1.0), ("SGD", 0.1), ("Adam", 0.01), ("AdaGrad", 0.01)),
     # Tables 14, 15
-    "ablation_alphas": {"CIFAR-100": (0.0,), "CIFAR-10": (0.0,)},
+    # one MNIST-1D block: alpha = 0.5, whose X and X + SWA runs Table 2 already has
+    "ablation_alphas": {"CIFAR-100": (0.5,), "CIFAR-10": ()},
     "ablation_algorithms": ("FedAvg",),
     "start_fractions": (0.5, 0.75),  # the rows the text keeps
     "start_alphas": {"CIFAR-100": (0.0,), "CIFAR-10": (0.0,)},
@@ -166,7 +167,8 @@ def _federated_improvement_run(label: str, alpha: float, seed: int, scale: str) 
     else:
         _, augmentation, fed = IMPROVEMENT_ROWS[label]
     spec = aug_run("CIFAR-100", fed, augmentation, alpha, 5, seed, scale)
-    return RunSpec({**spec.labels, "setting": setting_label(alpha), "row": label}, spec.config)
+    return RunSpec({**spec.labels, "setting": setting_label(alpha), "algorithm": label, "federated": fed},
+                   spec.config)
 
 
 def setting_label(alpha: float) -> str:
@@ -345,6 +347,108 @@ def table15_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
         alphas = fedsam.ALPHAS[ds] if _paper(scale) else SMALL_GRID["start_alphas"][ds]
         specs += [swa_start_run(ds, f, alpha, seed, scale) for f in fractions for alpha in alphas for seed in seeds]
     return specs
+
+
+# ----------------------------------------------------------------------------- pages
+
+#: Grouping columns of each result table's cells (run labels and published columns).
+TABLE_KEYS = {
+    "fedsam-table-4": ["dataset", "augmentation", "algorithm", "alpha", "clients_per_round"],
+    "fedsam-table-17": ["dataset", "augmentation", "algorithm", "alpha", "clients_per_round"],
+    "fedsam-table-5": ["setting", "algorithm"],
+    "fedsam-table-16": ["setting", "algorithm"],
+    "fedsam-table-6": ["dataset", "swa", "algorithm", "alpha", "clients_per_round"],
+    "fedsam-table-13": ["dataset", "optimizer", "server_lr", "alpha"],
+    "fedsam-table-14": ["dataset", "weights_avg", "lr_schedule", "algorithm", "alpha", "clients_per_round"],
+    "fedsam-table-15": ["dataset", "start_fraction", "alpha"],
+}
+
+
+def published_cells(artifact_id: str) -> pd.DataFrame:
+    """The published accuracies of a result table in the shape of our cells
+    (:data:`TABLE_KEYS` + ``accuracy`` + ``note``).
+
+    Table 4 prints no rows without augmentation: Table 2's CIFAR-100 rows stand for them.
+    Table 14's ``c`` becomes ``lr_schedule`` (``cyclical`` for c > 1, ``constant`` for 1).
+    """
+    from .published import published
+
+    frame = published(artifact_id).copy()
+    if artifact_id == "fedsam-table-4":
+        labels = {v: k for k, v in AUG_ALGORITHMS.items()}
+        t2 = published("fedsam-table-2")
+        t2 = t2[(t2["dataset"] == "CIFAR-100") & t2["algorithm"].isin(labels)].copy()
+        t2["algorithm"] = t2["algorithm"].map(labels)
+        t2["augmentation"] = "none"
+        t2["note"] = [("Table 2; " + n).strip("; ") for n in t2["note"]]
+        frame = pd.concat([t2[frame.columns], frame], ignore_index=True)
+    if artifact_id == "fedsam-table-14":
+        frame["lr_schedule"] = ["cyclical" if c > 1 else "constant" for c in frame["c"]]
+    if "alpha" in frame:
+        frame["alpha"] = frame["alpha"].astype(float)
+    if "server_lr" in frame:
+        frame["server_lr"] = frame["server_lr"].astype(float)
+    return frame[TABLE_KEYS[artifact_id] + ["accuracy", "note"]]
+
+
+#: What a table's orderings rank (``item``: these columns joined) and within which blocks.
+ORDERING = {
+    "fedsam-table-4": (("augmentation", "algorithm"), ["dataset", "alpha", "clients_per_round"]),
+    "fedsam-table-17": (("augmentation", "algorithm"), ["dataset", "alpha", "clients_per_round"]),
+    "fedsam-table-6": (("algorithm",), ["dataset", "swa", "alpha", "clients_per_round"]),
+    "fedsam-table-13": (("optimizer", "server_lr"), ["dataset", "alpha"]),
+    "fedsam-table-14": (("algorithm", "weights_avg", "lr_schedule"), ["dataset", "alpha", "clients_per_round"]),
+    "fedsam-table-15": (("start_fraction",), ["dataset", "alpha"]),
+}
+
+
+def _item(values) -> str:
+    parts = []
+    for value in values:
+        parts.append(f"{value:g}" if isinstance(value, float) else str(value))
+    return " ".join(parts)
+
+
+def comparison(artifact_id: str, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """Published beside ours for every cell run at ``scale`` (``runs``: :func:`results_frame`
+    or :func:`ensure_runs` of the artifact's specs)."""
+    from ..report import ours_accuracy, paper_vs_ours
+
+    keys = TABLE_KEYS[artifact_id]
+    datasets = {label: fedsam.dataset_for(label, scale) for label in fedsam.DATASETS}
+    cells = ours_accuracy(runs, keys, datasets)
+    frame = paper_vs_ours(published_cells(artifact_id), cells, keys)
+    columns = ORDERING[artifact_id][0]
+    frame["item"] = [_item(values) for values in frame[list(columns)].itertuples(index=False)]
+    return frame
+
+
+def improvement_comparison(artifact_id: str, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """Tables 5 / 16: published accuracy and improvements beside ours (:func:`improvements`)."""
+    from ..report import ours_accuracy
+    from .published import published
+
+    datasets = {"CIFAR-100": fedsam.dataset_for("CIFAR-100", scale)}
+    cells = ours_accuracy(runs.assign(dataset="CIFAR-100"), ["dataset", "setting", "algorithm"], datasets)
+    ours = improvements(cells[cells["status"].isin(["finished", "diverged"])])
+    paper = published(artifact_id)
+    for column in ("absolute_improvement", "relative_improvement"):
+        paper[column] = pd.to_numeric(paper[column], errors="coerce")
+    paper = paper[paper["setting"].isin(set(cells["setting"]))]
+    merged = paper.drop(columns="dataset").merge(ours, on=["setting", "algorithm"], how="left",
+                                                 suffixes=(" (paper)", " (ours)"))
+    return merged
+
+
+def larger_federated_gains(table: pd.DataFrame, column: str = "relative_improvement (ours)") -> tuple[list[str], int]:
+    """The rows of :func:`improvement_comparison` whose federated relative gain exceeds
+    the centralized gain of the same row (Table 5's message), and how many were compared."""
+    rel = table.dropna(subset=[column])
+    central = rel[rel["setting"] == "centralized"].set_index("algorithm")[column]
+    federated = rel[(rel["setting"] != "centralized") & rel["algorithm"].isin(central.index)]
+    larger = [f"{row['algorithm']} ({row['setting']})" for _, row in federated.iterrows()
+              if row[column] > central[row["algorithm"]]]
+    return larger, len(federated)
 
 
 # ----------------------------------------------------------------------------- heavy tables
