@@ -21,6 +21,9 @@ sigma is *measured*: from the cells' own seeds when both have at least two, othe
 from the reference spread group (:func:`spread_specs`: FedAvg and FedSAM at the extreme
 alphas of the FedSAM CIFAR-10 protocol, three seeds each, pooled over the four
 configurations) at the same scale.  When neither exists the comparison is *not checked*.
+A metric other than accuracy may register its own ``sigma(row)`` (:data:`METRIC_SIGMAS`:
+0 for a count fixed by the method, a measured standard error for a time); a cell of one
+seed then uses it, since the accuracies' seed spread says nothing about seconds or rounds.
 
 **Verdict of a claim**: *fails* if any checked comparison fails, *holds* if all hold,
 *tie* otherwise; *not checked* when no comparison could be checked at this scale (the
@@ -136,8 +139,17 @@ def _accuracy(row) -> float | None:
 METRICS: dict[str, Callable[[dict], float | None]] = {"accuracy": _accuracy}
 
 
-def register_metric(name: str, function: Callable[[dict], float | None]) -> None:
+#: metric name -> ``sigma(row)``: the standard error of one run's value of a metric that
+#: is not an accuracy (a count fixed by the method: 0; a time: from its rounds' spread),
+#: used for a cell of one seed instead of the accuracies' seed spread.
+METRIC_SIGMAS: dict[str, Callable[[dict], float | None]] = {}
+
+
+def register_metric(name: str, function: Callable[[dict], float | None],
+                    sigma: Callable[[dict], float | None] | None = None) -> None:
     METRICS[name] = function
+    if sigma is not None:
+        METRIC_SIGMAS[name] = sigma
 
 
 # --------------------------------------------------------------------------- seed spread
@@ -224,6 +236,8 @@ def _cell_value(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], stor
         return CellValue(None, 0, None, f"the metric {claim.metric} is missing from a run")
     mean = sum(values) / len(values)
     std = (math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None)
+    if std is None and claim.metric in METRIC_SIGMAS:
+        std = METRIC_SIGMAS[claim.metric](frame.to_dict("records")[0])
     return CellValue(mean, len(values), std)
 
 
