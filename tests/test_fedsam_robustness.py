@@ -215,3 +215,22 @@ def test_paper_figures_keep_the_paper_protocol():
     fig10 = get_artifact("fedsam-fig-10").runs("paper", (0,))
     assert {(s.labels["dataset"], s.method) for s in fig10 if s.method in ("fedsam+swa", "fedasam+swa")} == {
         ("CIFAR-100", "fedsam+swa"), ("CIFAR-10", "fedasam+swa")}
+
+
+@pytest.mark.slow
+def test_runs_frame_evaluation_joins_labels_and_evaluates_a_shared_run_once(smoke_run, monkeypatch):
+    import pandas as pd
+
+    from flcore.analysis import robustness
+
+    calls = []
+    original = robustness._evaluate
+    monkeypatch.setattr(robustness, "_evaluate", lambda run, *a: calls.append(run.path) or original(run, *a))
+    frame = pd.DataFrame([{"algorithm": "A", "run_id": "x", "status": "finished", "run_dir": smoke_run},
+                          {"algorithm": "B", "run_id": "x", "status": "finished", "run_dir": smoke_run},
+                          {"algorithm": "C", "run_id": None, "status": "pending", "run_dir": None}])
+    out = robustness.corrupted_accuracy_of_runs(frame, corruptions=["fog"], severities=[5])
+    assert len(calls) == 1 and list(out["algorithm"]) == ["A", "A", "B", "B"]
+    assert list(out["corruption"]) == ["clean", "fog"] * 2
+    direct = corrupted_accuracy(smoke_run, corruptions=["fog"], severities=[5])
+    assert list(out["accuracy"][:2]) == list(direct["accuracy"])

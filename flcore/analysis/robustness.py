@@ -16,7 +16,9 @@ data, recognised by the content of the clean test set (a figure evaluates many r
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -26,7 +28,7 @@ import torch
 from .evaluation import DatasetEvaluator
 from .io import load_run
 
-__all__ = ["corrupted_accuracy", "default_corruptions", "corrupted_test_set"]
+__all__ = ["corrupted_accuracy", "corrupted_accuracy_of_runs", "corrupted_test_set", "default_corruptions"]
 
 IMAGE_DATASETS = ("cifar10", "cifar100")
 _signal_cache: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -65,10 +67,33 @@ def corrupted_test_set(dataset, corruption: str, severity: int, data_root: str |
     return _signal_cache[key]
 
 
+@contextlib.contextmanager
+def _torch_threads(threads: int | None):
+    """``torch``'s intra-op threads set to ``threads`` within the block (None: unchanged)."""
+    if threads is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(threads))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _check_severities(severities: Sequence[int]) -> None:
+    from ..data.cifar_c import SEVERITIES
+
+    bad = [s for s in severities if s not in SEVERITIES]
+    if bad:
+        raise ValueError(f"severities must be in 1, 2, 3, 4, 5, got {bad}")
+
+
 def corrupted_accuracy(run_dir: str | Path, corruptions: Sequence[str] | None = None,
                        severities: Sequence[int] = (1, 2, 3, 4, 5), device: str = "cpu",
                        data_root: str | Path | None = None, seed: int = 0, clean: bool = True,
-                       checksums: Mapping[str, str] | None = None, dataset=None) -> pd.DataFrame:
+                       checksums: Mapping[str, str] | None = None, dataset=None,
+                       threads: int | None = 1) -> pd.DataFrame:
     """Top-1 accuracy and mean cross-entropy of a run's final model per corruption and
     severity: one row each (``corruption``, ``severity``, ``accuracy`` as a fraction,
     ``loss``, ``n``), plus a ``clean`` row at severity 0 when ``clean``.
@@ -76,14 +101,19 @@ def corrupted_accuracy(run_dir: str | Path, corruptions: Sequence[str] | None = 
     ``data_root`` overrides the run's data folder (where ``CIFAR-10-C/`` lies);
     ``checksums`` replaces the published md5s (files from
     :func:`flcore.data.cifar_c.write_fake_cifar_c`); ``seed`` seeds the 1-D corruptions;
-    ``dataset``: an already loaded dataset to reuse.
+    ``dataset``: an already loaded dataset to reuse.  ``threads``: torch's CPU threads
+    during the evaluation (restored after).  One by default: the small models evaluated
+    here run far slower on two threads of a busy machine (measured: 0.45 s against
+    4.6 ms for 200 MNIST-1D signals on two shared cores).
     """
-    from ..data.cifar_c import SEVERITIES
+    _check_severities(severities)
+    with _torch_threads(threads):
+        run = load_run(run_dir, device=device, data_root=None if data_root is None else str(data_root),
+                       dataset=dataset)
+        return _evaluate(run, corruptions, severities, data_root, seed, clean, checksums)
 
-    bad = [s for s in severities if s not in SEVERITIES]
-    if bad:
-        raise ValueError(f"severities must be in 1, 2, 3, 4, 5, got {bad}")
-    run = load_run(run_dir, device=device, data_root=None if data_root is None else str(data_root), dataset=dataset)
+
+def _evaluate(run, corruptions, severities, data_root, seed, clean, checksums) -> pd.DataFrame:
     root = data_root if data_root is not None else run.config.data_root
     names = tuple(corruptions) if corruptions is not None else default_corruptions(run.dataset.name)
     allowed = default_corruptions(run.dataset.name)
@@ -107,3 +137,38 @@ def corrupted_accuracy(run_dir: str | Path, corruptions: Sequence[str] | None = 
             x, y = corrupted_test_set(run.dataset, corruption, severity, root, seed, checksums)
             evaluate(x, y, corruption, severity)
     return pd.DataFrame(rows)
+
+
+def corrupted_accuracy_of_runs(runs: pd.DataFrame, corruptions: Sequence[str] | None = None,
+                               severities: Sequence[int] = (1, 2, 3, 4, 5), device: str = "cpu",
+                               data_root: str | Path | None = None, seed: int = 0,
+                               checksums: Mapping[str, str] | None = None, threads: int | None = 1) -> pd.DataFrame:
+    """:func:`corrupted_accuracy` of every finished run of ``runs`` (the frame of
+    :func:`flcore.experiments.runner.ensure_runs`), its label columns and ``run_id`` joined on; a run listed
+    twice (two labels naming the same run) is evaluated once.  ``threads``: as there."""
+    label_columns = [c for c in runs.columns if c not in _RESULT_COLUMNS] + ["run_id"]
+    done: dict[str, pd.DataFrame] = {}
+    datasets: dict[tuple, object] = {}
+    parts = []
+    _check_severities(severities)
+    for row in runs[runs["status"] == "finished"].to_dict("records"):
+        run_dir = row["run_dir"]
+        if run_dir not in done:
+            stored = json.loads((Path(run_dir) / "config.json").read_text())
+            key = tuple(stored.get(k) for k in ("dataset", "num_samples", "seed", "data_root"))  # load_dataset's
+            with _torch_threads(threads):
+                run = load_run(run_dir, device=device, data_root=None if data_root is None else str(data_root),
+                               dataset=datasets.get(key))
+                datasets.setdefault(key, run.dataset)
+                done[run_dir] = _evaluate(run, corruptions, severities, data_root, seed, True, checksums)
+        part = done[run_dir].copy()
+        for column in label_columns:
+            part[column] = row[column]
+        parts.append(part)
+    if not parts:
+        return pd.DataFrame(columns=["corruption", "severity", "accuracy", "loss", "n"] + label_columns)
+    return pd.concat(parts, ignore_index=True)
+
+
+_RESULT_COLUMNS = {"method", "run_id", "status", "run_dir", "rounds_done", "mean_last_100", "final_accuracy",
+                   "diverged_round", "wall_time_s", "error"}
