@@ -113,6 +113,8 @@ except DatasetError as error:
 # %%
 if scores is not None:
     scores["accuracy (%)"] = scores["accuracy"] * 100
+    if scale != "paper":  # both CIFAR settings are the same MNIST-1D runs at alpha = 0
+        scores["dataset"] = "MNIST-1D"
     top = scores[scores["severity"] == robustness.FIGURE_SEVERITY]
     table = top.pivot_table(index="corruption", columns=["dataset", "algorithm"], values="accuracy (%)")
     table = table.reindex(columns=[(d, a) for d in dict.fromkeys(top["dataset"]) for a in order
@@ -140,7 +142,7 @@ if scores is not None:
             if "SWA" in label:
                 for bar in bar_group:
                     bar.set_hatch("//")
-        ax.set_title(f"{panel}-C" if scale == "paper" else f"MNIST-1D-C ({scale} scale)")
+        ax.set_title(f"{panel}-C" if scale == "paper" else f"MNIST-1D, corrupted by flcore ({scale} scale)")
         ax.tick_params(axis="x", rotation=45)
         ax.set_xlabel("")
     figure.tight_layout()
