@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Figure 10: convergence of FedAvgM, ASAM and SWA with alpha = 0
 #

@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Figure 6: accuracy per corruption on CIFAR-10-C and CIFAR-100-C (alpha = 0, severity 5)
 #

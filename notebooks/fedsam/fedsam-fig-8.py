@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Figure 8: accuracy on the corrupted test sets as alpha varies (severity 5)
 #

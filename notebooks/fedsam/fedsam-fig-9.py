@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Figure 9: sensitivity to SAM's rho and ASAM's rho and eta on CIFAR-100
 #
