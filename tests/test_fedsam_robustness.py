@@ -234,3 +234,33 @@ def test_runs_frame_evaluation_joins_labels_and_evaluates_a_shared_run_once(smok
     assert list(out["corruption"]) == ["clean", "fog"] * 2
     direct = corrupted_accuracy(smoke_run, corruptions=["fog"], severities=[5])
     assert list(out["accuracy"][:2]) == list(direct["accuracy"])
+
+
+@pytest.mark.slow
+def test_a_cifar_run_is_evaluated_on_the_cifar_c_files(tmp_path):
+    from flcore.analysis import load_run
+    from flcore.data import write_fake_cifar
+    from flcore.data.cifar import expected_checksums
+    from flcore.data.cifar_stats import CIFAR10_MEAN, CIFAR10_STD
+
+    data = tmp_path / "data"
+    md5s = write_fake_cifar(data, "cifar10", num_train=40, num_test=10)
+    c_md5s = write_fake_cifar_c(data, "cifar10", ["fog", "pixelate"], per_severity=6, seed=4)
+    config = resolve_config(dataset="cifar10", model="cnn", scale="smoke", method="fedavg", clients=2, per_round=1,
+                            samples_per_client=20, rounds=1, eval_every=1, data_root=str(data))
+    with expected_checksums("cifar10", md5s):
+        summary = run_experiment(config, store=tmp_path / "runs")
+        frame = corrupted_accuracy(summary["run_dir"], corruptions=["fog", "pixelate"], severities=[2, 4],
+                                   data_root=data, checksums=c_md5s)
+        run = load_run(summary["run_dir"], data_root=str(data))
+    with pytest.raises(DatasetError, match="missing frost.npy"):
+        with expected_checksums("cifar10", md5s):
+            corrupted_accuracy(summary["run_dir"], corruptions=["frost"], data_root=data, checksums=c_md5s)
+    assert frame["corruption"].tolist() == ["clean", "fog", "fog", "pixelate", "pixelate"]
+    assert frame["n"].tolist() == [10, 6, 6, 6, 6]
+    raw, labels = load_cifar_c("cifar10", "pixelate", 4, data, checksums=c_md5s)
+    x = (raw - torch.tensor(CIFAR10_MEAN).view(1, 3, 1, 1)) / torch.tensor(CIFAR10_STD).view(1, 3, 1, 1)
+    with torch.no_grad():
+        hand = (run.flat.forward(run.w, x).argmax(1) == labels).double().mean().item()
+    got = frame[(frame["corruption"] == "pixelate") & (frame["severity"] == 4)]
+    assert got["accuracy"].item() == pytest.approx(hand, abs=1e-12) and got["n"].item() == 6
