@@ -264,3 +264,21 @@ def test_a_cifar_run_is_evaluated_on_the_cifar_c_files(tmp_path):
         hand = (run.flat.forward(run.w, x).argmax(1) == labels).double().mean().item()
     got = frame[(frame["corruption"] == "pixelate") & (frame["severity"] == 4)]
     assert got["accuracy"].item() == pytest.approx(hand, abs=1e-12) and got["n"].item() == 6
+
+
+@pytest.mark.slow
+def test_a_subset_is_the_same_for_the_clean_and_the_corrupted_sets(smoke_run):
+    from flcore.analysis import load_run
+
+    frame = corrupted_accuracy(smoke_run, corruptions=["fog"], severities=[5], samples=50)
+    assert frame["n"].tolist() == [50, 50]
+    run = load_run(smoke_run)
+    x, y = run.data("test", samples=50)
+    with torch.no_grad():
+        clean = (run.flat.forward(run.w, x).argmax(1) == y).double().mean().item()
+    assert frame.loc[0, "accuracy"] == pytest.approx(clean, abs=1e-12)
+    keep = torch.isin(run.dataset.test_x[:, 0], x[:, 0])  # the subset's rows (first samples are distinct)
+    full = corrupt(run.dataset.test_x, "fog", 5, stats=SignalStats.of(run.dataset.test_x.numpy()))
+    with torch.no_grad():
+        hand = (run.flat.forward(run.w, full[keep]).argmax(1) == run.dataset.test_y[keep]).double().mean().item()
+    assert frame.loc[1, "accuracy"] == pytest.approx(hand, abs=1e-12)
