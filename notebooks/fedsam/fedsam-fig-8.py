@@ -120,7 +120,7 @@ if scores is not None:
     asam_best = int(best["algorithm"].str.contains("ASAM").sum())
     table = points.pivot_table(index=["dataset", "alpha"], columns="algorithm", values="accuracy (%)")
     table = table[[a for a in order if a in table.columns]]
-    evaluated = f" on {subset} test examples" if subset else ""
+    evaluated = f" on {int(corrupted['n'].max())} test examples each"
     page.table(table.round(2), f"Mean accuracy (%) over the {corrupted['corruption'].nunique()} corruptions at "
                                f"severity 5{evaluated}; an ASAM variant is the best in {asam_best} of {len(best)} "
                                "(data set, alpha) settings.",
