@@ -143,6 +143,10 @@ if scores is not None:
         ax.set_title(f"{panel}-C" if scale == "paper" else f"MNIST-1D, corrupted by flcore ({scale} scale)")
         ax.tick_params(axis="x", rotation=45)
         ax.set_xlabel("")
+        if ax is axes[0, 0]:
+            sns.move_legend(ax, "upper left", bbox_to_anchor=(1, 1))
+        elif ax.get_legend() is not None:
+            ax.get_legend().remove()
     figure.tight_layout()
     summary = "; ".join(f"{d}: " + ", ".join(f"{a} {means[(d, a)]:.1f}%" for a in order if (d, a) in means)
                         for d in panels)

@@ -106,8 +106,8 @@ for ax, panel in zip(axes, "abc"):
     _, field, values, _ = robustness.SWEEP[scale][panel]
     if field == "rho":
         ax.set_xscale("log")
-    ax.set_xticks(list(values))
-    ax.set_xticklabels([f"{v:g}" for v in values])
+    ax.set_xticks(list(values), [f"{v:g}" for v in values])
+    ax.set_xticks([], minor=True)
     ax.set_xlabel(field)
     ax.set_title(robustness.PANEL_TITLES[panel])
 if axes[-1].get_legend() is not None:
