@@ -88,6 +88,7 @@ def register_artifact(artifact: Artifact) -> Artifact:
 def _load_papers() -> None:
     from . import fedsam  # noqa: F401  (registers the FedSAM paper's artifacts)
     from . import fedsam_results  # noqa: F401  (FedSAM Tables 3-8, 13-17)
+    from . import fedsam_robustness  # noqa: F401
     from . import fedgloss  # noqa: F401  (registers the FedGloSS paper's artifacts)
     from . import fedgf  # noqa: F401
     from . import fedlesam  # noqa: F401
