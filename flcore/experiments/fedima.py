@@ -405,7 +405,7 @@ def table2_ours(runs: "pd.DataFrame") -> "pd.DataFrame":
     for row in runs.to_dict("records"):
         if row["status"] != "finished":
             continue
-        column = str(row["ima_start"]) if row.get("ima") else "FMA"
+        column = str(int(row["ima_start"])) if row.get("ima") else "FMA"
         reached = run_rounds_to_target(row["run_dir"])
         rows.append({"algorithm": row["algorithm"].removesuffix("+IMA"), "ima_start": column,
                      "rounds": reached, "target": 100.0 * table2_target(row["run_dir"])})
@@ -416,3 +416,63 @@ def table2_ours(runs: "pd.DataFrame") -> "pd.DataFrame":
     frame["speedup"] = [(fma.get(a) / r) if r and fma.get(a) else float("nan")
                         for a, r in zip(frame["algorithm"], frame["rounds"])]
     return frame
+
+
+def fig6_frame(runs: "pd.DataFrame") -> "pd.DataFrame":
+    """Fig. 6's points: per panel (``alpha``, ``per_round``, ``local_epochs``), x value and
+    algorithm, the accuracy (%, mean of the last ten rounds) without and with IMA and the gain."""
+    import pandas as pd
+
+    runs = with_last_10(runs)
+    rows = []
+    for row in runs.to_dict("records"):
+        axis = row["panel"]
+        x = row[axis] if axis in row and not pd.isna(row.get(axis)) else None
+        if x is None:
+            continue
+        rows.append({"panel": axis, "x": float(x), "method": row["algorithm"].removesuffix("+IMA"),
+                     "ima": bool(row["ima"]), "accuracy": None if row["mean_last_100"] is None
+                     else 100.0 * row["mean_last_100"], "status": row["status"]})
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    wide = frame.pivot_table(index=["panel", "x", "method"], columns="ima", values="accuracy", sort=False)
+    wide = wide.rename(columns={False: "FMA", True: "IMA"}).reset_index()
+    wide["gain"] = wide.get("IMA") - wide.get("FMA")
+    return wide
+
+
+def smoothed(values: Sequence[float], window: int = 5) -> list[float]:
+    """Trailing moving average over ``window`` points (the paper smooths Figs. 7a/b with a
+    Savitzky-Golay filter whose parameters were lost)."""
+    out, acc = [], []
+    for v in values:
+        acc.append(v)
+        if len(acc) > window:
+            acc.pop(0)
+        out.append(sum(acc) / len(acc))
+    return out
+
+
+def fma_ima_interpolation(fma_run_dir: str, ima_run_dir: str, num: int = 11, samples: int | None = 1000,
+                          t_min: float = -0.5, t_max: float = 1.5, device: str = "cpu"):
+    """Fig. 7c: test loss and error along ``(1 - t) w_FMA + t w_IMA`` between the final global
+    models of a run without and with IMA (:func:`flcore.analysis.interpolate`), on
+    ``samples`` test images (None: all)."""
+    from ..analysis.evaluation import DatasetEvaluator
+    from ..analysis.interpolation import interpolate
+    from ..analysis.io import load_run, split_data
+
+    fma = load_run(fma_run_dir, device=device)
+    ima = load_run(ima_run_dir, device=device, dataset=fma.dataset)
+    x, y = split_data(fma.dataset, "test", samples=samples, device=device)
+    evaluate = DatasetEvaluator(fma.flat, x, y)
+    return interpolate(evaluate, fma.w, ima.w, num=num, t_min=t_min, t_max=t_max)
+
+
+register_artifact(Artifact(
+    "fedima-fig-6", PAPER, "figure", "Figure 6: FMA and IMA against label skew, participation and local epochs",
+    fig6_runs))
+register_artifact(Artifact(
+    "fedima-fig-7", PAPER, "figure", "Figure 7: IMA start round, window size, and the FMA-IMA interpolation",
+    fig7_runs))
