@@ -21,7 +21,7 @@ Scales (design guide section 8):
 - ``small``: every data set maps to MNIST-1D (so the FMNIST, CIFAR-10 CNN and CIFAR-10
   ResNet rows of one partition name the same run), 5 clients per round, the MNIST-1D
   learning settings of the ``small`` preset, :data:`ROUNDS` rounds with the paper's round
-  numbers scaled by ``ROUNDS / 400`` (IMA from round 75, the Table II start 150 -> 37);
+  numbers scaled by ``ROUNDS / 400`` (IMA from round 75, the Table II start 150 -> 38);
   the sweeps of Figs. 6 and 7 keep two or three points;
 - ``smoke``: the same on the tiny MNIST-1D federation, a handful of rounds.
 """
@@ -259,16 +259,15 @@ def last_rounds_accuracy(metrics: Sequence[dict], last: int = 10) -> float | Non
 
 def rounds_to_target(curve: Sequence[tuple[int, float]], target: float, smooth: int = 1) -> int | None:
     """The first round whose accuracy -- the mean of the last ``smooth`` evaluated rounds up
-    to it -- reaches ``target`` (``>=``); None if it never does (Table II).  ``curve``:
+    to it -- reaches ``target`` (``>=``); None if it never does (Table II): the curve
+    smoothed by :func:`smoothed`, then :func:`flcore.experiments.targets.rounds_to_target`.
+    The first ``smooth - 1`` rounds (an incomplete window) cannot reach it.  ``curve``:
     ``(round, accuracy)`` pairs in round order."""
-    window: list[float] = []
-    for rnd, acc in curve:
-        window.append(acc)
-        if len(window) > smooth:
-            window.pop(0)
-        if len(window) == smooth and sum(window) / smooth >= target:
-            return int(rnd)
-    return None
+    from .targets import rounds_to_target as first_reach
+
+    rounds = [r for r, _ in curve]
+    values = smoothed([a for _, a in curve], smooth)
+    return first_reach(list(zip(rounds, values))[smooth - 1:], target)
 
 
 def accuracy_curve(metrics: Sequence[dict]) -> list[tuple[int, float]]:
@@ -286,12 +285,12 @@ TARGET_SMOOTHING = 5
 
 @lru_cache(maxsize=4096)
 def _metrics_of(run_dir: str) -> tuple:
-    from ..store.metrics_log import read_jsonl
+    from ..store import Run
 
-    path = Path(run_dir) / "metrics.jsonl"
-    if not path.is_file():
+    run = Run(Path(run_dir), Path(run_dir).name)
+    if not (Path(run_dir) / "metrics.jsonl").is_file():
         return ()
-    return tuple(read_jsonl(path))
+    return tuple(run.read_metrics())
 
 
 def _config_of(run_dir: str) -> dict:

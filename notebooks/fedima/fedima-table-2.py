@@ -30,7 +30,7 @@
 # rule are not stated; ours are in `flcore/experiments/fedima.py`). At the `paper` scale the
 # target is 60 %; below it (MNIST-1D) the target is where FedAvg (FMA) ends, the mean
 # accuracy of its last ten rounds -- the role 60 % plays in the paper. Below the paper scale
-# the start rounds are scaled with the rounds (150 of 400 -> 37 of 100) and only the 150
+# the start rounds are scaled with the rounds (150 of 400 -> 38 of 100) and only the 150
 # and 300 columns run.
 #
 # **How to rerun.** `flcore reproduce fedima-table-2 --scale small`; `--scale paper` on a GPU.
