@@ -469,9 +469,32 @@ def fma_ima_interpolation(fma_run_dir: str, ima_run_dir: str, num: int = 11, sam
     return interpolate(evaluate, fma.w, ima.w, num=num, t_min=t_min, t_max=t_max)
 
 
+from . import fedima_analysis as _analysis  # noqa: E402  (the analysis figures' runs)
+
+register_artifact(Artifact(
+    "fedima-fig-1", PAPER, "figure", "Figure 1: loss and error planes through client and global models",
+    _analysis.fig1_runs))
+register_artifact(Artifact(
+    "fedima-fig-2", PAPER, "figure", "Figure 2: TrainBias and HeterBias over rounds", _analysis.decomposition_runs))
+register_artifact(Artifact(
+    "fedima-fig-3", PAPER, "figure", "Figure 3: Locality and test error over rounds", _analysis.decomposition_runs))
+register_artifact(Artifact(
+    "fedima-fig-4", PAPER, "figure", "Figure 4: variance and covariance of the client models",
+    _analysis.decomposition_runs))
+register_artifact(Artifact(
+    "fedima-fig-5", PAPER, "figure", "Figure 5: interpolation between global models of two rounds",
+    _analysis.fig1_runs))
 register_artifact(Artifact(
     "fedima-fig-6", PAPER, "figure", "Figure 6: FMA and IMA against label skew, participation and local epochs",
     fig6_runs))
 register_artifact(Artifact(
     "fedima-fig-7", PAPER, "figure", "Figure 7: IMA start round, window size, and the FMA-IMA interpolation",
     fig7_runs))
+register_artifact(Artifact(
+    "fedima-fig-8", PAPER, "figure", "Figure 8: loss planes in cross-device and cross-silo FL", _analysis.fig8_runs))
+register_artifact(Artifact(
+    "fedima-fig-9", PAPER, "figure", "Figure 9: error planes through global models, cross-device and cross-silo",
+    _analysis.fig8_runs))
+register_artifact(Artifact(
+    "fedima-fig-10", PAPER, "figure", "Figure 10: loss planes under other label skews and models",
+    _analysis.fig10_runs))
