@@ -102,7 +102,8 @@ page.figure(fig, f"Test loss and error on planes through the last three global m
                 "and cross-silo FedAvg, with the models and their average marked.")
 page.table(table.round(4), "Loss at the models, at their average, and how far the average sits above the plane's "
                            "lowest point.")
-display(Markdown(f"**What we found.** The average of the last three global models is below the best of them in {lower} of {len(table)} "
+display(Markdown("**What we found.** The average of the last three global models is below the best of them in "
+                 f"{lower} of {len(table)} "
                  "settings (the paper, Fig. 1: it is nearer the lowest point)."
                  + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
                     if scale == "smoke" else "")))
