@@ -111,6 +111,9 @@ class ExperimentConfig:
     ima_gamma: float  # client lr decay before t_IMA
     ima_gamma_late: float  # client lr decay from t_IMA
     ima_partial_window: str  # "average" (the models that exist) | "wait" (official code: a full window first)
+    ima_exploration: str  # client exploration from t_IMA: exponential | constant | cyclic | epoch | none
+    ima_lr_min: float  # lr of the "constant" scheme and floor of the "cyclic" one
+    ima_exploration_period: int  # rounds per cycle ("cyclic") or per epoch dropped ("epoch")
     dyn_clip: str  # "paper" (clip the whole corrected gradient) | "code" (clip g + linear dual term, alpha w after)
     fedspeed_variant: str  # "paper" | "code" (FL-Simulator: SAM gradient, no mixing; duals of all clients)
     smoo_variant: str  # "paper" | "code" (FL-Simulator: s = rho unit(mean mu_k))
@@ -204,6 +207,7 @@ OPTION_CHOICES = {
     "fedgamma_variant": ("paper", "fedgf_code"),
     "swa_phase": ("paper", "code"),
     "ima_partial_window": ("average", "wait"),
+    "ima_exploration": ("exponential", "constant", "cyclic", "epoch", "none"),
     "dyn_clip": ("paper", "code"),
     "fedspeed_variant": ("paper", "code"),
     "smoo_variant": ("paper", "code"),
@@ -212,7 +216,8 @@ OPTION_CHOICES = {
 #: Method options added after runs were stored: they enter the run id only when the
 #: method reads them and they are set away from their default (so stored run ids stay).
 ADDED_OPTIONS = {"ima_partial_window": "average", "dyn_clip": "paper", "fedspeed_variant": "paper",
-                 "smoo_variant": "paper"}
+                 "smoo_variant": "paper", "ima_exploration": "exponential", "ima_lr_min": 5e-5,
+                 "ima_exploration_period": 20}
 
 DEFAULTS: dict[str, Any] = {
     "method": "fedavg",
@@ -606,13 +611,13 @@ def _validate(cfg: dict[str, Any]) -> None:
                  "swa_lr_min"):
         _at_least(name, cfg[name], 0)
     for name in ("feddyn_alpha", "fedspeed_lambda", "smoo_beta", "gloss_beta", "scaffold_correction", "lr_decay",
-                 "ima_gamma", "ima_gamma_late"):
+                 "ima_gamma", "ima_gamma_late", "ima_lr_min"):
         _positive(name, cfg[name])
     _at_least("fa_lambda", cfg["fa_lambda"], 0)
     for name in ("fedcm_alpha", "fedgf_static_c", "gma_tau", "fa_momentum"):
         if not 0 <= cfg[name] <= 1:
             raise ConfigError(name, f"got {cfg[name]!r}; must be in [0, 1]")
-    for name in ("fedgf_window", "swa_cycle", "ima_window"):
+    for name in ("fedgf_window", "swa_cycle", "ima_window", "ima_exploration_period"):
         _at_least(name, cfg[name], 1)
     for name in ("swa_start", "ima_start"):
         if cfg[name] is not None:
@@ -627,6 +632,7 @@ def _validate(cfg: dict[str, Any]) -> None:
             raise ConfigError("local_steps", f"got {cfg['local_steps']} with local_epochs={cfg['local_epochs']}; "
                               "local_steps replaces epochs, give only one of them")
     for name in ("eval_every", "eval_last", "checkpoint_every", "swa_cycle", "ima_window", "fedgf_window",
+                 "ima_exploration_period",
                  "rho_warmup_rounds", "cutout_size", "classes_per_client"):
         _at_most(name, cfg[name], MAX_ROUNDS if name != "classes_per_client" else MAX_COUNT)
     for name in ("swa_start", "ima_start"):

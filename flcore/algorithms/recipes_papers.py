@@ -26,7 +26,8 @@ from .server_global import FedGFServer, GlobalPerturbation, LastGlobalUpdate, Pr
 from .server_parts import DynServerCorrection, ScaffoldServer
 
 SWA_FIELDS = ("swa_start", "swa_cycle", "swa_lr_min", "swa_include_start", "swa_phase")
-IMA_FIELDS = ("ima_window", "ima_start", "ima_gamma", "ima_gamma_late", "ima_partial_window")
+IMA_FIELDS = ("ima_window", "ima_start", "ima_gamma", "ima_gamma_late", "ima_partial_window", "ima_exploration",
+              "ima_lr_min", "ima_exploration_period")
 
 
 def _average_step():
@@ -253,7 +254,8 @@ def with_ima(method: Method, name: str | None = None) -> Method:
                        cfg.ima_partial_window)
 
     def schedule(cfg):
-        return IMAExplorationLR(cfg.lr, cfg.ima_gamma, cfg.ima_gamma_late, default_start(cfg.ima_start, cfg.rounds))
+        return IMAExplorationLR(cfg.lr, cfg.ima_gamma, cfg.ima_gamma_late, default_start(cfg.ima_start, cfg.rounds),
+                                cfg.ima_exploration, cfg.ima_lr_min, cfg.ima_exploration_period)
 
     return dataclasses.replace(
         method, name=name or f"{method.name}+ima",

@@ -70,26 +70,79 @@ class SWACyclicLR:
         return (1 - s) * self.lr_max + s * self.lr_min
 
 
+#: The client-exploration schemes inside IMA that [IMA] Table III compares.
+IMA_EXPLORATION_SCHEMES = ("exponential", "constant", "cyclic", "epoch", "none")
+
+
 @dataclass(frozen=True)
 class IMAExplorationLR:
     """L3, "mild client exploration" of IMA ([IMA] Sec. V; algorithms.md 2.9)::
 
         eta_t = eta_0 gamma^t                                   t < t_IMA
-        eta_t = eta_0 gamma^{t_IMA} gamma_IMA^{t - t_IMA}       t >= t_IMA
+        eta_t = eta_0 gamma^{t_IMA} gamma_IMA^{t - t_IMA}       t >= t_IMA  ("exponential")
 
     With ``gamma_IMA = gamma`` (exploration off) the value is computed as
     ``eta_0 gamma^t``, bit for bit the :class:`ExponentialLR` of the base method.
+
+    ``scheme`` picks the alternatives of [IMA] Table III (Sec. VII-C2) for ``t >= t_IMA``:
+
+    - ``"constant"``: a small constant lr, ``eta_t = lr_min`` (the paper's value was lost
+      in the text; the official code's ``lr_ima`` is 5e-5);
+    - ``"cyclic"`` (cyclic lr of SWA [20]): "decaying lr from eta_0 gamma^{t_IMA} to lr_min
+      every ``period`` rounds", linearly within each cycle: with ``u = (t - t_IMA) mod c``,
+      ``eta_t = eta_max + (lr_min - eta_max) u / (c - 1)`` (``eta_max`` at a cycle's first
+      round, ``lr_min`` at its last; ``c = 1``: ``eta_max``).  The official code's
+      triangular formula rises above ``eta_max`` in the second half-cycle; not copied;
+    - ``"epoch"`` (epoch decay [70]): the lr keeps ``eta_0 gamma^t`` and the clients train
+      one local epoch fewer every ``period`` rounds (:func:`ima_local_epochs`);
+    - ``"none"`` (NA, no additional decay): ``eta_0 gamma^t`` throughout.
     """
 
     lr: float
     gamma: float
     gamma_late: float
     start: int
+    scheme: str = "exponential"
+    lr_min: float = 5e-5
+    period: int = 20
+
+    def __post_init__(self):
+        if self.scheme not in IMA_EXPLORATION_SCHEMES:
+            raise ValueError(f"ima_exploration must be one of {', '.join(IMA_EXPLORATION_SCHEMES)}, "
+                             f"got {self.scheme!r}")
 
     def __call__(self, round: int) -> float:
-        if round < self.start or self.gamma_late == self.gamma:
+        late = round >= self.start
+        if not late or self.scheme in ("none", "epoch") or (self.scheme == "exponential"
+                                                            and self.gamma_late == self.gamma):
             return self.lr * self.gamma ** round
-        return self.lr * self.gamma ** self.start * self.gamma_late ** (round - self.start)
+        if self.scheme == "constant":
+            return self.lr_min
+        lr_max = self.lr * self.gamma ** self.start
+        if self.scheme == "cyclic":
+            if self.period == 1:
+                return lr_max
+            u = (round - self.start) % self.period
+            return lr_max + (self.lr_min - lr_max) * u / (self.period - 1)
+        return lr_max * self.gamma_late ** (round - self.start)
+
+
+def ima_local_epochs(epochs: int, start: int, period: int, round: int) -> int:
+    """Local epochs of round ``round`` under IMA's epoch-decay scheme ([IMA] Table III,
+    "epoch decay" [70]): ``E`` before t_IMA, then one fewer every ``period`` rounds, at
+    least one: ``max(1, E - floor((t - t_IMA) / period))``."""
+    if round < start:
+        return epochs
+    return max(1, epochs - (round - start) // period)
+
+
+def local_epochs_at(cfg, round: int) -> int:
+    """The local epochs of round ``round`` for ``cfg``: ``cfg.local_epochs``, except for an
+    ``X+ima`` run with ``ima_exploration="epoch"`` (:func:`ima_local_epochs`)."""
+    if getattr(cfg, "ima_exploration", "exponential") != "epoch" or not cfg.method.endswith("+ima"):
+        return cfg.local_epochs
+    return ima_local_epochs(cfg.local_epochs, default_start(cfg.ima_start, cfg.rounds),
+                            cfg.ima_exploration_period, round)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from ..algorithms import aggregate, get_method
+from ..algorithms.schedules import local_epochs_at
 from ..flat import FlatModel
 from ..models import build_model
 from ..seeding import derive_seed
@@ -404,7 +405,7 @@ class Simulation:
         clients = sample_clients(cfg.seed, round, self.data.num_clients, cfg.per_round).tolist()
         plans = [
             plan_client_round(cfg.seed, round, k, self.data.client_indices[k], cfg.batch_size,
-                              cfg.local_epochs, cfg.local_steps, self.data.augment,
+                              local_epochs_at(cfg, round), cfg.local_steps, self.data.augment,
                               cfg.mixup_alpha, cfg.cutout_size, self.data.input_shape)
             for k in clients
         ]

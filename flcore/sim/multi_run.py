@@ -35,6 +35,7 @@ from typing import Any
 
 import torch
 
+from ..algorithms.schedules import local_epochs_at
 from ..config import PARTITION_FIELDS
 from .engine import RoundTiming, Simulation, is_evaluation_round, summarize
 from .federated_data import FederatedData
@@ -202,7 +203,7 @@ class MultiRunSimulation:
         cfg = sim.cfg
         clients = sample_clients(cfg.seed, round, sim.data.num_clients, cfg.per_round).tolist()
         plans = [shift_plan(plan_client_round(cfg.seed, round, k, sim.data.client_indices[k], cfg.batch_size,
-                                              cfg.local_epochs, cfg.local_steps, sim.data.augment,
+                                              local_epochs_at(cfg, round), cfg.local_steps, sim.data.augment,
                                               cfg.mixup_alpha, cfg.cutout_size, sim.data.input_shape), offset)
                  for k in clients]
         return clients, plans

@@ -1,0 +1,108 @@
+"""FedIMA's result artifacts (Tables I-III, Figs. 6-7): run specs, metrics, claim cells."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from flcore.experiments import fedima
+from flcore.experiments.artifacts import get_artifact
+from flcore.experiments.claims import METRICS, _matches, all_claims
+from flcore.store import RunStore
+
+
+def test_rounds_to_target_smooths_then_takes_the_first_crossing():
+    curve = [(1, 0.1), (2, 0.9), (3, 0.2), (4, 0.9), (5, 0.9)]
+    assert fedima.rounds_to_target(curve, 0.6) == 2
+    # windows of three: round 3 -> 0.4, round 4 -> 0.667
+    assert fedima.rounds_to_target(curve, 0.6, smooth=3) == 4
+    assert fedima.rounds_to_target(curve, 0.95, smooth=1) is None
+
+
+def test_last_rounds_accuracy_is_the_mean_of_the_last_ten_evaluations():
+    metrics = [{"round": r, "test_accuracy": r / 100} for r in range(1, 21)] + [{"round": 21}]
+    assert fedima.last_rounds_accuracy(metrics) == pytest.approx(sum(range(11, 21)) / 1000)
+    assert fedima.last_rounds_accuracy([{"round": 1}]) is None
+
+
+def test_small_maps_every_row_to_mnist1d_and_rows_of_one_partition_share_runs():
+    specs = fedima.table1_runs("small")
+    assert len(specs) == 6 * 16
+    assert len({s.run_id() for s in specs}) == 2 * 16
+    by = {(s.labels["dataset"], s.labels["model"], s.labels["partition"], s.labels["algorithm"]): s for s in specs}
+    assert (by["FMNIST", "CNN", "dirichlet", "FedAvg+IMA"].run_id()
+            == by["CIFAR-10", "ResNet-18", "dirichlet", "FedAvg+IMA"].run_id())
+    cfg = by["CIFAR-10", "CNN", "pathological", "FedProx+IMA"].resolve()
+    assert (cfg.dataset, cfg.partition, cfg.classes_per_client, cfg.rounds, cfg.ima_start) == (
+        "mnist1d", "shards", 2, 100, 75)
+    assert (cfg.lr_decay, cfg.ima_gamma, cfg.ima_gamma_late, cfg.ima_window, cfg.eval_every) == (
+        0.99, 0.99, 0.97, 5, 1)
+
+
+def test_paper_scale_is_the_papers_protocol():
+    specs = fedima.table1_runs("paper")
+    assert {s.labels["dataset"] for s in specs} == {"CIFAR-10"}  # FMNIST is not in flcore
+    spec = next(s for s in specs if s.labels["algorithm"] == "FedAvg+IMA" and s.labels["model"] == "ResNet-18")
+    cfg = spec.resolve()
+    assert (cfg.dataset, cfg.model, cfg.clients, cfg.per_round, cfg.local_epochs, cfg.batch_size) == (
+        "cifar10", "resnet18gn", 100, 10, 5, 50)
+    assert (cfg.lr, cfg.momentum, cfg.weight_decay, cfg.rounds, cfg.ima_start) == (0.01, 0.9, 1e-3, 400, 300)
+    starts = sorted(s.resolve().ima_start for s in fedima.table2_runs("paper") if s.labels["ima"])
+    assert sorted(set(starts)) == [150, 200, 250, 300]
+
+
+def test_table3_schemes_reach_the_config():
+    specs = {(s.labels["algorithm"], s.labels["client_decay"]): s for s in fedima.table3_runs("paper")}
+    cyclic = specs["FedAvg+IMA", "cyclic"].resolve()
+    assert (cyclic.ima_exploration, cyclic.ima_lr_min, cyclic.ima_exploration_period) == ("cyclic", 5e-5, 20)
+    assert specs["FedAvg+IMA", "exponential"].run_id() == fedima.ima_run(fedima.MAIN, "FedAvg", True, "paper").run_id()
+    assert len(specs) == 8 * 5
+
+
+@pytest.mark.parametrize("scale", ["small", "smoke"])
+def test_every_claim_cell_names_runs_of_its_artifact(scale):
+    for claim in [c for c in all_claims() if c.paper == "fedima"]:
+        specs = get_artifact(claim.artifacts[0]).runs(scale, (0,))
+        for comparison in claim.comparisons:
+            for cell in (comparison.better, comparison.worse):
+                matching = {s.run_id() for s in specs if _matches(s.labels, cell)}
+                assert len(matching) == 1, (claim.id, cell)
+        assert claim.metric in METRICS
+
+
+def _fake_run(store, spec, accuracies):
+    cfg = spec.resolve()
+    run = RunStore(store).create(cfg.run_id(), cfg.canonical())
+    run.append_metrics([{"round": r, "test_accuracy": a} for r, a in enumerate(accuracies, start=1)])
+    return str(run.path)
+
+
+def test_rounds_metric_uses_where_fedavg_ends_as_the_target(tmp_path):
+    fma = fedima.ima_run(fedima.MAIN, "FedAvg", False, "smoke")
+    ima = fedima.ima_run(fedima.MAIN, "FedProx", True, "smoke")
+    # FedAvg ends at the mean of its last ten rounds: 0.5
+    fedavg_dir = _fake_run(tmp_path, fma, [0.1] * 5 + [0.5] * 10)
+    ima_dir = _fake_run(tmp_path, ima, [0.1, 0.2, 0.6, 0.6, 0.6, 0.6, 0.6, 0.7])
+    assert fedima.reference_run_dir(ima_dir) == fedavg_dir
+    assert fedima.table2_target(ima_dir) == pytest.approx(0.5)
+    # smoothed over 5 rounds: round 5 -> (0.1+0.2+0.6+0.6+0.6)/5 = 0.42, round 6 -> 0.52
+    assert METRICS["rounds"]({"run_dir": ima_dir}) == 6.0
+    assert METRICS["rounds"]({"run_dir": fedavg_dir}) == 10.0
+    assert METRICS["accuracy_last_10"]({"run_dir": fedavg_dir}) == pytest.approx(50.0)
+
+
+def test_gain_table_pairs_each_method_with_its_ima_run():
+    comparison = pd.DataFrame({"dataset": ["A"] * 4, "algorithm": ["FedAvg", "FedAvg+IMA", "FedProx", "FedProx+IMA"],
+                               "paper": [60.0, 64.0, 61.0, 62.0], "ours": [70.0, 71.5, 72.0, 71.0]})
+    gains = fedima.gain_table(comparison, ["dataset"]).set_index("method")
+    assert gains.loc["FedAvg", "paper gain"] == pytest.approx(4.0)
+    assert gains.loc["FedProx", "ours gain"] == pytest.approx(-1.0)
+
+
+def test_scaled_rounds():
+    assert fedima.scaled_round(150, "small") == 38  # 37.5, rounded half to even
+    assert fedima.scaled_round(300, "small") == 75
+    assert fedima.scaled_round(225, "small", 300) == 75
+    assert fedima.scaled_round(150, "paper") == 150
+    assert math.isclose(sum(fedima.smoothed([1.0, 3.0, 5.0], 2)), 1.0 + 2.0 + 4.0)
