@@ -99,10 +99,13 @@ RESNET_PER_ROUND = 10
 RESNET_SETTINGS = (("CIFAR-10", 0.05), ("CIFAR-100", 0.5))
 
 #: How much each analysis computes, by scale.
+#: ``samples``: examples of a pooled split (None: all); ``iters``: power-iteration products
+#: for a global model, ``client_iters`` for Table 1's 60 client models; ``grid``: points per
+#: landscape axis; ``interp_points``: points of Fig. 9's line.
 ANALYSIS = {
-    "smoke": {"samples": 200, "iters": 5, "grid": 5, "interp_points": 7},
-    "small": {"samples": 1000, "iters": 20, "grid": 11, "interp_points": 13},
-    "paper": {"samples": None, "iters": 20, "grid": 21, "interp_points": 31},
+    "smoke": {"samples": 100, "iters": 3, "client_iters": 3, "grid": 5, "interp_points": 7},
+    "small": {"samples": 500, "iters": 20, "client_iters": 10, "grid": 11, "interp_points": 13},
+    "paper": {"samples": None, "iters": 20, "client_iters": 20, "grid": 21, "interp_points": 31},
 }
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
@@ -208,10 +211,6 @@ def _mild(scale: str) -> list[tuple[str, float]]:
     return [s for s in CNN_SETTINGS[scale] if s[1] > 0] or list(CNN_SETTINGS[scale])
 
 
-def _extreme(scale: str) -> list[tuple[str, float]]:
-    return [s for s in _settings(scale) if s[1] == 0]
-
-
 def fig4_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Fig. 4: FedGloSS-SAM with and without ADMM, delta_eps recorded (alpha = 0)."""
     specs = []
@@ -255,7 +254,7 @@ def fig14_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 def fig6_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Fig. 6: CNN at alpha = 0 (both data sets); the ResNet-18 panel is Fig. 14's setting."""
     algorithms = ("FedSAM", "FedSMOO", "FedGloSS-SAM")
-    specs = cnn_runs(algorithms, scale, seeds, settings=_extreme(scale))
+    specs = cnn_runs(algorithms, scale, seeds, settings=[s for s in CNN_SETTINGS[scale] if s[1] == 0])
     if scale == "paper":
         specs += [s for s in fig14_runs(scale, seeds)
                   if s.labels["dataset"] == "CIFAR-10" and s.labels["algorithm"] in algorithms]
@@ -375,7 +374,7 @@ def _client_lambda(run_dir: str, position: int, eval_data: str, mtime: float) ->
         x, y = _client_data(loaded, int(snap["client_ids"][position - 1]))
     else:
         x, y = _pooled_train(loaded, settings["samples"])
-    return top_eigenvalue(loaded.flat, w_k, x, y, settings["iters"], loaded.config.seed)
+    return top_eigenvalue(loaded.flat, w_k, x, y, settings["client_iters"], loaded.config.seed)
 
 
 def client_lambda_max(run_dir: str | Path, position: int, eval_data: str) -> float:
@@ -503,6 +502,38 @@ def naive_interpolation(naive_dir: str | Path, gloss_dir: str | Path, points: in
         out[split] = interpolate(DatasetEvaluator(naive.flat, x, y), naive.w, gloss.w, num=points,
                                  t_min=-1.0, t_max=2.0)
     return out
+
+
+def landscape_settings(runs, methods: Sequence[str]) -> list[dict]:
+    """The global-landscape panels of a figure: for each (dataset, alpha, model) of
+    ``runs`` (first seed, finished runs of ``methods``), the surfaces of those methods'
+    final models along shared directions: ``[{"dataset", "alpha", "model", "surfaces"}]``."""
+    frame = runs[(runs["status"] == "finished") & runs["algorithm"].isin(methods)]
+    if len(frame) == 0:
+        return []
+    frame = frame[frame["seed"] == frame["seed"].min()]
+    model = frame["model"] if "model" in frame else None
+    frame = frame.assign(model=(model.fillna("CNN") if model is not None else "CNN"))
+    out = []
+    for (dataset, alpha, arch), group in frame.groupby(["dataset", "alpha", "model"], sort=False):
+        dirs = {a: group[group["algorithm"] == a].iloc[0]["run_dir"] for a in methods
+                if (group["algorithm"] == a).any()}
+        out.append({"dataset": dataset, "alpha": float(alpha), "model": arch, "surfaces": global_landscapes(dirs)})
+    return out
+
+
+def landscape_summary(panels: Sequence[dict]) -> "pd.DataFrame":
+    """One row per (panel, method): the loss at the model and the mean rise over the grid."""
+    import pandas as pd
+
+    rows = []
+    for panel in panels:
+        for name, surface in panel["surfaces"].items():
+            centre = float(surface.loss[surface.xs.abs().argmin(), surface.ys.abs().argmin()])
+            rows.append({"dataset": panel["dataset"], "alpha": panel["alpha"], "model": panel["model"],
+                         "algorithm": name, "loss at the model": round(centre, 4),
+                         "mean rise over the grid": round(surface_rise(surface), 4)})
+    return pd.DataFrame(rows)
 
 
 def surface_rise(surface) -> float:
