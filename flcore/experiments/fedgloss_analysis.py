@@ -275,6 +275,28 @@ def _client_figure_runs(algorithms):
 
 # --------------------------------------------------------------------------- loading (cached)
 
+def one_thread(function):
+    """Run ``function`` with one intra-op thread (restored after).  The analysed models are
+    small (MNIST-1D nets: 12k parameters; the CNN: 0.8M) and their batches short: on a busy
+    CPU, PyTorch's threads mostly wait on each other (Table 1 at the smoke scale: 118 s with
+    two threads on a loaded 2-core machine, 12 s with one)."""
+    import functools
+
+    import torch
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        if torch.cuda.is_available():
+            return function(*args, **kwargs)
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            torch.set_num_threads(before)
+    return wrapper
+
+
 _DATASETS: dict = {}
 
 
@@ -320,6 +342,7 @@ def top_eigenvalue(flat, w, x, y, iters: int, seed: int = 0) -> float:
 
 
 @lru_cache(maxsize=512)
+@one_thread
 def _global_lambda(run_dir: str, mtime: float) -> float:
     loaded = load(run_dir, which="final")
     settings = analysis_settings(run_dir)
@@ -359,6 +382,7 @@ def class_name(dataset: str, label: int) -> str:
 
 
 @lru_cache(maxsize=2048)
+@one_thread
 def _client_lambda(run_dir: str, position: int, eval_data: str, mtime: float) -> float:
     from ..analysis.recording import load_snapshot, snapshot_rounds_of
 
@@ -448,6 +472,7 @@ def table1_values(runs) -> "pd.DataFrame":
 
 # --------------------------------------------------------------------------- landscapes, curves
 
+@one_thread
 def global_landscapes(run_dirs: dict, grid: int | None = None, seed: int | None = None) -> dict:
     """Surfaces of the final models of ``run_dirs`` (``{name: run_dir}``, runs on the same
     data) along shared directions, on the pooled training data: ``{name: Landscape2D}``."""
@@ -464,6 +489,7 @@ def global_landscapes(run_dirs: dict, grid: int | None = None, seed: int | None 
                                        seed=first.config.seed if seed is None else seed, xs=axis, ys=axis)
 
 
+@one_thread
 def client_landscapes(run_dir: str | Path, positions: Sequence[int], grid: int | None = None) -> dict:
     """For each client position of the last snapshot round: its model's surface on its own
     data and on the pooled training data, along the same directions (Figs. 2, 5, 10, 11):
@@ -487,6 +513,7 @@ def client_landscapes(run_dir: str | Path, positions: Sequence[int], grid: int |
     return out
 
 
+@one_thread
 def naive_interpolation(naive_dir: str | Path, gloss_dir: str | Path, points: int | None = None) -> dict:
     """Fig. 9: loss along ``w(g) = g w_FedGloSS + (1 - g) w_Naive`` for ``g`` in ``[-1, 2]``
     on the training data and the test set: ``{"train": Interpolation, "test": Interpolation}``."""

@@ -50,7 +50,8 @@ def net_over_solid(panels: Sequence[tuple[str, object, object]], net_label: str,
 def local_global_panels(panels: Sequence[tuple[str, dict, dict | None]], size: float = 3.4):
     """``panels``: ``(title, {"local": s, "global": s}, reference or None)``: one column per
     panel, the global-data surface on top and the local-data surface below; a reference
-    (another method's client model, same data) is drawn as a net."""
+    (another method's client model on the global data) is drawn as a net over the top one,
+    as the paper does."""
     import matplotlib.pyplot as plt
 
     n = max(1, len(panels))
@@ -60,7 +61,7 @@ def local_global_panels(panels: Sequence[tuple[str, dict, dict | None]], size: f
             ax = fig.add_subplot(2, n, i * n + j + 1, projection="3d")
             X, Y, Z = _grid(surfaces[which])
             ax.plot_surface(X, Y, Z, cmap="viridis" if which == "global" else "magma", alpha=0.75, linewidth=0)
-            if reference is not None:
+            if reference is not None and which == "global":
                 Xr, Yr, Zr = _grid(reference[which])
                 ax.plot_wireframe(Xr, Yr, Zr, color="black", linewidth=0.5)
             ax.set_title(f"{title}\n{which} data", fontsize=9)
