@@ -107,6 +107,9 @@ if at_paper:
     comparison["delta"] = comparison["ours"] - comparison["paper"]
 wide = comparison.pivot_table(index=["block", "algorithm"], columns=["dataset", "alpha"],
                               values=["paper", "ours"], sort=False).round(2)
+wide = wide.reorder_levels([1, 2, 0], axis=1)
+wide = wide[[(d, a, v) for d, a in dict.fromkeys(zip(comparison["dataset"], comparison["alpha"]))
+             for v in ("paper", "ours") if (d, a, v) in wide.columns]]
 flattest = comparison.loc[comparison.groupby(["dataset", "alpha"])["ours"].idxmin()]
 found = "; ".join(f"{r.dataset} alpha = {r.alpha:g}: {r.algorithm} ({r.ours:.2f})" for r in flattest.itertuples())
 stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
