@@ -143,3 +143,22 @@ def test_global_lambda_and_the_interpolation_read_the_final_models(recorded):
     line = fa.naive_interpolation(plain_dir, plain_dir)["train"]
     assert float(line.loss.max() - line.loss.min()) < 1e-9 and line.barrier == pytest.approx(0.0, abs=1e-9)
     assert float(line.ts.min()) == -1.0 and float(line.ts.max()) == 2.0
+
+
+@pytest.mark.slow
+def test_client_landscapes_are_centred_on_the_client_model_for_both_data(recorded):
+    from flcore.analysis import DatasetEvaluator
+    from flcore.analysis.recording import load_snapshot, snapshot_rounds_of
+
+    run_dir = recorded.iloc[0]["run_dir"]
+    snap = load_snapshot(run_dir, snapshot_rounds_of(run_dir)[-1])
+    surfaces = fa.client_landscapes(run_dir, [1])[1]
+    loaded = fa.load(run_dir)
+    x, y = fa._client_data(loaded, int(snap["client_ids"][0]))
+    centre = fa.ANALYSIS["smoke"]["grid"] // 2
+    local_loss, _ = DatasetEvaluator(loaded.flat, x, y).evaluate(snap["client_models"][0])
+    assert float(surfaces["local"].loss[centre, centre]) == pytest.approx(float(local_loss), rel=1e-5)
+    xg, yg = fa._pooled_train(loaded, fa.ANALYSIS["smoke"]["samples"])
+    global_loss, _ = DatasetEvaluator(loaded.flat, xg, yg).evaluate(snap["client_models"][0])
+    assert float(surfaces["global"].loss[centre, centre]) == pytest.approx(float(global_loss), rel=1e-5)
+    assert not torch.allclose(surfaces["local"].loss, surfaces["global"].loss)
