@@ -61,6 +61,7 @@ from .landscape import (
     plane_through,
     random_direction,
     random_directions,
+    shared_direction_landscapes,
 )
 from .lpf import LPFResult, PerturbationCurve, lpf, perturbation_curve
 from .probes import (

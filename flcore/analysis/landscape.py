@@ -60,6 +60,7 @@ __all__ = [
     "plane_through",
     "random_direction",
     "random_directions",
+    "shared_direction_landscapes",
 ]
 
 NORMALIZATIONS = ("filter", "layer", "model", "none")
@@ -216,6 +217,27 @@ def landscapes_on_datasets(evaluators: dict, w: torch.Tensor, d1: torch.Tensor, 
     ``{"local": client_evaluator, "global": global_evaluator}`` for a client's model on
     its own data and on the global data (FedGloSS Figs. 2, 5, 10, 11)."""
     return {name: landscape_2d(ev, w, d1, d2, xs, ys, chunk) for name, ev in evaluators.items()}
+
+
+def shared_direction_landscapes(evaluate: Evaluator, flat: FlatModel, models: dict, seed=0, xs=None, ys=None,
+                                normalization: str = "filter", one_d: str = "zero",
+                                chunk: int = 16) -> dict:
+    """Surfaces of several models along *shared* random directions: ``{name: Landscape2D}``.
+
+    Every model gets the same two Gaussian draws (directions 0 and 1 of ``seed``), each
+    rescaled to that model's own filters (:func:`filter_normalize`), as Li et al. compare
+    the minima of different optimizers: the same random plane, scaled per model, so the
+    surfaces are comparable in shape (the FedGloSS paper's Figs. 1, 6, 12-14: FedGloSS as a
+    net over another method's solid surface).  ``models``: ``{name: w [P]}``; ``evaluate``:
+    one evaluator (the same data) for all of them.
+    """
+    if not models:
+        raise ValueError("models is empty")
+    out = {}
+    for name, w in models.items():
+        d1, d2 = random_directions(flat, w, 2, seed, normalization, one_d)
+        out[name] = landscape_2d(evaluate, w, d1, d2, xs, ys, chunk)
+    return out
 
 
 # --------------------------------------------------------------------------- plane

@@ -90,6 +90,7 @@ def _load_papers() -> None:
     from . import fedsam_results  # noqa: F401  (FedSAM Tables 3-8, 13-17)
     from . import fedsam_robustness  # noqa: F401
     from . import fedgloss  # noqa: F401  (registers the FedGloSS paper's artifacts)
+    from . import fedgloss_analysis  # noqa: F401
     from . import fedgf  # noqa: F401
     from . import fedlesam  # noqa: F401
     from . import fedima  # noqa: F401

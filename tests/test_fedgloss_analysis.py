@@ -1,0 +1,164 @@
+"""The FedGloSS analysis artifacts: their runs coincide with the shared groups, the claims'
+cells match them, the shared-direction landscapes and the client-model metrics."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from flcore.analysis import landscape_2d, random_directions, shared_direction_landscapes
+from flcore.analysis.landscape import grid_points
+from flcore.experiments import fedgloss_analysis as fa
+from flcore.experiments import fedsam
+from flcore.experiments.artifacts import get_artifact
+from flcore.experiments.claims import METRICS, _matches, get_claim
+from flcore.flat import FlatModel
+
+
+# ----------------------------------------------------------------------------- run specs
+
+def test_fedavg_and_fedsam_are_the_fedsam_pages_runs_and_others_carry_only_the_preset_fields():
+    for label, sam_label in (("FedAvg", "FedAvg E=1"), ("FedSAM", "FedSAM")):
+        ours = fa.gloss_run("CIFAR-10", label, 0.05, 5, 0, "small")
+        theirs = fedsam.sam_main_run("CIFAR-10", sam_label, 0.05, 5, 0, "small")
+        assert ours.run_id() == theirs.run_id() and ours.labels["algorithm"] == label
+    spec = fa.gloss_run("CIFAR-100", "FedGloSS-SAM", 0.5, 5, 2, "paper")
+    assert spec.config == {"method": "fedgloss-sam", "dataset": "cifar100", "scale": "paper", "alpha": 0.5,
+                           "per_round": 5, "seed": 2}
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        fa.gloss_run("CIFAR-10", "FedNope", 0.0, 5, 0, "small")
+
+
+def test_small_grid_is_two_alphas_and_the_cifar100_alpha0_cells_are_the_same_runs():
+    specs = fa.table8_runs("small", [0])
+    ids = {s.run_id() for s in specs}
+    assert len(ids) == 11 * 2
+    by_label = {(s.labels["dataset"], s.labels["alpha"], s.labels["algorithm"]): s.run_id() for s in specs}
+    for algorithm in fa.GLOSS_ALGORITHMS:
+        assert by_label[("CIFAR-100", 0.0, algorithm)] == by_label[("CIFAR-10", 0.0, algorithm)]
+    paper = fa.table8_runs("paper", [0, 1, 2])
+    assert len({s.run_id() for s in paper}) == 11 * 4 * 3
+
+
+def test_recorded_runs_save_the_last_round_and_record_the_probes():
+    spec = fa.recorded_run("CIFAR-10", "FedGloSS-SAM", 0.0, 0, "small")
+    cfg = spec.resolve()
+    assert cfg.snapshot_rounds == (cfg.rounds,) or list(cfg.snapshot_rounds) == [cfg.rounds]
+    assert set(cfg.probes) == {"param_norm", "delta_eps"}
+    plain = fa.gloss_run("CIFAR-10", "FedGloSS-SAM", 0.0, 5, 0, "small")
+    assert spec.run_id() != plain.run_id()
+    assert set(fa.recorded_run("CIFAR-10", "FedSAM", 0.0, 0, "small").resolve().probes) == {"param_norm"}
+
+
+@pytest.mark.parametrize("claim_id", ["fedgloss-flattest-global-minimum", "fedgloss-local-flatness-is-not-global",
+                                      "fedgloss-client-models-flat-globally"])
+def test_every_claim_cell_names_runs_at_small_and_its_metric_is_registered(claim_id):
+    claim = get_claim(claim_id)
+    assert claim.metric in METRICS
+    for comparison in claim.comparisons:
+        for cell in (comparison.better, comparison.worse):
+            found = [s for a in claim.artifacts for s in get_artifact(a).runs("small", [0]) if _matches(s.labels, cell)]
+            assert found, (claim_id, cell)
+
+
+def test_table1_cells_name_a_client_by_its_position_in_the_papers_table():
+    specs = fa.table1_runs("small", [0])
+    cat = [s for s in specs if s.labels["client_class"] == "cat" and s.labels["algorithm"] == "FedSAM"]
+    assert {s.labels["client"] for s in cat} == {2} and {s.labels["eval_data"] for s in cat} == {"local", "global"}
+    assert len({s.run_id() for s in specs}) == len(fa.RECORDED_ALGORITHMS["small"])
+
+
+# ----------------------------------------------------------------------------- landscapes
+
+def _tiny_flat():
+    torch.manual_seed(0)
+    return FlatModel(nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)))
+
+
+def test_shared_directions_are_one_draw_rescaled_to_each_model():
+    flat = _tiny_flat()
+    w = flat.flatten(flat.module)
+
+    def evaluate(W):  # L(w) = |w|^2: the surface of c w is c^2 times the surface of w
+        return (W.double() ** 2).sum(1), None
+    axis = grid_points(1.0, 5)
+    surfaces = shared_direction_landscapes(evaluate, flat, {"w": w, "3w": 3 * w}, seed=4, xs=axis, ys=axis)
+    d1, d2 = random_directions(flat, w, 2, 4)
+    alone = landscape_2d(evaluate, w, d1, d2, axis, axis)
+    assert torch.allclose(surfaces["w"].loss, alone.loss)
+    assert torch.allclose(surfaces["3w"].loss, 9 * surfaces["w"].loss, rtol=1e-5)
+    centre = surfaces["w"].loss[2, 2]
+    assert float(centre) == pytest.approx(float((w.double() ** 2).sum()), rel=1e-6)
+    assert fa.surface_rise(surfaces["w"]) == pytest.approx(float(surfaces["w"].loss.mean() - centre))
+    with pytest.raises(ValueError, match="models is empty"):
+        shared_direction_landscapes(evaluate, flat, {})
+
+
+# ----------------------------------------------------------------------------- stored runs
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    from flcore.experiments.runner import ensure_runs
+
+    store = tmp_path_factory.mktemp("store")
+    specs = [fa.recorded_run("CIFAR-10", "FedSAM", 0.0, 0, "smoke"),
+             fa.gloss_run("CIFAR-10", "FedSAM", 0.0, 5, 0, "smoke")]
+    frame = ensure_runs(specs, store=store, device="cpu", workers=1, log=None)
+    assert set(frame["status"]) == {"finished"}
+    return frame
+
+
+@pytest.mark.slow
+def test_client_lambda_is_the_snapshot_client_models_eigenvalue_on_its_own_data(recorded):
+    from flcore.analysis.recording import load_snapshot, snapshot_rounds_of
+
+    run_dir = recorded.iloc[0]["run_dir"]
+    rounds = snapshot_rounds_of(run_dir)
+    snap = load_snapshot(run_dir, rounds[-1])
+    clients = fa.last_round_clients(run_dir)
+    assert [c["client_id"] for c in clients] == snap["client_ids"].tolist()
+    assert all(c["class"].startswith("digit ") and c["classes_held"] >= 1 for c in clients)
+    loaded = fa.load(run_dir)
+    idx = loaded.client_indices()[clients[1]["client_id"]]
+    x = loaded.dataset.train_x[idx]
+    y = loaded.dataset.train_y[idx]
+    expected = fa.top_eigenvalue(loaded.flat, snap["client_models"][1], x, y,
+                                 fa.ANALYSIS["smoke"]["client_iters"], loaded.config.seed)
+    assert fa.client_lambda_max(run_dir, 2, "local") == pytest.approx(expected, rel=1e-6)
+    row = {"run_dir": run_dir, "status": "finished", "client": 2, "eval_data": "local"}
+    assert fa.client_lambda_max_metric(row) == pytest.approx(expected, rel=1e-6)
+    assert fa.client_lambda_max_metric({**row, "status": "diverged"}) is None
+    with pytest.raises(ValueError, match="eval_data must be one of"):
+        fa.client_lambda_max(run_dir, 2, "everything")
+
+
+@pytest.mark.slow
+def test_global_lambda_and_the_interpolation_read_the_final_models(recorded):
+    plain_dir = recorded.iloc[1]["run_dir"]
+    loaded = fa.load(plain_dir, which="final")
+    x, y = loaded.data("test", samples=fa.ANALYSIS["smoke"]["samples"], seed=loaded.config.seed)
+    expected = fa.top_eigenvalue(loaded.flat, loaded.w, x, y, fa.ANALYSIS["smoke"]["iters"], loaded.config.seed)
+    assert fa.lambda_max_metric({"run_dir": plain_dir, "status": "finished"}) == pytest.approx(expected, rel=1e-6)
+    # a run with itself at both ends: the line is flat, no barrier
+    line = fa.naive_interpolation(plain_dir, plain_dir)["train"]
+    assert float(line.loss.max() - line.loss.min()) < 1e-9 and line.barrier == pytest.approx(0.0, abs=1e-9)
+    assert float(line.ts.min()) == -1.0 and float(line.ts.max()) == 2.0
+
+
+@pytest.mark.slow
+def test_client_landscapes_are_centred_on_the_client_model_for_both_data(recorded):
+    from flcore.analysis import DatasetEvaluator
+    from flcore.analysis.recording import load_snapshot, snapshot_rounds_of
+
+    run_dir = recorded.iloc[0]["run_dir"]
+    snap = load_snapshot(run_dir, snapshot_rounds_of(run_dir)[-1])
+    surfaces = fa.client_landscapes(run_dir, [1])[1]
+    loaded = fa.load(run_dir)
+    x, y = fa._client_data(loaded, int(snap["client_ids"][0]))
+    centre = fa.ANALYSIS["smoke"]["grid"] // 2
+    local_loss, _ = DatasetEvaluator(loaded.flat, x, y).evaluate(snap["client_models"][0])
+    assert float(surfaces["local"].loss[centre, centre]) == pytest.approx(float(local_loss), rel=1e-5)
+    xg, yg = fa._pooled_train(loaded, fa.ANALYSIS["smoke"]["samples"])
+    global_loss, _ = DatasetEvaluator(loaded.flat, xg, yg).evaluate(snap["client_models"][0])
+    assert float(surfaces["global"].loss[centre, centre]) == pytest.approx(float(global_loss), rel=1e-5)
+    assert not torch.allclose(surfaces["local"].loss, surfaces["global"].loss)
