@@ -21,6 +21,9 @@ sigma is *measured*: from the cells' own seeds when both have at least two, othe
 from the reference spread group (:func:`spread_specs`: FedAvg and FedSAM at the extreme
 alphas of the FedSAM CIFAR-10 protocol, three seeds each, pooled over the four
 configurations) at the same scale.  When neither exists the comparison is *not checked*.
+The reference spread is that of the accuracy, except for the metrics registered with
+``own_spread=True`` (a geometric quantity such as ``lambda_max`` has its own unit): their
+spread is measured on the same reference runs, in the metric's own unit.
 
 **Verdict of a claim**: *fails* if any checked comparison fails, *holds* if all hold,
 *tie* otherwise; *not checked* when no comparison could be checked at this scale (the
@@ -134,10 +137,18 @@ def _accuracy(row) -> float | None:
 #: metric name -> value of one finished run's row of :func:`~flcore.experiments.runner.results_frame`.
 #: Metrics that need an analysis of stored models register here when their artifact exists.
 METRICS: dict[str, Callable[[dict], float | None]] = {"accuracy": _accuracy}
+#: Metrics whose reference seed spread is measured on their own values (module docstring).
+OWN_SPREAD: set[str] = {"accuracy"}
 
 
-def register_metric(name: str, function: Callable[[dict], float | None]) -> None:
+def register_metric(name: str, function: Callable[[dict], float | None], own_spread: bool = False) -> None:
+    """Make ``name`` usable as a claim's ``metric``.  ``own_spread``: decide its ties with
+    the seed spread of this metric on the reference runs (else the accuracy's)."""
     METRICS[name] = function
+    if own_spread:
+        OWN_SPREAD.add(name)
+    else:
+        OWN_SPREAD.discard(name)
 
 
 # --------------------------------------------------------------------------- seed spread
@@ -151,16 +162,18 @@ def spread_specs(scale: str, seeds: Sequence[int] = SPREAD_SEEDS):
             for label in ("FedAvg E=1", "FedSAM") for alpha in (alphas[0], alphas[-1]) for seed in seeds]
 
 
-def seed_spread(scale: str, store=None) -> dict | None:
+def seed_spread(scale: str, store=None, metric: str = "accuracy") -> dict | None:
     """``{"sigma", "configurations", "runs"}``: the pooled standard deviation over seeds of
-    the reference runs' accuracy (points), or None when fewer than two seeds are stored."""
+    the reference runs' ``metric`` (accuracy: points), or None when fewer than two seeds
+    are stored."""
     from .runner import results_frame
 
+    function = METRICS[metric]
     frame = results_frame(spread_specs(scale), store)
     frame = frame[frame["status"] == "finished"]
     variances, runs = [], 0
     for _, group in frame.groupby(["algorithm", "alpha"]):
-        values = [100.0 * float(v) for v in group["mean_last_100"]]
+        values = [v for v in (function(row) for row in group.to_dict("records")) if v is not None]
         if len(values) >= 2:
             mean = sum(values) / len(values)
             variances.append(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
@@ -285,7 +298,14 @@ def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), 
 def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers: Iterable[str] | None = None,
                     artifact: str | None = None) -> list[dict]:
     """:func:`evaluate` for every claim (of ``papers``, or checked by ``artifact``)."""
-    spread = seed_spread(scale, store)
+    spreads: dict[str, dict | None] = {}
+
+    def spread_for(metric: str) -> dict | None:
+        key = metric if metric in OWN_SPREAD and metric in METRICS else "accuracy"
+        if key not in spreads:
+            spreads[key] = seed_spread(scale, store, key)
+        return spreads[key]
+
     wanted = set(papers) if papers else None
     out = []
     for claim in all_claims():
@@ -293,5 +313,5 @@ def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers:
             continue
         if artifact is not None and artifact not in claim.artifacts:
             continue
-        out.append(evaluate(claim, scale, store, seeds, spread))
+        out.append(evaluate(claim, scale, store, seeds, spread_for(claim.metric)))
     return out
