@@ -49,7 +49,9 @@ import torch
 __all__ = [
     "GEOMETRY",
     "GeometrySettings",
+    "client_majority_class",
     "client_models_plane",
+    "client_spread",
     "geometry_settings",
     "global_models_plane",
     "hessian_spectrum",
@@ -398,3 +400,25 @@ def with_settings(scale: str, **changes) -> GeometrySettings:
 def settings_rows(settings: GeometrySettings) -> list[dict]:
     """The settings as ``setting, value`` rows for a page's table."""
     return [{"setting": key, "value": "all" if value is None else value} for key, value in asdict(settings).items()]
+
+
+def client_majority_class(run_dir, data_root: str | None = None) -> np.ndarray:
+    """The most frequent label of each client's training data in a run's partition
+    (``[clients]``; -1 for an empty client): at alpha = 0 a client's only class."""
+    from ..analysis.io import load_run
+
+    loaded = load_run(run_dir, device="cpu", which="auto", data_root=data_root)
+    labels = loaded.dataset.train_y
+    out = []
+    for indices in loaded.client_indices():
+        out.append(int(torch.bincount(labels[indices]).argmax()) if len(indices) else -1)
+    return np.asarray(out)
+
+
+def client_spread(history: pd.DataFrame) -> float:
+    """Mean over recorded rounds of the coefficient of variation (std / mean) of a
+    per-client probe across clients: how unevenly the model treats the clients."""
+    if history.empty:
+        return float("nan")
+    per_round = history.groupby("round")["value"].agg(lambda v: v.std(ddof=0) / v.mean() if v.mean() else np.nan)
+    return float(per_round.mean())

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from matplotlib import patheffects
 
 from .style import algorithm_color
 
@@ -47,10 +48,12 @@ def plane_panel(ax, surface, field: str = "loss", labels: Sequence[str] = (), ti
     ax.figure.colorbar(filled, ax=ax, label="train loss" if field == "loss" else "test error (%)")
     coords = np.asarray(surface.coords)
     ax.scatter(coords[:, 0], coords[:, 1], marker="^", s=60, c="k", zorder=3)
-    for (x, y), label in zip(coords, labels):
-        ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 5), color="w", fontsize=9,
-                    fontweight="bold")
     mean = coords.mean(0)
+    outline = [patheffects.withStroke(linewidth=2, foreground="k")]
+    for (x, y), label in zip(coords, labels):
+        right = x > mean[0]  # labels point inwards, so none leaves the axes
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(-5 if right else 5, 5), color="w",
+                    fontsize=9, fontweight="bold", ha="right" if right else "left", path_effects=outline)
     ax.scatter([mean[0]], [mean[1]], marker="x", s=70, c="w", linewidths=2, zorder=4)
     ax.set_aspect("equal", adjustable="box")
     ax.set_xlabel("x (along model 2 - model 1)")
