@@ -164,3 +164,14 @@ def test_settings_are_checked():
     with pytest.raises(ValueError, match="scale must be"):
         rg.geometry_settings("huge")
     assert rg.GEOMETRY["paper"].top_k == 50 and rg.GEOMETRY["paper"].hessian_method == "power"
+
+
+def test_cpu_computations_run_on_one_thread_and_restore_the_count():
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        seen = []
+        rg._on_one_thread("cpu")(lambda: seen.append(torch.get_num_threads()))()
+        assert seen == [1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
