@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
 import pytest
 
 from flcore.experiments import claims as claims_module
 from flcore.experiments import fedsam, fedsam_analysis
 from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.claims import _matches, get_claim, seed_spread
+from flcore.experiments.claims import _matches, get_claim
 
 
 def _ids(specs):
@@ -56,32 +55,23 @@ def test_below_paper_only_fedavg_is_recorded_and_pages_say_which_panels_are_miss
     assert {s.labels["algorithm"] for s in fig4.runs("paper", [0])} == {"FedAvg E=1", "FedASAM"}
 
 
-def test_seed_spread_is_measured_in_the_claims_own_metric(monkeypatch):
-    from flcore.experiments import runner
-
-    rows = [{"algorithm": "FedAvg E=1", "alpha": 0.0, "status": "finished", "mean_last_100": a / 100, "lam": lam}
-            for a, lam in ((30.0, 10.0), (31.0, 12.0), (32.0, 14.0))]
-    monkeypatch.setattr(runner, "results_frame", lambda specs, store=None: pd.DataFrame(rows))
-    monkeypatch.setitem(claims_module.METRICS, "lam", lambda row: row["lam"])
-    assert seed_spread("small")["sigma"] == pytest.approx(1.0)
-    assert seed_spread("small", metric="lam")["sigma"] == pytest.approx(2.0)
-
-
-def test_lambda_max_claims_use_the_lambda_max_spread(monkeypatch):
+def test_the_flatness_claim_is_judged_by_its_own_metric_and_spread(monkeypatch):
     asked = []
 
     def spread(scale, store=None, metric="accuracy"):
         asked.append(metric)
-        return {"sigma": {"accuracy": 1.0, "lambda_max": 7.0}[metric]}
+        return {"sigma": {"accuracy": 1.0, "fedsam_lambda_max": 7.0}[metric]}
 
     monkeypatch.setattr(claims_module, "seed_spread", spread)
     monkeypatch.setattr(claims_module, "_cell_value",
                         lambda claim, cell, *a: claims_module.CellValue(50.0 if cell["algorithm"] != "FedAvg E=1"
                                                                         else 60.0, 1, None))
     results = {r["id"]: r for r in claims_module.evaluate_claims("small", papers=["fedsam"])}
+    assert claims_module.METRICS["fedsam_lambda_max"] is fedsam_analysis.lambda_max_of_row
+    assert results["fedsam-flatter-minima"]["metric"] == "fedsam_lambda_max"
     assert results["fedsam-flatter-minima"]["sigma"] == 7.0
     assert results["fedsam-sam-improves-fedavg"]["sigma"] == 1.0
     # gap -10 (lower is better): 10 > 2 * 7 * sqrt(2) = 19.8 is false -> a tie, not "holds"
     assert results["fedsam-flatter-minima"]["verdict"] == "tie"
-    assert sorted(set(asked)) == ["accuracy", "lambda_max"] and len(asked) == 2  # each measured once
+    assert sorted(set(asked)) == ["accuracy", "fedsam_lambda_max"]
     assert math.isclose(results["fedsam-flatter-minima"]["ours"][0]["threshold"], 2 * 7.0 * math.sqrt(2), rel_tol=1e-4)

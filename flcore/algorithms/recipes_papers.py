@@ -226,6 +226,24 @@ def with_swa(method: Method, name: str | None = None) -> Method:
         server=server, schedule=schedule)
 
 
+def with_swa_lr(method: Method, name: str | None = None) -> Method:
+    """X+swalr: SWA's cyclical client lr (L1, [SAM22] Eq. 7) from t_s on, without the server
+    average -- the "no weights averaging, c > 1" rows of the SWA ablation ([SAM22] App. E.3,
+    Table 14); the evaluated model is X's global model."""
+    def schedule(cfg):
+        return SWACyclicLR(method.build_schedule(cfg), default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle,
+                           cfg.lr, cfg.swa_lr_min, cfg.swa_phase)
+
+    return dataclasses.replace(
+        method, name=name or f"{method.name}+swalr",
+        summary=f"{method.summary} With SWA's cyclical client lr only (Caldarola et al. 2022, App. E.3): from "
+        "t_s the client lr cycles gamma_1 -> gamma_2 every c rounds; no server average (the ablation of "
+        "Table 14).",
+        parts=(*method.parts, "L1"),
+        hyperparameters=(*method.hyperparameters, "swa_start", "swa_cycle", "swa_lr_min", "swa_phase"),
+        schedule=schedule)
+
+
 def with_ima(method: Method, name: str | None = None) -> Method:
     """X+IMA ([IMA] Sec. V; algorithms.md 2.9): X's client and server, plus A2 (the mean
     of the last P aggregation outputs from t_IMA on, sent to the clients) and L3 (lr decay
@@ -250,6 +268,8 @@ def with_ima(method: Method, name: str | None = None) -> Method:
 #: wrappers are registered for those that exist when this module is imported.
 SWA_BASES = ("fedavg", "fedsam", "fedasam", "fedavgm", "fedprox", "scaffold", "feddyn", "adabest",
              "fedavgm+asam", "fedprox+asam", "scaffold+asam", "feddyn+sam", "feddyn+asam", "adabest+asam")
+#: Bases of X+swalr: the SWA ablation of [SAM22] Table 14.
+SWA_LR_BASES = ("fedavg", "fedsam", "fedasam")
 IMA_BASES = ("fedavg", "fedprox", "fedasam", "fednova", "fedgma", "fedfa", "fedadam", "fedyogi")
 
 
@@ -279,6 +299,8 @@ for _base in ("centralized-sam", "centralized-asam"):
 for _base in SWA_BASES:
     if _base in METHODS:
         register(with_swa(METHODS[_base]))
+for _base in SWA_LR_BASES:
+    register(with_swa_lr(METHODS[_base]))
 for _base in IMA_BASES:
     if _base in METHODS:
         register(with_ima(METHODS[_base]))

@@ -20,10 +20,11 @@ metric, the gap's standard error is ``sigma * sqrt(1/n_b + 1/n_w)`` and the comp
 sigma is *measured*: from the cells' own seeds when both have at least two, otherwise
 from the reference spread group (:func:`spread_specs`: FedAvg and FedSAM at the extreme
 alphas of the FedSAM CIFAR-10 protocol, three seeds each, pooled over the four
-configurations) at the same scale.  When neither exists the comparison is *not checked*.
-The reference spread is that of the accuracy, except for the metrics registered with
-``own_spread=True`` (a geometric quantity such as ``lambda_max`` has its own unit): their
-spread is measured on the same reference runs, in the metric's own unit.
+configurations) at the same scale, for the claim's own metric (a claim on lambda_max is
+judged against the spread of lambda_max over those runs, not of accuracy).  A metric may
+instead register its own ``sigma(row)`` (:data:`METRIC_SIGMAS`: 0 for a count fixed by the
+method, a measured standard error for a time); a cell of one seed then uses it.  When
+none exists the comparison is *not checked*.
 
 **Verdict of a claim**: *fails* if any checked comparison fails, *holds* if all hold,
 *tie* otherwise; *not checked* when no comparison could be checked at this scale (the
@@ -137,18 +138,19 @@ def _accuracy(row) -> float | None:
 #: metric name -> value of one finished run's row of :func:`~flcore.experiments.runner.results_frame`.
 #: Metrics that need an analysis of stored models register here when their artifact exists.
 METRICS: dict[str, Callable[[dict], float | None]] = {"accuracy": _accuracy}
-#: Metrics whose reference seed spread is measured on their own values (module docstring).
-OWN_SPREAD: set[str] = {"accuracy"}
 
 
-def register_metric(name: str, function: Callable[[dict], float | None], own_spread: bool = False) -> None:
-    """Make ``name`` usable as a claim's ``metric``.  ``own_spread``: decide its ties with
-    the seed spread of this metric on the reference runs (else the accuracy's)."""
+#: metric name -> ``sigma(row)``: the standard error of one run's value of a metric that
+#: is not an accuracy (a count fixed by the method: 0; a time: from its rounds' spread),
+#: used for a cell of one seed instead of the accuracies' seed spread.
+METRIC_SIGMAS: dict[str, Callable[[dict], float | None]] = {}
+
+
+def register_metric(name: str, function: Callable[[dict], float | None],
+                    sigma: Callable[[dict], float | None] | None = None) -> None:
     METRICS[name] = function
-    if own_spread:
-        OWN_SPREAD.add(name)
-    else:
-        OWN_SPREAD.discard(name)
+    if sigma is not None:
+        METRIC_SIGMAS[name] = sigma
 
 
 # --------------------------------------------------------------------------- seed spread
@@ -164,16 +166,18 @@ def spread_specs(scale: str, seeds: Sequence[int] = SPREAD_SEEDS):
 
 def seed_spread(scale: str, store=None, metric: str = "accuracy") -> dict | None:
     """``{"sigma", "configurations", "runs"}``: the pooled standard deviation over seeds of
-    the reference runs' ``metric`` (accuracy: points), or None when fewer than two seeds
-    are stored."""
+    the reference runs' ``metric`` (accuracy in points; another metric in its own unit, so
+    a claim on lambda_max is judged against the seed-to-seed spread of lambda_max), or None
+    when fewer than two seeds give a value."""
     from .runner import results_frame
 
-    function = METRICS[metric]
+    if metric not in METRICS:
+        return None
     frame = results_frame(spread_specs(scale), store)
     frame = frame[frame["status"] == "finished"]
     variances, runs = [], 0
     for _, group in frame.groupby(["algorithm", "alpha"]):
-        values = [v for v in (function(row) for row in group.to_dict("records")) if v is not None]
+        values = [v for v in (METRICS[metric](row) for row in group.to_dict("records")) if v is not None]
         if len(values) >= 2:
             mean = sum(values) / len(values)
             variances.append(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
@@ -237,6 +241,8 @@ def _cell_value(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], stor
         return CellValue(None, 0, None, f"the metric {claim.metric} is missing from a run")
     mean = sum(values) / len(values)
     std = (math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None)
+    if std is None and claim.metric in METRIC_SIGMAS:
+        std = METRIC_SIGMAS[claim.metric](frame.to_dict("records")[0])
     return CellValue(mean, len(values), std)
 
 
@@ -299,13 +305,6 @@ def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers:
                     artifact: str | None = None) -> list[dict]:
     """:func:`evaluate` for every claim (of ``papers``, or checked by ``artifact``)."""
     spreads: dict[str, dict | None] = {}
-
-    def spread_for(metric: str) -> dict | None:
-        key = metric if metric in OWN_SPREAD and metric in METRICS else "accuracy"
-        if key not in spreads:
-            spreads[key] = seed_spread(scale, store, key)
-        return spreads[key]
-
     wanted = set(papers) if papers else None
     out = []
     for claim in all_claims():
@@ -313,5 +312,7 @@ def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers:
             continue
         if artifact is not None and artifact not in claim.artifacts:
             continue
-        out.append(evaluate(claim, scale, store, seeds, spread_for(claim.metric)))
+        if claim.metric not in spreads:
+            spreads[claim.metric] = seed_spread(scale, store, claim.metric)
+        out.append(evaluate(claim, scale, store, seeds, spreads[claim.metric]))
     return out

@@ -117,7 +117,7 @@ _GLOSS = {
 
 def base_method(method: str) -> str:
     """The method an ``X+swa`` / ``X+ima`` wrapper is built on (``X`` itself otherwise)."""
-    for suffix in ("+swa", "+ima"):
+    for suffix in ("+swa", "+swalr", "+ima"):
         if method.endswith(suffix):
             return method[: -len(suffix)]
     return method
@@ -166,6 +166,6 @@ def method_defaults(method: str, dataset: str, alpha: float, scale: str) -> dict
         # 200 epochs at the paper scale is an assumption of ours, the papers give none)
         epochs = {"smoke": 2, "small": 20, "paper": 200}[scale]
         out.update(rounds=epochs, eval_every=1, eval_last=epochs, checkpoint_every=max(1, epochs // 10))
-    if method.endswith("+swa") or base.endswith("-swa"):
+    if method.endswith(("+swa", "+swalr")) or base.endswith("-swa"):
         out["swa_cycle"] = 20 if dataset == "cifar100" else 10
     return out

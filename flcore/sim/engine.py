@@ -97,6 +97,40 @@ def summarize(metrics: list[dict], cfg, status: str, rounds_done: int) -> dict:
     }
 
 
+class RoundTiming:
+    """Wall-clock seconds of a run's training rounds, for the status record.
+
+    A round's time covers local training, aggregation and the server step (until the
+    round's loss is read back, which waits for the device), not the evaluations, probes
+    or checkpoints: the FedLESAM paper's "time between two communications" (its Table 8).
+    ``record()`` gives ``train_seconds`` (their sum), ``timed_rounds`` (how many rounds
+    were timed: the rounds of this session, so a resumed run averages over the rounds it
+    trained after resuming), ``seconds_per_round`` (their mean) and
+    ``seconds_per_round_sd`` (the rounds' standard deviation).  Runs trained in a batch
+    (:mod:`flcore.sim.multi_run`) record each round's time divided by the runs trained in
+    it, and ``batch_runs`` (the group's size): their times compare with runs of groups of
+    the same size only.
+    """
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.rounds = 0
+        self._sum_sq = 0.0
+
+    def add(self, seconds: float) -> None:
+        self.seconds += seconds
+        self._sum_sq += seconds * seconds
+        self.rounds += 1
+
+    def record(self) -> dict:
+        if not self.rounds:
+            return {}
+        mean = self.seconds / self.rounds
+        var = max(0.0, (self._sum_sq - self.rounds * mean * mean) / max(1, self.rounds - 1))
+        return {"train_seconds": self.seconds, "timed_rounds": self.rounds,
+                "seconds_per_round": mean, "seconds_per_round_sd": var ** 0.5}
+
+
 def init_client_state(spec: dict[str, str], w: torch.Tensor, num_clients: int) -> dict[str, torch.Tensor]:
     """Per-client state tables, one row per client, kept across rounds (a client that
     returns after many rounds finds its own row).  Initialisers: ``zeros`` (a zero vector
@@ -475,11 +509,14 @@ class Simulation:
                        dynamic_ncols=True, desc=f"{cfg.method}/{cfg.dataset}")
         status, diverged_round = "finished", None
         started = time.perf_counter()
+        timing = RoundTiming()
         try:
             for round in range(self.rounds_done, cfg.rounds):
+                round_started = time.perf_counter()
                 train_loss = self.train_one_round(round)
                 done = round + 1
                 finite = bool(torch.isfinite(train_loss)) and bool(torch.isfinite(self.w).all())
+                timing.add(time.perf_counter() - round_started)
                 self.rounds_done = done
                 if not finite:
                     status, diverged_round = "diverged", done
@@ -528,6 +565,6 @@ class Simulation:
                 run.save_final_model(self.flat.state_dict(self.server.eval_params(self.w, self.server_state)))
             run.write_summary(summary)
             run.set_status(status, rounds_done=self.rounds_done, diverged_round=diverged_round,
-                           wall_time_s=elapsed)
+                           wall_time_s=elapsed, **timing.record(), batch_runs=1)
         summary["wall_time_s"] = elapsed
         return summary

@@ -36,7 +36,7 @@ from typing import Any
 import torch
 
 from ..config import PARTITION_FIELDS
-from .engine import Simulation, is_evaluation_round, summarize
+from .engine import RoundTiming, Simulation, is_evaluation_round, summarize
 from .federated_data import FederatedData
 from .local_training import train_chunk
 from .sampling import ClientPlan, plan_client_round, sample_clients
@@ -284,6 +284,8 @@ class MultiRunSimulation:
         """Train every run of the group to its end (resuming each from its checkpoint);
         returns their summaries in order."""
         tracks = [_RunTrack(sim) for sim in self.sims]
+        for t in tracks:
+            t.batch_runs = len(tracks)
         rounds = max(sim.cfg.rounds for sim in self.sims)
         first = min(sim.rounds_done for sim in self.sims)
         bar = None
@@ -297,8 +299,13 @@ class MultiRunSimulation:
             for round in range(first, rounds):
                 members = [m for m, t in enumerate(tracks) if t.open and self.sims[m].rounds_done == round]
                 if members:
+                    round_started = time.perf_counter()
                     losses = self.train_round(members, round)
+                    if self.device.type == "cuda":
+                        torch.cuda.synchronize(self.device)
+                    share = (time.perf_counter() - round_started) / len(members)
                     for m in members:
+                        tracks[m].timing.add(share)
                         tracks[m].after_round(round, losses[m])
                 if bar is not None:
                     bar.update(1)
@@ -346,6 +353,8 @@ class _RunTrack:
         self.sim = sim
         self.open = True
         self.status, self.diverged_round = "finished", None
+        #: each round's training time shared equally by the runs trained in it
+        self.timing = RoundTiming()
         sim.open_record("batched-runs")
         self.open = sim.rounds_done < sim.cfg.rounds
 
@@ -390,7 +399,7 @@ class _RunTrack:
                 run.save_final_model(sim.flat.state_dict(sim.server.eval_params(sim.w, sim.server_state)))
             run.write_summary(summary)
             run.set_status(self.status, rounds_done=sim.rounds_done, diverged_round=self.diverged_round,
-                           wall_time_s=elapsed)
+                           wall_time_s=elapsed, **self.timing.record(), batch_runs=self.batch_runs)
         summary["wall_time_s"] = elapsed
         return summary
 

@@ -1,0 +1,48 @@
+"""Global loss surfaces of stored runs: the FedLESAM paper's Figures 1 (a)-(c), 3 and 6.
+
+The paper draws the loss of each final global model on the global (pooled) training data
+around it, presumably with Li et al.'s (2018) filter-normalised random directions (it
+cites them; grid and range are not stated).  :func:`global_surface` evaluates ``L(w + a
+d1 + b d2)`` on a ``num x num`` grid of ``[-span, span]^2`` with two filter-normalised
+directions drawn from ``seed`` (:mod:`flcore.analysis.landscape`), on at most ``samples``
+training images (a fixed subset).
+
+Each model gets its own directions (they are normalised to its filters), drawn from the
+same seed, so the surfaces differ by the models only.  :func:`surface_summary` reduces a
+surface to numbers that order the methods by flatness, which the paper reads off its
+pictures: the loss at the centre, the mean rise of the loss over the grid, and the rise
+at the grid's edge (radius ``span``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from ..analysis.evaluation import DatasetEvaluator
+from ..analysis.io import load_run
+from ..analysis.landscape import Landscape2D, grid_points, landscape_2d, random_directions
+
+
+def global_surface(run_dir: str | Path, num: int = 11, span: float = 1.0, samples: int | None = 2000,
+                   seed: int = 0, device: str = "cpu") -> Landscape2D:
+    """The loss surface of the run's final global model on its pooled training data."""
+    run = load_run(run_dir, device=device)
+    x, y = run.data("train", samples=samples, seed=seed)
+    evaluate = DatasetEvaluator(run.flat, x, y, batch_size=run.config.eval_batch_size)
+    d1, d2 = random_directions(run.flat, run.w, num=2, seed=seed)
+    grid = grid_points(span, num)
+    return landscape_2d(evaluate, run.w, d1, d2, grid, grid)
+
+
+def surface_summary(surface: Landscape2D) -> dict:
+    """``centre_loss``, ``mean_rise`` (mean loss over the grid minus the centre's) and
+    ``edge_rise`` (mean loss on the grid points at distance >= the grid's half-width from
+    the centre, minus the centre's)."""
+    xs, ys, loss = surface.xs, surface.ys, surface.loss
+    i0, j0 = int(torch.argmin(xs.abs())), int(torch.argmin(ys.abs()))
+    centre = float(loss[i0, j0])
+    radius = torch.sqrt(xs[:, None] ** 2 + ys[None, :] ** 2)
+    edge = radius >= float(xs.abs().max())
+    return {"centre_loss": centre, "mean_rise": float(loss.mean()) - centre,
+            "edge_rise": float(loss[edge].mean()) - centre}

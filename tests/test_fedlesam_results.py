@@ -1,0 +1,189 @@
+"""FedLESAM result/analysis pages' computations: round timing, rounds to a target, the
+efficiency ratios, the perturbation-drift probe and the global loss surfaces."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from flcore import resolve_config, run_experiment
+from flcore.experiments import fedlesam
+from flcore.experiments.fedlesam_efficiency import (rounds_to_target, run_efficiency, target_accuracy,
+                                                    transmissions_per_round)
+from flcore.experiments.fedlesam_probe import client_perturbations, perturbation_state
+from flcore.sim.engine import RoundTiming, Simulation
+from flcore.store import RunStore
+
+
+def test_round_timing_record_is_mean_and_sd_of_the_rounds():
+    timing = RoundTiming()
+    assert timing.record() == {}
+    for s in (1.0, 2.0, 3.0):
+        timing.add(s)
+    rec = timing.record()
+    assert rec["train_seconds"] == 6.0 and rec["timed_rounds"] == 3
+    assert rec["seconds_per_round"] == pytest.approx(2.0) and rec["seconds_per_round_sd"] == pytest.approx(1.0)
+
+
+def test_a_run_trained_alone_records_its_seconds_per_round(tmp_path):
+    cfg = resolve_config(scale="smoke", rounds=3, eval_every=1, eval_last=1)
+    summary = run_experiment(cfg, store=tmp_path)
+    status = RunStore(tmp_path).run(summary["run_id"]).status()
+    assert status["timed_rounds"] == 3 and status["batch_runs"] == 1
+    assert 0 < status["train_seconds"] <= status["wall_time_s"]
+    assert status["seconds_per_round"] == pytest.approx(status["train_seconds"] / 3)
+    # the metrics log holds no timing (two builds of one run must agree on it)
+    assert all("seconds" not in key for row in RunStore(tmp_path).run(summary["run_id"]).read_metrics()
+               for key in row)
+
+
+def test_rounds_to_target_is_the_first_evaluated_crossing():
+    curve = [{"round": 10, "test_accuracy": 0.5}, {"round": 20, "test_accuracy": None},
+             {"round": 30, "test_accuracy": 0.71}, {"round": 40, "test_accuracy": 0.69}]
+    assert rounds_to_target(curve, 0.7) == 30
+    assert rounds_to_target(curve, 0.5) == 10
+    assert rounds_to_target(curve, 0.8) is None
+
+
+def test_targets_below_the_paper_scale_are_relative_to_fedavg():
+    curve = [{"round": 1, "test_accuracy": 0.4}, {"round": 2, "test_accuracy": 0.74 * 0.9}]
+    assert target_accuracy(74, "paper", curve) == pytest.approx(0.74)
+    assert target_accuracy(74, "small", curve) == pytest.approx(0.666)
+    assert target_accuracy(68, "small", curve) == pytest.approx(0.666 * 68 / 74)
+
+
+def test_transmissions_are_table_7s_units():
+    assert transmissions_per_round("fedavg") == 2 and transmissions_per_round("scaffold") == 4
+
+
+def _stored_run(store, rid, method, accs, seconds_per_round, eval_every=10, rounds=40):
+    run = RunStore(store).create(rid, {"method": method, "scale": "small", "rounds": rounds,
+                                       "eval_every": eval_every})
+    run.append_metrics([{"round": eval_every * (i + 1), "test_accuracy": a} for i, a in enumerate(accs)])
+    run.set_status("finished", rounds_done=rounds, seconds_per_round=seconds_per_round,
+                   seconds_per_round_sd=0.0, timed_rounds=rounds)
+    return str(run.path)
+
+
+def test_efficiency_ratios_by_hand(tmp_path):
+    fedavg = _stored_run(tmp_path, "a", "fedavg", [0.2, 0.5, 0.7, 0.74], 1.0)
+    scaffold = _stored_run(tmp_path, "b", "scaffold", [0.6, 0.74, 0.74, 0.75], 1.5)
+    never = _stored_run(tmp_path, "c", "fedavg", [0.1, 0.1, 0.1, 0.1], 1.0)
+    # target 74 below paper scale = FedAvg's best (0.74): FedAvg at 40, SCAFFOLD at 20
+    out = run_efficiency(scaffold, fedavg, 74)
+    assert out["rounds"] == 20 and out["fedavg_rounds"] == 40 and out["reached"]
+    assert out["rounds_ratio"] == pytest.approx(0.5)
+    assert out["cost_ratio"] == pytest.approx(20 * 4 / (40 * 2))
+    assert out["compute_ratio"] == pytest.approx(20 * 1.5 / (40 * 1.0))
+    assert out["rounds_sigma"] == pytest.approx(10 / math.sqrt(12))
+    # never reached: counted as T + eval_every
+    out = run_efficiency(never, fedavg, 68)
+    assert out["rounds"] == 50 and not out["reached"]
+
+
+def test_partition_config_maps_the_papers_coefficients():
+    assert fedlesam.partition_config("Dir-0.1", "cifar10") == {"partition": "dirichlet", "alpha": pytest.approx(1.0)}
+    assert fedlesam.partition_config("Dir-0.6", "cifar100")["alpha"] == pytest.approx(60.0)
+    assert fedlesam.partition_config("Path-3", "mnist1d") == {"partition": "shards", "classes_per_client": 3}
+    with pytest.raises(ValueError, match="split"):
+        fedlesam.partition_config("iid", "cifar10")
+
+
+def test_small_runs_share_the_table_2_runs():
+    """Tables 4, 5, 8, 9 and Fig. 3 read Table 2's runs at the small scale: no new run."""
+    table2 = {s.run_id() for s in fedlesam.table2_runs("small")}
+    for fn in (fedlesam.table4_runs, fedlesam.table5_runs, fedlesam.table8_runs, fedlesam.table9_runs,
+               fedlesam.fig3_runs):
+        assert {s.run_id() for s in fn("small")} <= table2
+
+
+def _sim(method, **extra):
+    cfg = resolve_config(scale="smoke", method=method, rounds=3, **extra)
+    return Simulation.from_config(cfg, device="cpu")
+
+
+def test_fedsam_client_perturbation_is_rho_times_the_unit_local_gradient():
+    from flcore.analysis.evaluation import loss_and_grad
+
+    sim = _sim("fedsam")
+    sim.run_rounds()
+    clients = [0, 3]
+    eps = client_perturbations(sim, sim.w, clients)
+    x = sim.data.eval_train_inputs()
+    for row, k in enumerate(clients):
+        idx = sim.data.client_indices[k]
+        _, g = loss_and_grad(sim.flat, sim.w, x[idx], sim.data.train_y[idx])
+        assert torch.allclose(eps[row], sim.cfg.rho * g / g.norm(), atol=1e-6)
+
+
+def test_fedlesam_client_perturbation_is_its_stored_old_model_direction():
+    sim = _sim("fedlesam")
+    sim.run_rounds()
+    seen = sim.client_state["lesam_seen"]
+    clients = [int(torch.nonzero(seen)[0]), int(torch.nonzero(~seen)[0])]
+    eps = client_perturbations(sim, sim.w, clients)
+    d = sim.client_state["lesam_old"][clients[0]] - sim.w
+    assert torch.allclose(eps[0], sim.cfg.rho * d / d.norm(), atol=1e-6)
+    assert torch.count_nonzero(eps[1]) == 0  # no estimate before the first visit
+
+
+def test_perturbation_probe_records_drift_cosine_and_sharpness(tmp_path):
+    cfg = resolve_config(scale="smoke", method="fedsam", rounds=4, eval_every=2, eval_last=2,
+                         probes=["perturbation"])
+    summary = run_experiment(cfg, store=tmp_path)
+    rows = [r for r in RunStore(tmp_path).run(summary["run_id"]).read_metrics() if "perturbation.drift" in r]
+    assert [r["round"] for r in rows] == [2, 4]
+    for r in rows:
+        # PD per unit radius and the mean cosine are one quantity: |u_i - u|^2 = 2 (1 - cos)
+        assert 0.0 <= r["perturbation.drift"] <= 2.0
+        assert r["perturbation.drift"] ** 2 <= 2 * (1 - r["perturbation.mean_cosine"]) + 1e-9
+        assert r["perturbation.sharpness"] >= 0.0
+
+
+def test_fedavg_probe_records_sharpness_only():
+    sim = _sim("fedavg")
+    sim.run_rounds()
+    out = perturbation_state(sim, sim.w)
+    assert set(out) == {"sharpness"}
+
+
+def test_surface_summary_of_a_bowl():
+    from flcore.analysis.landscape import Landscape2D, grid_points
+    from flcore.experiments.fedlesam_surfaces import surface_summary
+
+    xs = grid_points(1.0, 5)
+    loss = xs[:, None] ** 2 + xs[None, :] ** 2 + 0.5
+    out = surface_summary(Landscape2D(xs, xs, loss, None))
+    assert out["centre_loss"] == pytest.approx(0.5)
+    assert out["mean_rise"] == pytest.approx(float((xs[:, None] ** 2 + xs[None, :] ** 2).mean()))
+    edge = (xs[:, None] ** 2 + xs[None, :] ** 2) >= 1.0
+    assert out["edge_rise"] == pytest.approx(float((xs[:, None] ** 2 + xs[None, :] ** 2)[edge].mean()))
+
+
+def test_runs_trained_together_record_their_share_of_the_round_time(tmp_path):
+    from flcore.experiments.planner import plan_groups, train_group
+
+    configs = [resolve_config(scale="smoke", rounds=2, alpha=a).to_dict() for a in (0.5, 5.0)]
+    groups = plan_groups(configs, device="cpu", workers=1)
+    assert len(groups) == 1 and groups[0].size == 2
+    train_group(groups[0], tmp_path)
+    for rid in groups[0].run_ids:
+        status = RunStore(tmp_path).run(rid).status()
+        assert status["batch_runs"] == 2 and status["timed_rounds"] == 2
+        assert 0 < status["train_seconds"] <= status["wall_time_s"]
+
+
+def test_fedsmoo_client_perturbation_is_corrected_by_its_dual_and_the_servers_s():
+    from flcore.analysis.evaluation import loss_and_grad
+
+    sim = _sim("fedsmoo")
+    sim.run_rounds()
+    k = int(torch.nonzero(sim.client_state["smoo_mu"].abs().sum(1))[0])  # a client that took part
+    eps = client_perturbations(sim, sim.w, [k])
+    idx = sim.data.client_indices[k]
+    _, g = loss_and_grad(sim.flat, sim.w, sim.data.eval_train_inputs()[idx], sim.data.train_y[idx])
+    s = sim.server_state["smoo"]["s"]
+    u = g - sim.client_state["smoo_mu"][k] - s
+    assert torch.count_nonzero(s) > 0
+    assert torch.allclose(eps[0], sim.cfg.rho * u / u.norm(), atol=1e-6)
