@@ -64,7 +64,7 @@ def test_the_flatness_claim_is_judged_by_its_own_metric_and_spread(monkeypatch):
 
     monkeypatch.setattr(claims_module, "seed_spread", spread)
     monkeypatch.setattr(claims_module, "_cell_value",
-                        lambda claim, cell, *a: claims_module.CellValue(50.0 if cell["algorithm"] != "FedAvg E=1"
+                        lambda claim, cell, *a: claims_module.CellValue(50.0 if cell.get("algorithm") != "FedAvg E=1"
                                                                         else 60.0, 1, None))
     results = {r["id"]: r for r in claims_module.evaluate_claims("small", papers=["fedsam"])}
     assert claims_module.METRICS["fedsam_lambda_max"] is fedsam_analysis.lambda_max_of_row
