@@ -135,7 +135,7 @@ def test_global_flatness_is_cached_and_uses_the_fedsam_radius(store):
 
 
 def test_claims_metrics_read_stored_runs(store, monkeypatch):
-    assert {"lambda_max", "lpf", "flatness_discrepancy", "communication"} <= set(METRICS)
+    assert {"fedgf_lambda_max", "lpf", "flatness_discrepancy", "communication"} <= set(METRICS)
     gf_dir = _run_dir(store, "fedgf", 3)
     row = {"run_dir": str(gf_dir), "status": "finished", "method": "fedgf", "dataset": "CIFAR-10", "alpha": 0.0,
            "clients_per_round": 5, "seed": 0}
@@ -146,7 +146,7 @@ def test_claims_metrics_read_stored_runs(store, monkeypatch):
     metrics = RunStore(store).metrics(gf_dir.name)
     expected = fedgf_analysis.transmissions_to_target(metrics, "fedgf", float(target))["transmissions"]
     assert METRICS["communication"](row) == pytest.approx(expected)
-    assert METRICS["lambda_max"](row) == pytest.approx(fedgf_analysis.global_flatness(gf_dir)["lambda_max"])
+    assert METRICS["fedgf_lambda_max"](row) == pytest.approx(fedgf_analysis.global_flatness(gf_dir)["lambda_max"])
     assert METRICS["lpf"]({**row, "status": "running"}) is None
 
 

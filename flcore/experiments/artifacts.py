@@ -89,6 +89,7 @@ def _load_papers() -> None:
     from . import fedsam  # noqa: F401  (registers the FedSAM paper's artifacts)
     from . import fedsam_results  # noqa: F401  (FedSAM Tables 3-8, 13-17)
     from . import fedsam_robustness  # noqa: F401
+    from . import fedsam_analysis  # noqa: F401  (its analysis artifacts: Table 1, Figs. 1, 2, 4, 5, 7, 12-16)
     from . import fedgloss  # noqa: F401  (registers the FedGloSS paper's artifacts)
     from . import fedgloss_analysis  # noqa: F401
     from . import fedgf  # noqa: F401

@@ -246,7 +246,7 @@ def _communication(row: dict) -> float | None:
     return finite(transmissions_to_target(metrics, row["method"], float(target))["transmissions"])
 
 
-register_metric("lambda_max", lambda row: _analysis(row, "lambda_max"))
+register_metric("fedgf_lambda_max", lambda row: _analysis(row, "lambda_max"))
 register_metric("lpf", lambda row: _analysis(row, "lpf"))
 register_metric("flatness_discrepancy", lambda row: _analysis(row, "flatness_discrepancy"))
 register_metric("communication", _communication)

@@ -444,7 +444,7 @@ def client_lambda_max_metric(row: dict) -> float | None:
         return None
 
 
-register_metric("lambda_max", lambda_max_metric)
+register_metric("fedgloss_lambda_max", lambda_max_metric)
 register_metric("client_lambda_max", client_lambda_max_metric)
 
 

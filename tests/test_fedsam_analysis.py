@@ -1,0 +1,77 @@
+"""The FedSAM analysis artifacts' runs, and the claims' seed spread measured per metric."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from flcore.experiments import claims as claims_module
+from flcore.experiments import fedsam, fedsam_analysis
+from flcore.experiments.artifacts import get_artifact
+from flcore.experiments.claims import _matches, get_claim
+
+
+def _ids(specs):
+    return {s.run_id() for s in specs}
+
+
+@pytest.mark.parametrize("scale", ["smoke", "small"])
+def test_final_model_pages_train_nothing_table_2_does_not(scale):
+    table2 = _ids(fedsam.table2_runs(scale))
+    for artifact in ("fedsam-table-1", "fedsam-fig-1", "fedsam-fig-5", "fedsam-fig-14", "fedsam-fig-15"):
+        extra = [s for s in get_artifact(artifact).runs(scale, [0]) if s.run_id() not in table2]
+        # the smoke grid has no alpha = 0.5 (Figs. 14 and 15 add those runs there)
+        assert [s.labels["alpha"] for s in extra] == ([0.5] * len(extra) if scale == "smoke" else []), artifact
+
+
+def test_table1_runs_match_the_flatness_claims_cells():
+    claim = get_claim("fedsam-flatter-minima")
+    specs = get_artifact("fedsam-table-1").runs("small", [0])
+    assert len(specs) == 14
+    for comparison in claim.comparisons:
+        for cell in (comparison.better, comparison.worse):
+            assert len([s for s in specs if _matches(s.labels, cell)]) == 1, cell
+
+
+@pytest.mark.parametrize("scale", ["smoke", "small", "paper"])
+def test_recorded_runs_probe_and_snapshot_their_last_round(scale):
+    specs = fedsam_analysis._recorded(fedsam_analysis.RECORDED_PAPER)(scale, [0, 1])
+    assert len(specs) == len(fedsam_analysis.RECORDED[scale])  # first seed only
+    table2 = _ids(fedsam.table2_runs(scale))
+    for spec in specs:
+        cfg = spec.resolve()
+        assert cfg.probes == fedsam_analysis.PROBES and cfg.probe_every == fedsam_analysis.PROBE_EVERY[scale]
+        assert cfg.snapshot_rounds == (cfg.rounds,)
+        assert spec.run_id() not in table2  # a new run ...
+        plain = fedsam_analysis.final_model_run(spec.labels["algorithm"], spec.labels["alpha"], 0, scale)
+        same = {k: v for k, v in cfg.canonical().items() if k not in ("probes", "probe_every", "snapshot_rounds")}
+        assert same == plain.resolve().canonical()  # ... of the same configuration
+
+
+def test_below_paper_only_fedavg_is_recorded_and_pages_say_which_panels_are_missing():
+    assert all(algorithm == "FedAvg E=1" for algorithm, _ in fedsam_analysis.RECORDED["small"])
+    fig4 = get_artifact("fedsam-fig-4")
+    assert {s.labels["algorithm"] for s in fig4.runs("small", [0])} == {"FedAvg E=1"}
+    assert {s.labels["algorithm"] for s in fig4.runs("paper", [0])} == {"FedAvg E=1", "FedASAM"}
+
+
+def test_the_flatness_claim_is_judged_by_its_own_metric_and_spread(monkeypatch):
+    asked = []
+
+    def spread(scale, store=None, metric="accuracy"):
+        asked.append(metric)
+        return {"sigma": {"accuracy": 1.0, "fedsam_lambda_max": 7.0}[metric]}
+
+    monkeypatch.setattr(claims_module, "seed_spread", spread)
+    monkeypatch.setattr(claims_module, "_cell_value",
+                        lambda claim, cell, *a: claims_module.CellValue(50.0 if cell.get("algorithm") != "FedAvg E=1"
+                                                                        else 60.0, 1, None))
+    results = {r["id"]: r for r in claims_module.evaluate_claims("small", papers=["fedsam"])}
+    assert claims_module.METRICS["fedsam_lambda_max"] is fedsam_analysis.lambda_max_of_row
+    assert results["fedsam-flatter-minima"]["metric"] == "fedsam_lambda_max"
+    assert results["fedsam-flatter-minima"]["sigma"] == 7.0
+    assert results["fedsam-sam-improves-fedavg"]["sigma"] == 1.0
+    # gap -10 (lower is better): 10 > 2 * 7 * sqrt(2) = 19.8 is false -> a tie, not "holds"
+    assert results["fedsam-flatter-minima"]["verdict"] == "tie"
+    assert sorted(set(asked)) == ["accuracy", "fedsam_lambda_max"]
+    assert math.isclose(results["fedsam-flatter-minima"]["ours"][0]["threshold"], 2 * 7.0 * math.sqrt(2), rel_tol=1e-4)
