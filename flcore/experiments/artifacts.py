@@ -88,6 +88,7 @@ def register_artifact(artifact: Artifact) -> Artifact:
 def _load_papers() -> None:
     from . import fedsam  # noqa: F401  (registers the FedSAM paper's artifacts)
     from . import fedgloss  # noqa: F401  (registers the FedGloSS paper's artifacts)
+    from . import fedgloss_results  # noqa: F401
     from . import fedgf  # noqa: F401
     from . import fedlesam  # noqa: F401
     from . import fedima  # noqa: F401
