@@ -314,6 +314,25 @@ def _no_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     return []
 
 
+#: Columns of the published FedGloSS tables that hold numbers (blank: not converged / not reached).
+NUMERIC_COLUMNS = ("alpha", "accuracy", "std", "rounds", "speedup", "cost_B", "lambda_1", "lambda_1_std",
+                   "training_progress")
+
+
+def published_numeric(artifact_id: str) -> "pd.DataFrame":
+    """:func:`flcore.experiments.published.published` with the number columns as floats
+    (blank cells -- a run that did not converge, a target not reached -- as NaN)."""
+    import pandas as pd
+
+    from .published import published
+
+    frame = published(artifact_id).copy()
+    for column in NUMERIC_COLUMNS:
+        if column in frame:
+            frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    return frame
+
+
 # ----------------------------------------------------------------------------- metrics
 
 def _run_config(run_dir: str) -> dict:
