@@ -339,8 +339,14 @@ def _run_config(run_dir: str) -> dict:
     return json.loads((Path(run_dir) / "config.json").read_text())
 
 
-@lru_cache(maxsize=512)
 def _curve(run_dir: str) -> tuple[tuple[int, float], ...]:
+    """The stored ``(round, accuracy)`` curve of a run (cached until its log changes)."""
+    log = Path(run_dir) / "metrics.jsonl"
+    return _read_curve(str(run_dir), log.stat().st_mtime_ns if log.is_file() else 0)
+
+
+@lru_cache(maxsize=512)
+def _read_curve(run_dir: str, stamp: int) -> tuple[tuple[int, float], ...]:
     from ..store.run import Run
     from .targets import accuracy_curve
 
@@ -426,6 +432,49 @@ def _accuracy_at_progress(row: dict) -> float | None:
     progress = 1.0 if progress is None or (isinstance(progress, float) and math.isnan(progress)) else float(progress)
     total = int(_run_config(run_dir)["rounds"])
     return accuracy_at_progress(_curve(str(run_dir)), total, progress, row.get("mean_last_100"))
+
+
+def cost_frame(runs: "pd.DataFrame", keys: Sequence[str]) -> "pd.DataFrame":
+    """Tables 5 and 10 from the runs of :func:`~flcore.experiments.runner.ensure_runs`: one row
+    per ``keys`` group (mean over seeds) with ``rounds`` to reach FedAvg's accuracy, ``speedup``
+    (T / rounds), ``relative_bits`` (x B) and FedAvg's accuracy ``target`` (%); ``reached`` is
+    the fraction of seeds that reach it, ``status`` the runs' (a diverged run did not converge)."""
+    import pandas as pd
+
+    rows = []
+    for row in runs.to_dict("records"):
+        out = {key: row.get(key) for key in keys}
+        out["status"] = row.get("status")
+        cost = cost_to_fedavg(row) if row.get("status") == "finished" else None
+        if cost is not None:
+            out.update(rounds=cost["rounds"], speedup=cost["speedup"], relative_bits=cost["relative_bits"],
+                       target=100.0 * cost["target"], reached=float(cost["rounds"] is not None))
+        rows.append(out)
+    frame = pd.DataFrame(rows)
+    for column in ("rounds", "speedup", "relative_bits", "target", "reached"):
+        if column not in frame:
+            frame[column] = float("nan")
+        frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    numbers = frame.groupby(list(keys), sort=False, dropna=False)[
+        ["rounds", "speedup", "relative_bits", "target", "reached"]].mean()
+    status = frame.groupby(list(keys), sort=False, dropna=False)["status"].agg(
+        lambda s: "diverged" if "diverged" in set(s) else sorted(set(s))[0] if len(set(s)) > 1 else s.iloc[0])
+    return numbers.join(status).reset_index()
+
+
+def progress_accuracy_frame(runs: "pd.DataFrame", keys: Sequence[str]) -> "pd.DataFrame":
+    """Table 6: accuracy (%) at each run's ``training_progress`` (see :func:`accuracy_at_progress`),
+    mean over seeds per ``keys`` group (``keys`` should include ``training_progress``)."""
+    import pandas as pd
+
+    rows = []
+    for row in runs.to_dict("records"):
+        value = _accuracy_at_progress(row) if row.get("status") == "finished" else None
+        rows.append({**{key: row.get(key) for key in keys}, "ours": value, "status": row.get("status")})
+    frame = pd.DataFrame(rows)
+    frame["ours"] = pd.to_numeric(frame["ours"], errors="coerce")
+    return (frame.groupby(list(keys), sort=False, dropna=False)
+            .agg(ours=("ours", "mean"), status=("status", "first"), seeds=("ours", "count")).reset_index())
 
 
 register_metric("communication", _communication)
