@@ -94,7 +94,7 @@ page.table(status.reset_index(), f"{len(runs)} cells of Table 3 give the curves 
 # ## Rounds, speed-up and bits: published beside ours
 #
 # Per setting: the rounds to reach FedAvg's accuracy, the speed-up T / rounds and the bits
-# in units of B, the paper's and ours. "-": never reached; \u2717: the run did not converge
+# in units of B, the paper's and ours. "-": never reached; ✗: the run did not converge
 # in the paper.
 
 # %%
