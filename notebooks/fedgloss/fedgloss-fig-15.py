@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Figure 15: accuracy vs rounds, CIFAR-10, CNN
 #

@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Figure 16: accuracy vs rounds, CIFAR-100, CNN
 #

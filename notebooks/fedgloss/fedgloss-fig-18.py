@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Figure 18: FedGloSS vs NaiveFedGloSS accuracy vs rounds
 #

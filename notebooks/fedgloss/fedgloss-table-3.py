@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Table 3: FedGloSS vs the state of the art (SGD and SAM blocks)
 #

@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Table 4: MobileNetV2 on Landmarks-User-160k
 #

@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Table 6: FedGloSS vs NaiveFedGloSS
 #

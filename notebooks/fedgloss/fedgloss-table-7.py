@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Table 7: global consistency (ADMM) and global flatness (server SAM)
 #
