@@ -118,6 +118,10 @@ class ExperimentConfig:
     clip_norm: float | None  # clip the local descent gradient to this norm (None: off)
     mixup_alpha: float  # Mixup Beta(alpha, alpha) (0: off)
     cutout_size: int  # Cutout square side (0: off)
+    # ---- what the run records for analysis (flcore.analysis.recording)
+    probes: tuple[str, ...]  # training-time probes logged into the metrics
+    probe_every: int  # rounds between probes (0: at the evaluation rounds)
+    snapshot_rounds: tuple[int, ...]  # rounds whose global and client models are saved
     seed: int
     eval_every: int
     eval_last: int
@@ -184,7 +188,8 @@ METHOD_FIELDS = frozenset(
 )
 #: Fields whose defaults leave a method unchanged; they enter the run id of every method
 #: only when set away from that default (so adding an option keeps old run ids).
-NEUTRAL_DEFAULTS = {"lr_decay": 1.0, "clip_norm": None, "mixup_alpha": 0.0, "cutout_size": 0}
+NEUTRAL_DEFAULTS = {"lr_decay": 1.0, "clip_norm": None, "mixup_alpha": 0.0, "cutout_size": 0,
+                    "probes": (), "probe_every": 0, "snapshot_rounds": ()}
 
 #: Allowed values of the string-valued method options.
 OPTION_CHOICES = {
@@ -271,6 +276,9 @@ DEFAULTS: dict[str, Any] = {
     "clip_norm": None,
     "mixup_alpha": 0.0,
     "cutout_size": 0,
+    "probes": (),
+    "probe_every": 0,
+    "snapshot_rounds": (),
     "seed": 0,
     "eval_batch_size": 2000,
     "device": "auto",
@@ -330,6 +338,26 @@ def _parse_str(name: str, value: Any) -> str:
     return value.strip()
 
 
+def _parse_names(name: str, value: Any) -> tuple[str, ...]:
+    """A list of names, or one comma-separated string (the command line's form)."""
+    if isinstance(value, str):
+        value = [v for v in value.split(",") if v.strip()]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(name, f"expected a list of names, got {value!r}")
+    return tuple(v.strip() for v in value)
+
+
+def _parse_rounds(name: str, value: Any) -> tuple[int, ...]:
+    """A list of round numbers (or a comma-separated string), sorted, without repeats."""
+    if isinstance(value, str):
+        value = [v for v in value.split(",") if v.strip()]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(name, f"expected a list of round numbers, got {value!r}")
+    return tuple(sorted({_parse_int(name, v) for v in value}))
+
+
 def _optional(parse: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
     def parse_optional(name: str, value: Any) -> Any:
         if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
@@ -352,6 +380,8 @@ for _f in fields(ExperimentConfig):
 _PARSERS["model"] = _optional(_parse_str)
 _PARSERS["clip_norm"] = _optional(_parse_float)
 _PARSERS["scale"] = _optional(_parse_str)
+_PARSERS["probes"] = _parse_names
+_PARSERS["snapshot_rounds"] = _parse_rounds
 
 FIELD_NAMES = tuple(f.name for f in fields(ExperimentConfig))
 
@@ -603,7 +633,28 @@ def _validate(cfg: dict[str, Any]) -> None:
         if cfg[name] is not None:
             _at_most(name, cfg[name], cfg["rounds"], "the number of rounds; later it would never start")
     _at_most("eval_batch_size", cfg["eval_batch_size"], MAX_COUNT)
+    _check_recording(cfg)
     _check_data_fit(cfg)
+
+
+def _check_recording(cfg: dict[str, Any]) -> None:
+    """``probes``: registered names, each once; ``probe_every`` only with probes;
+    ``snapshot_rounds`` within 1..rounds."""
+    if cfg["probes"]:
+        from .analysis.recording import probe_names
+
+        known = probe_names()
+        for name in cfg["probes"]:
+            _choice("probes", name, known)
+        if len(set(cfg["probes"])) != len(cfg["probes"]):
+            raise ConfigError("probes", f"got {list(cfg['probes'])}; each probe may be named once")
+    _at_least("probe_every", cfg["probe_every"], 0)
+    if cfg["probe_every"] and not cfg["probes"]:
+        raise ConfigError("probe_every", f"got {cfg['probe_every']} without probes; name the probes to record")
+    _at_most("probe_every", cfg["probe_every"], MAX_ROUNDS)
+    for r in cfg["snapshot_rounds"]:
+        if not 1 <= r <= cfg["rounds"]:
+            raise ConfigError("snapshot_rounds", f"got round {r}; must be in 1..{cfg['rounds']} (the run's rounds)")
 
 
 # ----------------------------------------------------------------------------- resolve

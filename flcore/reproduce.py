@@ -158,6 +158,50 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
     return entry
 
 
+def notebook_jobs(requested: int | None, notebooks: int) -> int:
+    """Notebooks executed at once: ``--jobs`` or one per core, never more than there are."""
+    jobs = requested if requested is not None else (os.cpu_count() or 1)
+    return max(1, min(jobs, notebooks))
+
+
+def _execute_in_worker(artifact_id: str, root: Path, parameters: dict[str, Any], timeout: int | None,
+                       store: str | None, threads: int) -> dict:
+    """:func:`execute_artifact` in a worker process whose kernels use ``threads`` threads
+    each (unless the user set ``OMP_NUM_THREADS``), so parallel notebooks share the cores
+    instead of oversubscribing them."""
+    from .experiments.artifacts import get_artifact
+
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+    os.environ.setdefault("MKL_NUM_THREADS", str(threads))
+    return execute_artifact(get_artifact(artifact_id), root, parameters, timeout=timeout, store=store)
+
+
+def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeout: int | None,
+                 store: str | None, jobs: int):
+    """Execute the notebooks, ``jobs`` at a time (each in its own kernel); yields
+    ``(artifact, manifest entry)`` as they finish.  Notebooks read runs that were all
+    trained beforehand (``_prefetch_runs``), so they do not depend on each other."""
+    if jobs <= 1:
+        for artifact in artifacts:
+            yield artifact, execute_artifact(artifact, root, parameters, timeout=timeout, store=store)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_execute_in_worker, a.id, root, parameters, timeout, store, threads): a
+                   for a in artifacts}
+        for future in as_completed(futures):
+            artifact = futures[future]
+            try:
+                entry = future.result()
+            except Exception as exc:  # noqa: BLE001 - a lost worker fails its notebook, not the batch
+                entry = {"output": artifact.book_path, "status": "failed", "error": _short_error(exc),
+                         "duration_s": 0.0}
+            yield artifact, entry
+
+
 def _artifact_class(artifact) -> str:
     from .experiments.inventory import entry
 
@@ -282,7 +326,8 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
                   "download": bool(args.download)}
     for artifact, reason in todo:
         log(f"[{artifact.id}] executing ({reason}) -> {artifact.book_path}")
-        entry = execute_artifact(artifact, root, parameters, timeout=args.timeout, store=store)
+    for artifact, entry in _execute_all([a for a, _ in todo], root, parameters, args.timeout, store,
+                                        notebook_jobs(getattr(args, "jobs", None), len(todo))):
         try:
             hashed = notebook_hash(root / artifact.notebook_path) if (root / artifact.notebook_path).is_file() else None
         except Exception as exc:  # noqa: BLE001 - one unreadable notebook must not stop the batch
@@ -348,6 +393,16 @@ def build_book(root: Path, path_output: str | None = None, strict: bool = True) 
 
 # --------------------------------------------------------------------------- CLI
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"got {value}; must be >= 1")
+    return value
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", default="small", choices=("smoke", "small", "paper"),
                    help="smoke (seconds), small (CPU default) or paper (the papers' protocol, GPU)")
@@ -360,6 +415,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--download", action="store_true", help="fetch CIFAR through torchvision when missing")
     p.add_argument("--root", default=".", help="repository root holding notebooks/, book/ and _toc.yml")
     p.add_argument("--timeout", type=int, default=None, help="seconds a notebook cell may run (default: no limit)")
+    p.add_argument("--jobs", type=_positive_int, default=None,
+                   help="notebooks executed at once, each in its own kernel (default: one per core)")
     p.add_argument("--executor", default="local", choices=("local", "ray"),
                    help="where missing runs are trained: local (this machine) or ray (a Ray cluster)")
     p.add_argument("--address", default=None, help="Ray cluster: auto | HOST:PORT (default: $RAY_ADDRESS "

@@ -41,8 +41,9 @@ def tree(tmp_path):
     return root
 
 
-def test_a_failing_notebook_fails_only_its_artifact(tree, tmp_path, capsys):
-    args = _args(tree, tmp_path / "store", artifacts=[BAD, GOOD])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_failing_notebook_fails_only_its_artifact(tree, tmp_path, capsys, jobs):
+    args = _args(tree, tmp_path / "store", artifacts=[BAD, GOOD], jobs=jobs)
     code = args.handler(args)
     out = capsys.readouterr().out
     assert code == reproduce.EXIT_FAILED
@@ -52,6 +53,13 @@ def test_a_failing_notebook_fails_only_its_artifact(tree, tmp_path, capsys):
     manifest = json.loads((tree / "book/_artifacts.json").read_text())["artifacts"]
     assert manifest[GOOD]["status"] == "ok" and manifest[BAD]["status"] == "failed"
     assert manifest[GOOD]["scale"] == "smoke" and manifest[GOOD]["duration_s"] > 0
+
+
+def test_notebook_jobs_default_to_the_cores_and_never_exceed_the_notebooks(monkeypatch):
+    monkeypatch.setattr(reproduce.os, "cpu_count", lambda: 4)
+    assert reproduce.notebook_jobs(None, 10) == 4
+    assert reproduce.notebook_jobs(None, 3) == 3
+    assert reproduce.notebook_jobs(1, 10) == 1 and reproduce.notebook_jobs(8, 2) == 2
 
 
 def test_staleness(tree, tmp_path):

@@ -232,6 +232,10 @@ class Simulation:
         #: objects with ``on_round_end(round_done, sim_state) -> dict`` (e.g.
         #: ``flcore.analysis.ProbeCallback``); their values go into the metrics log.
         self.callbacks = tuple(callbacks)
+        if cfg.probes or cfg.snapshot_rounds:  # what the config asks the run to record
+            from ..analysis.recording import recording_callbacks
+
+            self.callbacks += recording_callbacks(self)
         self._last_round: dict = {}
         self._prev_pseudo_grad = None
 
