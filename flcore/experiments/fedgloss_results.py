@@ -379,7 +379,7 @@ def cost_to_fedavg(row: dict) -> dict | None:
     from .targets import cost_row
 
     run_dir = row.get("run_dir")
-    if not run_dir or not (Path(run_dir) / "config.json").is_file():
+    if not run_dir or not (Path(run_dir) / "config.json").is_file() or row.get("alpha") is None:
         return None
     config = _run_config(run_dir)
     reference = reference_spec(row, config["scale"], int(row.get("seed", config.get("seed", 0))))

@@ -93,6 +93,8 @@ keys = ["model", "dataset", "alpha", "block", "algorithm"]
 paper_values = gloss.published_numeric(artifact.id)
 paper_values = paper_values[paper_values["model"] != "MobileNetV2"]
 ours = gloss.cost_frame(runs, keys)
+settings = paper_values[["model", "dataset", "alpha"]].drop_duplicates()
+ours = ours.merge(settings, on=["model", "dataset", "alpha"])  # the table's own settings only
 merged = ours.merge(paper_values.drop(columns=["paper_name", "rounds_printed"]), on=keys, how="left",
                     suffixes=(" (ours)", " (paper)"))
 
