@@ -126,3 +126,15 @@ def test_accuracy_at_progress(store):
     assert METRICS["accuracy_at_progress"](row) == pytest.approx(50.0)
     row["training_progress"] = 1.0
     assert METRICS["accuracy_at_progress"](row) == pytest.approx(95.0)  # the row's mean_last_100
+
+
+def test_cost_metrics_use_their_own_seed_spread():
+    from flcore.experiments.claims import OWN_SPREAD_METRICS, register_metric
+
+    assert {"communication", "speedup"} <= OWN_SPREAD_METRICS
+    assert "accuracy" not in OWN_SPREAD_METRICS and "accuracy_at_progress" not in OWN_SPREAD_METRICS
+    register_metric("_probe_metric", lambda row: 1.0, own_spread=True)
+    assert "_probe_metric" in OWN_SPREAD_METRICS
+    register_metric("_probe_metric", lambda row: 1.0)
+    assert "_probe_metric" not in OWN_SPREAD_METRICS
+    METRICS.pop("_probe_metric")

@@ -20,7 +20,8 @@ metric, the gap's standard error is ``sigma * sqrt(1/n_b + 1/n_w)`` and the comp
 sigma is *measured*: from the cells' own seeds when both have at least two, otherwise
 from the reference spread group (:func:`spread_specs`: FedAvg and FedSAM at the extreme
 alphas of the FedSAM CIFAR-10 protocol, three seeds each, pooled over the four
-configurations) at the same scale.  When neither exists the comparison is *not checked*.
+configurations) at the same scale -- the spread of the accuracy, or, for a metric
+registered with ``own_spread`` (bits, speed-ups: not in accuracy points), of that metric.  When neither exists the comparison is *not checked*.
 
 **Verdict of a claim**: *fails* if any checked comparison fails, *holds* if all hold,
 *tie* otherwise; *not checked* when no comparison could be checked at this scale (the
@@ -136,8 +137,19 @@ def _accuracy(row) -> float | None:
 METRICS: dict[str, Callable[[dict], float | None]] = {"accuracy": _accuracy}
 
 
-def register_metric(name: str, function: Callable[[dict], float | None]) -> None:
+#: Metrics whose seed-to-seed spread is measured on the metric itself (on the reference spread
+#: runs) rather than taken from the accuracy's: those not in points of accuracy (bits, speed-ups).
+OWN_SPREAD_METRICS: set[str] = set()
+
+
+def register_metric(name: str, function: Callable[[dict], float | None], own_spread: bool = False) -> None:
+    """Register ``function(row)`` as metric ``name``; ``own_spread``: decide its ties with the
+    spread of this metric over the reference runs' seeds (its unit is not accuracy points)."""
     METRICS[name] = function
+    if own_spread:
+        OWN_SPREAD_METRICS.add(name)
+    else:
+        OWN_SPREAD_METRICS.discard(name)
 
 
 # --------------------------------------------------------------------------- seed spread
@@ -151,16 +163,24 @@ def spread_specs(scale: str, seeds: Sequence[int] = SPREAD_SEEDS):
             for label in ("FedAvg E=1", "FedSAM") for alpha in (alphas[0], alphas[-1]) for seed in seeds]
 
 
-def seed_spread(scale: str, store=None) -> dict | None:
+def seed_spread(scale: str, store=None, metric: str = "accuracy") -> dict | None:
     """``{"sigma", "configurations", "runs"}``: the pooled standard deviation over seeds of
-    the reference runs' accuracy (points), or None when fewer than two seeds are stored."""
+    the reference runs' ``metric`` (accuracy: points), or None when fewer than two seeds are
+    stored.  For a metric other than accuracy, configurations where it does not vary (FedAvg's
+    own speed-up is 1 by definition) are left out."""
     from .runner import results_frame
 
     frame = results_frame(spread_specs(scale), store)
     frame = frame[frame["status"] == "finished"]
     variances, runs = [], 0
     for _, group in frame.groupby(["algorithm", "alpha"]):
-        values = [100.0 * float(v) for v in group["mean_last_100"]]
+        if metric == "accuracy":
+            values = [100.0 * float(v) for v in group["mean_last_100"]]
+        else:
+            values = [METRICS[metric](row) for row in group.to_dict("records")]
+            values = [float(v) for v in values if v is not None and math.isfinite(v)]
+            if len(set(values)) <= 1:
+                continue
         if len(values) >= 2:
             mean = sum(values) / len(values)
             variances.append(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
@@ -286,6 +306,7 @@ def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers:
                     artifact: str | None = None) -> list[dict]:
     """:func:`evaluate` for every claim (of ``papers``, or checked by ``artifact``)."""
     spread = seed_spread(scale, store)
+    spreads = {"accuracy": spread}
     wanted = set(papers) if papers else None
     out = []
     for claim in all_claims():
@@ -293,5 +314,10 @@ def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers:
             continue
         if artifact is not None and artifact not in claim.artifacts:
             continue
-        out.append(evaluate(claim, scale, store, seeds, spread))
+        if claim.metric in OWN_SPREAD_METRICS and claim.metric in METRICS:
+            if claim.metric not in spreads:
+                spreads[claim.metric] = seed_spread(scale, store, claim.metric)
+            out.append(evaluate(claim, scale, store, seeds, spreads[claim.metric]))
+        else:
+            out.append(evaluate(claim, scale, store, seeds, spread))
     return out

@@ -481,8 +481,8 @@ def progress_accuracy_frame(runs: "pd.DataFrame", keys: Sequence[str]) -> "pd.Da
             .agg(ours=("ours", "mean"), status=("status", "first"), seeds=("ours", "count")).reset_index())
 
 
-register_metric("communication", _communication)
-register_metric("speedup", _speedup)
+register_metric("communication", _communication, own_spread=True)
+register_metric("speedup", _speedup, own_spread=True)
 register_metric("accuracy_at_progress", _accuracy_at_progress)
 
 
