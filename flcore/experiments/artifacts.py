@@ -91,6 +91,7 @@ def _load_papers() -> None:
     from . import fedsam_robustness  # noqa: F401
     from . import fedsam_analysis  # noqa: F401  (its analysis artifacts: Table 1, Figs. 1, 2, 4, 5, 7, 12-16)
     from . import fedgloss  # noqa: F401  (registers the FedGloSS paper's artifacts)
+    from . import fedgloss_results  # noqa: F401  (Tables 3-7, 9, 10; Figs. 3, 15-19)
     from . import fedgloss_analysis  # noqa: F401
     from . import fedgf  # noqa: F401
     from . import fedlesam  # noqa: F401

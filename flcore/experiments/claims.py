@@ -168,7 +168,8 @@ def seed_spread(scale: str, store=None, metric: str = "accuracy") -> dict | None
     """``{"sigma", "configurations", "runs"}``: the pooled standard deviation over seeds of
     the reference runs' ``metric`` (accuracy in points; another metric in its own unit, so
     a claim on lambda_max is judged against the seed-to-seed spread of lambda_max), or None
-    when fewer than two seeds give a value."""
+    when fewer than two seeds give a value.  For a metric other than accuracy,
+    configurations where it does not vary (FedAvg's own speed-up is 1 by definition) are left out."""
     from .runner import results_frame
 
     if metric not in METRICS:
@@ -178,6 +179,10 @@ def seed_spread(scale: str, store=None, metric: str = "accuracy") -> dict | None
     variances, runs = [], 0
     for _, group in frame.groupby(["algorithm", "alpha"]):
         values = [v for v in (METRICS[metric](row) for row in group.to_dict("records")) if v is not None]
+        if metric != "accuracy":
+            values = [float(v) for v in values if math.isfinite(v)]
+            if len(set(values)) <= 1:
+                continue
         if len(values) >= 2:
             mean = sum(values) / len(values)
             variances.append(sum((v - mean) ** 2 for v in values) / (len(values) - 1))

@@ -1,0 +1,145 @@
+"""FedGloSS result runs and metrics: run sharing with the FedSAM pages, the scales' grids,
+and the communication metrics on hand-made stored runs."""
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from flcore.experiments import fedgloss_results as gloss
+from flcore.experiments import fedsam
+from flcore.experiments.artifacts import get_artifact
+from flcore.experiments.claims import METRICS
+
+
+def test_fedavg_and_fedsam_are_the_fedsam_pages_runs():
+    for label, fedsam_label in (("FedAvg", "FedAvg E=1"), ("FedSAM", "FedSAM")):
+        for scale in ("smoke", "small", "paper"):
+            ours = gloss.gloss_cnn_run("CIFAR-10", label, 0.0, 0, scale)
+            theirs = fedsam.sam_main_run("CIFAR-10", fedsam_label, 0.0, 5, 0, scale)
+            assert ours.run_id() == theirs.run_id()
+            assert ours.labels["algorithm"] == label and ours.labels["model"] == "CNN"
+
+
+def test_small_cifar100_alpha0_is_the_cifar10_run_and_paper_is_not():
+    for label in ("FedGloSS-SAM", "FedSMOO"):
+        a = gloss.gloss_cnn_run("CIFAR-10", label, 0.0, 0, "small")
+        b = gloss.gloss_cnn_run("CIFAR-100", label, 0.0, 0, "small")
+        assert a.run_id() == b.run_id()
+        assert (gloss.gloss_cnn_run("CIFAR-10", label, 0.0, 0, "paper").run_id()
+                != gloss.gloss_cnn_run("CIFAR-100", label, 0.0, 0, "paper").run_id())
+
+
+def test_resnet_block_only_at_paper():
+    assert gloss.resnet_main_runs("small") == [] and gloss.fig17_runs("small") == []
+    specs = gloss.resnet_main_runs("paper")
+    assert len(specs) == 2 * 11
+    cfg = specs[0].resolve()
+    assert (cfg.model, cfg.per_round, cfg.rounds, cfg.momentum, cfg.weight_decay) == ("resnet18gn", 10, 10_000, 0.7, 1e-5)
+    with pytest.raises(ValueError, match="scale"):
+        gloss.gloss_resnet_run("CIFAR-10", "FedAvg", 0.05, 0, "small")
+
+
+def test_paper_scale_runs_the_full_grid():
+    specs = get_artifact("fedgloss-table-3").runs("paper", [0, 1, 2])
+    cnn = [s for s in specs if s.labels["model"] == "CNN"]
+    assert len(cnn) == 4 * 11 * 3 and len(specs) - len(cnn) == 2 * 11 * 3
+    assert all(s.available for s in specs)
+
+
+def test_every_claim_cell_of_my_artifacts_matches_runs_at_paper():
+    from flcore.experiments.claims import _matches, all_claims
+
+    mine = {"fedgloss-table-3", "fedgloss-table-5", "fedgloss-table-6", "fedgloss-table-7", "fedgloss-table-10",
+            "fedgloss-fig-18"}
+    for claim in all_claims():
+        if claim.paper != "fedgloss" or not set(claim.artifacts) & mine:
+            continue
+        specs = [s for a in claim.artifacts if a in mine for s in get_artifact(a).runs("paper", [0])]
+        for comparison in claim.comparisons:
+            for cell in (comparison.better, comparison.worse):
+                assert any(_matches(s.labels, cell) for s in specs), (claim.id, cell)
+
+
+# ----------------------------------------------------------------------------- metrics on stored runs
+
+def _write_run(root, spec_or_id, method, rounds, curve, mean_last_100=None):
+    run_id = spec_or_id if isinstance(spec_or_id, str) else spec_or_id.run_id()
+    path = root / run_id
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps({"method": method, "scale": "small", "rounds": rounds}))
+    (path / "metrics.jsonl").write_text("".join(json.dumps({"round": r, "test_accuracy": a}) + "\n" for r, a in curve))
+    if mean_last_100 is not None:
+        (path / "summary.json").write_text(json.dumps({"mean_last_100": mean_last_100}))
+    return str(path)
+
+
+@pytest.fixture
+def store(tmp_path):
+    # FedAvg: 300 rounds, accuracy 0.6 (mean of the last 100 rounds).
+    fedavg = gloss.gloss_cnn_run("CIFAR-10", "FedAvg", 0.0, 0, "small")
+    _write_run(tmp_path, fedavg, "fedavg", 300, [(r, 0.6 * r / 300) for r in range(10, 301, 10)], 0.6)
+    return tmp_path
+
+
+def _row(store, label, method, curve, alpha=0.0):
+    run_dir = _write_run(store, f"run-{label}", method, 300, curve)
+    return {"dataset": "CIFAR-10", "algorithm": label, "alpha": alpha, "seed": 0, "model": "CNN",
+            "run_dir": run_dir, "status": "finished", "mean_last_100": curve[-1][1]}
+
+
+def test_communication_and_speedup_by_hand(store):
+    # FedGloSS-SAM (2 vectors a round) first reaches 0.6 at round 100: 3x, 100*2 / (300*2) = 1/3 B.
+    gloss_row = _row(store, "gloss", "fedgloss-sam", [(50, 0.5), (100, 0.61), (150, 0.55), (300, 0.7)])
+    assert METRICS["speedup"](gloss_row) == pytest.approx(3.0)
+    assert METRICS["relative_bits"](gloss_row) == pytest.approx(1 / 3)
+    # FedSMOO (4 vectors a round) at round 60: faster (5x) but 60*4 / 600 = 0.4 B -- more bits.
+    smoo_row = _row(store, "smoo", "fedsmoo", [(60, 0.6), (300, 0.8)])
+    assert METRICS["speedup"](smoo_row) == pytest.approx(5.0)
+    assert METRICS["relative_bits"](smoo_row) == pytest.approx(0.4)
+    # never reached: no speed-up, unbounded bits
+    slow_row = _row(store, "slow", "fedprox", [(100, 0.3), (300, 0.59)])
+    assert METRICS["speedup"](slow_row) == 0.0 and METRICS["relative_bits"](slow_row) == math.inf
+    # FedAvg is the reference: T rounds, 1x, 1 B
+    fedavg_dir = store / gloss.gloss_cnn_run("CIFAR-10", "FedAvg", 0.0, 0, "small").run_id()
+    fedavg_row = {"dataset": "CIFAR-10", "algorithm": "FedAvg", "alpha": 0.0, "seed": 0, "model": "CNN",
+                  "run_dir": str(fedavg_dir)}
+    assert METRICS["speedup"](fedavg_row) == 1.0 and METRICS["relative_bits"](fedavg_row) == 1.0
+    # no FedAvg run in the store for this setting: not computed
+    assert METRICS["speedup"](_row(store, "other", "fedgloss-sam", [(10, 0.9)], alpha=0.05)) is None
+
+    frame = gloss.cost_frame(pd.DataFrame([gloss_row, smoo_row, slow_row]), ["algorithm"])
+    assert frame.set_index("algorithm").loc["smoo", "rounds"] == 60
+    assert frame.set_index("algorithm").loc["gloss", "target"] == pytest.approx(60.0)
+    assert math.isnan(frame.set_index("algorithm").loc["slow", "rounds"])
+
+
+def test_accuracy_at_progress(store):
+    curve = [(50, 0.2), (140, 0.4), (150, 0.5), (160, 0.9), (300, 0.95)]
+    assert gloss.accuracy_at_progress(curve, 300, 0.5) == pytest.approx(50.0)
+    assert gloss.accuracy_at_progress(curve, 300, 1.0, mean_last_100=0.93) == pytest.approx(93.0)
+    assert gloss.accuracy_at_progress(curve, 300, 0.1) is None
+    row = _row(store, "naive", "naivefedgloss", curve)
+    row["training_progress"] = 0.5
+    assert METRICS["accuracy_at_progress"](row) == pytest.approx(50.0)
+    row["training_progress"] = 1.0
+    assert METRICS["accuracy_at_progress"](row) == pytest.approx(95.0)  # the row's mean_last_100
+
+
+def test_cost_metrics_spread_leaves_out_configurations_where_they_cannot_vary(monkeypatch):
+    """FedAvg's own speed-up is 1 at every seed: its configuration says nothing about the
+    spread, so only the other configuration's seeds count."""
+    import pandas as pd
+
+    from flcore.experiments import claims as claims_module
+    from flcore.experiments import runner
+
+    rows = ([{"algorithm": "FedAvg E=1", "alpha": 0.0, "status": "finished", "mean_last_100": 0.3, "s": 1.0}] * 3
+            + [{"algorithm": "FedSAM", "alpha": 0.0, "status": "finished", "mean_last_100": 0.3, "s": v}
+               for v in (1.0, 2.0, 3.0)])
+    monkeypatch.setattr(runner, "results_frame", lambda specs, store=None: pd.DataFrame(rows))
+    monkeypatch.setitem(claims_module.METRICS, "speedup", lambda row: row["s"])
+    spread = claims_module.seed_spread("small", metric="speedup")
+    assert spread["sigma"] == pytest.approx(1.0) and spread["configurations"] == 1 and spread["runs"] == 3
