@@ -28,7 +28,7 @@
 # 0.2}, ResNet-18 {0.01, 0.05, 0.1, 0.5}). Below the `paper` scale MNIST-1D at alpha = 0
 # stands in for the CNN setting, with the grid {0.01, 0.15, 0.3} around flcore's MNIST-1D
 # default (0.15) and a quarter of the scale's rounds per run (labelled below); ResNet-18
-# runs at the `paper` scale only. Panel (b)'s lambda_1 is read from the `lambda_max`
+# runs at the `paper` scale only. Panel (b)'s lambda_1 is read from the `fedgloss_lambda_max`
 # metric of the analysis pages (Table 8) when it is registered; until then the panel shows
 # the accuracy only.
 #
@@ -111,7 +111,7 @@ page.figure(fig, f"FedGloSS accuracy against the server radius rho_s (CIFAR-100 
 
 # %%
 cnn = runs[(runs["model"] == "CNN") & (runs["status"] == "finished")].copy()
-lam = METRICS.get("lambda_max")
+lam = METRICS.get("fedgloss_lambda_max")
 cnn["lambda_1"] = [lam(row) if lam is not None else float("nan") for row in cnn.to_dict("records")]
 by_rho = cnn.groupby("rho_server")[["accuracy", "lambda_1"]].mean()
 fig, ax = plt.subplots(figsize=(5.5, 3.6))
@@ -125,7 +125,7 @@ if by_rho["lambda_1"].notna().any():
     twin.set_ylabel("lambda_1 of the global model", color="tab:red")
     lam_text = ", ".join(f"rho_s {r:g}: lambda_1 {v:.2f}" for r, v in by_rho["lambda_1"].items())
 else:
-    lam_text = "lambda_1 is not computed yet (the analysis pages' lambda_max metric is not registered)"
+    lam_text = "lambda_1 is not computed yet (the analysis pages' fedgloss_lambda_max metric is not registered)"
 page.figure(fig, f"CNN setting: accuracy (blue) and the global model's top Hessian eigenvalue (red) against rho_s; "
                  f"{lam_text}.",
             alt="Line chart of accuracy against rho_s on a log axis, with lambda_1 on a second axis where computed: "
