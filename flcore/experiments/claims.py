@@ -146,11 +146,22 @@ METRICS: dict[str, Callable[[dict], float | None]] = {"accuracy": _accuracy}
 METRIC_SIGMAS: dict[str, Callable[[dict], float | None]] = {}
 
 
+#: metric name -> the metric whose seed spread on the reference runs decides its ties, for
+#: a metric the reference runs cannot give (they keep no client models) but that shares
+#: its unit with one they can (a client model's lambda_max -> the global model's).
+SPREAD_METRICS: dict[str, str] = {}
+
+
 def register_metric(name: str, function: Callable[[dict], float | None],
-                    sigma: Callable[[dict], float | None] | None = None) -> None:
+                    sigma: Callable[[dict], float | None] | None = None,
+                    spread_from: str | None = None) -> None:
+    """``function(row)`` as metric ``name``; ``sigma``: see :data:`METRIC_SIGMAS`;
+    ``spread_from``: see :data:`SPREAD_METRICS`."""
     METRICS[name] = function
     if sigma is not None:
         METRIC_SIGMAS[name] = sigma
+    if spread_from is not None:
+        SPREAD_METRICS[name] = spread_from
 
 
 # --------------------------------------------------------------------------- seed spread
@@ -318,6 +329,6 @@ def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers:
         if artifact is not None and artifact not in claim.artifacts:
             continue
         if claim.metric not in spreads:
-            spreads[claim.metric] = seed_spread(scale, store, claim.metric)
+            spreads[claim.metric] = seed_spread(scale, store, SPREAD_METRICS.get(claim.metric, claim.metric))
         out.append(evaluate(claim, scale, store, seeds, spreads[claim.metric]))
     return out

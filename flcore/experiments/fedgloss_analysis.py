@@ -445,7 +445,9 @@ def client_lambda_max_metric(row: dict) -> float | None:
 
 
 register_metric("fedgloss_lambda_max", lambda_max_metric)
-register_metric("client_lambda_max", client_lambda_max_metric)
+# the reference runs keep no client models: ties of a client model's lambda_1 are decided
+# with the seed spread of the global model's lambda_1 (the same unit)
+register_metric("client_lambda_max", client_lambda_max_metric, spread_from="fedgloss_lambda_max")
 
 
 # --------------------------------------------------------------------------- tables
