@@ -127,6 +127,14 @@ def gloss_run(dataset_label: str, algorithm: str, alpha: float, per_round: int, 
     clients_per_round, seed."""
     if algorithm not in METHOD:
         raise ValueError(f"algorithm must be one of {', '.join(METHOD)}, got {algorithm!r}")
+    labels = {"dataset": dataset_label, "algorithm": algorithm, "alpha": float(alpha),
+              "clients_per_round": int(per_round), "seed": int(seed)}
+    from . import fedgloss_results
+
+    if algorithm in fedgloss_results.ALGORITHM and per_round == fedgloss_results.CNN_PER_ROUND:
+        # the result pages' run of this cell (the same configuration, one definition)
+        return RunSpec(labels, fedgloss_results.gloss_cnn_run(dataset_label, algorithm, alpha, seed, scale,
+                                                              **extra).config)
     if algorithm in _SAM_MAIN_LABEL:
         spec = fedsam.sam_main_run(dataset_label, _SAM_MAIN_LABEL[algorithm], alpha, per_round, seed, scale,
                                    **extra)
