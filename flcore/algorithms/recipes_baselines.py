@@ -244,7 +244,7 @@ register(Method(
     ("P0", "C0", "S4"), (), _client(_sgd), _fednova_server))
 register(Method(
     "fedgma",
-    "FedGMA (Tenison et al. 2023, Algorithm 1): M_j = 1[|sum_k sign(Delta_kj)|/m >= tau]; "
+    "FedGMA (Tenison et al. 2023, Algorithm 1): A_j = |sum_k sign(Delta_kj)|/m, soft mask M_j = 1 if A_j >= tau else A_j; "
     "w^{t+1} = w^t - eta_g M * Delta^t.",
     ("P0", "C0", "S5"), ("server_lr", "gma_tau", "gma_variant"), _client(_sgd), _fedgma_server))
 

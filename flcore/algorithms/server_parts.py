@@ -214,9 +214,13 @@ class GMAStep:
     algorithms.md 3.9).
 
     ``variant="paper"``: per coordinate the sign agreement
-    ``A_j = |sum_k sign(Delta_{k,j})| / m`` gives the mask ``M_j = 1[A_j >= tau]`` and
-    ``w^{t+1} = w^t - lr M * Delta^t`` (``Delta^t = sum_k p_k Delta_k``).  With
-    ``tau = 0`` every coordinate passes and ``lr = 1`` is FedAvg.
+    ``A_j = |sum_k sign(Delta_{k,j})| / m`` gives the soft mask ``M_j = 1`` where
+    ``A_j >= tau`` and ``M_j = A_j`` below it, and ``w^{t+1} = w^t - lr M * Delta^t``
+    (``Delta^t = sum_k p_k Delta_k``).  Tenison et al. scale the coordinates the clients
+    disagree on by their agreement rather than zeroing them (the AND-mask of Parascandolo
+    et al. zeroes them; with a few heterogeneous clients per round that mask removes almost
+    every coordinate and the model stays at chance).  With ``tau = 0`` every coordinate
+    passes and ``lr = 1`` is FedAvg.
 
     ``variant="fedima_code"`` reproduces the FedIMA code behind the [IMA] tables: the
     sign count uses ``w_k - w^t``, the threshold is strict (``|count| > tau m``) and,
@@ -244,7 +248,8 @@ class GMAStep:
         if self.variant == "paper":
             delta = start - average
             agreement = torch.sign(start - models).sum(0).abs() / m
-            return w - self.lr * torch.where(agreement >= self.tau, delta, torch.zeros_like(delta))
+            mask = torch.where(agreement >= self.tau, torch.ones_like(agreement), agreement)
+            return w - self.lr * mask * delta
         count = torch.sign(models - start).sum(0)
         strong = count.abs() > self.tau * m
         current = w
