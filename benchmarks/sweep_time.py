@@ -25,6 +25,18 @@ seconds, the runs' total cost -- :func:`flcore.experiments.planner.run_cost` -- 
 largest group, peak memory, machine, date) to a JSON-lines file, read by the Performance
 page and by the cost model of :mod:`flcore.experiments.budget`.
 
+The ceiling
+-----------
+Both ways compute the same gradients; batching only removes per-step overhead and runs
+the kernels on larger operands.  So the run-level ratio cannot pass the ratio of the
+gradient kernels themselves.  Each row also carries ``gradient_ms_per_client_step``: the
+milliseconds of one client's minibatch gradient on the path that way trains with
+(:meth:`flcore.flat.FlatModel.grad_fn`: one client at a time for ``one-at-a-time``; all
+clients of the largest group at once, under ``vmap``, for ``batched``), timed in its own
+single-threaded process on the runs' model and batch size, and ``gradient_ratio``, the
+one-at-a-time kernel time over this row's.  When training is compute-bound, as for the
+small MNIST-1D CNN on a CPU, ``gradient_ratio`` is the ceiling of ``ratio``.
+
 Running it
 ----------
 ::
@@ -102,10 +114,46 @@ def time_engine(engine: str, configs: list[dict], workers: int, device: str, out
     out.send((seconds, peak))
 
 
-def _in_process(engine, configs, workers, device) -> tuple[float, float | None]:
+def time_gradient(engine: str, config: dict, clients: int, device: str, out, steps: int = 60) -> None:
+    """Child process, one thread on a CPU: milliseconds per client-step of the gradient
+    ``engine`` trains with, for ``clients`` clients of ``config``'s model and batch size."""
+    import torch
+
+    from flcore.algorithms.local import Batch
+    from flcore.config import resolve_config
+    from flcore.flat import FlatModel
+    from flcore.models import build_model
+    from flcore.sim import build_federated_data, resolve_device
+
+    if device == "cpu":
+        torch.set_num_threads(1)
+    cfg = resolve_config(config)
+    dev = resolve_device(device)
+    data = build_federated_data(cfg, dev)
+    flat = FlatModel(build_model(cfg.model, tuple(data.train_x.shape[1:]), data.num_classes).to(dev))
+    generator = torch.Generator().manual_seed(0)
+    W = (flat.flatten().repeat(clients, 1)
+         + 0.01 * torch.randn(clients, flat.num_params, generator=generator).to(dev))
+    rows = torch.randint(0, data.train_x.shape[0], (clients, cfg.batch_size), generator=generator).to(dev)
+    batch = Batch(x=data.train_x[rows], y=data.train_y[rows], weight=torch.ones(rows.shape, device=dev),
+                  active=torch.ones(clients, dtype=torch.bool, device=dev))
+    grad = flat.grad_fn(batched=engine != "one-at-a-time")
+    for _ in range(5):
+        grad(W, batch)
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(steps):
+        grad(W, batch)
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    out.send(((time.perf_counter() - started) / steps / clients * 1e3, None))
+
+
+def _in_process(engine, configs, workers, device, target=None, args=None) -> tuple[float, float | None]:
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe()
-    proc = ctx.Process(target=time_engine, args=(engine, configs, workers, device, child))
+    proc = ctx.Process(target=target or time_engine, args=(*(args or (engine, configs, workers, device)), child))
     proc.start()
     result = parent.recv() if parent.poll(None) else None
     proc.join()
@@ -143,13 +191,19 @@ def main(argv=None) -> int:
     build_federated_data(resolve_config(configs[0]), resolve_device(device))  # generate/cache the data once
     cost = sum(run_cost(resolve_config(c)) for c in configs)
     group_runs = max(g.size for g in plan_groups(configs, device=device, workers=workers))
-    rows, base = [], None
+    per_round = resolve_config(configs[0]).per_round
+    rows, base, base_gradient = [], None, None
     for engine in ("one-at-a-time", "batched"):
         seconds, peak = _in_process(engine, configs, workers, device)
+        clients = per_round * (1 if engine == "one-at-a-time" else group_runs)
+        gradient_ms, _ = _in_process(engine, configs, workers, device, target=time_gradient,
+                                     args=(engine, configs[0], clients, device))
         runs_per_s = len(configs) / seconds
         base = base or runs_per_s
+        base_gradient = base_gradient or gradient_ms
         row = {"engine": engine, "device": device, "runs": len(configs), "runs_per_s": round(runs_per_s, 4),
-               "ratio": round(runs_per_s / base, 2)}
+               "ratio": round(runs_per_s / base, 2), "gradient_ms_per_client_step": round(gradient_ms, 4),
+               "gradient_ratio": round(base_gradient / gradient_ms, 2)}
         rows.append((row, {"rounds": rounds, "workers": workers, "seconds": round(seconds, 1), "cost": cost,
                            "group_runs": 1 if engine == "one-at-a-time" else group_runs,
                            "peak_memory_mb": None if peak is None else round(peak), "machine": machine(device),
@@ -159,7 +213,8 @@ def main(argv=None) -> int:
             print(json.dumps(row), flush=True)
         else:
             print(f"{engine:<14} {device} {len(configs)} runs  {runs_per_s:.3f} runs/s  x{row['ratio']:.2f}  "
-                  f"({seconds:.0f} s)", flush=True)
+                  f"({seconds:.0f} s; gradient {gradient_ms:.3f} ms per client-step, "
+                  f"x{row['gradient_ratio']:.2f})", flush=True)
     if args.append:
         with open(args.append, "a") as fh:
             for row, context in rows:

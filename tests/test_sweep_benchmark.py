@@ -1,0 +1,64 @@
+"""benchmarks/sweep_time.py's gradient ceiling: the kernel it times is the one each way trains with."""
+import importlib.util
+import multiprocessing
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("sweep_time", ROOT / "benchmarks" / "sweep_time.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sweep_time"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+CONFIG = {"method": "fedavg", "dataset": "mnist1d", "scale": "smoke", "rounds": 1}
+
+
+@pytest.mark.parametrize("engine", ["one-at-a-time", "batched"])
+def test_gradient_timing_reports_milliseconds_per_client_step(engine, monkeypatch):
+    sweep = _script()
+    calls = []
+    from flcore.flat import FlatModel
+
+    real = FlatModel.grad_fn
+
+    def spy(self, batched):
+        fn = real(self, batched)
+
+        def counted(W, batch):
+            calls.append((batched, W.shape[0], tuple(batch.x.shape)))
+            return fn(W, batch)
+        return counted
+
+    monkeypatch.setattr(FlatModel, "grad_fn", spy)
+    parent, child = multiprocessing.Pipe()
+    threads = torch.get_num_threads()
+    try:
+        sweep.time_gradient(engine, CONFIG, clients=6, device="cpu", out=child, steps=3)
+    finally:
+        torch.set_num_threads(threads)
+    ms, peak = parent.recv()
+    assert ms > 0 and peak is None
+    # 5 warm-up calls and 3 timed ones, all on the path of that engine, 6 clients of the
+    # MNIST-1D presets' batch of 20 signals of length 40
+    assert calls == [(engine == "batched", 6, (6, 20, 40))] * 8
+
+
+def test_the_performance_page_shows_the_gradient_ceiling(tmp_path):
+    from flcore.report.performance import render_performance
+
+    rows = ('{"engine": "one-at-a-time", "device": "cpu", "runs": 24, "runs_per_s": 0.1, "ratio": 1.0, '
+            '"gradient_ms_per_client_step": 1.5, "gradient_ratio": 1.0, "machine": "CPU, 2 cores"}\n'
+            '{"engine": "batched", "device": "cpu", "runs": 24, "runs_per_s": 0.25, "ratio": 2.5, '
+            '"gradient_ms_per_client_step": 0.5, "gradient_ratio": 3.0, "machine": "CPU, 2 cores"}\n')
+    (tmp_path / "round_time.jsonl").write_text("")
+    (tmp_path / "sweep_time.jsonl").write_text(rows)
+    page = render_performance(tmp_path / "round_time.jsonl")
+    assert "| batched | CPU, 2 cores | 24 |  |  | 0.2500 | 2.50 |  | 0.500 | 3.00 |  |  |" in page
