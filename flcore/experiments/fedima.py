@@ -134,7 +134,8 @@ PAPER_DATASET = {"FMNIST": "fmnist", "CIFAR-10": "cifar10", "CIFAR-100": "cifar1
 #: flcore's model for the paper's (data set, model) (absent: not in flcore): the paper's
 #: "CNN" is a different network on FMNIST and on CIFAR-10 (Table IV).
 PAPER_MODEL = {("FMNIST", "CNN"): "fmnist_cnn", ("CIFAR-10", "CNN"): "cnn",
-               ("CIFAR-10", "ResNet-18"): "resnet18gn", ("CIFAR-100", "VGG-11"): "vgg11gn"}
+               ("CIFAR-10", "ResNet-18"): "resnet18gn", ("CIFAR-100", "VGG-11"): "vgg11gn",
+               ("CIFAR-100", "ResNet-18"): "resnet18gn"}
 
 #: Fig. 6 sweeps (the paper's grids were lost in the text): Dirichlet alpha, clients per
 #: round (of 100) and local epochs, by scale; the Table I point is one of each.
