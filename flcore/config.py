@@ -447,6 +447,7 @@ MAX_COUNT = 1_000_000
 DATASET_FACTS: dict[str, tuple[tuple[int, ...], int, int | None]] = {
     "cifar10": ((3, 32, 32), 10, 50_000),
     "cifar100": ((3, 32, 32), 100, 50_000),
+    "fmnist": ((1, 28, 28), 10, 60_000),
     "mnist1d": ((40,), 10, None),
     "synthetic": ((40,), 10, None),
 }

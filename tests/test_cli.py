@@ -133,3 +133,38 @@ def test_centralized_method_pools_the_data_and_rejects_a_federation(tmp_path, ca
     assert (cfg.clients, cfg.per_round, cfg.partition) == (1, 1, "iid")
     assert main(["run", *SMOKE, "--method", "centralized-sam", "--clients", "10", "--store", str(tmp_path)]) == 2
     assert "'clients'" in capsys.readouterr().err
+
+
+def test_run_on_fmnist_data_in_torchvisions_format(tmp_path, capsys):
+    from flcore.data import write_fake_fmnist
+    from flcore.data.checksums import expected_checksums
+
+    md5s = write_fake_fmnist(tmp_path / "data", num_train=60, num_test=12)
+    with expected_checksums("fmnist", md5s):
+        summary = _run_json(capsys, "--dataset", "fmnist", "--model", "fmnist_cnn", "--clients", "3",
+                            "--per-round", "2", "--samples-per-client", "20", "--rounds", "1",
+                            "--data-root", str(tmp_path / "data"), "--store", str(tmp_path / "runs"))
+    assert summary["status"] == "finished" and summary["rounds_done"] == 1
+    config = json.loads((tmp_path / "runs" / summary["run_id"] / "config.json").read_text())
+    assert config["dataset"] == "fmnist" and config["model"] == "fmnist_cnn"
+
+
+def test_missing_fmnist_data_exits_2_with_the_file_and_how_to_fetch(tmp_path, capsys):
+    from flcore.data import write_fake_fmnist
+    from flcore.data.checksums import expected_checksums
+
+    md5s = write_fake_fmnist(tmp_path / "data", num_train=60, num_test=12)
+    (tmp_path / "data" / "FashionMNIST" / "raw" / "train-labels-idx1-ubyte.gz").unlink()
+    with expected_checksums("fmnist", md5s):
+        code = main(["run", *SMOKE, "--dataset", "fmnist", "--data-root", str(tmp_path / "data"),
+                     "--store", str(tmp_path / "runs")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "train-labels-idx1-ubyte.gz" in err and "--download" in err
+    assert not (tmp_path / "runs").exists(), "no run record for data that cannot be loaded"
+
+
+def test_fmnist_data_rejects_a_model_for_other_inputs(tmp_path, capsys):
+    code = main(["run", *SMOKE, "--dataset", "fmnist", "--model", "vgg11gn", "--store", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "'model'" in err and "fmnist_cnn" in err and "[1, 28, 28]" in err

@@ -28,11 +28,12 @@ def test_last_rounds_accuracy_is_the_mean_of_the_last_ten_evaluations():
 
 def test_small_maps_every_row_to_mnist1d_and_rows_of_one_partition_share_runs():
     specs = fedima.table1_runs("small")
-    assert len(specs) == 6 * 16
-    assert len({s.run_id() for s in specs}) == 2 * 16
+    assert len(specs) == 7 * 16
+    assert len({s.run_id() for s in specs}) == 2 * 16  # the CIFAR-100 row adds cells, not runs
     by = {(s.labels["dataset"], s.labels["model"], s.labels["partition"], s.labels["algorithm"]): s for s in specs}
     assert (by["FMNIST", "CNN", "dirichlet", "FedAvg+IMA"].run_id()
-            == by["CIFAR-10", "ResNet-18", "dirichlet", "FedAvg+IMA"].run_id())
+            == by["CIFAR-10", "ResNet-18", "dirichlet", "FedAvg+IMA"].run_id()
+            == by["CIFAR-100", "VGG-11", "dirichlet", "FedAvg+IMA"].run_id())  # T 300 and 400 scale alike
     cfg = by["CIFAR-10", "CNN", "pathological", "FedProx+IMA"].resolve()
     assert (cfg.dataset, cfg.partition, cfg.classes_per_client, cfg.rounds, cfg.ima_start) == (
         "mnist1d", "shards", 2, 100, 75)
@@ -42,7 +43,7 @@ def test_small_maps_every_row_to_mnist1d_and_rows_of_one_partition_share_runs():
 
 def test_paper_scale_is_the_papers_protocol():
     specs = fedima.table1_runs("paper")
-    assert {s.labels["dataset"] for s in specs} == {"CIFAR-10"}  # FMNIST is not in flcore
+    assert len(specs) == len({s.run_id() for s in specs}) == 7 * 16
     spec = next(s for s in specs if s.labels["algorithm"] == "FedAvg+IMA" and s.labels["model"] == "ResNet-18")
     cfg = spec.resolve()
     assert (cfg.dataset, cfg.model, cfg.clients, cfg.per_round, cfg.local_epochs, cfg.batch_size) == (
@@ -50,6 +51,46 @@ def test_paper_scale_is_the_papers_protocol():
     assert (cfg.lr, cfg.momentum, cfg.weight_decay, cfg.rounds, cfg.ima_start) == (0.01, 0.9, 1e-3, 400, 300)
     starts = sorted(s.resolve().ima_start for s in fedima.table2_runs("paper") if s.labels["ima"])
     assert sorted(set(starts)) == [150, 200, 250, 300]
+
+
+def test_paper_scale_runs_the_fmnist_and_cifar100_rows_on_their_data_and_models():
+    specs = fedima.table1_runs("paper")
+    resolved = {(s.labels["dataset"], s.labels["model"], s.labels["table_row"]): s.resolve() for s in specs
+                if s.labels["algorithm"] == "FedAvg+IMA"}
+    assert set(resolved) == {("FMNIST", "CNN", "shards"), ("FMNIST", "CNN", "dirichlet"),
+                             ("CIFAR-10", "CNN", "shards"), ("CIFAR-10", "CNN", "dirichlet"),
+                             ("CIFAR-10", "ResNet-18", "shards"), ("CIFAR-10", "ResNet-18", "dirichlet"),
+                             ("CIFAR-100", "VGG-11", "row 1")}
+    fmnist = resolved["FMNIST", "CNN", "dirichlet"]
+    assert (fmnist.dataset, fmnist.model, fmnist.rounds, fmnist.ima_start, fmnist.alpha) == (
+        "fmnist", "fmnist_cnn", 300, 225, 0.1)
+    assert resolved["FMNIST", "CNN", "shards"].partition == "shards"
+    cifar100 = resolved["CIFAR-100", "VGG-11", "row 1"]
+    assert (cifar100.dataset, cifar100.model, cifar100.partition, cifar100.alpha, cifar100.rounds,
+            cifar100.ima_start) == ("cifar100", "vgg11gn", "dirichlet", 0.1, 300, 225)
+    assert (cifar100.clients, cifar100.per_round, cifar100.local_epochs, cifar100.batch_size, cifar100.lr) == (
+        100, 10, 5, 50, 0.01)
+    # the published rows these runs are compared with exist
+    from flcore.experiments.published import published
+
+    keys = set(map(tuple, published("fedima-table-1")[["dataset", "model", "partition"]].values.tolist()))
+    assert {key for key in resolved} <= keys
+
+
+def test_paper_scale_fmnist_row_trains_end_to_end_on_torchvision_format_data(tmp_path):
+    from flcore.api import run_experiment
+    from flcore.data import write_fake_fmnist
+    from flcore.data.checksums import expected_checksums
+
+    spec = next(s for s in fedima.table1_runs("paper") if s.labels["dataset"] == "FMNIST"
+                and s.labels["table_row"] == "dirichlet" and s.labels["algorithm"] == "FedAvg+IMA")
+    md5s = write_fake_fmnist(tmp_path / "data", num_train=120, num_test=20)
+    config = {**spec.config, "clients": 4, "per_round": 2, "samples_per_client": 30, "rounds": 2, "ima_start": 1,
+              "local_epochs": 1, "batch_size": 10, "data_root": str(tmp_path / "data")}
+    with expected_checksums("fmnist", md5s):
+        summary = run_experiment(config, store=tmp_path / "runs")
+    assert summary["status"] == "finished" and summary["rounds_done"] == 2
+    assert 0.0 <= summary["final_accuracy"] <= 1.0
 
 
 def test_table3_schemes_reach_the_config():

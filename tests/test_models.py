@@ -8,9 +8,11 @@ from torch.func import functional_call, stack_module_state, vmap
 from flcore.models import (
     MODEL_NAMES,
     CifarCNN,
+    FMNISTCNN,
     MNIST1DCNN,
     MNIST1DMLP,
     ResNet18GN,
+    VGG11GN,
     build_model,
     count_parameters,
     default_model_for,
@@ -21,12 +23,15 @@ SIGNAL_SHAPE = (40,)
 INPUT_SHAPES = {
     "cnn": IMAGE_SHAPE,
     "resnet18gn": IMAGE_SHAPE,
+    "fmnist_cnn": (1, 28, 28),
+    "vgg11gn": IMAGE_SHAPE,
     "mnist1d_cnn": SIGNAL_SHAPE,
     "mnist1d_mlp": SIGNAL_SHAPE,
 }
-FEATURE_DIMS = {"cnn": 192, "resnet18gn": 512, "mnist1d_cnn": 128, "mnist1d_mlp": 100}
+FEATURE_DIMS = {"cnn": 192, "resnet18gn": 512, "fmnist_cnn": 128, "vgg11gn": 128, "mnist1d_cnn": 128,
+                "mnist1d_mlp": 100}
 # Models cheap enough for the vmap test on 2 CPU cores.
-VMAPPED_MODELS = ("cnn", "mnist1d_cnn", "mnist1d_mlp")
+VMAPPED_MODELS = ("cnn", "fmnist_cnn", "vgg11gn", "mnist1d_cnn", "mnist1d_mlp")
 
 
 def _model(name: str, num_classes: int = 10, seed: int = 0) -> torch.nn.Module:
@@ -37,6 +42,47 @@ def _model(name: str, num_classes: int = 10, seed: int = 0) -> torch.nn.Module:
 def _inputs(name: str, batch: int, seed: int = 1) -> torch.Tensor:
     gen = torch.Generator().manual_seed(seed)
     return torch.randn(batch, *INPUT_SHAPES[name], generator=gen)
+
+
+def _conv(c_in, c_out, k):
+    return c_in * c_out * k * k + c_out
+
+
+def _fc(n_in, n_out):
+    return n_in * n_out + n_out
+
+
+@pytest.mark.parametrize("num_classes", [10, 7])
+def test_fmnist_cnn_has_fedimas_layers(num_classes):
+    # Table IV / official code: Conv(1,32,5), Conv(32,32,5), 28 -> 24 -> 12 -> 8 -> 4,
+    # FC(32*4*4, 384), FC(384, 128), FC(128, C)
+    expected = _conv(1, 32, 5) + _conv(32, 32, 5) + _fc(32 * 4 * 4, 384) + _fc(384, 128) + _fc(128, num_classes)
+    assert count_parameters(FMNISTCNN(num_classes)) == expected
+    assert num_classes != 10 or expected == 274_026
+
+
+@pytest.mark.parametrize("num_classes", [10, 100])
+def test_vgg11gn_has_vgg11_convolutions_groupnorm_and_the_projector(num_classes):
+    widths = [3, 64, 128, 256, 256, 512, 512, 512, 512]
+    convs = sum(_conv(a, b, 3) for a, b in zip(widths, widths[1:]))
+    norms = sum(2 * w for w in widths[1:])  # GroupNorm: one weight and one bias per channel
+    expected = convs + norms + _fc(512, 128) + _fc(128, num_classes)
+    model = VGG11GN(num_classes)
+    assert count_parameters(model) == expected
+    assert {m.num_groups for m in model.modules() if isinstance(m, torch.nn.GroupNorm)} == {2}
+    assert len(model.convs) == 8 and sum(model._pool_after) == 5
+
+
+def test_vgg11gn_projector_is_linear_unless_asked():
+    torch.manual_seed(0)
+    linear = VGG11GN(10)
+    relu = VGG11GN(10, projector_relu=True)
+    relu.load_state_dict(linear.state_dict())
+    x = torch.randn(3, 3, 32, 32)
+    with torch.no_grad():
+        plain = linear.features(x)
+        assert (plain < 0).any()  # a linear projector keeps negative outputs
+        torch.testing.assert_close(relu.features(x), plain.clamp(min=0))
 
 
 @pytest.mark.parametrize("num_classes, expected", [(10, 797_962), (100, 815_332)])
@@ -160,6 +206,7 @@ def test_build_model_uses_input_channels_and_length():
 @pytest.mark.parametrize(
     "name, shape",
     [("cnn", (40,)), ("cnn", (3, 28, 28)), ("resnet18gn", (40,)), ("mnist1d_cnn", (3, 32, 32)),
+     ("fmnist_cnn", (1, 32, 32)), ("fmnist_cnn", (784,)), ("vgg11gn", (3, 28, 28)), ("vgg11gn", (40,)),
      ("mnist1d_cnn", (10,)), ("mnist1d_mlp", (3, 32, 32))],
 )
 def test_build_model_rejects_shapes_the_model_cannot_take(name, shape):
@@ -171,7 +218,7 @@ def test_build_model_rejects_shapes_the_model_cannot_take(name, shape):
 
 def test_build_model_rejects_unknown_names_listing_the_allowed_ones():
     with pytest.raises(ValueError) as info:
-        build_model("vgg11", IMAGE_SHAPE, 10)
+        build_model("vgg16", IMAGE_SHAPE, 10)
     assert all(name in str(info.value) for name in MODEL_NAMES)
 
 
@@ -182,7 +229,8 @@ def test_build_model_rejects_bad_class_counts():
 
 @pytest.mark.parametrize(
     "dataset, model",
-    [("cifar10", "cnn"), ("CIFAR100", "cnn"), ("mnist1d", "mnist1d_cnn"), ("synthetic", "mnist1d_cnn")],
+    [("cifar10", "cnn"), ("CIFAR100", "cnn"), ("fmnist", "fmnist_cnn"), ("mnist1d", "mnist1d_cnn"),
+     ("synthetic", "mnist1d_cnn")],
 )
 def test_default_model_for(dataset, model):
     assert default_model_for(dataset) == model

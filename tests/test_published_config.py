@@ -236,6 +236,21 @@ def test_fedima_layers_are_read_from_the_built_models():
     assert summary.loc[("CNN", "CIFAR-10"), "parameters"] == 797_962  # the FedSAM/FedGF CNN's documented count
     assert summary.loc[("ResNet18", "CIFAR-100"), "FC layers"] == "FC(512,100)"
     assert summary.loc[("ResNet18", "CIFAR-10"), "normalisation"] == "GN(2)"
+    # the registry's counts of FedIMA's own networks (closed forms in tests/test_models.py)
+    assert summary.loc[("CNN", "FMNIST"), ["flcore model", "parameters"]].tolist() == ["fmnist_cnn", 274_026]
+    assert summary.loc[("VGG11", "CIFAR-100"), "FC layers"] == "FC(512,128) \u2192 FC(128,100)"
+    assert summary.loc[("VGG11", "CIFAR-10"), ["conv layers", "normalisation"]].tolist() == [8, "GN(2)"]
+
+
+def test_fedima_table4_finds_the_kept_layers_of_fedimas_own_networks():
+    from flcore.experiments.fedima_settings import table4_ours
+
+    ours = table4_ours(published("fedima-table-4")).set_index(["model", "block"])
+    assert ours.loc[("FMNIST (CNN)", 4), ["flcore model", "in flcore"]].tolist() == ["fmnist_cnn", "yes"]
+    assert ours.loc[("FMNIST (CNN)", 5), "in flcore"] == "yes"
+    assert ours.loc[("CIFAR-10/100 (VGG11)", 2), ["flcore model", "in flcore"]].tolist() == ["vgg11gn", "yes"]
+    assert ours.loc[("CIFAR-10/100 (CNN)", 4), "in flcore"] == "no"  # flcore's CNN is FedSAM's, 384-192
+    assert ours.loc[("PACS (AlexNet)", 2), "in flcore"] == "not in flcore"
 
 
 def test_fedima_comparisons_mark_absent_data_and_agree_on_the_ima_fields():
@@ -243,11 +258,22 @@ def test_fedima_comparisons_mark_absent_data_and_agree_on_the_ima_fields():
 
     t7 = compare_table7(published("fedima-table-7")).set_index("setting")
     assert t7.loc["PACS (AlexNet w/ GN)", "match"] == "not in flcore"
-    assert t7.loc["CIFAR-100 (VGG11)", "flcore model"] == "not in flcore"
+    assert t7.loc["CIFAR-100 (VGG11)", "flcore model"] == "vgg11gn"
+    assert t7.loc["FMNIST (CNN)", "flcore model"] == "fmnist_cnn"
+    # the values the result runs use (fedima.ima_run at the paper scale), which are FedIMA's
+    assert set(t7["match"]) == {"yes", "not in flcore"}
+    assert t7.loc["CIFAR-100 (VGG11)", ["rounds (flcore)", "ima_start (flcore)"]].tolist() == [300, 225]
     agree, differ = columns_agreeing(t7.reset_index())
     assert {"window", "ima_lr_decay", "lr_decay"} <= set(agree)
     # the IMA start is 0.75 T on both sides, so it differs exactly where T does
     assert ("ima_start" in differ) == ("rounds" in differ)
+    from flcore.experiments.fedima_settings import compare_table6
+
+    t6 = compare_table6(published("fedima-table-6")).set_index("figures")
+    # the analysis runs' settings (fedima_analysis.vis_run), FedIMA's protocol, not flcore's preset
+    assert t6.loc["Figure 1, 9", "match"] == "yes" and t6.loc["Figure 2, 3,4", "lr_decay (flcore)"] == "0/0.01"
+    assert t6.loc["Figure 8, 9", "match"] == "no: rounds"  # one 400-round run serves Fig. 8's 200
+    assert t6.loc["Figure 10", "flcore dataset"] == "cifar10, fmnist (not run)"
     t5 = compare_table5(published("fedima-table-5")).set_index(["method", "hyperparameter"])
     assert t5.loc[("FedASAM", "rho"), "match"] == "paper value lost"
     assert t5.loc[("FedAdam", "tau"), "match"] == "yes"

@@ -7,26 +7,27 @@ the data are missing or corrupt, and how to fetch them.
 Checksums: by default the files are verified against torchvision's own lists
 (``CIFAR10.train_list``, ``test_list``, ``meta``).  Fake data written by
 ``write_fake_cifar`` have other md5s; pass them as ``checksums=`` or wrap the call in
-``expected_checksums(name, md5s)``.  Either way the same torchvision code path runs, on a
-subclass whose lists carry the given md5s (torchvision's classes are never modified).
+``expected_checksums(name, md5s)`` (:mod:`flcore.data.checksums`, re-exported here).
+Either way the same torchvision code path runs, on a subclass whose lists carry the given
+md5s (torchvision's classes are never modified).
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import pickle
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 import torch
 from torchvision.datasets import CIFAR10, CIFAR100
 
+from .checksums import checksum_override, expected_checksums
 from .cifar_format import file_md5
 from .cifar_stats import CIFAR10_MEAN, CIFAR10_STD, CIFAR100_MEAN, CIFAR100_STD
 from .datasets import Dataset
 from .errors import DatasetError
 
+__all__ = ["expected_checksums", "load_cifar"]
 
 
 class _Variant(NamedTuple):
@@ -42,24 +43,6 @@ _VARIANTS = {
     "cifar100": _Variant(CIFAR100, "CIFAR-100", 100, CIFAR100_MEAN, CIFAR100_STD),
 }
 
-_checksum_overrides: contextvars.ContextVar[Mapping[str, Mapping[str, str]]] = (
-    contextvars.ContextVar("flcore_cifar_checksums", default={}))
-
-
-@contextlib.contextmanager
-def expected_checksums(name: str, md5s: Mapping[str, str]) -> Iterator[None]:
-    """Within the block, verify ``name``'s files against ``md5s`` (file name -> md5).
-
-    For code that reaches ``load_dataset`` indirectly (e.g. an experiment run on data from
-    ``write_fake_cifar``).  An explicit ``checksums=`` argument takes precedence.
-    """
-    _torchvision_class(name, md5s)  # validate now rather than at first use
-    token = _checksum_overrides.set({**_checksum_overrides.get(), name: dict(md5s)})
-    try:
-        yield
-    finally:
-        _checksum_overrides.reset(token)
-
 
 def load_cifar(name: str, root: str | Path = "data", *, download: bool = False,
                num_samples: int | None = None,
@@ -73,7 +56,7 @@ def load_cifar(name: str, root: str | Path = "data", *, download: bool = False,
         raise ValueError(f"unknown CIFAR variant {name!r}; expected 'cifar10' or 'cifar100'")
     variant = _VARIANTS[name]
     if checksums is None:
-        checksums = _checksum_overrides.get().get(name)
+        checksums = checksum_override(name)
     dataset_class = _torchvision_class(name, checksums)
     root = Path(root).expanduser().resolve()
 

@@ -1,16 +1,14 @@
 """The FedIMA paper's configuration tables (Zhou et al., its Tables IV-VII) rendered from flcore.
 
-Each ``table*_ours`` function reads flcore's own registries -- the model registry
-(:func:`flcore.models.build_model`) for the architectures, and the layered presets
-(:func:`flcore.config.resolve_config` at the ``paper`` scale) for the hyper-parameters and
-protocol -- and lays the answer out like the paper's table, so a page can put it beside the
-published values (:mod:`flcore.experiments.published`).  Data sets and models flcore does
-not have (Fashion-MNIST, Digit-Five, PACS; VGG-11, the Digit-Five CNN, AlexNet) are
-``not in flcore``; nothing is filled in by hand.
-
-flcore's ``paper`` scale is the FedSAM paper's CIFAR protocol (its Table 10): where FedIMA's
-protocol differs (participation, local epochs, batch, momentum, rounds), the tables show
-flcore's values and the ``match`` column says so.
+Each ``table*_ours`` function reads flcore's own code -- the model registry
+(:func:`flcore.models.build_model`) for the architectures, the layered presets
+(:func:`flcore.config.resolve_config`) for Table V's hyper-parameters, and the run
+definitions of the FedIMA result and analysis pages (:mod:`flcore.experiments.fedima`,
+:mod:`flcore.experiments.fedima_analysis`) for Tables VI and VII, so the settings shown are
+those the runs use -- and lays the answer out like the paper's table, so a page can put it
+beside the published values (:mod:`flcore.experiments.published`).  Data sets and models
+flcore does not have (Digit-Five, PACS; the Digit-Five CNN, AlexNet) are ``not in flcore``;
+nothing is filled in by hand.
 """
 from __future__ import annotations
 
@@ -20,15 +18,20 @@ import pandas as pd
 from torch import nn
 
 from ..algorithms import get_method
-from ..config import resolve_config
+from ..config import DATASET_FACTS, resolve_config
 from ..models import build_model, count_parameters
 
 NOT_IN_FLCORE = "not in flcore"
 
 #: The paper's data sets -> flcore's (absent: not in flcore).
-DATASETS = {"CIFAR-10": "cifar10", "CIFAR-100": "cifar100"}
-#: The paper's models -> flcore's model registry names (absent: not in flcore).
-MODELS = {"CNN": "cnn", "ResNet18": "resnet18gn"}
+DATASETS = {"FMNIST": "fmnist", "CIFAR-10": "cifar10", "CIFAR-100": "cifar100"}
+#: The paper's models (Tables IV, VI, VII spell them so) -> flcore's model registry names,
+#: per data set: the paper's "CNN" is one network on FMNIST and another on CIFAR (absent:
+#: not in flcore).
+MODELS = {"CNN": "cnn", "VGG11": "vgg11gn", "ResNet18": "resnet18gn"}
+FMNIST_MODELS = {"CNN": "fmnist_cnn"}
+#: Table I's (and :mod:`flcore.experiments.fedima`'s) spelling of the models.
+RESULT_MODEL_NAMES = {"CNN": "CNN", "VGG11": "VGG-11", "ResNet18": "ResNet-18"}
 #: The paper's baselines -> flcore methods (every one is registered).
 BASELINES = {"FedAvg": "fedavg", "FedProx": "fedprox", "FedASAM": "fedasam", "FedFA": "fedfa",
              "FedNova": "fednova", "FedAdam": "fedadam", "FedYogi": "fedyogi", "FedGMA": "fedgma"}
@@ -54,12 +57,20 @@ def layer_list(model: nn.Module) -> list[str]:
     return out
 
 
+def flcore_model_name(model: str, dataset: str = "CIFAR-10") -> str | None:
+    """flcore's registry name for the paper's ``model`` on ``dataset`` (None: not in flcore)."""
+    if dataset not in DATASETS:
+        return None
+    return (FMNIST_MODELS if dataset == "FMNIST" else MODELS).get(model)
+
+
 def flcore_model(model: str, dataset: str = "CIFAR-10") -> nn.Module | None:
     """flcore's model for the paper's ``model`` on ``dataset`` (None: not in flcore)."""
-    if model not in MODELS or dataset not in DATASETS:
+    name = flcore_model_name(model, dataset)
+    if name is None:
         return None
-    classes = 100 if dataset == "CIFAR-100" else 10
-    return build_model(MODELS[model], (3, 32, 32), classes)
+    shape, classes, _ = DATASET_FACTS[DATASETS[dataset]]
+    return build_model(name, shape, classes)
 
 
 def _fc_layers(model: nn.Module) -> list[str]:
@@ -71,9 +82,10 @@ def table4_ours(published: pd.DataFrame) -> pd.DataFrame:
     has that layer, and flcore's fully connected layers for comparison."""
     rows = []
     for row in published.itertuples():
-        dataset = "CIFAR-100" if row.model.startswith("CIFAR-100") else "CIFAR-10"
+        dataset = row.model.split(" (")[0]
+        dataset = "CIFAR-10" if dataset.startswith("CIFAR-10") else dataset  # "CIFAR-10/100": 10 outputs
         name = row.model.split("(")[-1].rstrip(")")
-        model = flcore_model(name, dataset) if row.model.startswith("CIFAR") else None
+        model = flcore_model(name, dataset)
         if model is None:
             rows.append({"model": row.model, "block": row.block, "flcore model": NOT_IN_FLCORE,
                          "flcore FC layers": NOT_IN_FLCORE, "in flcore": NOT_IN_FLCORE})
@@ -83,21 +95,24 @@ def table4_ours(published: pd.DataFrame) -> pd.DataFrame:
         # projector with its backbone's name in front: compare the layer itself
         layer = str(row.layer).split(".")[-1]
         found = "" if not layer else ("yes" if layer in fcs else "no")
-        rows.append({"model": row.model, "block": row.block, "flcore model": MODELS[name],
+        rows.append({"model": row.model, "block": row.block, "flcore model": flcore_model_name(name, dataset),
                      "flcore FC layers": " \u2192 ".join(fcs), "in flcore": found or "layer lost in the text"})
     return pd.DataFrame(rows)
 
 
-def model_summary(models: Sequence[str] = ("CNN", "ResNet18")) -> pd.DataFrame:
-    """flcore's models for the paper's CIFAR columns: registry name, layers, parameters."""
+def model_summary(models: Sequence[str] = ("CNN", "VGG11", "ResNet18")) -> pd.DataFrame:
+    """flcore's models for the paper's FMNIST and CIFAR columns: registry name, layers,
+    parameters (the registry's count)."""
     rows = []
     for name in models:
         for dataset in DATASETS:
             model = flcore_model(name, dataset)
+            if model is None:
+                continue
             layers = layer_list(model)
             convs = sum(layer.startswith("Conv") for layer in layers)
             norms = sorted({layer for layer in layers if layer.startswith("GN")})
-            rows.append({"paper model": name, "dataset": dataset, "flcore model": MODELS[name],
+            rows.append({"paper model": name, "dataset": dataset, "flcore model": flcore_model_name(name, dataset),
                          "conv layers": convs, "normalisation": ", ".join(norms) or "none",
                          "FC layers": " \u2192 ".join(_fc_layers(model)),
                          "parameters": count_parameters(model)})
@@ -127,29 +142,45 @@ def _decay(gamma: float) -> float:
     return round(1.0 - gamma, 10)
 
 
-def _protocol(method: str, dataset: str) -> dict:
-    cfg = resolve_config(method=method, dataset=DATASETS[dataset], scale="paper", alpha=0.0)
-    return {"cfg": cfg, "clients": cfg.clients, "participation": round(cfg.per_round / cfg.clients, 10),
+def _protocol(cfg) -> dict:
+    return {"clients": cfg.clients, "participation": round(cfg.per_round / cfg.clients, 10),
             "local_epochs": cfg.local_epochs, "batch_size": cfg.batch_size,
             "lr_momentum": f"{cfg.lr:g}({cfg.momentum:g})", "rounds": cfg.rounds}
 
 
+def result_setting(dataset: str, model: str):
+    """The :class:`flcore.experiments.fedima.Setting` whose ``paper`` runs stand for Table
+    VII's (``dataset``, ``model``) row: Table I's Dirichlet row of that pair, or, for a
+    pair flcore has but Table I's runs do not cover (CIFAR-100 with ResNet-18, whose row
+    label was lost), the same protocol with Table VII's rounds; None: not in flcore."""
+    from . import fedima
+
+    name = RESULT_MODEL_NAMES.get(model)
+    if flcore_model_name(model, dataset) is None or name is None:
+        return None
+    matches = [s for s in fedima.SETTINGS if (s.dataset, s.model) == (dataset, name)]
+    if matches:
+        return next((s for s in matches if s.partition == "dirichlet"), matches[0])
+    return fedima.Setting(dataset, name, "dirichlet", fedima.PAPER_ROUNDS)
+
+
 def table7_ours(settings: pd.DataFrame) -> pd.DataFrame:
-    """Table VII (test settings) for each ``setting`` row (``dataset``, ``model``): what an
-    ``X+ima`` run at the ``paper`` scale uses (FedAvg+IMA shown; the IMA fields are the
-    same for every baseline)."""
+    """Table VII (test settings) for each ``setting`` row (``dataset``, ``model``): what the
+    FedAvg+IMA run of that setting on the result pages uses at the ``paper`` scale
+    (:func:`flcore.experiments.fedima.ima_run`; the IMA fields are the same for every
+    baseline)."""
+    from . import fedima
+
     rows = []
     for row in settings.itertuples():
-        if row.dataset not in DATASETS:
+        setting = result_setting(row.dataset, row.model)
+        if setting is None:
             rows.append({"setting": row.setting, **{c: NOT_IN_FLCORE for c in _T7}})
             continue
-        p = _protocol("fedavg+ima", row.dataset)
-        cfg = p.pop("cfg")
-        start = cfg.ima_start if cfg.ima_start is not None else int(0.75 * cfg.rounds)
-        model = MODELS.get(row.model)
-        rows.append({"setting": row.setting, **p, "lr_decay": _decay(cfg.ima_gamma), "window": cfg.ima_window,
-                     "ima_lr_decay": _decay(cfg.ima_gamma_late), "ima_start": start,
-                     "flcore model": model if model else NOT_IN_FLCORE})
+        cfg = fedima.ima_run(setting, "FedAvg", True, "paper").resolve()
+        rows.append({"setting": row.setting, **_protocol(cfg), "lr_decay": _decay(cfg.lr_decay),
+                     "window": cfg.ima_window, "ima_lr_decay": _decay(cfg.ima_gamma_late),
+                     "ima_start": cfg.ima_start, "flcore model": cfg.model})
     return pd.DataFrame(rows)
 
 
@@ -159,25 +190,34 @@ _T7 = ("clients", "participation", "local_epochs", "batch_size", "lr_momentum", 
 
 def table6_ours(settings: pd.DataFrame) -> pd.DataFrame:
     """Table VI (visualisation and validation settings, FedAvg) for each ``figures`` row: what
-    a FedAvg run on the row's first data set at the ``paper`` scale uses."""
+    the analysis pages' FedAvg runs of that FL type use at the ``paper`` scale
+    (:func:`flcore.experiments.fedima_analysis.vis_run`; ``0/0.01``: runs without and with
+    the lr decay).  At the paper scale they train on CIFAR-10 only (Fig. 10's FMNIST runs
+    are not defined)."""
+    from .fedima_analysis import vis_run
+
     rows = []
     for row in settings.itertuples():
         dataset = str(row.dataset).split(",")[0].strip()
         if dataset not in DATASETS:
             rows.append({"figures": row.figures, **{c: NOT_IN_FLCORE for c in _T6}})
             continue
-        p = _protocol("fedavg", dataset)
-        cfg = p.pop("cfg")
+        fl = "cross-silo" if "silo" in str(row.fl).lower() else "cross-device"
+        both = "/" in str(row.lr_decay)
+        configs = [vis_run("paper", fl, decay).resolve() for decay in ((False, True) if both else (False,))]
+        cfg = configs[0]
+        decays = "/".join(f"{_decay(c.lr_decay):g}" for c in configs)
+        # the data sets the analysis runs use; one flcore has but these runs do not: "(not run)"
         datasets = [DATASETS.get(d.strip(), NOT_IN_FLCORE) for d in str(row.dataset).split(",")]
-        models = [MODELS.get(m.strip(), NOT_IN_FLCORE) for m in str(row.model).split(",")]
-        rows.append({"figures": row.figures, **p, "lr_decay": _decay(cfg.lr_decay),
+        datasets = [d if d in (cfg.dataset, NOT_IN_FLCORE) else f"{d} (not run)" for d in datasets]
+        models = [flcore_model_name(m.strip(), dataset) or NOT_IN_FLCORE for m in str(row.model).split(",")]
+        rows.append({"figures": row.figures, **_protocol(cfg), "lr_decay": decays if both else _decay(cfg.lr_decay),
                      "flcore dataset": ", ".join(datasets), "flcore model": ", ".join(models)})
     return pd.DataFrame(rows)
 
 
 _T6 = ("clients", "participation", "local_epochs", "batch_size", "lr_momentum", "lr_decay", "rounds",
        "flcore dataset", "flcore model")
-
 
 
 # ----------------------------------------------------------------------------- comparisons

@@ -94,9 +94,10 @@ def data_bytes(cfg: ExperimentConfig) -> int:
 
 
 def _input_shape(cfg: ExperimentConfig) -> tuple[tuple[int, ...], int]:
-    if cfg.dataset.startswith("cifar"):
-        return (3, 32, 32), 100 if cfg.dataset == "cifar100" else 10
-    return (40,), 10
+    from ..config import DATASET_FACTS
+
+    shape, classes, _ = DATASET_FACTS[cfg.dataset]
+    return shape, classes
 
 
 def device_memory(device: str) -> int:

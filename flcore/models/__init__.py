@@ -11,6 +11,9 @@ Names (``MODEL_NAMES``):
   ``[C, 32, 32]``.
 - ``"resnet18gn"``: :class:`ResNet18GN`, ResNet-18 with GroupNorm(2); input
   ``[C, H, W]`` (CIFAR stem by default, see :mod:`flcore.models.resnet`).
+- ``"fmnist_cnn"``: :class:`FMNISTCNN`, FedIMA's Fashion-MNIST CNN; input ``[C, 28, 28]``.
+- ``"vgg11gn"``: :class:`VGG11GN`, FedIMA's VGG-11 with GroupNorm(2) and a 128-d
+  projector; input ``[C, 32, 32]``.
 - ``"mnist1d_cnn"``, ``"mnist1d_mlp"``: the MNIST-1D networks; input ``[L]``.
 
 Input shapes exclude the batch dimension.
@@ -23,15 +26,19 @@ from typing import Any, Callable
 from torch import nn
 
 from .cnn import CIFAR_CNN_IMAGE_SIZE, CifarCNN
+from .fmnist_cnn import FMNIST_CNN_IMAGE_SIZE, FMNISTCNN
 from .mnist1d import MNIST1D_CNN_MIN_LENGTH, MNIST1DCNN, MNIST1DMLP, mnist1d_cnn_output_length
 from .resnet import ResNet18GN
+from .vgg import VGG_IMAGE_SIZE, VGG11GN
 
 __all__ = [
     "MODEL_NAMES",
     "CifarCNN",
+    "FMNISTCNN",
     "MNIST1DCNN",
     "MNIST1DMLP",
     "ResNet18GN",
+    "VGG11GN",
     "build_model",
     "accepts_input",
     "count_parameters",
@@ -39,11 +46,12 @@ __all__ = [
     "mnist1d_cnn_output_length",
 ]
 
-MODEL_NAMES = ("cnn", "resnet18gn", "mnist1d_cnn", "mnist1d_mlp")
+MODEL_NAMES = ("cnn", "resnet18gn", "fmnist_cnn", "vgg11gn", "mnist1d_cnn", "mnist1d_mlp")
 
 _DEFAULT_MODEL_FOR_DATASET = {
     "cifar10": "cnn",
     "cifar100": "cnn",
+    "fmnist": "fmnist_cnn",
     "mnist1d": "mnist1d_cnn",
     "synthetic": "mnist1d_cnn",
 }
@@ -55,6 +63,14 @@ def _build_cnn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Mo
 
 def _build_resnet(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
     return ResNet18GN(num_classes, in_channels=shape[0], **kwargs)
+
+
+def _build_fmnist_cnn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
+    return FMNISTCNN(num_classes, in_channels=shape[0], **kwargs)
+
+
+def _build_vgg11gn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
+    return VGG11GN(num_classes, in_channels=shape[0], **kwargs)
 
 
 def _build_mnist1d_cnn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
@@ -73,6 +89,10 @@ def _is_cifar_cnn_image(shape: tuple[int, ...]) -> bool:
     return len(shape) == 3 and shape[1:] == (CIFAR_CNN_IMAGE_SIZE, CIFAR_CNN_IMAGE_SIZE)
 
 
+def _is_square_image(side: int) -> Callable[[tuple[int, ...]], bool]:
+    return lambda shape: len(shape) == 3 and shape[1:] == (side, side)
+
+
 def _is_signal(shape: tuple[int, ...]) -> bool:
     return len(shape) == 1
 
@@ -85,6 +105,9 @@ def _is_cnn_signal(shape: tuple[int, ...]) -> bool:
 _REGISTRY: dict[str, tuple[Callable[..., nn.Module], Callable[[tuple[int, ...]], bool], str]] = {
     "cnn": (_build_cnn, _is_cifar_cnn_image, f"[C, {CIFAR_CNN_IMAGE_SIZE}, {CIFAR_CNN_IMAGE_SIZE}] images"),
     "resnet18gn": (_build_resnet, _is_image, "[C, H, W] images"),
+    "fmnist_cnn": (_build_fmnist_cnn, _is_square_image(FMNIST_CNN_IMAGE_SIZE),
+                   f"[C, {FMNIST_CNN_IMAGE_SIZE}, {FMNIST_CNN_IMAGE_SIZE}] images"),
+    "vgg11gn": (_build_vgg11gn, _is_square_image(VGG_IMAGE_SIZE), f"[C, {VGG_IMAGE_SIZE}, {VGG_IMAGE_SIZE}] images"),
     "mnist1d_cnn": (_build_mnist1d_cnn, _is_cnn_signal, f"[L] signals with L >= {MNIST1D_CNN_MIN_LENGTH}"),
     "mnist1d_mlp": (_build_mnist1d_mlp, _is_signal, "[L] signals"),
 }

@@ -29,9 +29,12 @@
 # **How it is made here.** The published cells are a data file transcribed from the paper
 # (`flcore/experiments/published/fedima-table-4.csv`). Flcore's side builds each model from
 # flcore's model registry (`flcore.models.build_model`) and lists its layers, so every
-# published layer is looked up in the model flcore would train. Fashion-MNIST, Digit-Five
-# and PACS are not flcore data sets, and VGG-11, the Digit-Five CNN and AlexNet are not
-# flcore models: those cells are *not in flcore*.
+# published layer is looked up in the model flcore would train: FedIMA's Fashion-MNIST CNN
+# (`fmnist_cnn`) and VGG-11 with GroupNorm (`vgg11gn`) are flcore models built after the
+# official code where the text lost the layers; the CIFAR CNN column is flcore's `cnn` (the
+# FedSAM/FedGF network) and the ResNet-18 column its `resnet18gn`. Digit-Five and PACS are not
+# flcore data sets, and the Digit-Five CNN and AlexNet are not flcore models: those cells are
+# *not in flcore*.
 #
 # **How to rerun.** `flcore reproduce fedima-table-4` (no training; the scale changes nothing).
 
@@ -76,17 +79,20 @@ table = paper.merge(ours, on=["model", "block"])[["model", "block", "layer", "fl
 kept = table[table["layer"] != ""]
 present = kept[kept["in flcore"] != "not in flcore"]
 page.table(table, f"The layers Table IV kept ({len(kept)} of {len(table)} cells) beside flcore's models: "
-                  f"{(present['in flcore'] == 'yes').sum()} of the {len(present)} kept layers of the two "
-                  f"architectures flcore has are in flcore's models: flcore's CNN ends in {heads['CNN']} (the FedSAM/FedGF "
-                  f"network), not FC(384,128) \u2192 FC(128,10), and its ResNet-18 in {heads['ResNet18']}, without "
-                  "FedIMA's FC(512,128) projector; the other four networks are not in flcore.",
+                  f"{(present['in flcore'] == 'yes').sum()} of the {len(present)} kept layers of the four "
+                  f"architectures flcore has are in flcore's models: the FMNIST CNN and VGG-11 have all of theirs; "
+                  f"flcore's CIFAR CNN ends in {heads['CNN']} (the FedSAM/FedGF network), not FC(384,128) \u2192 "
+                  f"FC(128,10), and its ResNet-18 in {heads['ResNet18']}, without FedIMA's FC(512,128) projector; "
+                  "the Digit-Five CNN and AlexNet are not in flcore.",
            downloads={"published": paper, "flcore": ours})
 
 # %% [markdown]
-# ## flcore's models for the CIFAR columns
+# ## flcore's models for the FMNIST and CIFAR columns
 
 # %%
-page.table(summary, "The models flcore trains for the paper's CIFAR CNN and ResNet-18 columns: both have the "
-                    "paper's convolution stacks (two 5x5 convolutions; ResNet-18 with GroupNorm of 2 groups), "
-                    "but a different head, so their parameter counts differ from FedIMA's networks.")
+page.table(summary, "The models flcore trains for the paper's FMNIST and CIFAR columns, with the registry's "
+                    "parameter counts: the FMNIST CNN and VGG-11 (GroupNorm of 2 groups, the FC(512,128) "
+                    "projector) are FedIMA's networks; the CIFAR CNN and ResNet-18 have the paper's convolution "
+                    "stacks (two 5x5 convolutions; ResNet-18 with GroupNorm of 2 groups) but a different head, so "
+                    "their parameter counts differ from FedIMA's networks.")
 display(Markdown(f"Published values: {source('fedima-table-4')['source']}."))

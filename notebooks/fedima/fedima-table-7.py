@@ -24,11 +24,13 @@
 # ResNet-18); they are one row per setting here.
 #
 # **How it is made here.** The published rows are a data file transcribed from the paper
-# (`flcore/experiments/published/fedima-table-7.csv`). Flcore's side is what `resolve_config`
-# gives a FedAvg+IMA run (`fedavg+ima`; the IMA fields are the same for every `X+ima`
-# method) at the `paper` scale; the paper's lr decays are written as 1 - gamma (flcore's
-# `ima_gamma` 0.99 is the paper's 0.01). Fashion-MNIST, Digit-Five and PACS are *not in
-# flcore*, nor is VGG-11.
+# (`flcore/experiments/published/fedima-table-7.csv`). Flcore's side is what the FedAvg+IMA
+# run of each setting on the Table I page uses at the `paper` scale
+# (`flcore.experiments.fedima.ima_run`: FedIMA's protocol; the IMA fields are the same for
+# every `X+ima` method), so the table shows the settings the result runs train with. The
+# paper's lr decays are written as 1 - gamma (flcore's `ima_gamma` 0.99 is the paper's 0.01).
+# CIFAR-100 with ResNet-18 is not a Table I run here (its row label was lost); its column
+# shows what the same protocol gives it. Digit-Five and PACS are *not in flcore*.
 #
 # **How to rerun.** `flcore reproduce fedima-table-7` (no training; the scale changes nothing).
 
@@ -72,10 +74,10 @@ present = table[table["match"] != "not in flcore"]
 both_at_three_quarters = all(
     int(row["ima_start (paper)"]) == int(0.75 * int(row["rounds (paper)"]))
     and int(row["ima_start (flcore)"]) == int(0.75 * int(row["rounds (flcore)"])) for _, row in present.iterrows())
-start_text = (" (both start IMA at 0.75 T: the start differs only because T does)" if both_at_three_quarters else "")
-page.table(table, f"The test experiments' settings beside flcore's FedAvg+IMA preset: {', '.join(agree)} agree in "
-                  f"every setting flcore has; {', '.join(differ)} differ{start_text}, because flcore's `paper` "
-                  f"scale runs the FedSAM protocol; {absent} of {len(table)} settings use a data set flcore does "
-                  "not have.",
+start_text = " (both start IMA at 0.75 T)" if both_at_three_quarters else ""
+differ_text = f"; {', '.join(differ)} differ" if differ else ""
+page.table(table, f"The test experiments' settings beside what flcore's FedAvg+IMA result runs use: "
+                  f"{', '.join(agree)} agree in every setting flcore has{start_text}{differ_text}; {absent} of "
+                  f"{len(table)} settings use a data set flcore does not have.",
            downloads={"published": paper, "flcore": table7_ours(paper)})
 display(Markdown(f"Published values: {source('fedima-table-7')['source']}."))

@@ -1,0 +1,54 @@
+"""md5 overrides for the datasets read from published files (CIFAR-10/100, Fashion-MNIST).
+
+By default each loader verifies its files against torchvision's own md5 lists.  Fake data
+written by ``write_fake_cifar`` / ``write_fake_fmnist`` have other md5s; a loader takes them
+as ``checksums=``, and code that reaches ``load_dataset`` indirectly (an experiment run)
+wraps the call in ``expected_checksums(name, md5s)``.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator, Mapping
+
+_overrides: contextvars.ContextVar[Mapping[str, Mapping[str, str]]] = (
+    contextvars.ContextVar("flcore_checksums", default={}))
+
+
+def required_files(name: str) -> list[str]:
+    """The file names whose md5s a ``checksums`` mapping for dataset ``name`` must give."""
+    if name in ("cifar10", "cifar100"):
+        from .cifar import _VARIANTS, _file_names
+        return _file_names(_VARIANTS[name].torchvision_class)
+    if name == "fmnist":
+        from .fmnist import FILES
+        return list(FILES)
+    raise ValueError(f"checksums apply to cifar10, cifar100 and fmnist only, not {name!r}")
+
+
+def check_checksums(name: str, md5s: Mapping[str, str]) -> None:
+    """Raise ``ValueError`` unless ``md5s`` gives an md5 for every file of ``name``."""
+    missing = [f for f in required_files(name) if f not in md5s]
+    if missing:
+        raise ValueError(f"checksums for {name} lack an md5 for: {', '.join(missing)}")
+
+
+@contextlib.contextmanager
+def expected_checksums(name: str, md5s: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, verify ``name``'s files against ``md5s`` (file name -> md5).
+
+    For code that reaches ``load_dataset`` indirectly (e.g. an experiment run on data from
+    ``write_fake_cifar`` or ``write_fake_fmnist``).  An explicit ``checksums=`` argument
+    takes precedence.
+    """
+    check_checksums(name, md5s)  # validate now rather than at first use
+    token = _overrides.set({**_overrides.get(), name: dict(md5s)})
+    try:
+        yield
+    finally:
+        _overrides.reset(token)
+
+
+def checksum_override(name: str) -> Mapping[str, str] | None:
+    """The md5s set by an enclosing ``expected_checksums(name, ...)`` block, or None."""
+    return _overrides.get().get(name)
