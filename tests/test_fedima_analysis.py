@@ -19,8 +19,20 @@ def test_runs_follow_table_vi_at_the_paper_scale():
     assert set(range(10, 401, 10)) <= set(cs.snapshot_rounds)
     assert {50, 200, 398, 399, 400} <= set(cd.snapshot_rounds)
     assert analysis.vis_run("paper", model="ResNet-18").resolve().model == "resnet18gn"
+    fm = analysis.vis_run("paper", partition="dirichlet", dataset="FMNIST").resolve()
+    assert (fm.dataset, fm.model, fm.clients, fm.per_round, fm.alpha) == ("fmnist", "fmnist_cnn", 100, 10, 0.1)
+    with pytest.raises(ValueError, match="dataset, model"):
+        analysis.vis_run("paper", dataset="FMNIST", model="ResNet-18")
     with pytest.raises(ValueError, match="cross-device or cross-silo"):
         analysis.vis_run("small", "cross-region")
+
+
+def test_fig10_runs_every_pair_and_skew_at_the_paper_scale_and_one_model_below():
+    paper = [(spec.labels["dataset"], spec.labels["model"], spec.labels["partition"])
+             for spec in analysis.fig10_runs("paper")]
+    assert paper == [(d, m, p) for d, m in (("CIFAR-10", "CNN"), ("CIFAR-10", "ResNet-18"), ("FMNIST", "CNN"))
+                     for p in ("shards", "dirichlet")]
+    assert [spec.resolve().model for spec in analysis.fig10_runs("small")] == ["mnist1d_cnn"] * 2
 
 
 def test_small_cross_silo_is_ten_clients_on_a_smaller_mnist1d():

@@ -273,7 +273,8 @@ def test_fedima_comparisons_mark_absent_data_and_agree_on_the_ima_fields():
     # the analysis runs' settings (fedima_analysis.vis_run), FedIMA's protocol, not flcore's preset
     assert t6.loc["Figure 1, 9", "match"] == "yes" and t6.loc["Figure 2, 3,4", "lr_decay (flcore)"] == "0/0.01"
     assert t6.loc["Figure 8, 9", "match"] == "no: rounds"  # one 400-round run serves Fig. 8's 200
-    assert t6.loc["Figure 10", "flcore dataset"] == "cifar10, fmnist (not run)"
+    assert t6.loc["Figure 10", "flcore dataset"] == "cifar10, fmnist"  # Fig. 10 runs FMNIST's CNN too
+    assert t6.loc["Figure 5", "flcore dataset"] == "cifar10"
     t5 = compare_table5(published("fedima-table-5")).set_index(["method", "hyperparameter"])
     assert t5.loc[("FedASAM", "rho"), "match"] == "paper value lost"
     assert t5.loc[("FedAdam", "tau"), "match"] == "yes"

@@ -68,17 +68,26 @@ def snapshot_plan(scale: str, fl: str, lr_decay: bool) -> tuple[int, ...]:
     return tuple(sorted(rounds))
 
 
+#: The paper's (data set, model) of the analysis runs -> flcore's at the paper scale.
+VIS_DATA = {("CIFAR-10", "CNN"): ("cifar10", "cnn"), ("CIFAR-10", "ResNet-18"): ("cifar10", "resnet18gn"),
+            ("FMNIST", "CNN"): ("fmnist", "fmnist_cnn")}
+
+
 def vis_run(scale: str, fl: str = "cross-device", lr_decay: bool = False, partition: str = "shards",
-            seed: int = 0, model: str = "CNN") -> RunSpec:
+            seed: int = 0, model: str = "CNN", dataset: str = "CIFAR-10") -> RunSpec:
     """An analysis run (module docstring); ``partition``: ``"shards"`` (two classes per
-    client) or ``"dirichlet"`` (alpha 0.1, Fig. 10's second label skew); ``model``: the
-    paper's CNN or ResNet-18 (Fig. 10; below the paper scale both are the MNIST-1D model)."""
+    client) or ``"dirichlet"`` (alpha 0.1, Fig. 10's second label skew); ``dataset`` and
+    ``model``: the paper's (CIFAR-10 with its CNN or ResNet-18, FMNIST with its CNN; Fig. 10),
+    a key of :data:`VIS_DATA`.  Below the paper scale every pair is the MNIST-1D model."""
     if fl not in ("cross-device", "cross-silo"):
         raise ValueError(f"fl must be cross-device or cross-silo, got {fl!r}")
+    if (dataset, model) not in VIS_DATA:
+        raise ValueError(f"(dataset, model) must be one of {sorted(VIS_DATA)}, got {(dataset, model)!r}")
     config: dict[str, Any] = {"method": "fedavg", "scale": scale, "seed": int(seed), "rounds": ROUNDS[scale][fl],
                               "snapshot_rounds": list(snapshot_plan(scale, fl, lr_decay))}
     if scale == "paper":
-        config.update(dataset="cifar10", model={"CNN": "cnn", "ResNet-18": "resnet18gn"}[model], local_epochs=5, batch_size=50, lr=0.01, momentum=0.9,
+        flcore_dataset, flcore_model = VIS_DATA[dataset, model]
+        config.update(dataset=flcore_dataset, model=flcore_model, local_epochs=5, batch_size=50, lr=0.01, momentum=0.9,
                       weight_decay=1e-3, clients=100 if fl == "cross-device" else 10,
                       per_round=10, eval_every=10, eval_last=10)
     else:
@@ -91,7 +100,7 @@ def vis_run(scale: str, fl: str = "cross-device", lr_decay: bool = False, partit
         config.update(partition="shards", classes_per_client=2)
     else:
         config.update(partition="dirichlet", alpha=0.1)
-    labels = {"algorithm": "FedAvg", "fl": fl, "model": model, "lr_decay": "x0.99 per round" if lr_decay else "none",
+    labels = {"algorithm": "FedAvg", "fl": fl, "dataset": dataset, "model": model, "lr_decay": "x0.99 per round" if lr_decay else "none",
               "partition": partition, "seed": int(seed)}
     return RunSpec(labels, config)
 
@@ -237,7 +246,8 @@ def fig8_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 
 
 def fig10_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
-    """Fig. 10: cross-device runs per model (CNN, ResNet-18 at the paper scale) and label skew."""
-    models = ("CNN", "ResNet-18") if scale == "paper" else ("CNN",)
-    return [vis_run(scale, partition=partition, model=model, seed=seed) for model in models
+    """Fig. 10: cross-device runs per data set and model (CIFAR-10 CNN and ResNet-18, FMNIST
+    CNN at the paper scale; the one MNIST-1D model below it) and label skew."""
+    pairs = tuple(VIS_DATA) if scale == "paper" else (("CIFAR-10", "CNN"),)
+    return [vis_run(scale, partition=partition, model=model, dataset=dataset, seed=seed) for dataset, model in pairs
             for partition in ("shards", "dirichlet") for seed in seeds[:1]]

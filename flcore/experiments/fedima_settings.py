@@ -192,8 +192,11 @@ def table6_ours(settings: pd.DataFrame) -> pd.DataFrame:
     """Table VI (visualisation and validation settings, FedAvg) for each ``figures`` row: what
     the analysis pages' FedAvg runs of that FL type use at the ``paper`` scale
     (:func:`flcore.experiments.fedima_analysis.vis_run`; ``0/0.01``: runs without and with
-    the lr decay).  At the paper scale they train on CIFAR-10 only (Fig. 10's FMNIST runs
-    are not defined)."""
+    the lr decay).  A data set is marked "(not run)" when flcore has it but none of the row's
+    figures' runs trains on it."""
+    import re
+
+    from .artifacts import ARTIFACTS
     from .fedima_analysis import vis_run
 
     rows = []
@@ -209,7 +212,9 @@ def table6_ours(settings: pd.DataFrame) -> pd.DataFrame:
         decays = "/".join(f"{_decay(c.lr_decay):g}" for c in configs)
         # the data sets the analysis runs use; one flcore has but these runs do not: "(not run)"
         datasets = [DATASETS.get(d.strip(), NOT_IN_FLCORE) for d in str(row.dataset).split(",")]
-        datasets = [d if d in (cfg.dataset, NOT_IN_FLCORE) else f"{d} (not run)" for d in datasets]
+        run = {spec.resolve().dataset for n in re.findall(r"\d+", str(row.figures))
+               if f"fedima-fig-{n}" in ARTIFACTS for spec in ARTIFACTS[f"fedima-fig-{n}"].runs("paper", (0,))}
+        datasets = [d if d in run | {NOT_IN_FLCORE} else f"{d} (not run)" for d in datasets]
         models = [flcore_model_name(m.strip(), dataset) or NOT_IN_FLCORE for m in str(row.model).split(",")]
         rows.append({"figures": row.figures, **_protocol(cfg), "lr_decay": decays if both else _decay(cfg.lr_decay),
                      "flcore dataset": ", ".join(datasets), "flcore model": ", ".join(models)})

@@ -24,8 +24,8 @@
 #
 # **How it is made here.** Cross-device runs of `flcore.experiments.fedima_analysis` with
 # two class shards per client and with Dirichlet alpha = 0.1; at the `paper` scale with the
-# CNN and ResNet-18-GN on CIFAR-10 (FMNIST is not in flcore), below it on MNIST-1D with its
-# model only. The planes pass through three client models of the last round.
+# CNN and ResNet-18-GN on CIFAR-10 and FedIMA's CNN on Fashion-MNIST (`fmnist_cnn`), below it
+# on MNIST-1D with its model only. The planes pass through three client models of the last round.
 #
 # **How to rerun.** `flcore reproduce fedima-fig-10 --scale small`; `--scale paper` on a GPU.
 
@@ -77,7 +77,7 @@ grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-page.table(runs[[c for c in ("fl", "lr_decay", "partition", "model", "status", "run_id") if c in runs]],
+page.table(runs[[c for c in ("fl", "lr_decay", "partition", "dataset", "model", "status", "run_id") if c in runs]],
            f"{len(runs)} run(s) with snapshots make this figure at the {scale} scale.")
 
 # %% [markdown]
@@ -89,10 +89,11 @@ rows = []
 for column, row in enumerate(runs.itertuples()):
     last = analysis.stage_rounds(scale, row.fl)[-1]
     plane = analysis.client_plane(row.run_dir, last, grid=grid, samples=samples)
+    setting = f"{row.dataset} {row.model}, {row.partition}" if scale == "paper" else f"{row.model}, {row.partition}"
     for r, field in enumerate(("loss", "error")):
-        plot_surface_2d(plane, ax=axes[r][column], field=field, levels=15, title=f"{row.model}, {row.partition}: {field}")
+        plot_surface_2d(plane, ax=axes[r][column], field=field, levels=15, title=f"{setting}: {field}")
     values = analysis.plane_values(plane)
-    rows.append({"setting": f"{row.model}, {row.partition}", **values, "cross above the lowest point": values["mean loss"]
+    rows.append({"setting": setting, **values, "cross above the lowest point": values["mean loss"]
                  - values["lowest on the plane"]})
 table = pd.DataFrame(rows)
 lower = int((table["mean loss"] < table["best model loss"]).sum())

@@ -28,8 +28,8 @@
 # analysis runs of the figure pages use at the `paper` scale
 # (`flcore.experiments.fedima_analysis.vis_run`: FedIMA's protocol on CIFAR-10), so the
 # table shows the settings those runs train with. One 400-round cross-silo run serves
-# Figs. 8 and 9 (the paper's 200 rounds are its first half), and Fig. 10's Fashion-MNIST runs
-# are not defined (flcore has the data, marked *not run*).
+# Figs. 8 and 9 (the paper's 200 rounds are its first half), and Fig. 10 adds runs of the
+# Fashion-MNIST CNN. A data set flcore has but no run of the row's figures uses is marked *not run*.
 #
 # **How to rerun.** `flcore reproduce fedima-table-6` (no training; the scale changes nothing).
 
