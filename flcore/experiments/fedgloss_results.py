@@ -481,6 +481,106 @@ def progress_accuracy_frame(runs: "pd.DataFrame", keys: Sequence[str]) -> "pd.Da
             .agg(ours=("ours", "mean"), status=("status", "first"), seeds=("ours", "count")).reset_index())
 
 
+def _cost_text(value, digits: int = 1, unit: str = "") -> str:
+    import pandas as pd
+
+    if pd.isna(value):
+        return "-"
+    return f"{value:.{digits}f}{unit}" if digits else f"{int(value)}{unit}"
+
+
+def cost_comparison(runs: "pd.DataFrame", artifact_id: str) -> "tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]":
+    """Tables 5 and 10: ``(merged, ours, published)``, our :func:`cost_frame` (restricted to the
+    table's own settings, the MobileNetV2 column left out: Table 4's page) joined with the
+    published rounds / speed-up / bits, suffixes `` (ours)`` and `` (paper)``."""
+    keys = ["model", "dataset", "alpha", "block", "algorithm"]
+    paper_values = published_numeric(artifact_id)
+    paper_values = paper_values[paper_values["model"] != "MobileNetV2"]
+    ours = cost_frame(runs, keys)
+    settings = paper_values[["model", "dataset", "alpha"]].drop_duplicates()
+    ours = ours.merge(settings, on=["model", "dataset", "alpha"])
+    merged = ours.merge(paper_values.drop(columns=["paper_name", "rounds_printed"]), on=keys, how="left",
+                        suffixes=(" (ours)", " (paper)"))
+    return merged, ours, paper_values
+
+
+def cost_cells(merged: "pd.DataFrame") -> "pd.DataFrame":
+    """The cells of Tables 5 and 10 from :func:`cost_comparison`: rounds, speed-up (``2.0x``)
+    and bits (``0.50 B`` ours, ``0.5 B`` published) side by side; "-": never reached;
+    ``\u2717``: the paper's run did not converge.  The published speed-up column is only
+    there when the table has one (Table 10)."""
+    import pandas as pd
+
+    def column(name):
+        return merged[name] if name in merged else pd.Series(float("nan"), index=merged.index)
+
+    failed = merged["note"].fillna("").str.startswith("did not converge")
+
+    def paper_cells(name, digits, unit=""):
+        return ["\u2717" if no else _cost_text(v, digits, unit) for v, no in zip(column(name), failed)]
+
+    shown = pd.DataFrame({"block": merged["block"], "algorithm": merged["algorithm"],
+                          "rounds (paper)": paper_cells("rounds (paper)", 0),
+                          "rounds (ours)": [_cost_text(v, 0) for v in column("rounds (ours)")],
+                          "speed-up (paper)": paper_cells("speedup (paper)", 1, "x"),
+                          "speed-up (ours)": [_cost_text(v, 1, "x") for v in column("speedup (ours)")],
+                          "bits (paper)": paper_cells("cost_B", 1, " B"),
+                          "bits (ours)": [_cost_text(v, 2, " B") for v in column("relative_bits")]})
+    if "speedup (paper)" not in merged:
+        shown = shown.drop(columns=["speed-up (paper)"])
+    return shown
+
+
+def show_cost_tables(page, runs: "pd.DataFrame", scale: str) -> "pd.DataFrame":
+    """Tables 5 and 10 on ``page``: one table per setting (:func:`cost_cells`) whose caption
+    names the method with the fewest bits, ours and the paper's, and FedAvg's accuracy (the
+    target); returns the merged frame of :func:`cost_comparison`."""
+    from IPython.display import Markdown, display
+
+    from .published import source
+
+    merged, ours, paper_values = cost_comparison(runs, page.artifact_id)
+    shown = cost_cells(merged)
+    setting = ["model", "dataset", "alpha"]
+    for (model, label, alpha), idx in merged.groupby(setting, sort=False).groups.items():
+        part = merged.loc[idx]
+        reached = part.dropna(subset=["relative_bits"])
+        fewest = reached.loc[reached["relative_bits"].idxmin(), "algorithm"] if len(reached) else "none"
+        published_part = part.dropna(subset=["cost_B"])
+        paper_fewest = (published_part.loc[published_part["cost_B"].idxmin(), "algorithm"]
+                        if len(published_part) else "none")
+        stand_in = "" if scale == "paper" else f" (ours: MNIST-1D CNN at the {scale} scale)"
+        target = part["target"].dropna()
+        target_text = f"; FedAvg's accuracy {target.iloc[0]:.1f}%" if len(target) else ""
+        same = {"published": paper_values, "ours": ours}
+        page.table(shown.loc[idx], f"{model}, {label}, alpha = {alpha:g}{stand_in}{target_text}: fewest bits to "
+                                   f"reach FedAvg's accuracy, ours {fewest}, paper {paper_fewest}.",
+                   show=shown.loc[idx].set_index(["block", "algorithm"]),
+                   downloads={name: frame[(frame["model"] == model) & (frame["dataset"] == label)
+                                          & (frame["alpha"] == alpha)] for name, frame in same.items()})
+    display(Markdown(f"Published values: {source(page.artifact_id)['source']}. The Landmarks-User-160k column "
+                     "(MobileNetV2) is on the page of Table 4: its data cannot be had offline."))
+    return merged
+
+
+def show_cost_orderings(page, merged: "pd.DataFrame") -> float:
+    """Tables 5 and 10: per setting the methods from fewest to most bits (FedAvg left out; a
+    method that never reaches the target ranks last), the paper's and ours, with Kendall's tau;
+    returns the mean tau over the settings."""
+    from ..report.ordering import ordering_table
+
+    ranked = merged[merged["algorithm"] != "FedAvg"].copy()
+    ranked["paper"] = -ranked["cost_B"]
+    ranked["ours"] = -ranked["relative_bits"].fillna(float("inf"))
+    ranked.loc[ranked["status"] != "finished", "ours"] = float("nan")
+    orderings = ordering_table(ranked, ["model", "dataset", "alpha"])
+    mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
+    page.table(orderings, show=orderings.set_index(["model", "dataset", "alpha"]) if len(orderings) else orderings,
+               caption=f"The methods ranked by the bits they need (fewest first), by the paper and by our runs; "
+                       f"mean Kendall's \u03c4 over the {len(orderings)} settings: {mean_tau:.2f}.")
+    return mean_tau
+
+
 register_metric("relative_bits", _communication)
 register_metric("speedup", _speedup)
 register_metric("accuracy_at_progress", _accuracy_at_progress)
