@@ -2,6 +2,7 @@
 cells match them, the shared-direction landscapes and the client-model metrics."""
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 import torch
 from torch import nn
@@ -175,3 +176,10 @@ def test_client_lambda_claims_take_the_spread_of_the_global_lambda(monkeypatch, 
     results = claims_module.evaluate_claims("small", tmp_path / "empty-store", papers=["fedgloss"])
     assert "client_lambda_max" in {r["metric"] for r in results}
     assert "fedgloss_lambda_max" in asked and "client_lambda_max" not in asked
+
+
+def test_client_landscape_finding_counts_the_clients_sharper_on_the_global_data():
+    summary = pd.DataFrame({"rise on local data": [0.1, 0.5, 0.2], "rise on global data": [0.3, 0.4, 0.2]})
+    assert fa.client_landscape_finding(summary) == (
+        "the loss rises faster around the client model on the global data than on its own in 1 of 3 cases")
+    assert fa.client_landscape_finding(pd.DataFrame()).endswith("in 0 of 0 cases")

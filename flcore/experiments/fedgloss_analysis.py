@@ -588,6 +588,61 @@ def surface_rise(surface) -> float:
     return float(surface.loss.mean() - centre)
 
 
+def client_landscape_finding(summary: "pd.DataFrame") -> str:
+    """Figs. 2, 5, 10 and 11: in how many cases the loss rises faster around a client model on
+    the global data than on its own (columns ``rise on global data``, ``rise on local data``)."""
+    sharper = int((summary["rise on global data"] > summary["rise on local data"]).sum()) if len(summary) else 0
+    return (f"the loss rises faster around the client model on the global data than on its own in {sharper} of "
+            f"{len(summary)} cases")
+
+
+def show_client_landscapes(page, runs, seed: int, panels: Sequence[tuple[str, Sequence[int], str | None]],
+                           scale: str) -> str:
+    """Figs. 2, 5, 10 and 11 of the FedGloSS paper: for each ``(method, client positions,
+    reference method)`` of ``panels``, the loss surfaces around the method's last-round client
+    models on the global data (top, the reference's client model of the same position as a net)
+    and on the client's own data (bottom), then a table of the surfaces' mean rise
+    (:func:`surface_rise`); returns the finding of :func:`client_landscape_finding`."""
+    import pandas as pd
+
+    from ..report.landscape_figures import local_global_panels
+
+    data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
+    finished = runs[(runs["status"] == "finished") & (runs["seed"] == seed)].set_index("algorithm")["run_dir"]
+    paper_class = dict(enumerate(TABLE1_CLIENTS["CIFAR-100"], start=1))
+    rows, figures = [], []
+    for method, positions, reference in panels:
+        if method not in finished:
+            continue
+        clients = {c["position"]: c for c in last_round_clients(finished[method])}
+        surfaces = client_landscapes(finished[method], positions)
+        refs = client_landscapes(finished[reference], positions) if reference and reference in finished else {}
+        columns = []
+        for position in positions:
+            title = f"{method}: client {position} ({clients[position]['class']}; paper: {paper_class[position]})"
+            columns.append((title, surfaces[position], refs.get(position)))
+            row = {"method": method, "client": position, "paper class": paper_class[position],
+                   "our class": clients[position]["class"]}
+            for which in ("local", "global"):
+                row[f"rise on {which} data"] = round(surface_rise(surfaces[position][which]), 4)
+            if position in refs:
+                row["reference"] = reference
+                row["reference's rise on global data"] = round(surface_rise(refs[position]["global"]), 4)
+            rows.append(row)
+        figures.append((method, reference, local_global_panels(columns)))
+    summary = pd.DataFrame(rows)
+    finding = client_landscape_finding(summary)
+    for method, reference, figure in figures:
+        net = f"; {reference}'s client model of the same position as a net on the global loss" if reference else ""
+        page.figure(figure, f"{method}'s last-round client models on {data_name}: loss on the global data (top) and "
+                            f"on the client's own data (bottom){net}; {finding}.",
+                    alt=f"3-D surface plots, one column per client of {method}'s last round on {data_name}: the "
+                        f"training loss around the client's model on the pooled data (top) and on its own data "
+                        f"(bottom){net}.")
+    page.table(summary, f"Mean rise of the loss over each surface (lower: flatter); {finding}.")
+    return finding
+
+
 # --------------------------------------------------------------------------- registry
 
 def _reg(aid: str, kind: str, title: str, runs) -> None:
