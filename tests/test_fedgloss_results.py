@@ -169,3 +169,17 @@ def test_cost_cells_leave_out_the_published_speedup_when_the_table_has_none():
     shown = gloss.cost_cells(_cost_merged(with_speedup=False))
     assert "speed-up (paper)" not in shown
     assert shown["speed-up (ours)"].tolist() == ["1.0x", "2.5x", "-"]
+
+
+def test_final_accuracy_leaders_pick_the_best_method_per_panel():
+    federated = pd.DataFrame({
+        "panel": ["alpha = 0, SAM clients"] * 3 + ["alpha = 0, SGD clients"] * 2,
+        "algorithm": ["FedSAM", "FedGloSS-SAM", "FedSAM", "FedAvg", "FedDyn"],
+        "mean_last_100": [0.5, 0.625, 0.9, 0.25, None]})  # the second FedSAM row is another seed
+    final, leaders = gloss.final_accuracy_leaders(
+        federated, ["alpha = 0, SAM clients", "alpha = 0, SGD clients", "alpha = 0.05, SAM clients"])
+    assert final[("alpha = 0, SAM clients", "FedSAM")] == 50.0
+    assert ("alpha = 0, SGD clients", "FedDyn") not in final.index
+    assert leaders == {"alpha = 0, SAM clients": "FedGloSS-SAM", "alpha = 0, SGD clients": "FedAvg"}
+    assert gloss.accuracy_leaders_text(final, leaders) == (
+        "alpha = 0, SAM clients: FedGloSS-SAM (62.5%); alpha = 0, SGD clients: FedAvg (25.0%)")

@@ -581,6 +581,58 @@ def show_cost_orderings(page, merged: "pd.DataFrame") -> float:
     return mean_tau
 
 
+def final_accuracy_leaders(federated: "pd.DataFrame", panels: Sequence[str]) -> "tuple[pd.Series, dict]":
+    """Figs. 15 and 16: each (panel, algorithm)'s final accuracy (%, ``mean_last_100`` of its
+    first seed; runs without one left out) and, per panel of ``panels`` that has runs, the
+    algorithm with the highest."""
+    final = federated.drop_duplicates(["panel", "algorithm"]).set_index(["panel", "algorithm"])["mean_last_100"]
+    final = final.astype(float).mul(100).dropna()
+    leaders = {panel: final[panel].idxmax() for panel in panels if panel in final.index.get_level_values(0)}
+    return final, leaders
+
+
+def accuracy_leaders_text(final: "pd.Series", leaders: dict) -> str:
+    """``"panel: method (81.2%); ..."`` from :func:`final_accuracy_leaders`."""
+    return "; ".join(f"{p}: {name} ({final[(p, name)]:.1f}%)" for p, name in leaders.items())
+
+
+def show_accuracy_curves(page, runs: "pd.DataFrame", dataset_label: str, scale: str,
+                         store=None) -> "tuple[pd.Series, dict]":
+    """Figs. 15 (CIFAR-10) and 16 (CIFAR-100) of the FedGloSS paper: test accuracy against
+    rounds with the CNN, one panel per heterogeneity level and client optimizer (SAM / SGD
+    block), the centralized reference of the panel's optimizer as a dashed line; returns
+    :func:`final_accuracy_leaders`."""
+    import pandas as pd
+
+    from ..report.plots import accuracy_curves
+    from .runner import run_metrics
+
+    federated = runs[runs["block"] != "central"].copy()
+    federated["panel"] = [f"alpha = {a:g}, {b} clients" for a, b in zip(federated["alpha"], federated["block"])]
+    panels = list(dict.fromkeys(f"alpha = {a:g}, {b} clients" for a in cnn_alphas(dataset_label, scale)
+                                for b in ("SAM", "SGD")))
+    metrics = run_metrics(federated, store=store)
+    order = [a.label for a in GLOSS_ALGORITHMS]
+    figure = accuracy_curves(metrics, hue="algorithm", col="panel", hue_order=order, col_order=panels, height=3.2)
+    central = runs[runs["block"] == "central"].set_index("algorithm")["final_accuracy"].astype(float) * 100
+    for ax in figure.axes:
+        block = "SAM" if "SAM clients" in ax.get_title() else "SGD"
+        value = central.get(f"Centralized {block}")
+        if value is not None and not pd.isna(value):
+            ax.axhline(value, linestyle="--", color="0.4", linewidth=1.0)
+            ax.annotate(f"centralized {block}", (0.02, value), xycoords=("axes fraction", "data"), fontsize=8,
+                        va="bottom", color="0.3")
+    final, leaders = final_accuracy_leaders(federated, panels)
+    data_name = dataset_label if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for {dataset_label})"
+    page.figure(figure, f"Test accuracy against rounds on {data_name} with the CNN. Highest at the end (mean of the "
+                        "last 100 rounds): " + "; ".join(f"{p}: {name}" for p, name in leaders.items()) + ".",
+                alt=f"Line charts of test accuracy in percent against communication rounds on {data_name}, one "
+                    "panel per heterogeneity level and client optimizer, one line per method: "
+                    + "; ".join(f"{p}: " + ", ".join(f"{a} ending at {v:.1f}%" for a, v in final[p].items())
+                                for p in leaders) + ". Dashed horizontal lines: centralized references.")
+    return final, leaders
+
+
 register_metric("relative_bits", _communication)
 register_metric("speedup", _speedup)
 register_metric("accuracy_at_progress", _accuracy_at_progress)
