@@ -225,3 +225,13 @@ def test_efficiency_beside_published_and_its_orderings():
     # no run: ours left empty, the published ratios still there
     empty = efficiency_beside_published(paper, _efficiency_rows().iloc[:0])
     assert empty["rounds_ratio paper"].tolist() == [1.0, 0.7, 0.6] and empty["rounds_ratio ours"].isna().all()
+
+
+def test_flatness_order_puts_the_smallest_edge_rise_first():
+    import pandas as pd
+
+    from flcore.experiments.fedlesam_surfaces import flatness_order
+
+    summary = pd.DataFrame({"panel": ["Centralized", "Federated (iid)", "Federated (dir)"],
+                            "edge_rise": [0.4, 0.1, 0.9]})
+    assert flatness_order(summary, "panel") == ["Federated (iid)", "Centralized", "Federated (dir)"]
