@@ -270,13 +270,13 @@ def show_client_planes(page, runs: "pd.DataFrame", scale: str, field: str, devic
         figure.tight_layout()
         clients = values[values["model"] != "their average"].groupby("alpha")[column].mean()
         average = values[values["model"] == "their average"].set_index("alpha")[column]
+        per_alpha = "; ".join(f"alpha = {a:g}: {clients[a]:.3g} at the clients on average, {average[a]:.3g} at "
+                              "their average" for a in clients.index)
+        per_model = "; ".join(f"alpha = {r['alpha']:g}, {r['model']}: {what} {r[column]:.3g}" for r in rows)
         page.figure(figure, f"{what.capitalize()} on the plane through three clients' models after the last round "
-                            f"on {data_name}: " + "; ".join(f"alpha = {a:g}: {clients[a]:.3g} at the clients on "
-                                                            f"average, {average[a]:.3g} at their average"
-                                                            for a in clients.index) + ".",
+                            f"on {data_name}: {per_alpha}.",
                     alt=f"{len(planes)} filled contour plots of the {what} on {data_name} on the plane through "
-                        "three client models of the last round, one per alpha; " + "; ".join(
-                            f"alpha = {r['alpha']:g}, {r['model']}: {what} {r[column]:.3g}" for r in rows) + ".")
+                        f"three client models of the last round, one per alpha; {per_model}.")
     else:
         display(Markdown("No recorded run is finished: nothing to draw."))
     page.table(values, "Train loss and test error at the three clients' models and at their average (evaluated at "

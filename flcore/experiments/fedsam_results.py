@@ -534,7 +534,8 @@ def show_comparison(page, runs: pd.DataFrame, scale: str, rows: Sequence[str], c
     """Tables 4, 6, 13, 14, 15 and 17 of the FedSAM paper: per dataset, the published accuracy
     beside ours (:func:`comparison`) laid out with ``rows`` and ``columns`` like the paper's
     table (:func:`flcore.report.format_comparison`; the difference at the ``paper`` scale only),
-    captioned "accuracy (%) ``layout``" (what the rows and columns are) and the paper's and our best row; returns the comparison."""
+    captioned "accuracy (%) ``layout``" (what the rows and columns are) and the paper's and our
+    best row; returns the comparison."""
     from IPython.display import Markdown, display
 
     from ..report import format_comparison

@@ -96,7 +96,8 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # paper does; cells the paper's text lost are empty in the *paper* column.
 
 # %%
-comparison = results.show_comparison(page, runs, scale, rows=["optimizer", "server_lr"], columns=["alpha"],
+comparison = results.show_comparison(page, runs, scale, rows=["optimizer", "server_lr"],
+                                     columns=["alpha"],
                                      layout="by server optimizer and server lr (rows) and alpha (columns)")
 
 # %% [markdown]

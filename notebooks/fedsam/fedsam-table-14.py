@@ -96,7 +96,8 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # paper does; cells the paper's text lost are empty in the *paper* column.
 
 # %%
-comparison = results.show_comparison(page, runs, scale, rows=["weights_avg", "lr_schedule", "algorithm"], columns=["alpha", "clients_per_round"],
+comparison = results.show_comparison(page, runs, scale, rows=["weights_avg", "lr_schedule", "algorithm"],
+                                     columns=["alpha", "clients_per_round"],
                                      layout="by weight averaging, lr schedule and algorithm (rows), alpha and "
                                             "clients per round (columns)")
 

@@ -92,7 +92,8 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # paper does; cells the paper's text lost are empty in the *paper* column.
 
 # %%
-comparison = results.show_comparison(page, runs, scale, rows=["start_fraction"], columns=["alpha"],
+comparison = results.show_comparison(page, runs, scale, rows=["start_fraction"],
+                                     columns=["alpha"],
                                      layout="of FedAvg + SWA by the fraction of the rounds at which SWA starts "
                                             "(rows) and alpha (columns)")
 

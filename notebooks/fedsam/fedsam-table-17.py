@@ -100,7 +100,8 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # paper does; cells the paper's text lost are empty in the *paper* column.
 
 # %%
-comparison = results.show_comparison(page, runs, scale, rows=["augmentation", "algorithm"], columns=["alpha", "clients_per_round"],
+comparison = results.show_comparison(page, runs, scale, rows=["augmentation", "algorithm"],
+                                     columns=["alpha", "clients_per_round"],
                                      layout="by augmentation and algorithm (rows), alpha and clients per round "
                                             "(columns)")
 
