@@ -183,3 +183,12 @@ def test_final_accuracy_leaders_pick_the_best_method_per_panel():
     assert leaders == {"alpha = 0, SAM clients": "FedGloSS-SAM", "alpha = 0, SGD clients": "FedAvg"}
     assert gloss.accuracy_leaders_text(final, leaders) == (
         "alpha = 0, SAM clients: FedGloSS-SAM (62.5%); alpha = 0, SGD clients: FedAvg (25.0%)")
+
+
+def test_cost_findings_count_the_verdicts():
+    verdicts = pd.DataFrame({"verdict": ["holds", "tie", "tie", "not_checked"]})
+    lines = gloss.cost_findings(verdicts, 0.25, "small")
+    assert lines == ["At the **small** scale the paper's and our rankings by bits agree with a mean Kendall's \u03c4 of "
+                     "0.25; of the 4 claims this table checks, 1 hold, 2 are ties, 0 fail and 1 are not checked at "
+                     "this scale."]
+    assert len(gloss.cost_findings(verdicts, 0.25, "smoke")) == 2

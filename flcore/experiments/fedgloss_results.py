@@ -581,6 +581,19 @@ def show_cost_orderings(page, merged: "pd.DataFrame") -> float:
     return mean_tau
 
 
+def cost_findings(verdicts: "pd.DataFrame", mean_tau: float, scale: str) -> list[str]:
+    """Tables 5 and 10's "What we found": the agreement of the rankings by bits and the
+    claims' verdict counts (and, at ``smoke``, that it proves the code path only)."""
+    counts = verdicts["verdict"].value_counts()
+    lines = [f"At the **{scale}** scale the paper's and our rankings by bits agree with a mean Kendall's \u03c4 of "
+             f"{mean_tau:.2f}; of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} hold, "
+             f"{counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are "
+             "not checked at this scale."]
+    if scale == "smoke":
+        lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+    return lines
+
+
 def final_accuracy_leaders(federated: "pd.DataFrame", panels: Sequence[str]) -> "tuple[pd.Series, dict]":
     """Figs. 15 and 16: each (panel, algorithm)'s final accuracy (%, ``mean_last_100`` of its
     first seed; runs without one left out) and, per panel of ``panels`` that has runs, the
