@@ -597,10 +597,9 @@ def table_findings(verdicts: pd.DataFrame, mean_tau: float, scale: str, stand_in
     """The "What we found" sentences of a FedSAM table page: the agreement of the rankings
     (when there is one), the claims' verdict counts, ``stand_in`` (what differs below the
     ``paper`` scale) and, at ``smoke``, that it proves the code path only."""
-    counts = verdicts["verdict"].value_counts()
-    lines = [f"At the **{scale}** scale, of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} "
-             f"hold, {counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and "
-             f"{counts.get('not_checked', 0)} are not checked at this scale."]
+    from ..report.page import verdict_counts
+
+    lines = [f"At the **{scale}** scale, {verdict_counts(verdicts)}."]
     if mean_tau == mean_tau:
         lines.insert(0, f"The paper's and our rankings agree with a mean Kendall's \u03c4 of {mean_tau:.2f}.")
     if scale != "paper":
