@@ -2,6 +2,7 @@
 cells match them, the shared-direction landscapes and the client-model metrics."""
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 import torch
 from torch import nn
@@ -175,3 +176,32 @@ def test_client_lambda_claims_take_the_spread_of_the_global_lambda(monkeypatch, 
     results = claims_module.evaluate_claims("small", tmp_path / "empty-store", papers=["fedgloss"])
     assert "client_lambda_max" in {r["metric"] for r in results}
     assert "fedgloss_lambda_max" in asked and "client_lambda_max" not in asked
+
+
+def test_client_landscape_finding_counts_the_clients_sharper_on_the_global_data():
+    summary = pd.DataFrame({"rise on local data": [0.1, 0.5, 0.2], "rise on global data": [0.3, 0.4, 0.2]})
+    assert fa.client_landscape_finding(summary) == (
+        "the loss rises faster around the client model on the global data than on its own in 1 of 3 cases")
+    assert fa.client_landscape_finding(pd.DataFrame()).endswith("in 0 of 0 cases")
+
+
+def test_probe_summary_orders_the_methods_by_their_late_value():
+    curves = pd.DataFrame({"dataset": "CIFAR-10", "alpha": 0.0,
+                           "algorithm": ["A"] * 10 + ["B"] * 10, "round": list(range(1, 11)) * 2,
+                           "delta_eps": [5.0] * 9 + [1.0] + [3.0] * 9 + [0.5]})
+    summary, finding = fa.probe_summary(curves, "delta_eps")
+    # the last 10% of the rounds: round 10 only
+    assert summary["mean delta_eps over the last 10% of the rounds"].tolist() == [1.0, 0.5]
+    assert summary["first recorded delta_eps"].tolist() == [5.0, 3.0]
+    assert finding == "over the last 10% of the rounds, lowest first: B 0.500; A 1.000"
+    assert fa.probe_summary(curves.iloc[:0], "delta_eps")[1].endswith("no probe values were recorded")
+
+
+def test_flatter_net_finding_counts_the_panels_where_the_net_rises_less():
+    summary = pd.DataFrame({"dataset": ["CIFAR-10"] * 3 + ["CIFAR-100"] * 2, "alpha": 0.0, "model": "CNN",
+                            "algorithm": ["FedGloSS-SAM", "FedSAM", "FedSMOO", "FedGloSS-SAM", "FedSAM"],
+                            "mean rise over the grid": [0.2, 0.3, 0.1, 0.5, 0.4]})
+    # CIFAR-10: below FedSAM, above FedSMOO; CIFAR-100: above FedSAM, no FedSMOO surface
+    assert fa.flatter_net_finding(summary, "FedGloSS-SAM", ["FedSAM", "FedSMOO"]) == (
+        "FedGloSS-SAM's surface rises less than the other method's in 1 of 3 panels")
+    assert fa.flatter_net_finding(summary.iloc[:0], "FedGloSS-SAM", ["FedSAM"]).endswith("in 0 of 0 panels")

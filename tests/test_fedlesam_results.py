@@ -187,3 +187,51 @@ def test_fedsmoo_client_perturbation_is_corrected_by_its_dual_and_the_servers_s(
     u = g - sim.client_state["smoo_mu"][k] - s
     assert torch.count_nonzero(s) > 0
     assert torch.allclose(eps[0], sim.cfg.rho * u / u.norm(), atol=1e-6)
+
+
+def _efficiency_rows():
+    import pandas as pd
+
+    return pd.DataFrame({"target": [68] * 4 + [74], "algorithm": ["FedAvg", "FedSAM", "FedSMOO", "FedLESAM-S",
+                                                                   "FedAvg"],
+                         "rounds_ratio": [1.0, 0.5, 0.8, 0.6, 1.0], "cost_ratio": [1.0, 0.5, 1.6, 0.6, 1.0],
+                         "compute_ratio": [1.0, 1.5, 2.25, 0.75, 1.0]})
+
+
+def test_compute_finding_compares_fedlesam_with_the_sam_based_range():
+    from flcore.experiments.fedlesam_efficiency import compute_finding
+
+    assert compute_finding(_efficiency_rows()) == ("to the 68 target FedLESAM-S takes 0.75x FedAvg's computation "
+                                                   "time, the SAM-based methods 1.50-2.25x")
+    assert compute_finding(_efficiency_rows().iloc[:0]).startswith("no computation times are recorded")
+
+
+def test_efficiency_beside_published_and_its_orderings():
+    import pandas as pd
+
+    from flcore.experiments.fedlesam_efficiency import efficiency_beside_published, efficiency_orderings
+
+    paper = pd.DataFrame({"algorithm": ["FedAvg", "FedSAM", "FedLESAM-S"], "target": [68] * 3,
+                          "rounds_ratio": ["1", "0.7", "0.6"], "cost_ratio": ["1", "0.7", "0.6"],
+                          "compute_time_ratio": ["1", "1.4", ""]})
+    merged = efficiency_beside_published(paper, _efficiency_rows())
+    assert merged["algorithm"].tolist() == ["FedAvg", "FedSAM", "FedLESAM-S"]  # the published rows only
+    assert merged["rounds_ratio ours"].tolist() == [1.0, 0.5, 0.6]
+    assert math.isnan(merged["compute_time_ratio"].iloc[2]) and merged["compute_ratio"].iloc[2] == 0.75
+    orderings = efficiency_orderings(merged)
+    assert orderings["what"].tolist() == ["rounds", "communication cost", "computation time"]
+    # rounds: the paper orders FedLESAM-S, FedSAM, FedAvg; ours FedSAM, FedLESAM-S, FedAvg
+    assert orderings["Kendall's \u03c4"].iloc[0] == 0.33  # (2 - 1) / 3, rounded to 2 places
+    # no run: ours left empty, the published ratios still there
+    empty = efficiency_beside_published(paper, _efficiency_rows().iloc[:0])
+    assert empty["rounds_ratio paper"].tolist() == [1.0, 0.7, 0.6] and empty["rounds_ratio ours"].isna().all()
+
+
+def test_flatness_order_puts_the_smallest_edge_rise_first():
+    import pandas as pd
+
+    from flcore.experiments.fedlesam_surfaces import flatness_order
+
+    summary = pd.DataFrame({"panel": ["Centralized", "Federated (iid)", "Federated (dir)"],
+                            "edge_rise": [0.4, 0.1, 0.9]})
+    assert flatness_order(summary, "panel") == ["Federated (iid)", "Centralized", "Federated (dir)"]

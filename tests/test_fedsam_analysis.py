@@ -75,3 +75,42 @@ def test_the_flatness_claim_is_judged_by_its_own_metric_and_spread(monkeypatch):
     assert results["fedsam-flatter-minima"]["verdict"] == "tie"
     assert sorted(set(asked)) == ["accuracy", "fedsam_lambda_max"]
     assert math.isclose(results["fedsam-flatter-minima"]["ours"][0]["threshold"], 2 * 7.0 * math.sqrt(2), rel_tol=1e-4)
+
+
+def test_client_eigenvalue_row_means_the_first_and_last_probed_rounds():
+    import pandas as pd
+
+    history = pd.DataFrame({"round": [2, 2, 4, 4, 6, 6], "slot": [0, 1] * 3, "value": [1.0, 3.0, 9.0, 5.0, 4.0, 6.0]})
+    row = fedsam_analysis.client_eigenvalue_row("FedAvg E=1", 0.5, history, global_max=12.0)
+    assert row["probed rounds"] == 3
+    assert row["client lambda_max (first probe)"] == pytest.approx(2.0)
+    assert row["client lambda_max (last probe)"] == pytest.approx(5.0)
+    assert row["client lambda_max (largest)"] == 9.0
+    lines = fedsam_analysis.client_eigenvalue_findings([row], ["FedASAM at alpha = 0"], "smoke")
+    assert lines == ["FedAvg at alpha = 0.5: the clients' top eigenvalue goes from 2.00 to 5.00 (mean over the "
+                     "round's clients), the final global model's is 12.00.",
+                     "Not drawn at the smoke scale (recorded runs train alone; the book's budget): "
+                     "FedASAM at alpha = 0."]
+
+
+def test_client_plane_findings_give_the_clients_range_and_their_average():
+    import pandas as pd
+
+    values = pd.DataFrame({"alpha": [0.0] * 4, "model": ["client 0", "client 1", "client 2", "their average"],
+                           "train loss": [0.5, 0.25, 0.75, 2.0], "test error (%)": [10.0, 20.0, 30.0, 40.0]})
+    assert fedsam_analysis.client_plane_findings(values, "loss") == [
+        "alpha = 0: the three clients' train loss ranges from 0.25 to 0.75; at their average it is 2."]
+    assert fedsam_analysis.client_plane_findings(values, "error") == [
+        "alpha = 0: the three clients' test error ranges from 10 to 30; at their average it is 40."]
+    assert fedsam_analysis.client_plane_findings(values.iloc[:0], "loss") == []
+
+
+def test_spectrum_findings_count_fedasam_eigenvalues_below_fedavg():
+    table = fedsam_analysis.spectrum_table({("FedAvg E=1", 0.0): [5.0, 3.0, 1.0], ("FedASAM", 0.0): [4.0, 3.5, 0.5],
+                                            ("FedAvg E=2", 0.0): [9.0, 8.0, 7.0], ("FedAvg E=1", 1000.0): [2.0, 1.0,
+                                                                                                       0.5]})
+    assert list(table.columns) == ["algorithm", "alpha", "lambda_1", "lambda_2", "lambda_3"]
+    # alpha = 1000 has no FedASAM spectrum: no sentence
+    assert fedsam_analysis.spectrum_findings(table, 3) == [
+        "alpha = 0: 2 of FedASAM's top 3 eigenvalues lie below FedAvg's (the paper: all of them)."]
+    assert fedsam_analysis.spectrum_findings(table.iloc[:0], 3) == []

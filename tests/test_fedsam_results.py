@@ -137,3 +137,22 @@ def test_published_cells_take_table2_for_table4s_rows_without_augmentation():
     assert none.loc[("FedAvg", 0.0, 5), "accuracy"] == 30.25 and len(none) == 6 * 9
     t14 = results.published_cells("fedsam-table-14")
     assert set(t14["lr_schedule"]) == {"cyclical", "constant"}
+
+
+def test_best_items_name_the_paper_and_our_best_rows():
+    block = pd.DataFrame({"item": ["FedAvg", "FedSAM", "FedASAM"], "paper": [30.0, 35.0, float("nan")],
+                          "ours": [float("nan"), 50.0, 60.0]})
+    assert results.best_items(block) == ("FedSAM", "FedASAM")
+    assert results.best_items(block.assign(paper=float("nan"), ours=float("nan"))) == ("none", "none")
+
+
+def test_table_findings_by_scale():
+    verdicts = pd.DataFrame({"verdict": ["holds", "holds", "fails", "not_checked"]})
+    smoke = results.table_findings(verdicts, 0.5, "smoke", "MNIST-1D stands in.")
+    assert smoke == ["The paper's and our rankings agree with a mean Kendall's \u03c4 of 0.50.",
+                     "At the **smoke** scale, of the 4 claims this table checks, 2 hold, 0 are ties, 1 fail and 1 are "
+                     "not checked at this scale.", "MNIST-1D stands in.",
+                     "The smoke scale trains for a handful of rounds: it proves the code path, not the science."]
+    # no ranking (NaN tau) and nothing stands in at the paper scale
+    assert results.table_findings(verdicts, float("nan"), "paper", "MNIST-1D stands in.") == [
+        smoke[1].replace("**smoke**", "**paper**")]

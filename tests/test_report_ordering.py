@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from flcore.report.ordering import kendall_tau, ordering_table
-from flcore.report.page import claims_markdown, csv_link, scale_banner
+from flcore.report.page import claims_markdown, csv_link, scale_banner, verdict_counts
 
 
 def test_kendall_tau_against_hand_counts():
@@ -77,3 +77,10 @@ def test_claims_markdown_shows_gaps_and_verdicts():
     text = claims_markdown(results, "small")
     assert "| A beats B | +5.00 | +0.50 | **tie (within seed spread)** | fedsam-table-2 |" in text
     assert "not checked at this scale (its artifact has no notebook yet)" in text and "| \u2013 |" in text
+
+
+def test_verdict_counts_count_each_verdict():
+    verdicts = pd.DataFrame({"verdict": ["holds", "fails", "holds", "not_checked"]})
+    assert verdict_counts(verdicts) == ("of the 4 claims this table checks, 2 hold, 0 are ties, 1 fail and 1 are not "
+                                        "checked at this scale")
+    assert verdict_counts(verdicts.iloc[:0], "figure").startswith("of the 0 claims this figure checks, 0 hold")

@@ -588,6 +588,151 @@ def surface_rise(surface) -> float:
     return float(surface.loss.mean() - centre)
 
 
+def client_landscape_finding(summary: "pd.DataFrame") -> str:
+    """Figs. 2, 5, 10 and 11: in how many cases the loss rises faster around a client model on
+    the global data than on its own (columns ``rise on global data``, ``rise on local data``)."""
+    sharper = int((summary["rise on global data"] > summary["rise on local data"]).sum()) if len(summary) else 0
+    return (f"the loss rises faster around the client model on the global data than on its own in {sharper} of "
+            f"{len(summary)} cases")
+
+
+def show_client_landscapes(page, runs, seed: int, panels: Sequence[tuple[str, Sequence[int], str | None]],
+                           scale: str) -> str:
+    """Figs. 2, 5, 10 and 11 of the FedGloSS paper: for each ``(method, client positions,
+    reference method)`` of ``panels``, the loss surfaces around the method's last-round client
+    models on the global data (top, the reference's client model of the same position as a net)
+    and on the client's own data (bottom), then a table of the surfaces' mean rise
+    (:func:`surface_rise`); returns the finding of :func:`client_landscape_finding`."""
+    import pandas as pd
+
+    from ..report.landscape_figures import local_global_panels
+
+    data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
+    finished = runs[(runs["status"] == "finished") & (runs["seed"] == seed)].set_index("algorithm")["run_dir"]
+    paper_class = dict(enumerate(TABLE1_CLIENTS["CIFAR-100"], start=1))
+    rows, figures = [], []
+    for method, positions, reference in panels:
+        if method not in finished:
+            continue
+        clients = {c["position"]: c for c in last_round_clients(finished[method])}
+        surfaces = client_landscapes(finished[method], positions)
+        refs = client_landscapes(finished[reference], positions) if reference and reference in finished else {}
+        columns = []
+        for position in positions:
+            title = f"{method}: client {position} ({clients[position]['class']}; paper: {paper_class[position]})"
+            columns.append((title, surfaces[position], refs.get(position)))
+            row = {"method": method, "client": position, "paper class": paper_class[position],
+                   "our class": clients[position]["class"]}
+            for which in ("local", "global"):
+                row[f"rise on {which} data"] = round(surface_rise(surfaces[position][which]), 4)
+            if position in refs:
+                row["reference"] = reference
+                row["reference's rise on global data"] = round(surface_rise(refs[position]["global"]), 4)
+            rows.append(row)
+        figures.append((method, reference, local_global_panels(columns)))
+    summary = pd.DataFrame(rows)
+    finding = client_landscape_finding(summary)
+    for method, reference, figure in figures:
+        net = f"; {reference}'s client model of the same position as a net on the global loss" if reference else ""
+        page.figure(figure, f"{method}'s last-round client models on {data_name}: loss on the global data (top) and "
+                            f"on the client's own data (bottom){net}; {finding}.",
+                    alt=f"3-D surface plots, one column per client of {method}'s last round on {data_name}: the "
+                        f"training loss around the client's model on the pooled data (top) and on its own data "
+                        f"(bottom){net}.")
+    page.table(summary, f"Mean rise of the loss over each surface (lower: flatter); {finding}.")
+    return finding
+
+
+def probe_summary(curves: "pd.DataFrame", probe: str) -> "tuple[pd.DataFrame, str]":
+    """Figs. 4 and 8: per (dataset, alpha, algorithm) the first recorded value of the probe
+    column ``probe`` and its mean over the last 10% of the rounds, and the finding that orders
+    the methods by the latter (lowest first)."""
+    keys = ["dataset", "alpha", "algorithm"]
+    last = curves[curves["round"] > 0.9 * curves["round"].max()] if len(curves) else curves
+    summary = (last.groupby(keys, sort=False)[probe].mean().round(4)
+               .rename(f"mean {probe} over the last 10% of the rounds").reset_index())
+    first = (curves.sort_values("round").groupby(keys, sort=False)[probe].first()
+             .round(4).rename(f"first recorded {probe}").reset_index())
+    summary = first.merge(summary, on=keys)
+    late = summary.columns[-1]
+    ordered = summary.sort_values(late)
+    finding = ("; ".join(f"{a} {v:.3f}" for a, v in zip(ordered["algorithm"], ordered[late]))
+               if len(summary) else "no probe values were recorded")
+    return summary, f"over the last 10% of the rounds, lowest first: {finding}"
+
+
+def show_probe_curves(page, runs, seed: int, probe: str, label: str, scale: str, store=None) -> str:
+    """Figs. 4 (``delta_eps``, Eq. 6) and 8 (``param_norm``, ||w^t||_2) of the FedGloSS paper:
+    the training-time probe ``probe`` of the recorded runs of ``seed`` against rounds, one panel
+    per (dataset, alpha), one line per method, and :func:`probe_summary` as a table; returns
+    its finding.  ``label`` names the quantity on the axis and in the captions."""
+    import matplotlib.pyplot as plt
+
+    from .runner import run_metrics
+
+    data_name = "CIFAR" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR)"
+    metrics = run_metrics(runs[runs["seed"] == seed], store=store)
+    curves = metrics.dropna(subset=[probe]) if probe in metrics else metrics.iloc[0:0]
+    settings = list(dict.fromkeys(zip(curves["dataset"], curves["alpha"])))
+    figure, axes = plt.subplots(1, max(1, len(settings)), figsize=(6 * max(1, len(settings)), 3.8), squeeze=False)
+    for ax, (dataset, alpha) in zip(axes[0], settings):
+        block = curves[(curves["dataset"] == dataset) & (curves["alpha"] == alpha)]
+        for algorithm, line in block.groupby("algorithm", sort=False):
+            ax.plot(line["round"], line[probe], label=algorithm)
+        ax.set_xlabel("round")
+        ax.set_ylabel(label)
+        on = "" if scale == "paper" else f" (on {data_name.split(' (')[0]})"
+        ax.set_title(f"{dataset}, alpha = {alpha:g}{on}")
+        ax.legend(fontsize=8)
+    figure.tight_layout()
+    summary, finding = probe_summary(curves, probe)
+    page.figure(figure, f"{label} of the runs on {data_name}; {finding}.",
+                alt=f"Line chart of {label} against training rounds, one line per method, on {data_name}; {finding}.")
+    page.table(summary, f"{label}: the first recorded value and the mean over the last 10% of the rounds; {finding}.")
+    return finding
+
+
+def flatter_net_finding(summary: "pd.DataFrame", net: str, solids: Sequence[str]) -> str:
+    """Figs. 1, 6, 12, 13 and 14: in how many (setting, compared method) panels the ``net``
+    method's surface rises less over the grid than the compared method's (rows of
+    :func:`landscape_summary`)."""
+    rise = summary.set_index(["dataset", "alpha", "model", "algorithm"])["mean rise over the grid"] \
+        if len(summary) else None
+    pairs = wins = 0
+    for (dataset, alpha, model), block in (summary.groupby(["dataset", "alpha", "model"], sort=False)
+                                           if len(summary) else ()):
+        present = set(block["algorithm"])
+        for solid in solids:
+            if solid in present and net in present:
+                pairs += 1
+                wins += int(rise[(dataset, alpha, model, net)] < rise[(dataset, alpha, model, solid)])
+    return f"{net}'s surface rises less than the other method's in {wins} of {pairs} panels"
+
+
+def show_net_over_solid(page, runs, net: str, solids: Sequence[str], scale: str) -> str:
+    """Figs. 1, 6, 12, 13 and 14 of the FedGloSS paper: the loss landscapes of the final global
+    models (first seed, shared directions: :func:`landscape_settings`), ``net`` as a wire net
+    over each of ``solids`` as a solid surface, one panel per setting and compared method, and
+    :func:`landscape_summary` as a table; returns :func:`flatter_net_finding`."""
+    from ..report.landscape_figures import net_over_solid
+
+    data_name = "CIFAR" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR)"
+    solids = list(solids)
+    panels = landscape_settings(runs, [net, *solids])
+    pairs = [(f"{q['dataset']} alpha={q['alpha']:g} ({q['model']}): {s}", q["surfaces"][s], q["surfaces"][net])
+             for q in panels for s in solids if s in q["surfaces"] and net in q["surfaces"]]
+    summary = landscape_summary(panels)
+    finding = flatter_net_finding(summary, net, solids)
+    caption = (f"Loss landscapes of the final global models on {data_name}: {net} (net) over {', '.join(solids)} "
+               f"(solid); {finding}.")
+    alt = (f"Grid of 3-D surface plots of the training loss around the final global model, axes a and b in [-1, 1]: "
+           f"{net} as a black wire net over {', '.join(solids)} as a coloured surface, one panel per setting and "
+           f"method on {data_name}; {finding}.")
+    page.figure(net_over_solid(pairs, net, solids), caption, alt=alt)
+    page.table(summary, f"Loss at each final model and mean rise of the loss over the grid; {finding}.")
+    return finding
+
+
 # --------------------------------------------------------------------------- registry
 
 def _reg(aid: str, kind: str, title: str, runs) -> None:

@@ -481,6 +481,170 @@ def progress_accuracy_frame(runs: "pd.DataFrame", keys: Sequence[str]) -> "pd.Da
             .agg(ours=("ours", "mean"), status=("status", "first"), seeds=("ours", "count")).reset_index())
 
 
+def _cost_text(value, digits: int = 1, unit: str = "") -> str:
+    import pandas as pd
+
+    if pd.isna(value):
+        return "-"
+    return f"{value:.{digits}f}{unit}" if digits else f"{int(value)}{unit}"
+
+
+def cost_comparison(runs: "pd.DataFrame", artifact_id: str) -> "tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]":
+    """Tables 5 and 10: ``(merged, ours, published)``, our :func:`cost_frame` (restricted to the
+    table's own settings, the MobileNetV2 column left out: Table 4's page) joined with the
+    published rounds / speed-up / bits, suffixes `` (ours)`` and `` (paper)``."""
+    keys = ["model", "dataset", "alpha", "block", "algorithm"]
+    paper_values = published_numeric(artifact_id)
+    paper_values = paper_values[paper_values["model"] != "MobileNetV2"]
+    ours = cost_frame(runs, keys)
+    settings = paper_values[["model", "dataset", "alpha"]].drop_duplicates()
+    ours = ours.merge(settings, on=["model", "dataset", "alpha"])
+    merged = ours.merge(paper_values.drop(columns=["paper_name", "rounds_printed"]), on=keys, how="left",
+                        suffixes=(" (ours)", " (paper)"))
+    return merged, ours, paper_values
+
+
+def cost_cells(merged: "pd.DataFrame") -> "pd.DataFrame":
+    """The cells of Tables 5 and 10 from :func:`cost_comparison`: rounds, speed-up (``2.0x``)
+    and bits (``0.50 B`` ours, ``0.5 B`` published) side by side; "-": never reached;
+    ``\u2717``: the paper's run did not converge.  The published speed-up column is only
+    there when the table has one (Table 10)."""
+    import pandas as pd
+
+    def column(name):
+        return merged[name] if name in merged else pd.Series(float("nan"), index=merged.index)
+
+    failed = merged["note"].fillna("").str.startswith("did not converge")
+
+    def paper_cells(name, digits, unit=""):
+        return ["\u2717" if no else _cost_text(v, digits, unit) for v, no in zip(column(name), failed)]
+
+    shown = pd.DataFrame({"block": merged["block"], "algorithm": merged["algorithm"],
+                          "rounds (paper)": paper_cells("rounds (paper)", 0),
+                          "rounds (ours)": [_cost_text(v, 0) for v in column("rounds (ours)")],
+                          "speed-up (paper)": paper_cells("speedup (paper)", 1, "x"),
+                          "speed-up (ours)": [_cost_text(v, 1, "x") for v in column("speedup (ours)")],
+                          "bits (paper)": paper_cells("cost_B", 1, " B"),
+                          "bits (ours)": [_cost_text(v, 2, " B") for v in column("relative_bits")]})
+    if "speedup (paper)" not in merged:
+        shown = shown.drop(columns=["speed-up (paper)"])
+    return shown
+
+
+def show_cost_tables(page, runs: "pd.DataFrame", scale: str) -> "pd.DataFrame":
+    """Tables 5 and 10 on ``page``: one table per setting (:func:`cost_cells`) whose caption
+    names the method with the fewest bits, ours and the paper's, and FedAvg's accuracy (the
+    target); returns the merged frame of :func:`cost_comparison`."""
+    from IPython.display import Markdown, display
+
+    from .published import source
+
+    merged, ours, paper_values = cost_comparison(runs, page.artifact_id)
+    shown = cost_cells(merged)
+    setting = ["model", "dataset", "alpha"]
+    for (model, label, alpha), idx in merged.groupby(setting, sort=False).groups.items():
+        part = merged.loc[idx]
+        reached = part.dropna(subset=["relative_bits"])
+        fewest = reached.loc[reached["relative_bits"].idxmin(), "algorithm"] if len(reached) else "none"
+        published_part = part.dropna(subset=["cost_B"])
+        paper_fewest = (published_part.loc[published_part["cost_B"].idxmin(), "algorithm"]
+                        if len(published_part) else "none")
+        stand_in = "" if scale == "paper" else f" (ours: MNIST-1D CNN at the {scale} scale)"
+        target = part["target"].dropna()
+        target_text = f"; FedAvg's accuracy {target.iloc[0]:.1f}%" if len(target) else ""
+        same = {"published": paper_values, "ours": ours}
+        page.table(shown.loc[idx], f"{model}, {label}, alpha = {alpha:g}{stand_in}{target_text}: fewest bits to "
+                                   f"reach FedAvg's accuracy, ours {fewest}, paper {paper_fewest}.",
+                   show=shown.loc[idx].set_index(["block", "algorithm"]),
+                   downloads={name: frame[(frame["model"] == model) & (frame["dataset"] == label)
+                                          & (frame["alpha"] == alpha)] for name, frame in same.items()})
+    display(Markdown(f"Published values: {source(page.artifact_id)['source']}. The Landmarks-User-160k column "
+                     "(MobileNetV2) is on the page of Table 4: its data cannot be had offline."))
+    return merged
+
+
+def show_cost_orderings(page, merged: "pd.DataFrame") -> float:
+    """Tables 5 and 10: per setting the methods from fewest to most bits (FedAvg left out; a
+    method that never reaches the target ranks last), the paper's and ours, with Kendall's tau;
+    returns the mean tau over the settings."""
+    from ..report.ordering import ordering_table
+
+    ranked = merged[merged["algorithm"] != "FedAvg"].copy()
+    ranked["paper"] = -ranked["cost_B"]
+    ranked["ours"] = -ranked["relative_bits"].fillna(float("inf"))
+    ranked.loc[ranked["status"] != "finished", "ours"] = float("nan")
+    orderings = ordering_table(ranked, ["model", "dataset", "alpha"])
+    mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
+    page.table(orderings, show=orderings.set_index(["model", "dataset", "alpha"]) if len(orderings) else orderings,
+               caption=f"The methods ranked by the bits they need (fewest first), by the paper and by our runs; "
+                       f"mean Kendall's \u03c4 over the {len(orderings)} settings: {mean_tau:.2f}.")
+    return mean_tau
+
+
+def cost_findings(verdicts: "pd.DataFrame", mean_tau: float, scale: str) -> list[str]:
+    """Tables 5 and 10's "What we found": the agreement of the rankings by bits and the
+    claims' verdict counts (and, at ``smoke``, that it proves the code path only)."""
+    from ..report.page import verdict_counts
+
+    lines = [f"At the **{scale}** scale the paper's and our rankings by bits agree with a mean Kendall's \u03c4 of "
+             f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
+    if scale == "smoke":
+        lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+    return lines
+
+
+def final_accuracy_leaders(federated: "pd.DataFrame", panels: Sequence[str]) -> "tuple[pd.Series, dict]":
+    """Figs. 15 and 16: each (panel, algorithm)'s final accuracy (%, ``mean_last_100`` of its
+    first seed; runs without one left out) and, per panel of ``panels`` that has runs, the
+    algorithm with the highest."""
+    final = federated.drop_duplicates(["panel", "algorithm"]).set_index(["panel", "algorithm"])["mean_last_100"]
+    final = final.astype(float).mul(100).dropna()
+    leaders = {panel: final[panel].idxmax() for panel in panels if panel in final.index.get_level_values(0)}
+    return final, leaders
+
+
+def accuracy_leaders_text(final: "pd.Series", leaders: dict) -> str:
+    """``"panel: method (81.2%); ..."`` from :func:`final_accuracy_leaders`."""
+    return "; ".join(f"{p}: {name} ({final[(p, name)]:.1f}%)" for p, name in leaders.items())
+
+
+def show_accuracy_curves(page, runs: "pd.DataFrame", dataset_label: str, scale: str,
+                         store=None) -> "tuple[pd.Series, dict]":
+    """Figs. 15 (CIFAR-10) and 16 (CIFAR-100) of the FedGloSS paper: test accuracy against
+    rounds with the CNN, one panel per heterogeneity level and client optimizer (SAM / SGD
+    block), the centralized reference of the panel's optimizer as a dashed line; returns
+    :func:`final_accuracy_leaders`."""
+    import pandas as pd
+
+    from ..report.plots import accuracy_curves
+    from .runner import run_metrics
+
+    federated = runs[runs["block"] != "central"].copy()
+    federated["panel"] = [f"alpha = {a:g}, {b} clients" for a, b in zip(federated["alpha"], federated["block"])]
+    panels = list(dict.fromkeys(f"alpha = {a:g}, {b} clients" for a in cnn_alphas(dataset_label, scale)
+                                for b in ("SAM", "SGD")))
+    metrics = run_metrics(federated, store=store)
+    order = [a.label for a in GLOSS_ALGORITHMS]
+    figure = accuracy_curves(metrics, hue="algorithm", col="panel", hue_order=order, col_order=panels, height=3.2)
+    central = runs[runs["block"] == "central"].set_index("algorithm")["final_accuracy"].astype(float) * 100
+    for ax in figure.axes:
+        block = "SAM" if "SAM clients" in ax.get_title() else "SGD"
+        value = central.get(f"Centralized {block}")
+        if value is not None and not pd.isna(value):
+            ax.axhline(value, linestyle="--", color="0.4", linewidth=1.0)
+            ax.annotate(f"centralized {block}", (0.02, value), xycoords=("axes fraction", "data"), fontsize=8,
+                        va="bottom", color="0.3")
+    final, leaders = final_accuracy_leaders(federated, panels)
+    data_name = dataset_label if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for {dataset_label})"
+    page.figure(figure, f"Test accuracy against rounds on {data_name} with the CNN. Highest at the end (mean of the "
+                        "last 100 rounds): " + "; ".join(f"{p}: {name}" for p, name in leaders.items()) + ".",
+                alt=f"Line charts of test accuracy in percent against communication rounds on {data_name}, one "
+                    "panel per heterogeneity level and client optimizer, one line per method: "
+                    + "; ".join(f"{p}: " + ", ".join(f"{a} ending at {v:.1f}%" for a, v in final[p].items())
+                                for p in leaders) + ". Dashed horizontal lines: centralized references.")
+    return final, leaders
+
+
 register_metric("relative_bits", _communication)
 register_metric("speedup", _speedup)
 register_metric("accuracy_at_progress", _accuracy_at_progress)

@@ -124,3 +124,85 @@ def efficiency_table(frame: pd.DataFrame) -> pd.DataFrame:
         values = run_efficiency(row["run_dir"], fedavg_dir_of(row), row["target"])
         rows.append({"case": row["case"], "target": row["target"], "algorithm": row["algorithm"], **values})
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- pages (Tables 5 and 9)
+
+#: The columns of our efficiency table that the pages of Tables 5 and 9 show.
+SHOWN_COLUMNS = ["target", "algorithm", "target_accuracy", "rounds", "reached", "rounds_ratio", "cost", "cost_ratio",
+                 "compute_s", "compute_ratio"]
+#: The SAM-based methods whose computation time Tables 5 and 9 compare with FedLESAM-S's.
+SAM_BASED = ("FedSAM", "MoFedSAM", "FedGAMMA", "FedSMOO")
+
+
+def compute_finding(ours: pd.DataFrame) -> str:
+    """Tables 5 and 9: FedLESAM-S's computation time to the 68 target as a ratio to FedAvg's,
+    beside the range of the SAM-based methods' (rows of :func:`efficiency_table`)."""
+    ratio = ours.set_index(["target", "algorithm"])["compute_ratio"] if len(ours) else pd.Series(dtype=float)
+    sam_like = [ratio.get((68, a)) for a in SAM_BASED]
+    sam_like = [v for v in sam_like if v is not None and pd.notna(v)]
+    if not sam_like:
+        return "no computation times are recorded (runs trained in a batch record none)"
+    return (f"to the 68 target FedLESAM-S takes {ratio.get((68, 'FedLESAM-S'), float('nan')):.2f}x FedAvg's "
+            f"computation time, the SAM-based methods {min(sam_like):.2f}-{max(sam_like):.2f}x")
+
+
+def show_efficiency(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """Tables 5 and 9: our rounds, cost and computation time to each target and their ratios
+    to FedAvg, captioned with :func:`compute_finding`; returns :func:`efficiency_table`."""
+    ours = efficiency_table(runs)
+    page.table(ours[SHOWN_COLUMNS] if len(ours) else ours, f"Ours at the {scale} scale: {compute_finding(ours)}.",
+               show=(ours[SHOWN_COLUMNS].round(3) if len(ours) else ours))
+    return ours
+
+
+def _numeric_ratios(paper: pd.DataFrame) -> pd.DataFrame:
+    paper = paper.copy()
+    for column in ("rounds_ratio", "cost_ratio", "compute_time_ratio"):
+        paper[column] = pd.to_numeric(paper[column], errors="coerce")
+    return paper
+
+
+def efficiency_beside_published(paper: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
+    """Tables 5 and 9: the published ratios to FedAvg (rounds, cost, computation time) with
+    ours beside them, one row per published (algorithm, target); suffixes `` paper`` / `` ours``."""
+    paper = _numeric_ratios(paper)
+    mine = ["algorithm", "target", "rounds_ratio", "cost_ratio", "compute_ratio"]
+    return paper[["algorithm", "target", "rounds_ratio", "cost_ratio", "compute_time_ratio"]].merge(
+        ours[mine] if len(ours) else pd.DataFrame(columns=mine), on=["algorithm", "target"], how="left",
+        suffixes=(" paper", " ours"))
+
+
+def efficiency_orderings(merged: pd.DataFrame) -> pd.DataFrame:
+    """The methods from cheapest to most expensive in rounds, communication cost and
+    computation time per target, the paper's and ours, with Kendall's tau
+    (:func:`flcore.report.ordering.ordering_table`), from :func:`efficiency_beside_published`."""
+    from ..report.ordering import ordering_table
+
+    orders = []
+    for paper_col, our_col, what in (("rounds_ratio paper", "rounds_ratio ours", "rounds"),
+                                     ("cost_ratio paper", "cost_ratio ours", "communication cost"),
+                                     ("compute_time_ratio", "compute_ratio", "computation time")):
+        frame = pd.DataFrame({"target": merged["target"], "algorithm": merged["algorithm"], "what": what,
+                              "paper": -merged[paper_col], "ours": -pd.to_numeric(merged[our_col], errors="coerce")})
+        orders.append(ordering_table(frame, ["what", "target"]))
+    return pd.concat(orders, ignore_index=True)
+
+
+def show_published_beside_ours(page, ours: pd.DataFrame) -> float:
+    """Tables 5 and 9: the published ratios beside ours and the orderings they give; returns
+    the mean Kendall's tau over the blocks."""
+    from IPython.display import Markdown, display
+
+    from .published import published, source
+
+    paper = _numeric_ratios(published(page.artifact_id))
+    merged = efficiency_beside_published(paper, ours)
+    page.table(merged, "Ratios to FedAvg, the paper's beside ours (1 = FedAvg).", show=merged.round(2),
+               downloads={"published": paper, "ours": ours})
+    orderings = efficiency_orderings(merged)
+    mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
+    page.table(orderings, f"The methods from cheapest to most expensive, by the paper and by our runs; mean "
+                          f"Kendall's \u03c4 over the {len(orderings)} blocks: {mean_tau:.2f}.")
+    display(Markdown(f"Published values: {source(page.artifact_id)['source']}."))
+    return mean_tau

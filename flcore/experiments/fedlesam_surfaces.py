@@ -46,3 +46,49 @@ def surface_summary(surface: Landscape2D) -> dict:
     edge = radius >= float(xs.abs().max())
     return {"centre_loss": centre, "mean_rise": float(loss.mean()) - centre,
             "edge_rise": float(loss[edge].mean()) - centre}
+
+
+#: Grid points per axis and training samples of the pages' surfaces (coarse below the paper scale).
+PAGE_GRID = {"smoke": 5, "small": 11, "paper": 21}
+PAGE_SAMPLES = {"smoke": 500, "small": 2000, "paper": 10000}
+
+
+def flatness_order(summary, name: str = "algorithm") -> list[str]:
+    """The surfaces of :func:`surface_summary` rows from flattest to sharpest (smallest rise
+    of the loss at the grid's edge first), by their ``name`` column."""
+    return list(summary.sort_values("edge_rise")[name])
+
+
+def show_global_surfaces(page, runs, scale: str, name: str = "algorithm") -> "pd.DataFrame":
+    """Figs. 1 (a)-(c), 3 and 6 of the FedLESAM paper: the loss surface of each finished run's
+    final global model on its pooled training data (:func:`global_surface`, grid and samples
+    of :data:`PAGE_GRID` / :data:`PAGE_SAMPLES`), one contour panel per run named by its
+    ``name`` column, then :func:`surface_summary` as a table ordered by flatness; ends with the
+    published source.  Returns the summary (one row per panel)."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    from IPython.display import Markdown, display
+
+    from ..analysis.plots import plot_surface_2d
+    from .published import source
+
+    data_name = "CIFAR-10" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-10)"
+    finished = runs[runs["status"] == "finished"].drop_duplicates("run_id")
+    surfaces = {row[name]: global_surface(row["run_dir"], num=PAGE_GRID[scale], samples=PAGE_SAMPLES[scale],
+                                          device="cpu")
+                for row in finished.to_dict("records")}
+    summary = pd.DataFrame([{name: key, **surface_summary(s)} for key, s in surfaces.items()])
+    if len(surfaces):
+        fig, axes = plt.subplots(1, len(surfaces), figsize=(3.6 * len(surfaces), 3.2), squeeze=False)
+        for ax, (key, surface) in zip(axes[0], surfaces.items()):
+            plot_surface_2d(surface, ax=ax, levels=20, colorbar=False, title=key)
+        fig.tight_layout()
+        ranked = flatness_order(summary, name)
+        page.figure(fig, f"Global loss surfaces on {data_name}: the flattest (smallest loss rise at the grid's edge) "
+                         f"is {ranked[0]}.",
+                    alt=f"Contour plots of the training loss around each final global model ({', '.join(surfaces)}).")
+        page.table(summary, f"The surfaces in numbers: loss at the centre, mean rise over the grid, rise at the edge; "
+                            f"from flattest to sharpest: {' > '.join(ranked)}.",
+                   show=summary.round(4))
+    display(Markdown(f"Published values: {source(page.artifact_id)['value']}."))
+    return summary

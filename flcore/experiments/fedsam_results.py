@@ -516,3 +516,94 @@ register_artifact(Artifact(
 register_artifact(Artifact(
     "fedsam-table-17", PAPER, "table", "Table 17: Mixup and Cutout with FedAvg, FedSAM, FedASAM and SWA on CIFAR-10",
     table17_runs))
+
+
+# ----------------------------------------------------------------------------- pages
+
+def best_items(block: pd.DataFrame) -> tuple[str, str]:
+    """The rows (``item``) with the highest published and the highest of our accuracy in a
+    block of :func:`comparison` (``"none"`` where no cell has a value): ``(paper, ours)``."""
+    paper_rows = block.dropna(subset=["paper"])
+    ours = block.dropna(subset=["ours"])
+    paper_best = paper_rows.loc[paper_rows["paper"].idxmax(), "item"] if len(paper_rows) else "none"
+    return paper_best, (ours.loc[ours["ours"].idxmax(), "item"] if len(ours) else "none")
+
+
+def show_comparison(page, runs: pd.DataFrame, scale: str, rows: Sequence[str], columns: Sequence[str],
+                    layout: str) -> pd.DataFrame:
+    """Tables 4, 6, 13, 14, 15 and 17 of the FedSAM paper: per dataset, the published accuracy
+    beside ours (:func:`comparison`) laid out with ``rows`` and ``columns`` like the paper's
+    table (:func:`flcore.report.format_comparison`; the difference at the ``paper`` scale only),
+    captioned "accuracy (%) ``layout``" (what the rows and columns are) and the paper's and our
+    best row; returns the comparison."""
+    from IPython.display import Markdown, display
+
+    from ..report import format_comparison
+    from .published import source
+
+    at_paper = scale == "paper"
+    table = comparison(page.artifact_id, runs, scale)
+    paper_values = published_cells(page.artifact_id)
+    for label, block in table.groupby("dataset", sort=False):
+        stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
+        paper_best, best = best_items(block)
+        caption = (f"{label}{stand_in}: accuracy (%) {layout}. Among the cells run here the paper's best is "
+                   f"{paper_best}, ours is {best}.")
+        page.table(block, caption, show=format_comparison(block, list(rows), list(columns), delta=at_paper),
+                   downloads={"published": paper_values[paper_values["dataset"] == label],
+                              "ours": block.drop(columns=["paper", "delta"])})
+    display(Markdown(f"Published values: {source(page.artifact_id)['source']}."))
+    return table
+
+
+def show_orderings(page, table: pd.DataFrame) -> float:
+    """Within each block of the table (:data:`ORDERING`), the rows from best to worst by the
+    paper and by our runs with Kendall's tau between them; returns the mean tau (NaN: no block)."""
+    from ..report.ordering import ordering_table
+
+    _, blocks = ORDERING[page.artifact_id]
+    orderings = ordering_table(table, blocks, item="item")
+    mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
+    page.table(orderings, show=orderings.set_index(blocks) if len(orderings) else orderings,
+               caption=f"The rows ranked by the paper and by our runs; mean Kendall's \u03c4 over the "
+                       f"{len(orderings)} blocks: {mean_tau:.2f}.")
+    return mean_tau
+
+
+def show_improvements(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """Tables 5 and 16 of the FedSAM paper: accuracy and the absolute and relative improvement
+    over each setting's reference (:func:`improvement_comparison`), the paper's beside ours,
+    captioned with the rows whose relative gain is larger federated than centralized
+    (:func:`larger_federated_gains`); returns the table shown."""
+    from IPython.display import Markdown, display
+
+    from .published import published, source
+
+    columns = ["setting", "algorithm", "accuracy (paper)", "accuracy (ours)", "absolute_improvement (paper)",
+               "absolute_improvement (ours)", "relative_improvement (paper)", "relative_improvement (ours)", "note"]
+    table = improvement_comparison(page.artifact_id, runs, scale)[columns]
+    larger, compared = larger_federated_gains(table)
+    stand_in = "" if scale == "paper" else f" Ours: MNIST-1D at the {scale} scale."
+    page.table(table, f"Accuracy (%) and improvements over the reference of each setting.{stand_in} In our runs the "
+                      f"relative gain is larger in federated than in centralized training for {len(larger)} of "
+                      f"{compared} rows{': ' + ', '.join(larger) if larger else ''}.",
+               show=table.set_index(["setting", "algorithm"]).round(2),
+               downloads={"published": published(page.artifact_id), "ours": table})
+    display(Markdown(f"Published values: {source(page.artifact_id)['source']}."))
+    return table
+
+
+def table_findings(verdicts: pd.DataFrame, mean_tau: float, scale: str, stand_in: str) -> list[str]:
+    """The "What we found" sentences of a FedSAM table page: the agreement of the rankings
+    (when there is one), the claims' verdict counts, ``stand_in`` (what differs below the
+    ``paper`` scale) and, at ``smoke``, that it proves the code path only."""
+    from ..report.page import verdict_counts
+
+    lines = [f"At the **{scale}** scale, {verdict_counts(verdicts)}."]
+    if mean_tau == mean_tau:
+        lines.insert(0, f"The paper's and our rankings agree with a mean Kendall's \u03c4 of {mean_tau:.2f}.")
+    if scale != "paper":
+        lines.append(stand_in)
+    if scale == "smoke":
+        lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+    return lines

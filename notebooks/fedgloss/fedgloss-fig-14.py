@@ -62,14 +62,12 @@ from flcore.experiments import fedgloss_analysis as fa
 from flcore.experiments.artifacts import get_artifact
 from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
-from flcore.report.landscape_figures import net_over_solid
 from flcore.report.page import Page
 
 set_style()
 artifact = get_artifact("fedgloss-fig-14")
 page = Page(artifact.id)
 NET, SOLIDS = "FedGloSS-SAM", ['FedAvg', 'FedSAM', 'FedSMOO']
-data_name = "CIFAR" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR)"
 
 # %% [markdown]
 # ## The runs
@@ -88,21 +86,7 @@ page.table(runs[["dataset", "algorithm", "alpha", "seed", "status", "mean_last_1
 # surface (first seed).
 
 # %%
-panels = fa.landscape_settings(runs, [NET, *SOLIDS])
-pairs = [(f"{q['dataset']} alpha={q['alpha']:g} ({q['model']}): {s}", q["surfaces"][s], q["surfaces"][NET])
-         for q in panels for s in SOLIDS if s in q["surfaces"] and NET in q["surfaces"]]
-summary = fa.landscape_summary(panels)
-rise = summary.set_index(["dataset", "alpha", "model", "algorithm"])["mean rise over the grid"]
-wins = [(q["dataset"], q["alpha"], s) for q in panels for s in SOLIDS if s in q["surfaces"] and NET in q["surfaces"]
-        and rise[(q["dataset"], q["alpha"], q["model"], NET)] < rise[(q["dataset"], q["alpha"], q["model"], s)]]
-finding = (f"{NET}'s surface rises less than the other method's in {len(wins)} of {len(pairs)} panels")
-figure = net_over_solid(pairs, NET, SOLIDS)
-page.figure(figure, f"Loss landscapes of the final global models on {data_name}: {NET} (net) over "
-                    f"{', '.join(SOLIDS)} (solid); {finding}.",
-            alt=f"Grid of 3-D surface plots of the training loss around the final global model, axes a and b in "
-                f"[-1, 1]: {NET} as a black wire net over {', '.join(SOLIDS)} as a coloured surface, one panel "
-                f"per setting and method on {data_name}; {finding}.")
-page.table(summary, f"Loss at each final model and mean rise of the loss over the grid; {finding}.")
+finding = fa.show_net_over_solid(page, runs, NET, SOLIDS, scale)
 
 # %% [markdown]
 # ## What we found

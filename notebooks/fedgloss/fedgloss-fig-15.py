@@ -60,15 +60,13 @@ ARTIFACT_ID = "fedgloss-fig-15"
 DATASET_LABEL = "CIFAR-10"
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.experiments import fedgloss_results as gloss
 from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs, run_metrics
+from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.report.plots import accuracy_curves
 
 set_style()
 artifact = get_artifact(ARTIFACT_ID)
@@ -92,38 +90,14 @@ page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finis
 # centralized reference of the panel's optimizer.
 
 # %%
-federated = runs[runs["block"] != "central"].copy()
-federated["panel"] = [f"alpha = {a:g}, {b} clients" for a, b in zip(federated["alpha"], federated["block"])]
-panels = list(dict.fromkeys(f"alpha = {a:g}, {b} clients" for a in gloss.cnn_alphas(DATASET_LABEL, scale)
-                            for b in ("SAM", "SGD")))
-metrics = run_metrics(federated, store=store)
-order = [a.label for a in gloss.GLOSS_ALGORITHMS]
-figure = accuracy_curves(metrics, hue="algorithm", col="panel", hue_order=order, col_order=panels, height=3.2)
-central = runs[runs["block"] == "central"].set_index("algorithm")["final_accuracy"].astype(float) * 100
-for ax in figure.axes:
-    block = "SAM" if "SAM clients" in ax.get_title() else "SGD"
-    value = central.get(f"Centralized {block}")
-    if value is not None and not pd.isna(value):
-        ax.axhline(value, linestyle="--", color="0.4", linewidth=1.0)
-        ax.annotate(f"centralized {block}", (0.02, value), xycoords=("axes fraction", "data"), fontsize=8,
-                    va="bottom", color="0.3")
-final = federated.drop_duplicates(["panel", "algorithm"]).set_index(["panel", "algorithm"])["mean_last_100"]
-final = final.astype(float).mul(100).dropna()
-leaders = {panel: final[panel].idxmax() for panel in panels if panel in final.index.get_level_values(0)}
-data_name = DATASET_LABEL if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for {DATASET_LABEL})"
-page.figure(figure, f"Test accuracy against rounds on {data_name} with the CNN. Highest at the end (mean of the last "
-                    "100 rounds): " + "; ".join(f"{p}: {name}" for p, name in leaders.items()) + ".",
-            alt=f"Line charts of test accuracy in percent against communication rounds on {data_name}, one panel "
-                "per heterogeneity level and client optimizer, one line per method: "
-                + "; ".join(f"{p}: " + ", ".join(f"{a} ending at {v:.1f}%" for a, v in final[p].items())
-                            for p in leaders) + ". Dashed horizontal lines: centralized references.")
+final, leaders = gloss.show_accuracy_curves(page, runs, DATASET_LABEL, scale, store=store)
 
 # %% [markdown]
 # ## What we found
 
 # %%
 lines = [f"At the **{scale}** scale the highest final accuracy per panel: "
-         + "; ".join(f"{p}: {name} ({final[(p, name)]:.1f}%)" for p, name in leaders.items()) + "."]
+         f"{gloss.accuracy_leaders_text(final, leaders)}."]
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")

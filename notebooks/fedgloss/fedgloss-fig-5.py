@@ -57,21 +57,18 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.experiments import fedgloss_analysis as fa
 from flcore.experiments.artifacts import get_artifact
 from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
-from flcore.report.landscape_figures import local_global_panels
 from flcore.report.page import Page
 
 set_style()
 artifact = get_artifact("fedgloss-fig-5")
 page = Page(artifact.id)
 PANELS = [('FedGloSS-SAM', [1, 2], 'FedSAM'), ('FedSMOO', [1, 2], 'FedGloSS-SAM')]  # (method, client positions, reference method)
-data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
 
 # %% [markdown]
 # ## The runs
@@ -87,38 +84,7 @@ page.table(runs[["algorithm", "alpha", "seed", "status", "mean_last_100", "run_i
 # ## Local and global landscapes of the client models
 
 # %%
-finished = runs[(runs["status"] == "finished") & (runs["seed"] == seeds[0])].set_index("algorithm")["run_dir"]
-paper_class = dict(enumerate(fa.TABLE1_CLIENTS["CIFAR-100"], start=1))
-rows, figures = [], []
-for method, positions, reference in PANELS:
-    if method not in finished:
-        continue
-    clients = {c["position"]: c for c in fa.last_round_clients(finished[method])}
-    surfaces = fa.client_landscapes(finished[method], positions)
-    refs = (fa.client_landscapes(finished[reference], positions) if reference and reference in finished else {})
-    panels = []
-    for position in positions:
-        title = f"{method}: client {position} ({clients[position]['class']}; paper: {paper_class[position]})"
-        panels.append((title, surfaces[position], refs.get(position)))
-        row = {"method": method, "client": position, "paper class": paper_class[position],
-               "our class": clients[position]["class"]}
-        for which in ("local", "global"):
-            row[f"rise on {which} data"] = round(fa.surface_rise(surfaces[position][which]), 4)
-        if position in refs:
-            row["reference"] = reference
-            row["reference's rise on global data"] = round(fa.surface_rise(refs[position]["global"]), 4)
-        rows.append(row)
-    figures.append((method, reference, local_global_panels(panels)))
-summary = pd.DataFrame(rows)
-sharper = int((summary["rise on global data"] > summary["rise on local data"]).sum()) if len(summary) else 0
-finding = f"the loss rises faster around the client model on the global data than on its own in {sharper} of {len(summary)} cases"
-for method, reference, figure in figures:
-    net = f"; {reference}'s client model of the same position as a net on the global loss" if reference else ""
-    page.figure(figure, f"{method}'s last-round client models on {data_name}: loss on the global data (top) and on "
-                        f"the client's own data (bottom){net}; {finding}.",
-                alt=f"3-D surface plots, one column per client of {method}'s last round on {data_name}: the training "
-                    f"loss around the client's model on the pooled data (top) and on its own data (bottom){net}.")
-page.table(summary, f"Mean rise of the loss over each surface (lower: flatter); {finding}.")
+finding = fa.show_client_landscapes(page, runs, seeds[0], PANELS, scale)
 
 # %% [markdown]
 # ## What we found

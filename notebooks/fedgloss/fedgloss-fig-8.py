@@ -53,13 +53,11 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.experiments import fedgloss_analysis as fa
 from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs, run_metrics
+from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 
@@ -67,7 +65,6 @@ set_style()
 artifact = get_artifact("fedgloss-fig-8")
 page = Page(artifact.id)
 PROBE = "param_norm"
-data_name = "CIFAR" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR)"
 
 # %% [markdown]
 # ## The runs
@@ -82,33 +79,7 @@ page.table(runs[["dataset", "algorithm", "alpha", "seed", "status", "mean_last_1
 # ## ||w^t||_2 over rounds
 
 # %%
-metrics = run_metrics(runs[runs["seed"] == seeds[0]], store=store)
-curves = metrics.dropna(subset=[PROBE]) if PROBE in metrics else metrics.iloc[0:0]
-settings = list(dict.fromkeys(zip(curves["dataset"], curves["alpha"])))
-figure, axes = plt.subplots(1, max(1, len(settings)), figsize=(6 * max(1, len(settings)), 3.8), squeeze=False)
-for ax, (dataset, alpha) in zip(axes[0], settings):
-    block = curves[(curves["dataset"] == dataset) & (curves["alpha"] == alpha)]
-    for algorithm, line in block.groupby("algorithm", sort=False):
-        ax.plot(line["round"], line[PROBE], label=algorithm)
-    ax.set_xlabel("round")
-    ax.set_ylabel("||w^t||_2")
-    ax.set_title(f"{dataset}, alpha = {alpha:g}" + ("" if scale == "paper" else f" (on {data_name.split(' (')[0]})"))
-    ax.legend(fontsize=8)
-figure.tight_layout()
-last = curves[curves["round"] > 0.9 * curves["round"].max()] if len(curves) else curves
-summary = (last.groupby(["dataset", "alpha", "algorithm"], sort=False)[PROBE].mean().round(4)
-           .rename(f"mean {PROBE} over the last 10% of the rounds").reset_index())
-first = (curves.sort_values("round").groupby(["dataset", "alpha", "algorithm"], sort=False)[PROBE].first()
-         .round(4).rename(f"first recorded {PROBE}").reset_index())
-summary = first.merge(summary, on=["dataset", "alpha", "algorithm"])
-late = summary.columns[-1]
-ordered = summary.sort_values(late)
-finding = ("; ".join(f"{a} {v:.3f}" for a, v in zip(ordered["algorithm"], ordered[late]))
-           if len(summary) else "no probe values were recorded")
-finding = f"over the last 10% of the rounds, lowest first: {finding}"
-page.figure(figure, f"||w^t||_2 of the runs on {data_name}; {finding}.",
-            alt=f"Line chart of ||w^t||_2 against training rounds, one line per method, on {data_name}; {finding}.")
-page.table(summary, f"||w^t||_2: the first recorded value and the mean over the last 10% of the rounds; {finding}.")
+finding = fa.show_probe_curves(page, runs, seeds[0], PROBE, "||w^t||_2", scale, store=store)
 
 # %% [markdown]
 # ## What we found

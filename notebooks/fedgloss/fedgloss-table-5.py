@@ -64,15 +64,12 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 ARTIFACT_ID = "fedgloss-table-5"
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.experiments import fedgloss_results as gloss
 from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.published import source
 from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
-from flcore.report.ordering import ordering_table
 from flcore.report.page import Page
 
 set_style()
@@ -96,60 +93,7 @@ page.table(status.reset_index(), f"{len(runs)} cells of Table 3 give the curves 
 # in the paper.
 
 # %%
-keys = ["model", "dataset", "alpha", "block", "algorithm"]
-paper_values = gloss.published_numeric(artifact.id)
-paper_values = paper_values[paper_values["model"] != "MobileNetV2"]
-ours = gloss.cost_frame(runs, keys)
-settings = paper_values[["model", "dataset", "alpha"]].drop_duplicates()
-ours = ours.merge(settings, on=["model", "dataset", "alpha"])  # the table's own settings only
-merged = ours.merge(paper_values.drop(columns=["paper_name", "rounds_printed"]), on=keys, how="left",
-                    suffixes=(" (ours)", " (paper)"))
-
-
-def fmt(value, digits=1, unit=""):
-    return "-" if pd.isna(value) else (f"{value:.{digits}f}{unit}" if digits else f"{int(value)}{unit}")
-
-
-def column(name):
-    return merged[name] if name in merged else pd.Series(float("nan"), index=merged.index)
-
-
-failed = merged["note"].fillna("").str.startswith("did not converge")
-
-
-def paper_cells(name, digits, unit=""):
-    return ["\u2717" if no else fmt(v, digits, unit) for v, no in zip(column(name), failed)]
-
-
-shown = pd.DataFrame({"block": merged["block"], "algorithm": merged["algorithm"],
-                      "rounds (paper)": paper_cells("rounds (paper)", 0),
-                      "rounds (ours)": [fmt(v, 0) for v in column("rounds (ours)")],
-                      "speed-up (paper)": paper_cells("speedup (paper)", 1, "x"),
-                      "speed-up (ours)": [fmt(v, 1, "x") for v in column("speedup (ours)")],
-                      "bits (paper)": paper_cells("cost_B", 1, " B"),
-                      "bits (ours)": [fmt(v, 2, " B") for v in column("relative_bits")]})
-if "speedup (paper)" not in merged:
-    shown = shown.drop(columns=["speed-up (paper)"])
-frames = []
-for (model, label, alpha), idx in merged.groupby(["model", "dataset", "alpha"], sort=False).groups.items():
-    part = merged.loc[idx]
-    reached = part.dropna(subset=["relative_bits"])
-    fewest = reached.loc[reached["relative_bits"].idxmin(), "algorithm"] if len(reached) else "none"
-    published_part = part.dropna(subset=["cost_B"])
-    paper_fewest = (published_part.loc[published_part["cost_B"].idxmin(), "algorithm"]
-                    if len(published_part) else "none")
-    stand_in = "" if scale == "paper" else f" (ours: MNIST-1D CNN at the {scale} scale)"
-    target = part["target"].dropna()
-    target_text = f"; FedAvg's accuracy {target.iloc[0]:.1f}%" if len(target) else ""
-    page.table(shown.loc[idx], f"{model}, {label}, alpha = {alpha:g}{stand_in}{target_text}: fewest bits to reach "
-                               f"FedAvg's accuracy, ours {fewest}, paper {paper_fewest}.",
-               show=shown.loc[idx].set_index(["block", "algorithm"]),
-               downloads={"published": paper_values[(paper_values["model"] == model)
-                                                    & (paper_values["dataset"] == label)
-                                                    & (paper_values["alpha"] == alpha)],
-                          "ours": ours[(ours["model"] == model) & (ours["dataset"] == label) & (ours["alpha"] == alpha)]})
-display(Markdown(f"Published values: {source(artifact.id)['source']}. The Landmarks-User-160k column "
-                 "(MobileNetV2) is on the page of Table 4: its data cannot be had offline."))
+merged = gloss.show_cost_tables(page, runs, scale)
 
 # %% [markdown]
 # ## Orderings
@@ -159,28 +103,14 @@ display(Markdown(f"Published values: {source(artifact.id)['source']}. The Landma
 # method that never reaches the target ranks last.
 
 # %%
-ranked = merged[merged["algorithm"] != "FedAvg"].copy()
-ranked["paper"] = -ranked["cost_B"]
-ranked["ours"] = -ranked["relative_bits"].fillna(float("inf"))
-ranked.loc[ranked["status"] != "finished", "ours"] = float("nan")
-orderings = ordering_table(ranked, ["model", "dataset", "alpha"])
-mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
-page.table(orderings, show=orderings.set_index(["model", "dataset", "alpha"]) if len(orderings) else orderings,
-           caption=f"The methods ranked by the bits they need (fewest first), by the paper and by our runs; mean "
-                   f"Kendall's \u03c4 over the {len(orderings)} settings: {mean_tau:.2f}.")
+mean_tau = gloss.show_cost_orderings(page, merged)
 
 # %% [markdown]
 # ## What we found
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
-lines = [f"At the **{scale}** scale the paper's and our rankings by bits agree with a mean Kendall's \u03c4 of "
-         f"{mean_tau:.2f}; of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} hold, "
-         f"{counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are "
-         "not checked at this scale."]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+lines = gloss.cost_findings(verdicts, mean_tau, scale)
 display(Markdown(" ".join(lines)))
 
 # %% [markdown]

@@ -56,14 +56,8 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-import matplotlib.pyplot as plt
-import pandas as pd
-from IPython.display import Markdown, display
-
-from flcore.analysis.plots import plot_surface_2d
 from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.fedlesam_surfaces import global_surface, surface_summary
-from flcore.experiments.published import source
+from flcore.experiments.fedlesam_surfaces import show_global_surfaces
 from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
@@ -71,10 +65,6 @@ from flcore.report.page import Page
 set_style()
 artifact = get_artifact("fedlesam-fig-1")
 page = Page(artifact.id)
-#: grid points per axis and training samples of the surfaces (coarse below the paper scale)
-grid = {"smoke": 5, "small": 11, "paper": 21}[scale]
-samples = {"smoke": 500, "small": 2000, "paper": 10000}[scale]
-data_name = "CIFAR-10" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-10)"
 
 # %% [markdown]
 # ## The runs
@@ -99,23 +89,7 @@ runs["panel"] = [("Centralized" if a == "Centralized" else f"Federated ({split[4
 # of two filter-normalised random directions spanning [-1, 1] (one colour scale for all).
 
 # %%
-finished = runs[runs["status"] == "finished"].drop_duplicates("run_id")
-surfaces = {row["panel"]: global_surface(row["run_dir"], num=grid, samples=samples, device="cpu")
-            for row in finished.to_dict("records")}
-summary = pd.DataFrame([{"panel": name, **surface_summary(s)} for name, s in surfaces.items()])
-if len(surfaces):
-    fig, axes = plt.subplots(1, len(surfaces), figsize=(3.6 * len(surfaces), 3.2), squeeze=False)
-    for ax, (name, surface) in zip(axes[0], surfaces.items()):
-        plot_surface_2d(surface, ax=ax, levels=20, colorbar=False, title=name)
-    fig.tight_layout()
-    ranked = list(summary.sort_values("edge_rise")["panel"])
-    flattest = ranked[0]
-    page.figure(fig, f"Global loss surfaces on {data_name}: the flattest (smallest loss rise at the grid's edge) is "
-                     f"{flattest}.", alt=f"Contour plots of the training loss around each final global model ({', '.join(surfaces)}).")
-    page.table(summary, f"The surfaces in numbers: loss at the centre, mean rise over the grid, rise at the edge; "
-                        f"from flattest to sharpest: {' > '.join(ranked)}.",
-               show=summary.round(4))
-display(Markdown(f"Published values: {source(artifact.id)['value']}."))
+summary = show_global_surfaces(page, runs, scale, name="panel")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -65,15 +65,10 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-import pandas as pd
-from IPython.display import Markdown, display
-
 from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.fedlesam_efficiency import efficiency_table
-from flcore.experiments.published import published, source
+from flcore.experiments.fedlesam_efficiency import show_efficiency, show_published_beside_ours
 from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
-from flcore.report.ordering import ordering_table
 from flcore.report.page import Page
 
 set_style()
@@ -103,17 +98,7 @@ page.table(settings, f"What differs between the methods' runs; every run shares 
 # Rounds, cost and computation time to each target, and their ratios to FedAvg.
 
 # %%
-ours = efficiency_table(runs)
-columns = ["target", "algorithm", "target_accuracy", "rounds", "reached", "rounds_ratio", "cost", "cost_ratio",
-           "compute_s", "compute_ratio"]
-lesam = ours.set_index(["target", "algorithm"])["compute_ratio"] if len(ours) else pd.Series(dtype=float)
-sam_like = [lesam.get((68, a)) for a in ("FedSAM", "MoFedSAM", "FedGAMMA", "FedSMOO")]
-sam_like = [v for v in sam_like if v is not None and pd.notna(v)]
-finding = (f"to the 68 target FedLESAM-S takes {lesam.get((68, 'FedLESAM-S'), float('nan')):.2f}x FedAvg's "
-           f"computation time, the SAM-based methods {min(sam_like):.2f}-{max(sam_like):.2f}x") if sam_like else \
-          "no computation times are recorded (runs trained in a batch record none)"
-page.table(ours[columns] if len(ours) else ours, f"Ours at the {scale} scale: {finding}.",
-           show=(ours[columns].round(3) if len(ours) else ours))
+ours = show_efficiency(page, runs, scale)
 
 # %% [markdown]
 # ## Published beside ours
@@ -122,27 +107,7 @@ page.table(ours[columns] if len(ours) else ours, f"Ours at the {scale} scale: {f
 # below it the targets are relative to FedAvg, so only the orderings compare).
 
 # %%
-paper = published("fedlesam-table-9")
-for column in ("rounds_ratio", "cost_ratio", "compute_time_ratio"):
-    paper[column] = pd.to_numeric(paper[column], errors="coerce")
-merged = paper[["algorithm", "target", "rounds_ratio", "cost_ratio", "compute_time_ratio"]].merge(
-    ours[["algorithm", "target", "rounds_ratio", "cost_ratio", "compute_ratio"]] if len(ours) else
-    pd.DataFrame(columns=["algorithm", "target", "rounds_ratio", "cost_ratio", "compute_ratio"]),
-    on=["algorithm", "target"], how="left", suffixes=(" paper", " ours"))
-page.table(merged, "Ratios to FedAvg, the paper's beside ours (1 = FedAvg).", show=merged.round(2),
-           downloads={"published": paper, "ours": ours})
-orders = []
-for paper_col, our_col, what in (("rounds_ratio paper", "rounds_ratio ours", "rounds"),
-                                 ("cost_ratio paper", "cost_ratio ours", "communication cost"),
-                                 ("compute_time_ratio", "compute_ratio", "computation time")):
-    frame = pd.DataFrame({"target": merged["target"], "algorithm": merged["algorithm"], "what": what,
-                          "paper": -merged[paper_col], "ours": -pd.to_numeric(merged[our_col], errors="coerce")})
-    orders.append(ordering_table(frame, ["what", "target"]))
-orderings = pd.concat(orders, ignore_index=True) if orders else pd.DataFrame()
-mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
-page.table(orderings, f"The methods from cheapest to most expensive, by the paper and by our runs; mean Kendall's "
-                      f"\u03c4 over the {len(orderings)} blocks: {mean_tau:.2f}.")
-display(Markdown(f"Published values: {source('fedlesam-table-9')['source']}."))
+mean_tau = show_published_beside_ours(page, ours)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -62,17 +62,13 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.analysis.io import resolve_device
 from flcore.experiments import fedsam_analysis
 from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.run_geometry import geometry_settings, hessian_spectrum, probe_history
-from flcore.experiments.runner import ensure_runs, run_metrics
+from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
-from flcore.report.geometry_plots import client_heatmap
 from flcore.report.page import Page
 
 set_style()
@@ -80,7 +76,6 @@ artifact = get_artifact("fedsam-fig-16")
 page = Page(artifact.id)
 panels = fedsam_analysis.FIG16_PANELS
 analysis_device = str(resolve_device(device))
-data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
 
 # %% [markdown]
 # ## The runs
@@ -88,13 +83,7 @@ data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, stan
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-missing = [f"{a.replace(' E=1', '')} at alpha = {alpha:g}" for a, alpha in panels
-           if (a, alpha) not in fedsam_analysis.recorded_at(scale, panels)]
-every = fedsam_analysis.PROBE_EVERY[scale]
-page.table(runs[["algorithm", "alpha", "record", "status", "run_id"]],
-           f"The recorded runs of the figure (probes every {every} rounds): "
-           f"{int((runs['status'] == 'finished').sum())} of {len(runs)} finished"
-           + (f"; not trained at the {scale} scale: {', '.join(missing)}." if missing else "."))
+missing = fedsam_analysis.show_recorded_runs(page, runs, scale, panels)
 
 # %% [markdown]
 # ## The heat-maps
@@ -102,59 +91,14 @@ page.table(runs[["algorithm", "alpha", "record", "status", "run_id"]],
 # One panel per run: columns are the probed rounds, rows the round's sampled clients.
 
 # %%
-finished = runs[runs["status"] == "finished"]
-histories, rows = {}, []
-for row in finished.to_dict("records"):
-    history = probe_history(run_metrics(pd.DataFrame([row]), store=store), "client_lambda_max")
-    key = (row["algorithm"], row["alpha"])
-    histories[key] = history
-    first, last = (history[history["round"] == r]["value"].mean() for r in (history["round"].min(),
-                                                                            history["round"].max()))
-    global_max = float(hessian_spectrum(row["run_dir"], geometry_settings(scale), device=analysis_device,
-                                        data_root=data_root)[0])
-    rows.append({"algorithm": row["algorithm"], "alpha": row["alpha"], "probed rounds": history["round"].nunique(),
-                 "client lambda_max (first probe)": first, "client lambda_max (last probe)": last,
-                 "client lambda_max (largest)": history["value"].max(), "global lambda_max (final model)": global_max})
-summary = pd.DataFrame(rows)
-if histories:
-    top = max(float(h["value"].max()) for h in histories.values())
-    figure, axes = plt.subplots(1, len(histories), figsize=(5.5 * len(histories), 3.6), squeeze=False)
-    for ax, ((algorithm, alpha), history) in zip(axes[0], histories.items()):
-        client_heatmap(ax, history, "slot", title=f"{algorithm.replace(' E=1', '')}, alpha = {alpha:g}", vmin=0,
-                       vmax=top, label="client lambda_max")
-        ax.set_ylabel("sampled client")
-    figure.tight_layout()
-    page.figure(figure, f"Top Hessian eigenvalue of each sampled client's model on its own data as rounds pass on "
-                        f"{data_name}: " + "; ".join(
-                            f"{r['algorithm'].replace(' E=1', '')} at alpha = {r['alpha']:g}: at most "
-                            f"{r['client lambda_max (largest)']:.1f} for the clients, "
-                            f"{r['global lambda_max (final model)']:.1f} for the final global model"
-                            for r in rows) + ".",
-                alt=f"{len(histories)} heat-maps on {data_name}, probed rounds on the x axis and the round's five "
-                    "sampled clients on the y axis, coloured by the top Hessian eigenvalue of the client's model on "
-                    "its data; " + "; ".join(
-                        f"{r['algorithm']} at alpha = {r['alpha']:g}: mean {r['client lambda_max (first probe)']:.2f} "
-                        f"at the first probe and {r['client lambda_max (last probe)']:.2f} at the last"
-                        for r in rows) + ".")
-    page.table(summary, "The clients' top eigenvalue (mean over the probed round's clients) at the first and the last "
-                        "probe, its largest value, and the final global model's top eigenvalue (Table 1's measure).")
-else:
-    display(Markdown("No recorded run is finished: nothing to draw."))
+rows = fedsam_analysis.show_client_eigenvalues(page, runs, scale, store=store, device=analysis_device,
+                                                data_root=data_root)
 
 # %% [markdown]
 # ## What we found
 
 # %%
-lines = []
-for r in rows:
-    name = r["algorithm"].replace(" E=1", "")
-    lines.append(f"{name} at alpha = {r['alpha']:g}: the clients' top eigenvalue goes from "
-                 f"{r['client lambda_max (first probe)']:.2f} to "
-                 f"{r['client lambda_max (last probe)']:.2f} (mean over the round's clients), "
-                 f"the final global model's is {r['global lambda_max (final model)']:.2f}.")
-if missing:
-    lines.append(f"Not drawn at the {scale} scale (recorded runs train alone; the book's budget): "
-                 + ", ".join(missing) + ".")
+lines = fedsam_analysis.client_eigenvalue_findings(rows, missing, scale)
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")

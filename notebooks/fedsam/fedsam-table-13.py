@@ -58,16 +58,13 @@ from IPython.display import Markdown, display
 
 from flcore.experiments import fedsam_results as results
 from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.published import published, source
 from flcore.experiments.runner import ensure_runs
-from flcore.report import format_comparison, set_style
-from flcore.report.ordering import ordering_table
+from flcore.report import set_style
 from flcore.report.page import Page
 
 set_style()
 artifact = get_artifact("fedsam-table-13")
 page = Page(artifact.id)
-at_paper = scale == "paper"
 
 # %% [markdown]
 # ## The runs
@@ -99,20 +96,9 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # paper does; cells the paper's text lost are empty in the *paper* column.
 
 # %%
-comparison = results.comparison(artifact.id, runs, scale)
-paper_values = results.published_cells(artifact.id)
-for label, block in comparison.groupby("dataset", sort=False):
-    stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
-    shown = block.dropna(subset=["ours"])
-    best = shown.loc[shown["ours"].idxmax(), "item"] if len(shown) else "none"
-    published_best = block.dropna(subset=["paper"])
-    paper_best = published_best.loc[published_best["paper"].idxmax(), "item"] if len(published_best) else "none"
-    caption = (f"{label}{stand_in}: accuracy (%) by server optimizer and server lr (rows) and alpha (columns). Among the cells run here the paper's best is "
-               f"{paper_best}, ours is {best}.")
-    page.table(block, caption, show=format_comparison(block, ["optimizer", "server_lr"], ["alpha"], delta=at_paper),
-               downloads={"published": paper_values[paper_values["dataset"] == label],
-                          "ours": block.drop(columns=["paper", "delta"])})
-display(Markdown(f"Published values: {source(artifact.id)['source']}."))
+comparison = results.show_comparison(page, runs, scale, rows=["optimizer", "server_lr"],
+                                     columns=["alpha"],
+                                     layout="by server optimizer and server lr (rows) and alpha (columns)")
 
 # %% [markdown]
 # ## Orderings
@@ -122,28 +108,16 @@ display(Markdown(f"Published values: {source(artifact.id)['source']}."))
 # unrelated, -1: reversed).
 
 # %%
-item, blocks = results.ORDERING[artifact.id]
-orderings = ordering_table(comparison, blocks, item="item")
-mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
-page.table(orderings, show=orderings.set_index(blocks) if len(orderings) else orderings,
-           caption=f"The rows ranked by the paper and by our runs; mean Kendall's \u03c4 over the "
-                   f"{len(orderings)} blocks: {mean_tau:.2f}.")
+mean_tau = results.show_orderings(page, comparison)
 
 # %% [markdown]
 # ## What we found
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
-lines = [f"At the **{scale}** scale, of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} hold, "
-         f"{counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are "
-         "not checked at this scale."]
-if mean_tau == mean_tau:
-    lines.insert(0, f"The paper's and our rankings agree with a mean Kendall's \u03c4 of {mean_tau:.2f}.")
-if not at_paper:
-    lines.append("MNIST-1D stands in for CIFAR-100 at this scale, and the client lr is the scale's (0.1), so the best server lr may differ.")
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+lines = results.table_findings(verdicts, mean_tau, scale,
+                               "MNIST-1D stands in for CIFAR-100 at this scale, and the client lr is the scale's "
+                               "(0.1), so the best server lr may differ.")
 display(Markdown(" ".join(lines)))
 
 # %% [markdown]

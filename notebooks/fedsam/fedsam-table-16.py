@@ -60,16 +60,13 @@ from IPython.display import Markdown, display
 
 from flcore.experiments import fedsam_results as results
 from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.published import published, source
 from flcore.experiments.runner import ensure_runs
-from flcore.report import format_comparison, set_style
-from flcore.report.ordering import ordering_table
+from flcore.report import set_style
 from flcore.report.page import Page
 
 set_style()
 artifact = get_artifact("fedsam-table-16")
 page = Page(artifact.id)
-at_paper = scale == "paper"
 
 # %% [markdown]
 # ## The runs
@@ -102,18 +99,7 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # (`flcore.experiments.fedsam_results.improvements`).
 
 # %%
-table = results.improvement_comparison(artifact.id, runs, scale)
-columns = ["setting", "algorithm", "accuracy (paper)", "accuracy (ours)", "absolute_improvement (paper)",
-           "absolute_improvement (ours)", "relative_improvement (paper)", "relative_improvement (ours)", "note"]
-table = table[columns]
-larger, compared = results.larger_federated_gains(table)
-stand_in = "" if at_paper else f" Ours: MNIST-1D at the {scale} scale."
-page.table(table, f"Accuracy (%) and improvements over the reference of each setting.{stand_in} In our runs the relative gain is larger in federated than in "
-                  f"centralized training for {len(larger)} of {compared} rows"
-                  f"{': ' + ', '.join(larger) if larger else ''}.",
-           show=table.set_index(["setting", "algorithm"]).round(2),
-           downloads={"published": published(artifact.id), "ours": table})
-display(Markdown(f"Published values: {source(artifact.id)['source']}."))
+table = results.show_improvements(page, runs, scale)
 mean_tau = float("nan")
 
 # %% [markdown]
@@ -121,16 +107,8 @@ mean_tau = float("nan")
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
-lines = [f"At the **{scale}** scale, of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} hold, "
-         f"{counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are "
-         "not checked at this scale."]
-if mean_tau == mean_tau:
-    lines.insert(0, f"The paper's and our rankings agree with a mean Kendall's \u03c4 of {mean_tau:.2f}.")
-if not at_paper:
-    lines.append("MNIST-1D stands in for CIFAR-100 at this scale.")
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+lines = results.table_findings(verdicts, mean_tau, scale,
+                               "MNIST-1D stands in for CIFAR-100 at this scale.")
 display(Markdown(" ".join(lines)))
 
 # %% [markdown]
