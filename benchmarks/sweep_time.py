@@ -34,8 +34,14 @@ milliseconds of one client's minibatch gradient on the path that way trains with
 (:meth:`flcore.flat.FlatModel.grad_fn`: one client at a time for ``one-at-a-time``; all
 clients of the largest group at once, under ``vmap``, for ``batched``), timed in its own
 single-threaded process on the runs' model and batch size, and ``gradient_ratio``, the
-one-at-a-time kernel time over this row's.  When training is compute-bound, as for the
-small MNIST-1D CNN on a CPU, ``gradient_ratio`` is the ceiling of ``ratio``.
+one-at-a-time kernel time over this row's.  From them (:func:`gradient_fields`):
+
+- ``gradient_share``: the fraction of the way's wall time its gradients take (the runs'
+  gradient evaluations, :func:`flcore.experiments.planner.run_cost`, times the kernel
+  time, over the workers);
+- ``ratio_ceiling``: the one-at-a-time wall time over this way's gradient time alone --
+  the ratio it would reach if everything but its gradients took no time.  ``ratio`` cannot
+  pass it without a faster gradient kernel.
 
 Running it
 ----------
@@ -150,6 +156,16 @@ def time_gradient(engine: str, config: dict, clients: int, device: str, out, ste
     out.send(((time.perf_counter() - started) / steps / clients * 1e3, None))
 
 
+def gradient_fields(cost: float, gradient_ms: float, seconds: float, workers: int,
+                    base_seconds: float) -> dict:
+    """``gradient_share`` and ``ratio_ceiling`` (module docstring) of one way that made
+    ``cost`` gradient evaluations in ``seconds`` on ``workers`` workers, against the
+    one-at-a-time way's ``base_seconds``."""
+    gradient_seconds = cost * gradient_ms / 1000 / workers
+    return {"gradient_share": round(gradient_seconds / seconds, 3),
+            "ratio_ceiling": round(base_seconds / gradient_seconds, 2)}
+
+
 def _in_process(engine, configs, workers, device, target=None, args=None) -> tuple[float, float | None]:
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe()
@@ -192,7 +208,7 @@ def main(argv=None) -> int:
     cost = sum(run_cost(resolve_config(c)) for c in configs)
     group_runs = max(g.size for g in plan_groups(configs, device=device, workers=workers))
     per_round = resolve_config(configs[0]).per_round
-    rows, base, base_gradient = [], None, None
+    rows, base, base_gradient, base_seconds = [], None, None, None
     for engine in ("one-at-a-time", "batched"):
         seconds, peak = _in_process(engine, configs, workers, device)
         clients = per_round * (1 if engine == "one-at-a-time" else group_runs)
@@ -201,9 +217,11 @@ def main(argv=None) -> int:
         runs_per_s = len(configs) / seconds
         base = base or runs_per_s
         base_gradient = base_gradient or gradient_ms
+        base_seconds = base_seconds or seconds
         row = {"engine": engine, "device": device, "runs": len(configs), "runs_per_s": round(runs_per_s, 4),
                "ratio": round(runs_per_s / base, 2), "gradient_ms_per_client_step": round(gradient_ms, 4),
-               "gradient_ratio": round(base_gradient / gradient_ms, 2)}
+               "gradient_ratio": round(base_gradient / gradient_ms, 2),
+               **gradient_fields(cost, gradient_ms, seconds, workers, base_seconds)}
         rows.append((row, {"rounds": rounds, "workers": workers, "seconds": round(seconds, 1), "cost": cost,
                            "group_runs": 1 if engine == "one-at-a-time" else group_runs,
                            "peak_memory_mb": None if peak is None else round(peak), "machine": machine(device),
@@ -214,7 +232,8 @@ def main(argv=None) -> int:
         else:
             print(f"{engine:<14} {device} {len(configs)} runs  {runs_per_s:.3f} runs/s  x{row['ratio']:.2f}  "
                   f"({seconds:.0f} s; gradient {gradient_ms:.3f} ms per client-step, "
-                  f"x{row['gradient_ratio']:.2f})", flush=True)
+                  f"x{row['gradient_ratio']:.2f}, {row['gradient_share']:.0%} of the time; "
+                  f"ceiling x{row['ratio_ceiling']:.2f})", flush=True)
     if args.append:
         with open(args.append, "a") as fh:
             for row, context in rows:

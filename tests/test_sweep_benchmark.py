@@ -55,10 +55,19 @@ def test_the_performance_page_shows_the_gradient_ceiling(tmp_path):
     from flcore.report.performance import render_performance
 
     rows = ('{"engine": "one-at-a-time", "device": "cpu", "runs": 24, "runs_per_s": 0.1, "ratio": 1.0, '
-            '"gradient_ms_per_client_step": 1.5, "gradient_ratio": 1.0, "machine": "CPU, 2 cores"}\n'
+            '"gradient_ms_per_client_step": 1.5, "gradient_ratio": 1.0, "gradient_share": 0.5, "ratio_ceiling": 2.0, '
+            '"machine": "CPU, 2 cores"}\n'
             '{"engine": "batched", "device": "cpu", "runs": 24, "runs_per_s": 0.25, "ratio": 2.5, '
-            '"gradient_ms_per_client_step": 0.5, "gradient_ratio": 3.0, "machine": "CPU, 2 cores"}\n')
+            '"gradient_ms_per_client_step": 0.5, "gradient_ratio": 3.0, "gradient_share": 0.9, "ratio_ceiling": 6.0, '
+            '"machine": "CPU, 2 cores"}\n')
     (tmp_path / "round_time.jsonl").write_text("")
     (tmp_path / "sweep_time.jsonl").write_text(rows)
     page = render_performance(tmp_path / "round_time.jsonl")
-    assert "| batched | CPU, 2 cores | 24 |  |  | 0.2500 | 2.50 |  | 0.500 | 3.00 |  |  |" in page
+    assert "| batched | CPU, 2 cores | 24 |  |  | 0.2500 | 2.50 |  | 0.500 | 3.00 | 90% | 6.00 |  |  |" in page
+
+
+def test_gradient_share_and_ceiling_by_hand():
+    sweep = _script()
+    # 1,000 gradient evaluations of 2 ms on 2 workers: 1 s of wall time in gradients
+    out = sweep.gradient_fields(cost=1000, gradient_ms=2.0, seconds=4.0, workers=2, base_seconds=10.0)
+    assert out == {"gradient_share": 0.25, "ratio_ceiling": 10.0}
