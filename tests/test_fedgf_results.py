@@ -162,3 +162,31 @@ def test_seed_spread_of_a_claim_is_measured_in_its_own_metric(monkeypatch):
     assert spread["sigma"] == pytest.approx(2.0) and spread["runs"] == 3
     assert claims_module.seed_spread("small")["sigma"] == pytest.approx(0.0)  # accuracy: all 30%
     assert claims_module.seed_spread("small", metric="no-such-metric") is None
+
+
+# ----------------------------------------------------------------------------- Figures 2 and 6 pages
+
+def test_surface_summary_takes_the_centre_and_the_largest_rise():
+    from flcore.analysis.landscape import Landscape2D
+
+    grid = torch.tensor([-1.0, 0.0, 1.0])
+    local = Landscape2D(grid, grid, torch.tensor([[3.0, 2.0, 3.0], [2.0, 1.0, 2.0], [3.0, 2.0, 4.0]]), None)
+    sharp = Landscape2D(grid, grid, torch.tensor([[9.0, 5.0, 9.0], [5.0, 0.5, 5.0], [9.0, 5.0, 9.0]]), None)
+    table = fedgf_analysis.surface_summary({"global_on_global": sharp, "local_on_local": local, "client_id": 3})
+    assert list(table["surface"]) == [fedgf_analysis.SURFACE_PANELS["local_on_local"],
+                                      fedgf_analysis.SURFACE_PANELS["global_on_global"]]
+    assert list(table["loss at the centre"]) == [1.0, 0.5]
+    assert list(table["largest rise on the grid"]) == [3.0, 8.5]
+    assert fedgf_analysis.surface_summary({}).empty
+
+
+def test_surface_findings_compare_the_local_and_the_global_rise():
+    rises = {"local_on_local": 3.0, "global_on_global": 8.5}
+    assert fedgf_analysis.local_flatter(rises) and not fedgf_analysis.local_flatter({"local_on_local": 3.0})
+    fedsam_lines = fedgf_analysis.surface_findings(rises, "small", "FedSAM")
+    assert fedsam_lines == ["At the **small** scale the local model's surface on its own data is flatter than the "
+                            "global model's on the global data (the paper: flat locally, sharp globally). The paper "
+                            "gives surfaces only."]
+    fedgf_lines = fedgf_analysis.surface_findings({"local_on_local": 9.0, "global_on_global": 8.5}, "smoke", "FedGF")
+    assert fedgf_lines[0].startswith("At the **smoke** scale FedGF's global model rises by 8.500 over the grid")
+    assert "is not flatter than that" in fedgf_lines[0] and len(fedgf_lines) == 2

@@ -262,6 +262,79 @@ def _surfaces(run_dir, client: int, s: dict, span: float, device: str) -> dict:
     return surfaces
 
 
+#: Figs. 2 and 6's panels: the surfaces of :func:`loss_surfaces` and what each shows.
+SURFACE_PANELS = {"local_on_local": "local model on its own data (F_i)",
+                  "local_on_global": "local model on the global data (F)",
+                  "global_on_global": "global model on the global data (F)"}
+
+
+def surface_summary(surfaces: dict) -> pd.DataFrame:
+    """Figs. 2 and 6's table: per surface of :func:`loss_surfaces` (in :data:`SURFACE_PANELS`'
+    order, those present), the loss at the grid's centre and how much the loss rises above it
+    over the grid."""
+    rows = []
+    for key, text in SURFACE_PANELS.items():
+        if (surface := surfaces.get(key)) is not None:
+            centre = surface.loss[len(surface.xs) // 2, len(surface.ys) // 2]
+            rows.append({"surface": text, "loss at the centre": float(centre),
+                         "largest rise on the grid": float(surface.loss.max() - centre)})
+    return pd.DataFrame(rows)
+
+
+def show_loss_surfaces(page, runs: pd.DataFrame, scale: str, method: str) -> dict[str, float]:
+    """Figs. 2 (FedSAM) and 6 (FedGF): the three surfaces of :func:`loss_surfaces` around the
+    first client's local model of one further round and the final global model of the
+    figure's run (alpha = 0), the table of :func:`surface_summary` and the three contour
+    panels; returns the largest rise per surface key (those drawn)."""
+    import matplotlib.pyplot as plt
+
+    from ..analysis.plots import plot_surface_2d
+
+    row = runs.iloc[0]
+    surfaces = loss_surfaces(row["run_dir"], client=0, scale=scale) if row["status"] == "finished" else {}
+    summary = surface_summary(surfaces)
+    page.table(summary, f"{method} at alpha = 0, {scale} scale: the loss at each surface's centre and how much it "
+                        f"rises over the grid (client {surfaces.get('client_id', '-')} of one further round).")
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    for ax, (key, text) in zip(axes, SURFACE_PANELS.items()):
+        if key in surfaces:
+            plot_surface_2d(surfaces[key], ax=ax, title=text)
+    rises = dict(zip(summary["surface"], summary["largest rise on the grid"])) if len(summary) else {}
+    by_key = {key: rises[text] for key, text in SURFACE_PANELS.items() if text in rises}
+    data = "CIFAR-100" if scale == "paper" else "MNIST-1D, " + scale + " scale"
+    page.figure(fig, f"{method}'s loss surfaces at alpha = 0 ({data}): the local model's surface on its own data "
+                     f"rises {'less' if local_flatter(by_key) else 'no less'} than the global model's on the global "
+                     "data over the same grid.",
+                alt="Three contour plots of training loss over two random filter-normalised directions: "
+                    + "; ".join(f"{k} rises by {v:.3f}" for k, v in rises.items()) + ".")
+    return by_key
+
+
+def local_flatter(rises: dict[str, float]) -> bool:
+    """Whether the local model's surface on its own data rises less over the grid than the
+    global model's on the global data (Figs. 2 and 6; False when either is missing)."""
+    return rises.get("local_on_local", float("nan")) < rises.get("global_on_global", float("nan"))
+
+
+def surface_findings(rises: dict[str, float], scale: str, method: str) -> list[str]:
+    """The "What we found" sentences of Figs. 2 (``method="FedSAM"``: flat locally, sharp
+    globally) and 6 (FedGF: the global model's rise, to set beside Fig. 2's) from
+    :func:`show_loss_surfaces`'s rises."""
+    flatter = "flatter" if local_flatter(rises) else "not flatter"
+    if method == "FedSAM":
+        lines = [f"At the **{scale}** scale the local model's surface on its own data is {flatter} than the global "
+                 "model's on the global data (the paper: flat locally, sharp globally). The paper gives surfaces "
+                 "only."]
+    else:
+        lines = [f"At the **{scale}** scale {method}'s global model rises by "
+                 f"{rises.get('global_on_global', float('nan')):.3f} over the grid on the global data (the paper: "
+                 f"flatter than FedSAM's global model; Figure 2's page gives FedSAM's rise over the same grid), and "
+                 f"its local model's surface on its own data is {flatter} than that. The paper gives surfaces only."]
+    if scale == "smoke":
+        lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+    return lines
+
+
 def perturbation_losses(run_dir, magnitudes: Sequence[float], scale: str | None = None,
                         device: str = "cpu") -> pd.DataFrame:
     """Fig. 5: the training loss of the final global model at ``w + r eps``,

@@ -55,13 +55,10 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.analysis.plots import plot_surface_2d
+from flcore.experiments import fedgf_analysis
 from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.fedgf_analysis import loss_surfaces
 from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
@@ -72,50 +69,19 @@ page = Page(artifact.id)
 METHOD = "FedGF"
 
 # %% [markdown]
-# ## The run and its surfaces
+# ## The run, its surfaces and the figure
 
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-row = runs.iloc[0]
-surfaces = loss_surfaces(row["run_dir"], client=0, scale=scale) if row["status"] == "finished" else {}
-panels = {"local_on_local": "local model on its own data (F_i)", "local_on_global": "local model on the global data (F)",
-          "global_on_global": "global model on the global data (F)"}
-summary = pd.DataFrame([{"surface": text, "loss at the centre": float(s.loss[len(s.xs) // 2, len(s.ys) // 2]),
-                         "largest rise on the grid": float(s.loss.max() - s.loss[len(s.xs) // 2, len(s.ys) // 2])}
-                        for key, text in panels.items() if (s := surfaces.get(key)) is not None])
-page.table(summary, f"{METHOD} at alpha = 0, {scale} scale: the loss at each surface's centre and how much it rises "
-                    f"over the grid (client {surfaces.get('client_id', '-')} of one further round).")
-
-# %% [markdown]
-# ## The figure
-
-# %%
-fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-for ax, (key, text) in zip(axes, panels.items()):
-    if key in surfaces:
-        plot_surface_2d(surfaces[key], ax=ax, title=text)
-rises = dict(zip(summary["surface"], summary["largest rise on the grid"])) if len(summary) else {}
-flatter = (rises.get(panels["local_on_local"], float("nan")) < rises.get(panels["global_on_global"], float("nan")))
-page.figure(fig, f"{METHOD}'s loss surfaces at alpha = 0 ({'CIFAR-100' if scale == 'paper' else 'MNIST-1D, ' + scale + ' scale'}): "
-                 f"the local model's surface on its own data rises {'less' if flatter else 'no less'} than the global "
-                 f"model's on the global data over the same grid.",
-            alt="Three contour plots of training loss over two random filter-normalised directions: "
-                + "; ".join(f"{k} rises by {v:.3f}" for k, v in rises.items()) + ".")
+rises = fedgf_analysis.show_loss_surfaces(page, runs, scale, METHOD)
 
 # %% [markdown]
 # ## What we found
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-global_rise = rises.get(panels["global_on_global"], float("nan"))
-lines = [f"At the **{scale}** scale FedGF's global model rises by {global_rise:.3f} over the grid on the global data "
-         "(the paper: flatter than FedSAM's global model; Figure 2's page gives FedSAM's rise over the same grid), "
-         f"and its local model's surface on its own data is {'flatter' if flatter else 'not flatter'} than that. "
-         "The paper gives surfaces only."]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+display(Markdown(" ".join(fedgf_analysis.surface_findings(rises, scale, METHOD))))
 
 # %% [markdown]
 # ## The paper's claims: verdicts
