@@ -156,3 +156,35 @@ def test_table_findings_by_scale():
     # no ranking (NaN tau) and nothing stands in at the paper scale
     assert results.table_findings(verdicts, float("nan"), "paper", "MNIST-1D stands in.") == [
         smoke[1].replace("**smoke**", "**paper**")]
+
+
+class _RecordingPage:
+    """Keeps what a page function shows instead of displaying it."""
+
+    def __init__(self, artifact_id: str):
+        self.artifact_id = artifact_id
+        self.shown = []
+
+    def table(self, frame, caption, downloads=None, show=None):
+        self.shown.append((frame, caption, frame if show is None else show))
+
+
+def test_heavy_tables_list_their_needs_with_the_reason_last():
+    table = results.heavy_needs_table("fedsam-table-7")
+    assert list(table["what"]) == list(results.HEAVY_NEEDS["fedsam-table-7"])
+    assert table["what"].iloc[-1] == "why"
+    assert table["needs"].iloc[-1] == results.HEAVY_NEEDS["fedsam-table-7"]["why"]
+
+
+def test_published_only_pages_show_the_papers_layout():
+    page = _RecordingPage("fedsam-table-8")
+    results.show_published_only(page, "mIoU", index=["split", "algorithm"], columns="column", values="miou")
+    frame, caption, shown = page.shown[0]
+    assert caption == "mIoU" and frame.equals(published("fedsam-table-8"))
+    row = frame.iloc[0]
+    assert shown.loc[(row["split"], row["algorithm"]), row["column"]] == pytest.approx(row["miou"])
+    assert list(shown.index.names) == ["split", "algorithm"]
+    # without a layout the values are shown as published
+    flat = _RecordingPage("fedsam-table-7")
+    results.show_published_only(flat, "as published")
+    assert flat.shown[0][2] is flat.shown[0][0]

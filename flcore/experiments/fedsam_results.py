@@ -485,6 +485,41 @@ HEAVY_NEEDS = {
 }
 
 
+def heavy_needs_table(artifact_id: str) -> pd.DataFrame:
+    """Tables 3, 7 and 8: what the experiment needs, one row (``what``, ``needs``) per item of
+    :data:`HEAVY_NEEDS`, the reason it is not regenerated last."""
+    return pd.DataFrame([{"what": k, "needs": v} for k, v in HEAVY_NEEDS[artifact_id].items()])
+
+
+def show_heavy_needs(page) -> None:
+    """Tables 3, 7 and 8 (not regenerated): :func:`heavy_needs_table` and the reason the
+    project inventory gives."""
+    from IPython.display import Markdown, display
+
+    from .inventory import entry
+
+    page.table(heavy_needs_table(page.artifact_id),
+               "What the experiment needs; the last row says why flcore does not run it.")
+    display(Markdown(f"The project inventory lists it as not regenerable: {entry(page.artifact_id).not_regenerable}"))
+
+
+def show_published_only(page, caption: str, index: Sequence[str] | None = None, columns=None,
+                        values: str | None = None) -> None:
+    """Tables 3, 7 and 8 (not regenerated): the published values under ``caption``, shown as
+    the paper lays them out (``index`` x ``columns`` of ``values``, in the published order)
+    or as they are when no ``index`` is given, and their source."""
+    from IPython.display import Markdown, display
+
+    from .published import published, source
+
+    paper_values = published(page.artifact_id)
+    shown = paper_values if index is None else paper_values.pivot_table(index=list(index), columns=columns,
+                                                                        values=values, sort=False)
+    page.table(paper_values, caption, show=shown)
+    cited = source(page.artifact_id)
+    display(Markdown(f"Published values: {cited['source']}. {cited['value']}."))
+
+
 def _no_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     return []
 

@@ -48,12 +48,7 @@ seeds = [0]
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 
 # %%
-import pandas as pd
-from IPython.display import Markdown, display
-
 from flcore.experiments import fedsam_results as results
-from flcore.experiments.inventory import entry
-from flcore.experiments.published import published, source
 from flcore.report.page import Page
 
 page = Page("fedsam-table-8")
@@ -62,16 +57,11 @@ page = Page("fedsam-table-8")
 # ## What it needs, and why it is not regenerated here
 
 # %%
-needs = results.HEAVY_NEEDS["fedsam-table-8"]
-info = entry("fedsam-table-8")
-page.table(pd.DataFrame([{"what": k, "needs": v} for k, v in needs.items()]),
-           "What the experiment needs; the last row says why flcore does not run it.")
-display(Markdown(f"The project inventory lists it as not regenerable: {info.not_regenerable}"))
+results.show_heavy_needs(page)
 
 # %% [markdown]
 # ## Published values
 
 # %%
-paper_values = published("fedsam-table-8")
-page.table(paper_values, "Published mIoU (%) at 1.5k rounds; cells unreadable in the text are left out.", show=paper_values.pivot_table(index=["split", "algorithm"], columns="column", values="miou", sort=False))
-display(Markdown(f"Published values: {source('fedsam-table-8')['source']}. {source('fedsam-table-8')['value']}."))
+results.show_published_only(page, "Published mIoU (%) at 1.5k rounds; cells unreadable in the text are left out.",
+                            index=["split", "algorithm"], columns="column", values="miou")
