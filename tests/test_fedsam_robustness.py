@@ -282,3 +282,45 @@ def test_a_subset_is_the_same_for_the_clean_and_the_corrupted_sets(smoke_run):
     with torch.no_grad():
         hand = (run.flat.forward(run.w, full[keep]).argmax(1) == run.dataset.test_y[keep]).double().mean().item()
     assert frame.loc[1, "accuracy"] == pytest.approx(hand, abs=1e-12)
+
+
+class _RecordingPage:
+    def __init__(self):
+        self.shown = []
+
+    def table(self, frame, caption, downloads=None, show=None):
+        self.shown.append((frame, caption))
+
+
+def test_figure_pages_count_the_evaluated_runs():
+    import pandas as pd
+
+    from flcore.experiments import fedsam_robustness as robustness
+
+    runs = pd.DataFrame({c: [1, 2, 3] for c in robustness.EVALUATED_COLUMNS} | {
+        "status": ["finished", "failed", "finished"], "run_dir": ["a", "b", "c"]})
+    page = _RecordingPage()
+    robustness.show_evaluated_runs(page, runs)
+    frame, caption = page.shown[0]
+    assert list(frame.columns) == robustness.EVALUATED_COLUMNS
+    assert caption.startswith("The final models evaluated here: 2 finished runs of 3; mean_last_100")
+    robustness.show_evaluated_runs(page, runs, "{finished} of {total} (shared)")
+    assert "here: 2 of 3 (shared); mean_last_100" in page.shown[1][1]
+
+
+def test_corrupted_scores_add_percentages_and_are_none_without_the_data(monkeypatch):
+    import pandas as pd
+
+    import flcore.analysis.robustness as analysis
+    from flcore.experiments import fedsam_robustness as robustness
+
+    monkeypatch.setattr(analysis, "corrupted_accuracy_of_runs",
+                        lambda runs, **kw: pd.DataFrame({"accuracy": [0.25, 0.5], "severity": kw["severities"][:2]}))
+    scores = robustness.corrupted_scores(pd.DataFrame(), device="cpu", severities=[5, 5])
+    assert list(scores["accuracy (%)"]) == [25.0, 50.0]
+
+    def missing(runs, **kw):
+        raise DatasetError("CIFAR-10-C is missing")
+
+    monkeypatch.setattr(analysis, "corrupted_accuracy_of_runs", missing)
+    assert robustness.corrupted_scores(pd.DataFrame(), device="cpu") is None

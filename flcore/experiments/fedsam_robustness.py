@@ -114,6 +114,42 @@ def fig10_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
             for ds, swa in panels for algorithm in list(FEDAVGM) + swa for seed in seeds]
 
 
+# ----------------------------------------------------------------------------- pages of Figs. 6 and 8
+
+#: The columns of the runs Figs. 6 and 8 evaluate, as their pages list them.
+EVALUATED_COLUMNS = ["dataset", "algorithm", "alpha", "clients_per_round", "status", "mean_last_100", "run_id"]
+
+
+def show_evaluated_runs(page, runs, counted: str = "{finished} finished runs of {total}") -> None:
+    """Figs. 6 and 8: the runs whose final models are evaluated, captioned with ``counted``
+    (``{finished}``, ``{total}``: the counts of finished and listed runs)."""
+    finished = int((runs["status"] == "finished").sum())
+    page.table(runs[EVALUATED_COLUMNS], f"The final models evaluated here: "
+                                        f"{counted.format(finished=finished, total=len(runs))}; mean_last_100 is "
+                                        "the clean test accuracy (a fraction).")
+
+
+def corrupted_scores(runs, device: str = "auto", data_root=None, severities: Sequence[int] = (1, 2, 3, 4, 5),
+                     samples: int | None = None):
+    """Figs. 6 and 8: :func:`flcore.analysis.robustness.corrupted_accuracy_of_runs` of the
+    finished runs with an ``accuracy (%)`` column, or ``None`` -- saying so on the page --
+    when the corrupted test sets are missing."""
+    from IPython.display import Markdown, display
+
+    from ..analysis.io import resolve_device
+    from ..analysis.robustness import corrupted_accuracy_of_runs
+    from ..data import DatasetError
+
+    try:
+        scores = corrupted_accuracy_of_runs(runs, severities=severities, device=str(resolve_device(device)),
+                                            data_root=data_root, samples=samples)
+    except DatasetError as error:
+        display(Markdown(f"**The corrupted test sets are missing**, so this page has no figure: {error}"))
+        return None
+    scores["accuracy (%)"] = scores["accuracy"] * 100
+    return scores
+
+
 register_artifact(Artifact(
     "fedsam-fig-6", PAPER, "figure",
     "Figure 6: accuracy per corruption on CIFAR-10-C and CIFAR-100-C (alpha = 0, severity 5)", fig6_runs))

@@ -69,9 +69,6 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 from IPython.display import Markdown, display
 
-from flcore.analysis.io import resolve_device
-from flcore.analysis.robustness import corrupted_accuracy_of_runs
-from flcore.data import DatasetError
 from flcore.experiments import fedsam_robustness as robustness
 from flcore.experiments.artifacts import get_artifact
 from flcore.experiments.runner import ensure_runs
@@ -91,9 +88,7 @@ stand_in = "" if scale == "paper" else f" (MNIST-1D at the {scale} scale, corrup
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-listing = runs[["dataset", "algorithm", "alpha", "clients_per_round", "status", "mean_last_100", "run_id"]]
-page.table(listing, f"The final models evaluated here: {int((runs['status'] == 'finished').sum())} finished runs of "
-                    f"{len(runs)}; mean_last_100 is the clean test accuracy (a fraction).")
+robustness.show_evaluated_runs(page, runs)
 
 # %% [markdown]
 # ## Accuracy on the corrupted test sets
@@ -101,16 +96,10 @@ page.table(listing, f"The final models evaluated here: {int((runs['status'] == '
 # Every run's final model on every corruption at every severity (the figure shows severity 5).
 
 # %%
-try:
-    scores = corrupted_accuracy_of_runs(runs, device=str(resolve_device(device)), data_root=data_root)
-    missing = None
-except DatasetError as error:
-    scores, missing = None, str(error)
-    display(Markdown(f"**The corrupted test sets are missing**, so this page has no figure: {missing}"))
+scores = robustness.corrupted_scores(runs, device=device, data_root=data_root)
 
 # %%
 if scores is not None:
-    scores["accuracy (%)"] = scores["accuracy"] * 100
     if scale != "paper":  # both CIFAR settings are the same MNIST-1D runs at alpha = 0
         scores["dataset"] = "MNIST-1D"
     top = scores[scores["severity"] == robustness.FIGURE_SEVERITY]

@@ -65,9 +65,6 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 from IPython.display import Markdown, display
 
-from flcore.analysis.io import resolve_device
-from flcore.analysis.robustness import corrupted_accuracy_of_runs
-from flcore.data import DatasetError
 from flcore.experiments import fedsam
 from flcore.experiments import fedsam_robustness as robustness
 from flcore.experiments.artifacts import get_artifact
@@ -92,26 +89,19 @@ def panel_name(dataset):
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-listing = runs[["dataset", "algorithm", "alpha", "clients_per_round", "status", "mean_last_100", "run_id"]]
-page.table(listing, f"The final models evaluated here: {int((runs['status'] == 'finished').sum())} finished of "
-                    f"{len(runs)} (at alpha = 0 both settings name the same run below the paper scale); "
-                    "mean_last_100 is the clean test accuracy (a fraction).")
+robustness.show_evaluated_runs(page, runs, "{finished} finished of {total} (at alpha = 0 both settings name the "
+                                            "same run below the paper scale)")
 
 # %% [markdown]
 # ## Mean accuracy over the corruptions against alpha
 
 # %%
 subset = None if scale == "paper" else robustness.FIG8_SUBSET  # keeps the page's own compute short on a CPU
-try:
-    scores = corrupted_accuracy_of_runs(runs, severities=[robustness.FIGURE_SEVERITY],
-                                        device=str(resolve_device(device)), data_root=data_root, samples=subset)
-except DatasetError as error:
-    scores = None
-    display(Markdown(f"**The corrupted test sets are missing**, so this page has no figure: {error}"))
+scores = robustness.corrupted_scores(runs, device=device, data_root=data_root,
+                                     severities=[robustness.FIGURE_SEVERITY], samples=subset)
 
 # %%
 if scores is not None:
-    scores["accuracy (%)"] = scores["accuracy"] * 100
     corrupted = scores[scores["corruption"] != "clean"]
     points = corrupted.groupby(["dataset", "alpha", "algorithm"])["accuracy (%)"].mean().reset_index()
     clean = scores[scores["corruption"] == "clean"].groupby(["dataset", "alpha", "algorithm"])["accuracy (%)"].mean()
