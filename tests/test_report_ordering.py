@@ -84,3 +84,6 @@ def test_verdict_counts_count_each_verdict():
     assert verdict_counts(verdicts) == ("of the 4 claims this table checks, 2 hold, 0 are ties, 1 fail and 1 are not "
                                         "checked at this scale")
     assert verdict_counts(verdicts.iloc[:0], "figure").startswith("of the 0 claims this figure checks, 0 hold")
+    assert verdict_counts(verdicts, at="").endswith("1 fail and 1 are not checked")
+    assert verdict_counts(verdicts, at="at the paper scale").endswith("are not checked at the paper scale")
+

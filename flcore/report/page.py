@@ -101,12 +101,14 @@ class Page:
 
         _display(Markdown(claims_markdown(self.claim_results, self.scale)))
 
-def verdict_counts(verdicts: pd.DataFrame, what: str = "table") -> str:
+def verdict_counts(verdicts: pd.DataFrame, what: str = "table", at: str = "at this scale") -> str:
     """``"of the 4 claims this table checks, 2 hold, 1 are ties, 0 fail and 1 are not checked at
-    this scale"``: the verdicts of :meth:`Page.check_claims` counted for a page's findings."""
+    this scale"``: the verdicts of :meth:`Page.check_claims` counted for a page's findings
+    (``at``: what follows "not checked"; ``""`` ends the sentence there)."""
     counts = verdicts["verdict"].value_counts()
     return (f"of the {len(verdicts)} claims this {what} checks, {counts.get('holds', 0)} hold, {counts.get('tie', 0)} "
-            f"are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are not checked at this scale")
+            f"are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are not checked"
+            + (f" {at}" if at else ""))
 
 
 def _has_named_index(frame: pd.DataFrame) -> bool:

@@ -70,7 +70,7 @@ from flcore.experiments.published import published, source
 from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.ordering import ordering_table
-from flcore.report.page import Page
+from flcore.report.page import Page, verdict_counts
 
 set_style()
 artifact = get_artifact("fedgf-table-2")
@@ -147,11 +147,8 @@ page.table(orderings, show=orderings.set_index(["metric", "alpha"]),
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
 lines = [f"At the **{scale}** scale the flatness rankings agree with the paper's with a mean Kendall's \u03c4 of "
-         f"{mean_tau:.2f}; of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} hold, "
-         f"{counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are "
-         "not checked at this scale."]
+         f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
 if scale != "paper":
     lines.append("Flatness is measured on MNIST-1D models here, whose scale of loss and curvature differs from the "
                  "CIFAR CNN's: compare the orderings, not the numbers.")

@@ -66,7 +66,7 @@ from flcore.experiments.fedgf_analysis import transmissions_table
 from flcore.experiments.published import published, source
 from flcore.experiments.runner import ensure_runs, run_metrics
 from flcore.report import set_style
-from flcore.report.page import Page
+from flcore.report.page import Page, verdict_counts
 
 set_style()
 artifact = get_artifact("fedgf-table-4")
@@ -113,11 +113,8 @@ display(Markdown(f"Published values: {source('fedgf-table-4')['source']}."))
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
 lines = [f"At the **{scale}** scale FedGF reaches FedAvg's final accuracy with fewer transmissions than FedSMOO in "
-         f"{faster} of {len(ratio)} settings; of the {len(verdicts)} claims this table checks, "
-         f"{counts.get('holds', 0)} hold, {counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and "
-         f"{counts.get('not_checked', 0)} are not checked at this scale."]
+         f"{faster} of {len(ratio)} settings; {verdict_counts(verdicts)}."]
 if scale != "paper":
     lines.append("Below the paper scale only alpha = 0 and CIFAR-100's IID alpha run FedSMOO and FedGF.")
 if scale == "smoke":

@@ -72,7 +72,7 @@ from flcore.experiments.published import source
 from flcore.experiments.runner import ensure_runs
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import ordering_table
-from flcore.report.page import Page
+from flcore.report.page import Page, verdict_counts
 
 set_style()
 artifact = get_artifact("fedgloss-table-3")
@@ -150,11 +150,8 @@ page.table(orderings, show=orderings.set_index(["model", "dataset", "alpha", "bl
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
 lines = [f"At the **{scale}** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of "
-         f"{mean_tau:.2f}; of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} hold, "
-         f"{counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are "
-         "not checked at this scale."]
+         f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
 if not at_paper:
     lines.append("Both CIFAR labels run on MNIST-1D at this scale, so their alpha = 0 cells are the same runs; "
                  "the ResNet-18 columns and CIFAR-100 at alpha = 0.5 run at the paper scale only.")

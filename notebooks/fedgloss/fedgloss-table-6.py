@@ -68,7 +68,7 @@ from flcore.experiments.artifacts import get_artifact
 from flcore.experiments.published import source
 from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
-from flcore.report.page import Page
+from flcore.report.page import Page, verdict_counts
 
 set_style()
 artifact = get_artifact("fedgloss-table-6")
@@ -140,10 +140,7 @@ display(Markdown(f"Published values: {source('fedgloss-table-6')['source']}."))
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
-lines = [f"At the **{scale}** scale, at equal communication ({gap_text}); of the {len(verdicts)} claims this "
-         f"table checks, {counts.get('holds', 0)} hold, {counts.get('tie', 0)} are ties, {counts.get('fails', 0)} "
-         f"fail and {counts.get('not_checked', 0)} are not checked at this scale."]
+lines = [f"At the **{scale}** scale, at equal communication ({gap_text}); {verdict_counts(verdicts)}."]
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines)))

@@ -64,7 +64,7 @@ from flcore.experiments.published import source
 from flcore.experiments.runner import ensure_runs
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import ordering_table
-from flcore.report.page import Page
+from flcore.report.page import Page, verdict_counts
 
 set_style()
 artifact = get_artifact("fedgloss-table-7")
@@ -128,10 +128,8 @@ page.table(orderings, show=orderings.set_index(["model", "dataset", "block"]),
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
 lines = [f"At the **{scale}** scale the paper's and our ladders agree with a mean Kendall's \u03c4 of {mean_tau:.2f}; "
-         f"of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} hold, {counts.get('tie', 0)} are "
-         f"ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are not checked at this scale."]
+         f"{verdict_counts(verdicts)}."]
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines)))

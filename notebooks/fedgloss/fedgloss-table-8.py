@@ -67,7 +67,7 @@ from flcore.experiments.published import published, source
 from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.ordering import ordering_table
-from flcore.report.page import Page
+from flcore.report.page import Page, verdict_counts
 
 set_style()
 artifact = get_artifact("fedgloss-table-8")
@@ -135,11 +135,8 @@ page.table(orderings, f"Methods from the highest to the lowest lambda_1; mean Ke
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
 lines = [f"At the **{scale}** scale our flattest global model per setting: {found}. The rankings agree with the "
-         f"paper's with a mean Kendall's \u03c4 of {mean_tau:.2f}; of the {len(verdicts)} claims this table checks, "
-         f"{counts.get('holds', 0)} hold, {counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and "
-         f"{counts.get('not_checked', 0)} are not checked."]
+         f"paper's with a mean Kendall's \u03c4 of {mean_tau:.2f}; {verdict_counts(verdicts, at='')}."]
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines)))

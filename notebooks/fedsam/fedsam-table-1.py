@@ -77,7 +77,7 @@ from flcore.experiments.run_geometry import geometry_settings, hessian_spectrum,
 from flcore.experiments.runner import ensure_runs
 from flcore.report import format_comparison, paper_vs_ours, set_style
 from flcore.report.ordering import ordering_table
-from flcore.report.page import Page
+from flcore.report.page import Page, verdict_counts
 
 set_style()
 artifact = get_artifact("fedsam-table-1")
@@ -189,15 +189,13 @@ def value(algorithm, alpha):
 lines = [f"At the **{scale}** scale, alpha = 0: lambda_max is {value('FedAvg E=1', 0.0):.2f} with FedAvg, "
          f"{value('FedSAM', 0.0):.2f} with FedSAM and {value('FedASAM', 0.0):.2f} with FedASAM (paper: 93.46, "
          f"70.29, 30.11). The rankings agree with a mean Kendall's \u03c4 of {mean_tau:.2f}."]
-counts = verdicts["verdict"].value_counts()
 if len(verdicts) == 1:
     lines.append(f"The claim this table checks: **{verdicts['verdict'].iloc[0].replace('_', ' ')}**; a tie is decided "
                  "with the seed-to-seed spread of lambda_max itself, measured on the reference runs.")
 else:
-    lines.append(f"Of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} hold, "
-                 f"{counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} "
-                 "are not checked; ties are decided with the seed-to-seed spread of lambda_max itself, measured on "
-                 "the reference runs.")
+    counted = verdict_counts(verdicts, at="")
+    lines.append(f"{counted[0].upper()}{counted[1:]}; ties are decided with the seed-to-seed spread of lambda_max "
+                 "itself, measured on the reference runs.")
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines)))
