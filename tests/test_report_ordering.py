@@ -87,3 +87,26 @@ def test_verdict_counts_count_each_verdict():
     assert verdict_counts(verdicts, at="").endswith("1 fail and 1 are not checked")
     assert verdict_counts(verdicts, at="at the paper scale").endswith("are not checked at the paper scale")
 
+
+class _RecordingPage:
+    artifact_id = "fedsam-table-2"
+
+    def __init__(self):
+        self.shown = []
+
+    def table(self, frame, caption, downloads=None, show=None):
+        self.shown.append((frame, caption, show))
+
+
+def test_show_orderings_captions_the_mean_tau_over_the_blocks():
+    from flcore.report.ordering import show_orderings
+
+    comparison = pd.DataFrame({"alpha": [0, 0, 0, 1, 1], "algorithm": ["A", "B", "C", "A", "B"],
+                               "paper": [3.0, 2.0, 1.0, 1.0, 2.0], "ours": [3.0, 2.0, 1.0, 2.0, 1.0]})
+    page = _RecordingPage()
+    assert show_orderings(page, comparison, ["alpha"]) == pytest.approx(0.0)  # taus 1 and -1
+    frame, caption, shown = page.shown[0]
+    assert list(frame["Kendall's \u03c4"]) == [1.0, -1.0] and list(shown.index) == [0, 1]
+    assert caption == "The methods ranked by the paper and by our runs; mean Kendall's \u03c4 over the 2 blocks: 0.00."
+    empty = show_orderings(page, comparison.iloc[:0], ["alpha"], what="c values")
+    assert empty != empty and page.shown[1][1].startswith("The c values ranked") and page.shown[1][1].endswith("nan.")

@@ -81,3 +81,32 @@ def test_performance_page_is_in_sync_with_the_benchmark_results():
         if row.get("reference_rounds_per_s") is not None:
             assert abs(row["ratio"] - row["flcore_rounds_per_s"] / row["reference_rounds_per_s"]) < 1e-9
         assert f"| {row['method']} |" in rendered
+
+
+def test_best_item_skips_missing_values():
+    from flcore.report.tables import best_item
+
+    frame = pd.DataFrame({"algorithm": ["A", "B", "C"], "paper": [1.0, np.nan, 3.0], "ours": [np.nan] * 3})
+    assert best_item(frame, "paper") == "C" and best_item(frame, "ours") == "none"
+
+
+def test_accuracy_tables_name_the_best_algorithms_of_the_focus_rows():
+    from flcore.report.tables import show_accuracy_tables
+
+    class Recording:
+        artifact_id = "fedsam-table-2"
+        shown = []
+
+        def table(self, frame, caption, downloads=None, show=None):
+            self.shown.append((frame, caption, downloads))
+
+    comparison = pd.DataFrame({"dataset": ["D"] * 4, "algorithm": ["A", "B", "A", "B"], "alpha": [0, 0, 1, 1],
+                               "clients_per_round": [5, 5, 5, 5], "paper": [1.0, 2.0, 9.0, 1.0],
+                               "ours": [3.0, 2.0, 1.0, 9.0], "delta": [np.nan] * 4, "status": ["finished"] * 4})
+    page = Recording()
+    show_accuracy_tables(page, comparison, comparison.assign(dataset="D"), comparison, ["D"],
+                         {"algorithm": ["A", "B"]}, "smoke", {"alpha": 0}, "At alpha = 0")
+    frame, caption, downloads = page.shown[0]
+    assert caption == ("D (ours: MNIST-1D at the smoke scale): accuracy (%) by algorithm, alpha and clients per round. "
+                       "At alpha = 0 the paper's best is B, ours is A.")
+    assert len(frame) == 4 and set(downloads) == {"published", "ours"}

@@ -65,3 +65,16 @@ def ordering_table(comparison: pd.DataFrame, blocks: Sequence[str], item: str = 
                      "published order": _order(names, published), "our order": _order(names, mine),
                      "Kendall's \u03c4": round(kendall_tau(published, mine), 2) if len(names) > 1 else float("nan")})
     return pd.DataFrame(rows)
+
+
+def show_orderings(page, comparison: pd.DataFrame, blocks: Sequence[str], what: str = "methods",
+                   item: str = "algorithm") -> float:
+    """A table page's orderings (FedSAM Table 2, FedGF Tables 1 and 5, FedGloSS Table 3):
+    :func:`ordering_table` of ``comparison`` by ``blocks``, captioned with the mean Kendall's
+    tau over the blocks; returns it (NaN: no block)."""
+    orderings = ordering_table(comparison, blocks, item=item)
+    mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
+    page.table(orderings, show=orderings.set_index(list(blocks)) if len(orderings) else orderings,
+               caption=f"The {what} ranked by the paper and by our runs; mean Kendall's \u03c4 over the "
+                       f"{len(orderings)} blocks: {mean_tau:.2f}.")
+    return mean_tau

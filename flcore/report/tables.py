@@ -130,6 +130,37 @@ def format_comparison(comparison: pd.DataFrame, index: Sequence[str], columns: S
     return wide
 
 
+def best_item(frame: pd.DataFrame, column: str, item: str = "algorithm") -> str:
+    """The ``item`` of ``frame``'s row with the highest ``column`` (``"none"`` where no row has
+    a value)."""
+    shown = frame.dropna(subset=[column])
+    return shown.loc[shown[column].idxmax(), item] if len(shown) else "none"
+
+
+def show_accuracy_tables(page, comparison: pd.DataFrame, paper_values: pd.DataFrame, cells: pd.DataFrame,
+                         labels: Sequence[str], order: dict, scale: str, focus: dict, focus_text: str) -> None:
+    """FedSAM Table 2 and FedGF Table 1: per data set ``labels``, the accuracy by algorithm,
+    alpha and clients per round (:func:`format_comparison`, the difference at the ``paper``
+    scale only), captioned with the paper's and our best algorithm among the rows matching
+    ``focus`` (column -> value; ``focus_text`` says which), then the published source."""
+    from IPython.display import Markdown, display
+
+    from ..experiments.published import source
+
+    at_paper = scale == "paper"
+    for label in labels:
+        block = comparison[comparison["dataset"] == label]
+        focused = block[np.logical_and.reduce([block[k] == v for k, v in focus.items()])]
+        stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
+        caption = (f"{label}{stand_in}: accuracy (%) by algorithm, alpha and clients per round. {focus_text} the "
+                   f"paper's best is {best_item(focused, 'paper')}, ours is {best_item(focused, 'ours')}.")
+        page.table(block, caption, show=format_comparison(block, ["algorithm"], ["alpha", "clients_per_round"], order,
+                                                          delta=at_paper),
+                   downloads={"published": paper_values[paper_values["dataset"] == label],
+                              "ours": cells[cells["dataset"] == label]})
+    display(Markdown(f"Published values: {source(page.artifact_id)['source']}."))
+
+
 def compare_settings(published: pd.DataFrame, ours: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Hyper-parameter tables: every published column beside flcore's value, and whether
     they agree (``"yes"``, ``"no"``, or the reason flcore has none)."""

@@ -66,11 +66,12 @@ from IPython.display import Markdown, display
 
 from flcore.experiments import fedgf, fedsam
 from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.published import published, source
+from flcore.experiments.published import published
 from flcore.experiments.runner import ensure_runs
-from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
-from flcore.report.ordering import ordering_table
-from flcore.report.page import Page
+from flcore.report import ours_accuracy, paper_vs_ours, set_style
+from flcore.report.ordering import show_orderings
+from flcore.report.page import Page, verdict_counts
+from flcore.report.tables import show_accuracy_tables
 
 set_style()
 artifact = get_artifact("fedgf-table-1")
@@ -111,23 +112,8 @@ comparison = paper_vs_ours(paper_values, cells, keys)
 order = {"algorithm": list(fedgf.ALGORITHMS)}
 at_paper = scale == "paper"
 
-
-def best(frame, column):
-    shown = frame.dropna(subset=[column])
-    return shown.loc[shown[column].idxmax(), "algorithm"] if len(shown) else "none"
-
-
-for label in fedgf.DATASETS:
-    block = comparison[comparison["dataset"] == label]
-    het = block[(block["alpha"] == 0) & (block["clients_per_round"] == 5)]
-    stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
-    caption = (f"{label}{stand_in}: accuracy (%) by algorithm, alpha and clients per round. At alpha = 0 with 5 "
-               f"clients the paper's best is {best(het, 'paper')}, ours is {best(het, 'ours')}.")
-    page.table(block, caption, show=format_comparison(block, ["algorithm"], ["alpha", "clients_per_round"], order,
-                                                      delta=at_paper),
-               downloads={"published": paper_values[paper_values["dataset"] == label],
-                          "ours": cells[cells["dataset"] == label]})
-display(Markdown(f"Published values: {source('fedgf-table-1')['source']}."))
+show_accuracy_tables(page, comparison, paper_values, cells, fedgf.DATASETS, order, scale,
+                     focus={"alpha": 0, "clients_per_round": 5}, focus_text="At alpha = 0 with 5 clients")
 
 # %% [markdown]
 # ## Orderings
@@ -136,22 +122,15 @@ display(Markdown(f"Published values: {source('fedgf-table-1')['source']}."))
 # the paper ranks them and as our runs do, and Kendall's tau between the two rankings.
 
 # %%
-orderings = ordering_table(comparison, ["dataset", "alpha", "clients_per_round"])
-mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
-page.table(orderings, show=orderings.set_index(["dataset", "alpha", "clients_per_round"]),
-           caption=f"The methods ranked by the paper and by our runs; mean Kendall's \u03c4 over the "
-                   f"{len(orderings)} blocks: {mean_tau:.2f}.")
+mean_tau = show_orderings(page, comparison, ["dataset", "alpha", "clients_per_round"])
 
 # %% [markdown]
 # ## What we found
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
 lines = [f"At the **{scale}** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of "
-         f"{mean_tau:.2f}; of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} hold, "
-         f"{counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are "
-         "not checked at this scale."]
+         f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
 if not at_paper:
     lines.append("Both CIFAR settings run on MNIST-1D at this scale, so their alpha = 0 cells are the same runs; "
                  "FedAvgM, FedProx, SCAFFOLD and FedGAMMA run at the paper scale only.")

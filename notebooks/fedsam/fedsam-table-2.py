@@ -69,11 +69,12 @@ from IPython.display import Markdown, display
 
 from flcore.experiments import fedsam
 from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.published import published, source
+from flcore.experiments.published import published
 from flcore.experiments.runner import ensure_runs
-from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
-from flcore.report.ordering import ordering_table
-from flcore.report.page import Page
+from flcore.report import ours_accuracy, paper_vs_ours, set_style
+from flcore.report.ordering import show_orderings
+from flcore.report.page import Page, verdict_counts
+from flcore.report.tables import show_accuracy_tables
 
 set_style()
 artifact = get_artifact("fedsam-table-2")
@@ -118,23 +119,8 @@ comparison = paper_vs_ours(paper_values, cells, keys)
 order = {"algorithm": [a.label for a in fedsam.ALGORITHMS]}
 at_paper = scale == "paper"
 
-
-def best(frame, column):
-    shown = frame.dropna(subset=[column])
-    return shown.loc[shown[column].idxmax(), "algorithm"] if len(shown) else "none"
-
-
-for label in fedsam.DATASETS:
-    block = comparison[comparison["dataset"] == label]
-    het = block[block["alpha"] == 0]
-    stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
-    caption = (f"{label}{stand_in}: accuracy (%) by algorithm, alpha and clients per round. At alpha = 0 the "
-               f"paper's best is {best(het, 'paper')}, ours is {best(het, 'ours')}.")
-    page.table(block, caption, show=format_comparison(block, ["algorithm"], ["alpha", "clients_per_round"], order,
-                                                      delta=at_paper),
-               downloads={"published": paper_values[paper_values["dataset"] == label],
-                          "ours": cells[cells["dataset"] == label]})
-display(Markdown(f"Published values: {source('fedsam-table-2')['source']}."))
+show_accuracy_tables(page, comparison, paper_values, cells, fedsam.DATASETS, order, scale, focus={"alpha": 0},
+                     focus_text="At alpha = 0")
 
 # %% [markdown]
 # ## Orderings
@@ -144,22 +130,15 @@ display(Markdown(f"Published values: {source('fedsam-table-2')['source']}."))
 # two rankings (1: the same order, 0: unrelated, -1: reversed).
 
 # %%
-orderings = ordering_table(comparison, ["dataset", "alpha", "clients_per_round"])
-mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
-page.table(orderings, show=orderings.set_index(["dataset", "alpha", "clients_per_round"]),
-           caption=f"The methods ranked by the paper and by our runs; mean Kendall's \u03c4 over the "
-                   f"{len(orderings)} blocks: {mean_tau:.2f}.")
+mean_tau = show_orderings(page, comparison, ["dataset", "alpha", "clients_per_round"])
 
 # %% [markdown]
 # ## What we found
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
 lines = [f"At the **{scale}** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of "
-         f"{mean_tau:.2f}; of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} hold, "
-         f"{counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are "
-         "not checked at this scale."]
+         f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
 if not at_paper:
     lines.append("Both CIFAR settings run on MNIST-1D at this scale, so their alpha = 0 cells are the same runs.")
 if scale == "smoke":
