@@ -114,3 +114,17 @@ def test_spectrum_findings_count_fedasam_eigenvalues_below_fedavg():
     assert fedsam_analysis.spectrum_findings(table, 3) == [
         "alpha = 0: 2 of FedASAM's top 3 eigenvalues lie below FedAvg's (the paper: all of them)."]
     assert fedsam_analysis.spectrum_findings(table.iloc[:0], 3) == []
+
+
+def test_client_plane_rows_name_the_clients_and_their_average_in_percent():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    surface = SimpleNamespace(model_loss=[0.5, 0.25, 0.75, 2.0], model_error=[0.1, 0.2, 0.3, 0.4])
+    rows = fedsam_analysis.client_plane_rows(surface, [7, 3, 9])
+    assert [r["model"] for r in rows] == ["client 7", "client 3", "client 9", "their average"]
+    assert [r["train loss"] for r in rows] == [0.5, 0.25, 0.75, 2.0]
+    assert [r["test error (%)"] for r in rows] == pytest.approx([10.0, 20.0, 30.0, 40.0])
+    unfinished = pd.DataFrame({"alpha": [0.0], "status": ["failed"], "run_dir": ["nowhere"]})
+    assert fedsam_analysis.client_planes(unfinished, settings=None) == {}

@@ -238,36 +238,58 @@ def _plane_column(field: str) -> str:
     return "train loss" if field == "loss" else "test error (%)"
 
 
+def client_planes(runs: "pd.DataFrame", settings, device: str = "cpu", data_root: str | None = None) -> dict:
+    """Figs. 2 (c, d), 12 and 13 of the FedSAM paper: per finished recorded run of ``runs``, its
+    alpha -> (the plane through three clients' models after the last round's local training,
+    :func:`~flcore.experiments.run_geometry.client_models_plane`, and those clients' ids)."""
+    from .run_geometry import client_models_plane
+
+    return {row["alpha"]: client_models_plane(row["run_dir"], settings=settings, device=device, data_root=data_root)
+            for row in runs[runs["status"] == "finished"].to_dict("records")}
+
+
+def client_plane_rows(surface, ids: Sequence[int]) -> list[dict]:
+    """The train loss and test error (%) at the three clients' models of a plane of
+    :func:`client_planes` and at their average (``"their average"``), one row per model."""
+    return [{"model": name, "train loss": loss, "test error (%)": 100 * error}
+            for name, loss, error in zip([f"client {i}" for i in ids] + ["their average"], surface.model_loss,
+                                         surface.model_error)]
+
+
+def draw_client_planes(planes: dict, field: str, title):
+    """One panel of ``field`` (``"loss"`` or ``"error"``) per plane of :func:`client_planes`, by
+    increasing alpha, the clients marked; ``title(index, alpha)`` names the panel. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    from ..report.geometry_plots import plane_panel
+
+    figure, axes = plt.subplots(1, len(planes), figsize=(6 * len(planes), 5), squeeze=False)
+    for index, (ax, (alpha, (surface, ids))) in enumerate(zip(axes[0], sorted(planes.items()))):
+        plane_panel(ax, surface, field, [f"client {i}" for i in ids], title=title(index, alpha))
+    figure.tight_layout()
+    return figure
+
+
 def show_client_planes(page, runs: "pd.DataFrame", scale: str, field: str, device: str = "cpu",
                        data_root: str | None = None) -> "pd.DataFrame":
     """Figs. 12 (``field="error"``, test error) and 13 (``field="loss"``, train loss) of the
     FedSAM paper: per finished recorded run, ``field`` on the plane through three clients' models
     after the last round's local training (their average marked), the values at the models and
     the measurement settings; returns the values (one row per alpha and model)."""
-    import matplotlib.pyplot as plt
     import pandas as pd
     from IPython.display import Markdown, display
 
-    from ..report.geometry_plots import plane_panel
-    from .run_geometry import client_models_plane, geometry_settings, settings_rows
+    from .run_geometry import geometry_settings, settings_rows
 
     settings = geometry_settings(scale)
     data_name = _data_name(scale)
     what = "train loss" if field == "loss" else "test error"
     column = _plane_column(field)
-    planes, rows = {}, []
-    for row in runs[runs["status"] == "finished"].to_dict("records"):
-        surface, ids = client_models_plane(row["run_dir"], settings=settings, device=device, data_root=data_root)
-        planes[row["alpha"]] = (surface, ids)
-        for name, loss, error in zip([f"client {i}" for i in ids] + ["their average"], surface.model_loss,
-                                     surface.model_error):
-            rows.append({"alpha": row["alpha"], "model": name, "train loss": loss, "test error (%)": 100 * error})
+    planes = client_planes(runs, settings, device, data_root)
+    rows = [{"alpha": alpha, **r} for alpha, (surface, ids) in planes.items() for r in client_plane_rows(surface, ids)]
     values = pd.DataFrame(rows)
     if planes:
-        figure, axes = plt.subplots(1, len(planes), figsize=(6 * len(planes), 5), squeeze=False)
-        for ax, (alpha, (surface, ids)) in zip(axes[0], sorted(planes.items())):
-            plane_panel(ax, surface, field, [f"client {i}" for i in ids], title=f"{what}, alpha = {alpha:g}")
-        figure.tight_layout()
+        figure = draw_client_planes(planes, field, lambda index, alpha: f"{what}, alpha = {alpha:g}")
         clients = values[values["model"] != "their average"].groupby("alpha")[column].mean()
         average = values[values["model"] == "their average"].set_index("alpha")[column]
         per_alpha = "; ".join(f"alpha = {a:g}: {clients[a]:.3g} at the clients on average, {average[a]:.3g} at "

@@ -71,7 +71,7 @@ from IPython.display import Markdown, display
 from flcore.analysis.io import resolve_device
 from flcore.experiments import fedsam_analysis
 from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.run_geometry import client_models_plane, geometry_settings, global_models_plane, settings_rows
+from flcore.experiments.run_geometry import geometry_settings, global_models_plane, settings_rows
 from flcore.experiments.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.geometry_plots import plane_panel
@@ -132,21 +132,14 @@ else:
 # FedAvg would return for these three).
 
 # %%
-recorded = runs[(runs["record"] != "final model only") & (runs["status"] == "finished")]
-local = {}
-for row in recorded.to_dict("records"):
-    surface, ids = client_models_plane(row["run_dir"], settings=settings, device=analysis_device, data_root=data_root)
-    local[row["alpha"]] = (surface, ids)
-    for client, loss, error in zip([f"client {i}" for i in ids] + ["their average"], surface.model_loss,
-                                   surface.model_error):
-        rows.append({"panel": f"alpha {row['alpha']:g}", "model": client, "train loss": loss,
-                     "test error (%)": 100 * error})
+recorded = runs[runs["record"] != "final model only"]
+local = fedsam_analysis.client_planes(recorded, settings, device=analysis_device, data_root=data_root)
+rows += [{"panel": f"alpha {alpha:g}", **r} for alpha, (surface, ids) in local.items()
+         for r in fedsam_analysis.client_plane_rows(surface, ids)]
 values = pd.DataFrame(rows)
 if local:
-    figure, axes = plt.subplots(1, len(local), figsize=(6 * len(local), 5), squeeze=False)
-    for ax, (alpha, (surface, ids)), letter in zip(axes[0], sorted(local.items()), "cdef"):
-        plane_panel(ax, surface, "error", [f"client {i}" for i in ids], title=f"({letter}) test error, alpha = {alpha:g}")
-    figure.tight_layout()
+    figure = fedsam_analysis.draw_client_planes(local, "error",
+                                                lambda index, alpha: f"({'cdef'[index]}) test error, alpha = {alpha:g}")
     averages = values[values["model"] == "their average"].set_index("panel")["test error (%)"]
     clients = values[values["model"].str.startswith("client")].groupby("panel")["test error (%)"].mean()
     page.figure(figure, f"Test error on the plane through three clients' models after the last round's local training "
