@@ -110,3 +110,15 @@ def test_show_orderings_captions_the_mean_tau_over_the_blocks():
     assert caption == "The methods ranked by the paper and by our runs; mean Kendall's \u03c4 over the 2 blocks: 0.00."
     empty = show_orderings(page, comparison.iloc[:0], ["alpha"], what="c values")
     assert empty != empty and page.shown[1][1].startswith("The c values ranked") and page.shown[1][1].endswith("nan.")
+
+
+def test_ranking_findings_by_scale():
+    from flcore.report.page import SMOKE_NOTE, ranking_findings
+
+    verdicts = pd.DataFrame({"verdict": ["holds", "tie"]})
+    smoke = ranking_findings(verdicts, 0.25, "smoke", "MNIST-1D stands in.")
+    assert smoke == ["At the **smoke** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of 0.25; "
+                     "of the 2 claims this table checks, 1 hold, 1 are ties, 0 fail and 0 are not checked at this "
+                     "scale.", "MNIST-1D stands in.", SMOKE_NOTE]
+    assert ranking_findings(verdicts, 0.25, "paper", "MNIST-1D stands in.") == [
+        smoke[0].replace("**smoke**", "**paper**")]

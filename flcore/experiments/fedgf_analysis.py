@@ -320,6 +320,8 @@ def surface_findings(rises: dict[str, float], scale: str, method: str) -> list[s
     """The "What we found" sentences of Figs. 2 (``method="FedSAM"``: flat locally, sharp
     globally) and 6 (FedGF: the global model's rise, to set beside Fig. 2's) from
     :func:`show_loss_surfaces`'s rises."""
+    from ..report.page import SMOKE_NOTE
+
     flatter = "flatter" if local_flatter(rises) else "not flatter"
     if method == "FedSAM":
         lines = [f"At the **{scale}** scale the local model's surface on its own data is {flatter} than the global "
@@ -331,7 +333,7 @@ def surface_findings(rises: dict[str, float], scale: str, method: str) -> list[s
                  f"flatter than FedSAM's global model; Figure 2's page gives FedSAM's rise over the same grid), and "
                  f"its local model's surface on its own data is {flatter} than that. The paper gives surfaces only."]
     if scale == "smoke":
-        lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+        lines.append(SMOKE_NOTE)
     return lines
 
 

@@ -584,12 +584,12 @@ def show_cost_orderings(page, merged: "pd.DataFrame") -> float:
 def cost_findings(verdicts: "pd.DataFrame", mean_tau: float, scale: str) -> list[str]:
     """Tables 5 and 10's "What we found": the agreement of the rankings by bits and the
     claims' verdict counts (and, at ``smoke``, that it proves the code path only)."""
-    from ..report.page import verdict_counts
+    from ..report.page import SMOKE_NOTE, verdict_counts
 
     lines = [f"At the **{scale}** scale the paper's and our rankings by bits agree with a mean Kendall's \u03c4 of "
              f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
     if scale == "smoke":
-        lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+        lines.append(SMOKE_NOTE)
     return lines
 
 

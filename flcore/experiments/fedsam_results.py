@@ -632,7 +632,7 @@ def table_findings(verdicts: pd.DataFrame, mean_tau: float, scale: str, stand_in
     """The "What we found" sentences of a FedSAM table page: the agreement of the rankings
     (when there is one), the claims' verdict counts, ``stand_in`` (what differs below the
     ``paper`` scale) and, at ``smoke``, that it proves the code path only."""
-    from ..report.page import verdict_counts
+    from ..report.page import SMOKE_NOTE, verdict_counts
 
     lines = [f"At the **{scale}** scale, {verdict_counts(verdicts)}."]
     if mean_tau == mean_tau:
@@ -640,5 +640,5 @@ def table_findings(verdicts: pd.DataFrame, mean_tau: float, scale: str, stand_in
     if scale != "paper":
         lines.append(stand_in)
     if scale == "smoke":
-        lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+        lines.append(SMOKE_NOTE)
     return lines

@@ -111,6 +111,24 @@ def verdict_counts(verdicts: pd.DataFrame, what: str = "table", at: str = "at th
             + (f" {at}" if at else ""))
 
 
+#: The sentence a page's findings end with at the ``smoke`` scale.
+SMOKE_NOTE = "The smoke scale trains for a handful of rounds: it proves the code path, not the science."
+
+
+def ranking_findings(verdicts: pd.DataFrame, mean_tau: float, scale: str, stand_in: str) -> list[str]:
+    """The "What we found" sentences of a table page that ranks the methods beside the paper
+    (FedSAM Table 2, FedGF Table 1, FedGloSS Table 3): the rankings' mean Kendall's tau and
+    :func:`verdict_counts`, ``stand_in`` (what differs below the ``paper`` scale) and, at
+    ``smoke``, :data:`SMOKE_NOTE`."""
+    lines = [f"At the **{scale}** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of "
+             f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
+    if scale != "paper":
+        lines.append(stand_in)
+    if scale == "smoke":
+        lines.append(SMOKE_NOTE)
+    return lines
+
+
 def _has_named_index(frame: pd.DataFrame) -> bool:
     return any(name is not None for name in frame.index.names)
 

@@ -70,7 +70,7 @@ from flcore.experiments.published import published
 from flcore.experiments.runner import ensure_runs
 from flcore.report import ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import show_orderings
-from flcore.report.page import Page, verdict_counts
+from flcore.report.page import Page, ranking_findings
 from flcore.report.tables import show_accuracy_tables
 
 set_style()
@@ -110,7 +110,6 @@ paper_values["accuracy"] = pd.to_numeric(paper_values["accuracy"], errors="coerc
 cells = ours_accuracy(runs, keys, datasets)
 comparison = paper_vs_ours(paper_values, cells, keys)
 order = {"algorithm": list(fedgf.ALGORITHMS)}
-at_paper = scale == "paper"
 
 show_accuracy_tables(page, comparison, paper_values, cells, fedgf.DATASETS, order, scale,
                      focus={"alpha": 0, "clients_per_round": 5}, focus_text="At alpha = 0 with 5 clients")
@@ -129,13 +128,9 @@ mean_tau = show_orderings(page, comparison, ["dataset", "alpha", "clients_per_ro
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-lines = [f"At the **{scale}** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of "
-         f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
-if not at_paper:
-    lines.append("Both CIFAR settings run on MNIST-1D at this scale, so their alpha = 0 cells are the same runs; "
-                 "FedAvgM, FedProx, SCAFFOLD and FedGAMMA run at the paper scale only.")
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+lines = ranking_findings(verdicts, mean_tau, scale, "Both CIFAR settings run on MNIST-1D at this scale, so their "
+                         "alpha = 0 cells are the same runs; FedAvgM, FedProx, SCAFFOLD and FedGAMMA run at the paper "
+                         "scale only.")
 display(Markdown(" ".join(lines)))
 
 # %% [markdown]

@@ -63,7 +63,7 @@ from flcore.experiments.artifacts import get_artifact
 from flcore.experiments.published import published, source
 from flcore.experiments.runner import ensure_runs
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
-from flcore.report.ordering import ordering_table
+from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, verdict_counts
 
 set_style()
@@ -117,11 +117,7 @@ display(Markdown(f"Published values: {source('fedgf-table-5')['source']}."))
 # For each data set and alpha, the values of c from best to worst, paper and ours.
 
 # %%
-orderings = ordering_table(comparison, ["dataset", "alpha"], item="c")
-mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
-page.table(orderings, show=orderings.set_index(["dataset", "alpha"]),
-           caption=f"The c values ranked by the paper and by our runs; mean Kendall's \u03c4 over the "
-                   f"{len(orderings)} blocks: {mean_tau:.2f}.")
+mean_tau = show_orderings(page, comparison, ["dataset", "alpha"], what="c values", item="c")
 
 # %% [markdown]
 # ## What we found

@@ -71,8 +71,8 @@ from flcore.experiments.artifacts import get_artifact, settings_table
 from flcore.experiments.published import source
 from flcore.experiments.runner import ensure_runs
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
-from flcore.report.ordering import ordering_table
-from flcore.report.page import Page, verdict_counts
+from flcore.report.ordering import show_orderings
+from flcore.report.page import Page, ranking_findings
 
 set_style()
 artifact = get_artifact("fedgloss-table-3")
@@ -139,24 +139,16 @@ display(Markdown(f"Published values: {source('fedgloss-table-3')['source']}."))
 # have no published value and are left out of their block.
 
 # %%
-orderings = ordering_table(comparison, ["model", "dataset", "alpha", "block"])
-mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
-page.table(orderings, show=orderings.set_index(["model", "dataset", "alpha", "block"]),
-           caption=f"The methods ranked by the paper and by our runs; mean Kendall's \u03c4 over the "
-                   f"{len(orderings)} blocks: {mean_tau:.2f}.")
+mean_tau = show_orderings(page, comparison, ["model", "dataset", "alpha", "block"])
 
 # %% [markdown]
 # ## What we found
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-lines = [f"At the **{scale}** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of "
-         f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
-if not at_paper:
-    lines.append("Both CIFAR labels run on MNIST-1D at this scale, so their alpha = 0 cells are the same runs; "
-                 "the ResNet-18 columns and CIFAR-100 at alpha = 0.5 run at the paper scale only.")
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+lines = ranking_findings(verdicts, mean_tau, scale, "Both CIFAR labels run on MNIST-1D at this scale, so their "
+                         "alpha = 0 cells are the same runs; the ResNet-18 columns and CIFAR-100 at alpha = 0.5 run "
+                         "at the paper scale only.")
 display(Markdown(" ".join(lines)))
 
 # %% [markdown]

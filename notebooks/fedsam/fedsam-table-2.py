@@ -73,7 +73,7 @@ from flcore.experiments.published import published
 from flcore.experiments.runner import ensure_runs
 from flcore.report import ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import show_orderings
-from flcore.report.page import Page, verdict_counts
+from flcore.report.page import Page, ranking_findings
 from flcore.report.tables import show_accuracy_tables
 
 set_style()
@@ -117,7 +117,6 @@ paper_values = published("fedsam-table-2")
 cells = ours_accuracy(runs, keys, datasets)
 comparison = paper_vs_ours(paper_values, cells, keys)
 order = {"algorithm": [a.label for a in fedsam.ALGORITHMS]}
-at_paper = scale == "paper"
 
 show_accuracy_tables(page, comparison, paper_values, cells, fedsam.DATASETS, order, scale, focus={"alpha": 0},
                      focus_text="At alpha = 0")
@@ -137,12 +136,8 @@ mean_tau = show_orderings(page, comparison, ["dataset", "alpha", "clients_per_ro
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-lines = [f"At the **{scale}** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of "
-         f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
-if not at_paper:
-    lines.append("Both CIFAR settings run on MNIST-1D at this scale, so their alpha = 0 cells are the same runs.")
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
+lines = ranking_findings(verdicts, mean_tau, scale, "Both CIFAR settings run on MNIST-1D at this scale, so their "
+                         "alpha = 0 cells are the same runs.")
 display(Markdown(" ".join(lines)))
 
 # %% [markdown]
