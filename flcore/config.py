@@ -449,6 +449,7 @@ DATASET_FACTS: dict[str, tuple[tuple[int, ...], int, int | None]] = {
     "cifar100": ((3, 32, 32), 100, 50_000),
     "fmnist": ((1, 28, 28), 10, 60_000),
     "mnist1d": ((40,), 10, None),
+    "pacs": ((3, 224, 224), 7, 8_991),  # 90% of the 9,991 images (flcore.data.pacs)
     "synthetic": ((40,), 10, None),
 }
 #: Default ``num_samples`` of the generated sets (``flcore.data.load_dataset``).

@@ -53,6 +53,7 @@ _DEFAULT_MODEL_FOR_DATASET = {
     "cifar100": "cnn",
     "fmnist": "fmnist_cnn",
     "mnist1d": "mnist1d_cnn",
+    "pacs": "resnet18gn",
     "synthetic": "mnist1d_cnn",
 }
 
