@@ -121,3 +121,20 @@ def test_config_knows_pacs_before_loading():
     assert (cfg.clients, cfg.per_round, cfg.rounds, cfg.local_epochs, cfg.batch_size, cfg.lr, cfg.momentum) == (
         80, 16, 400, 5, 50, 0.01, 0.9)
     assert cfg.lr_decay == 0.99
+
+
+def test_federated_pacs_gives_each_client_one_domain(fake_pacs):
+    from flcore.config import resolve_config
+    from flcore.sim.federated_data import build_federated_data
+
+    root, counts = fake_pacs
+    cfg = resolve_config(dataset="pacs", scale="smoke", method="fedavg", data_root=str(root))
+    assert (cfg.partition, cfg.alpha, cfg.clients, cfg.model) == ("domains", 0.1, 8, "alexnet_gn")
+    with expected_pacs_counts(counts):
+        data = build_federated_data(cfg, torch.device("cpu"))
+        raw = load_pacs(root)
+    domains = [set(raw.train_domain[idx].tolist()) for idx in data.client_indices]
+    assert all(len(d) == 1 for d in domains)
+    assert sorted(d.pop() for d in domains) == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert sorted(data.client_sizes) == [9] * 8  # 18 training images per domain, 2 clients each
+    assert torch.equal(data.test_domain, raw.test_domain) and data.domain_names == DOMAINS
