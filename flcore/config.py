@@ -665,6 +665,9 @@ def _check_recording(cfg: dict[str, Any]) -> None:
         known = probe_names()
         for name in cfg["probes"]:
             _choice("probes", name, known)
+        if "domain_accuracy" in cfg["probes"] and cfg["dataset"] not in DATASET_DOMAINS:
+            raise ConfigError("probes", f"'domain_accuracy' needs a multi-domain data set "
+                              f"({', '.join(DATASET_DOMAINS)}); {cfg['dataset']} has no domains")
         if len(set(cfg["probes"])) != len(cfg["probes"]):
             raise ConfigError("probes", f"got {list(cfg['probes'])}; each probe may be named once")
     _at_least("probe_every", cfg["probe_every"], 0)
