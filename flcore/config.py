@@ -30,12 +30,13 @@ from typing import Any, Callable, Iterable
 from .errors import ConfigError
 
 SCALES = ("smoke", "small", "paper")
-PARTITIONS = ("dirichlet", "shards", "iid")
+PARTITIONS = ("dirichlet", "shards", "iid", "domains")
 #: Config fields each partition reads; the others do not enter the run id.
 PARTITION_FIELDS = {
     "dirichlet": ("alpha", "samples_per_client"),
     "shards": ("classes_per_client",),
     "iid": ("samples_per_client",),
+    "domains": ("alpha",),  # FedIMA's label + feature skew (flcore.data.partition_domains)
 }
 _ALL_PARTITION_FIELDS = frozenset(f for names in PARTITION_FIELDS.values() for f in names)
 ENGINES = ("auto", "sequential", "batched")
@@ -449,8 +450,11 @@ DATASET_FACTS: dict[str, tuple[tuple[int, ...], int, int | None]] = {
     "cifar100": ((3, 32, 32), 100, 50_000),
     "fmnist": ((1, 28, 28), 10, 60_000),
     "mnist1d": ((40,), 10, None),
+    "pacs": ((3, 224, 224), 7, 8_991),  # 90% of the 9,991 images (flcore.data.pacs)
     "synthetic": ((40,), 10, None),
 }
+#: Number of domains of the multi-domain data sets (the "domains" partition needs one).
+DATASET_DOMAINS = {"pacs": 4}
 #: Default ``num_samples`` of the generated sets (``flcore.data.load_dataset``).
 _GENERATED_DEFAULT = {"mnist1d": 5000, "synthetic": 2000}
 
@@ -485,6 +489,14 @@ def _check_data_fit(cfg: dict[str, Any]) -> None:
         raise ConfigError("clients", f"got {cfg['clients']}; must be <= {n}, the training examples of "
                           f"{dataset} with num_samples={cfg['num_samples']}")
     partition = cfg["partition"]
+    if partition == "domains":
+        if dataset not in DATASET_DOMAINS:
+            raise ConfigError("partition", f"'domains' needs a multi-domain data set "
+                              f"({', '.join(DATASET_DOMAINS)}); {dataset} has no domains")
+        num_domains = DATASET_DOMAINS[dataset]
+        if cfg["clients"] % num_domains:
+            raise ConfigError("clients", f"got {cfg['clients']}; the 'domains' partition deals {dataset}'s "
+                              f"{num_domains} domains to equal groups of clients: must be a multiple of {num_domains}")
     spc = cfg["samples_per_client"]
     if spc is not None and partition in ("dirichlet", "iid") and cfg["clients"] * spc > n:
         raise ConfigError("samples_per_client", f"got {spc}; {cfg['clients']} clients x {spc} exceeds the "
@@ -653,6 +665,9 @@ def _check_recording(cfg: dict[str, Any]) -> None:
         known = probe_names()
         for name in cfg["probes"]:
             _choice("probes", name, known)
+        if "domain_accuracy" in cfg["probes"] and cfg["dataset"] not in DATASET_DOMAINS:
+            raise ConfigError("probes", f"'domain_accuracy' needs a multi-domain data set "
+                              f"({', '.join(DATASET_DOMAINS)}); {cfg['dataset']} has no domains")
         if len(set(cfg["probes"])) != len(cfg["probes"]):
             raise ConfigError("probes", f"got {list(cfg['probes'])}; each probe may be named once")
     _at_least("probe_every", cfg["probe_every"], 0)

@@ -26,8 +26,8 @@ def nearest_class_mean_accuracy(data):
 
 
 def test_unknown_name_lists_the_allowed_ones():
-    assert DATASET_NAMES == ("cifar10", "cifar100", "fmnist", "mnist1d", "synthetic")
-    with pytest.raises(ValueError, match="cifar10, cifar100, fmnist, mnist1d, synthetic"):
+    assert DATASET_NAMES == ("cifar10", "cifar100", "fmnist", "mnist1d", "pacs", "synthetic")
+    with pytest.raises(ValueError, match="cifar10, cifar100, fmnist, mnist1d, pacs, synthetic"):
         load_dataset("mnist")
 
 

@@ -302,3 +302,70 @@ def test_exhausted_prior_falls_back_to_the_proportions_of_unused_examples():
                   np.array([10, 900, 100]), 510)
     assert counts.sum() == 510 and counts[0] == 10
     assert 420 <= counts[1] <= 480
+
+
+# ----------------------------------------------------------------------------- domains
+
+def _two_domain_labels():
+    # domain 0: 120 examples, domain 1: 60, domain 2: 90; 5 classes each
+    domains = np.repeat([0, 1, 2], [120, 60, 90])
+    labels = np.concatenate([np.arange(120) % 5, np.arange(60) % 5, np.arange(90) % 5])
+    return labels, domains
+
+
+def test_domains_partition_gives_each_client_one_domain_in_equal_groups():
+    from flcore.data import partition_domains
+
+    labels, domains = _two_domain_labels()
+    clients = partition_domains(labels, domains, 6, alpha=0.1, seed=3)
+    owned = [set(domains[c].tolist()) for c in clients]
+    assert all(len(o) == 1 for o in owned)
+    assert sorted(o.pop() for o in owned) == [0, 0, 1, 1, 2, 2]
+    union = np.concatenate(clients)
+    assert len(union) == len(set(union.tolist())) == len(labels)  # the sizes divide: the whole set
+    # within a domain each client gets n_d / (K / D) examples (the Dirichlet partition's sizes)
+    assert sorted(len(c) for c in clients) == [30, 30, 45, 45, 60, 60]
+
+
+def test_domains_partition_skews_labels_within_a_domain_and_is_deterministic():
+    from flcore.data import partition, partition_domains
+
+    labels, domains = _two_domain_labels()
+    a = partition_domains(labels, domains, 30, alpha=0.01, seed=5)
+    b = partition_domains(labels, domains, 30, alpha=0.01, seed=5)
+    c = partition_domains(labels, domains, 30, alpha=0.01, seed=6)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert any(not np.array_equal(x, y) for x, y in zip(a, c))
+    # alpha 0.01 over 5 classes: most clients hold one dominant class; alpha 1e4: near uniform
+    def dominant(clients):
+        return np.mean([np.bincount(labels[k], minlength=5).max() / len(k) for k in clients])
+    assert dominant(a) > 0.7 > 0.55 > dominant(partition_domains(labels, domains, 30, alpha=1e4, seed=5))
+    cached = partition("domains", labels, 30, alpha=0.01, domains=domains, seed=5, cache=False)
+    assert all(np.array_equal(x, y) for x, y in zip(a, cached))
+
+
+def test_domains_partition_refuses_bad_input():
+    from flcore.data import partition, partition_domains
+
+    labels, domains = _two_domain_labels()
+    with pytest.raises(ValueError, match="multiple of the 3 domains"):
+        partition_domains(labels, domains, 7, alpha=0.1)
+    with pytest.raises(ValueError, match="needs domains"):
+        partition("domains", labels, 6, alpha=0.1, cache=False)
+    with pytest.raises(ValueError, match="needs domains"):
+        partition("dirichlet", labels, 6, alpha=0.1, domains=domains, cache=False)
+    with pytest.raises(ValueError, match="needs alpha"):
+        partition("domains", labels, 6, domains=domains, cache=False)
+
+
+def test_domains_partition_in_the_config():
+    from flcore.config import resolve_config
+    from flcore.errors import ConfigError
+
+    cfg = resolve_config(dataset="pacs", scale="paper", method="fedavg")
+    assert (cfg.partition, cfg.alpha, cfg.clients) == ("domains", 0.1, 80)
+    assert cfg.partition_args() == {"alpha": 0.1}
+    with pytest.raises(ConfigError, match="'domains' needs a multi-domain data set"):
+        resolve_config(dataset="mnist1d", scale="smoke", partition="domains", alpha=0.1)
+    with pytest.raises(ConfigError, match="must be a multiple of 4"):
+        resolve_config(dataset="pacs", scale="paper", clients=81)

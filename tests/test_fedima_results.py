@@ -43,7 +43,7 @@ def test_small_maps_every_row_to_mnist1d_and_rows_of_one_partition_share_runs():
 
 def test_paper_scale_is_the_papers_protocol():
     specs = fedima.table1_runs("paper")
-    assert len(specs) == len({s.run_id() for s in specs}) == 7 * 16
+    assert len(specs) == len({s.run_id() for s in specs}) == 9 * 16
     spec = next(s for s in specs if s.labels["algorithm"] == "FedAvg+IMA" and s.labels["model"] == "ResNet-18")
     cfg = spec.resolve()
     assert (cfg.dataset, cfg.model, cfg.clients, cfg.per_round, cfg.local_epochs, cfg.batch_size) == (
@@ -60,7 +60,8 @@ def test_paper_scale_runs_the_fmnist_and_cifar100_rows_on_their_data_and_models(
     assert set(resolved) == {("FMNIST", "CNN", "shards"), ("FMNIST", "CNN", "dirichlet"),
                              ("CIFAR-10", "CNN", "shards"), ("CIFAR-10", "CNN", "dirichlet"),
                              ("CIFAR-10", "ResNet-18", "shards"), ("CIFAR-10", "ResNet-18", "dirichlet"),
-                             ("CIFAR-100", "VGG-11", "row 1")}
+                             ("CIFAR-100", "VGG-11", "row 1"), ("PACS", "AlexNet", "row 1 (+FS)"),
+                             ("PACS", "AlexNet", "row 2 (+FS)")}
     fmnist = resolved["FMNIST", "CNN", "dirichlet"]
     assert (fmnist.dataset, fmnist.model, fmnist.rounds, fmnist.ima_start, fmnist.alpha) == (
         "fmnist", "fmnist_cnn", 300, 225, 0.1)
@@ -91,6 +92,73 @@ def test_paper_scale_fmnist_row_trains_end_to_end_on_torchvision_format_data(tmp
         summary = run_experiment(config, store=tmp_path / "runs")
     assert summary["status"] == "finished" and summary["rounds_done"] == 2
     assert 0.0 <= summary["final_accuracy"] <= 1.0
+
+
+def test_paper_scale_runs_the_pacs_rows_with_table_viis_protocol():
+    specs = [s for s in fedima.table1_runs("paper") if s.labels["dataset"] == "PACS"]
+    assert len(specs) == 2 * 16
+    rows = {s.labels["table_row"]: s.resolve() for s in specs if s.labels["algorithm"] == "FedAvg+IMA"}
+    first, second = rows["row 1 (+FS)"], rows["row 2 (+FS)"]
+    assert (first.dataset, first.model, first.partition, first.alpha, second.alpha) == (
+        "pacs", "alexnet_gn", "domains", 0.1, 0.05)
+    assert (first.clients, first.per_round, first.local_epochs, first.batch_size, first.lr, first.momentum) == (
+        80, 16, 5, 50, 0.01, 0.9)
+    assert (first.rounds, first.ima_start, first.ima_window, first.lr_decay, first.ima_gamma_late) == (
+        400, 300, 5, 0.99, 0.97)
+    assert first.probes == ("domain_accuracy",) and (first.eval_every, first.eval_last) == (1, 10)
+    fma = next(s for s in specs if s.labels["algorithm"] == "FedAvg" and s.labels["table_row"] == "row 1 (+FS)")
+    assert fma.resolve().method == "fedavg" and fma.labels["partition"] == "domains"
+
+
+def test_below_the_paper_scale_the_pacs_rows_are_published_only():
+    from flcore.experiments.artifacts import artifact_ids, runs_for
+
+    for scale in ("small", "smoke"):
+        specs = fedima.table1_runs(scale)
+        assert len(specs) == 7 * 16 and all(s.labels["dataset"] != "PACS" for s in specs)
+        assert all(s.resolve().dataset == "mnist1d" for s in specs)
+    # the run counts of every artifact below the paper scale (measured before PACS was added)
+    assert len(runs_for(artifact_ids(), "small")) == 214
+    assert len(runs_for(artifact_ids(), "smoke")) == 176
+
+
+def test_reported_accuracy_of_a_pacs_run_is_the_mean_over_domains(tmp_path):
+    import json
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text(json.dumps({"probes": ["domain_accuracy"], "scale": "paper"}))
+    rows = [{"round": r, "test_accuracy": 0.9, "domain_accuracy.photo": 0.8, "domain_accuracy.sketch": 0.2,
+             "domain_accuracy.mean": 0.5 + r / 1000} for r in range(1, 13)]
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    fedima._metrics_of.cache_clear()
+    assert fedima.reported_accuracy(str(run_dir)) == pytest.approx(0.5 + sum(range(3, 13)) / 10_000)
+    assert fedima.last_rounds_accuracy(rows) == pytest.approx(0.9)  # the pooled accuracy, not reported
+
+
+@pytest.mark.slow
+def test_paper_scale_pacs_row_trains_end_to_end_on_image_folder_data(tmp_path):
+    from flcore.api import run_experiment
+    from flcore.data import write_fake_pacs
+    from flcore.data.pacs import expected_pacs_counts
+    from flcore.store import Run
+
+    spec = next(s for s in fedima.table1_runs("paper") if s.labels["dataset"] == "PACS"
+                and s.labels["table_row"] == "row 2 (+FS)" and s.labels["algorithm"] == "FedAvg+IMA")
+    counts = write_fake_pacs(tmp_path / "data", per_class=1, side=16)
+    config = {**spec.config, "clients": 4, "per_round": 2, "rounds": 2, "ima_start": 1, "local_epochs": 1,
+              "batch_size": 3, "eval_batch_size": 64, "data_root": str(tmp_path / "data")}
+    with expected_pacs_counts(counts):
+        summary = run_experiment(config, store=tmp_path / "runs")
+    assert summary["status"] == "finished" and summary["rounds_done"] == 2
+    run_dir = next(p for p in (tmp_path / "runs").iterdir() if (p / "metrics.jsonl").is_file())
+    metrics = Run(run_dir, run_dir.name).read_metrics()
+    last = metrics[-1]
+    per_domain = [last[f"domain_accuracy.{d}"] for d in ("art_painting", "cartoon", "photo", "sketch")]
+    assert last["domain_accuracy.mean"] == pytest.approx(sum(per_domain) / 4)
+    fedima._metrics_of.cache_clear()
+    assert fedima.reported_accuracy(str(run_dir)) == pytest.approx(
+        sum(m["domain_accuracy.mean"] for m in metrics) / len(metrics))
 
 
 def test_table3_schemes_reach_the_config():

@@ -7,6 +7,7 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from flcore.models import (
     MODEL_NAMES,
+    AlexNetGN,
     CifarCNN,
     FMNISTCNN,
     MNIST1DCNN,
@@ -25,13 +26,14 @@ INPUT_SHAPES = {
     "resnet18gn": IMAGE_SHAPE,
     "fmnist_cnn": (1, 28, 28),
     "vgg11gn": IMAGE_SHAPE,
+    "alexnet_gn": (3, 63, 63),  # the smallest side it takes (224 at the paper)
     "mnist1d_cnn": SIGNAL_SHAPE,
     "mnist1d_mlp": SIGNAL_SHAPE,
 }
-FEATURE_DIMS = {"cnn": 192, "resnet18gn": 512, "fmnist_cnn": 128, "vgg11gn": 128, "mnist1d_cnn": 128,
+FEATURE_DIMS = {"cnn": 192, "resnet18gn": 512, "fmnist_cnn": 128, "vgg11gn": 128, "alexnet_gn": 512, "mnist1d_cnn": 128,
                 "mnist1d_mlp": 100}
 # Models cheap enough for the vmap test on 2 CPU cores.
-VMAPPED_MODELS = ("cnn", "fmnist_cnn", "vgg11gn", "mnist1d_cnn", "mnist1d_mlp")
+VMAPPED_MODELS = ("cnn", "fmnist_cnn", "vgg11gn", "alexnet_gn", "mnist1d_cnn", "mnist1d_mlp")
 
 
 def _model(name: str, num_classes: int = 10, seed: int = 0) -> torch.nn.Module:
@@ -71,6 +73,33 @@ def test_vgg11gn_has_vgg11_convolutions_groupnorm_and_the_projector(num_classes)
     assert count_parameters(model) == expected
     assert {m.num_groups for m in model.modules() if isinstance(m, torch.nn.GroupNorm)} == {2}
     assert len(model.convs) == 8 and sum(model._pool_after) == 5
+
+
+@pytest.mark.parametrize("num_classes", [7, 10])
+def test_alexnet_gn_has_the_codes_layers(num_classes):
+    # official code: AlexNet convs (64,11,s4 / 192,5 / 384,3 / 256,3 / 256,3) + GroupNorm(32),
+    # AdaptiveAvgPool(6,6), FC(9216,1024), FC(1024,512), FC(512,C)
+    widths = [3, 64, 192, 384, 256, 256]
+    kernels = [11, 5, 3, 3, 3]
+    convs = sum(_conv(a, b, k) for a, b, k in zip(widths, widths[1:], kernels))
+    norms = sum(2 * w for w in widths[1:])
+    expected = convs + norms + _fc(256 * 6 * 6, 1024) + _fc(1024, 512) + _fc(512, num_classes)
+    model = AlexNetGN(num_classes)
+    assert count_parameters(model) == expected
+    assert num_classes != 7 or expected == 12_438_599
+    assert {m.num_groups for m in model.modules() if isinstance(m, torch.nn.GroupNorm)} == {32}
+
+
+def test_alexnet_gn_takes_paper_size_images_and_refuses_too_small_ones():
+    torch.manual_seed(0)
+    model = build_model("alexnet_gn", (3, 224, 224), 7)
+    shapes = []
+    model.convs[-1].register_forward_hook(lambda module, args, out: shapes.append(out.shape))
+    with torch.no_grad():
+        out = model(torch.randn(2, 3, 224, 224))
+    assert out.shape == (2, 7) and shapes == [(2, 256, 13, 13)]  # torchvision AlexNet's map at 224
+    with pytest.raises(ValueError, match="H, W >= 63"):
+        build_model("alexnet_gn", (3, 62, 62), 7)
 
 
 def test_vgg11gn_projector_is_linear_unless_asked():
@@ -207,7 +236,7 @@ def test_build_model_uses_input_channels_and_length():
     "name, shape",
     [("cnn", (40,)), ("cnn", (3, 28, 28)), ("resnet18gn", (40,)), ("mnist1d_cnn", (3, 32, 32)),
      ("fmnist_cnn", (1, 32, 32)), ("fmnist_cnn", (784,)), ("vgg11gn", (3, 28, 28)), ("vgg11gn", (40,)),
-     ("mnist1d_cnn", (10,)), ("mnist1d_mlp", (3, 32, 32))],
+     ("mnist1d_cnn", (10,)), ("mnist1d_mlp", (3, 32, 32)), ("alexnet_gn", (3, 32, 32)), ("alexnet_gn", (40,))],
 )
 def test_build_model_rejects_shapes_the_model_cannot_take(name, shape):
     with pytest.raises(ValueError) as info:
@@ -229,7 +258,7 @@ def test_build_model_rejects_bad_class_counts():
 
 @pytest.mark.parametrize(
     "dataset, model",
-    [("cifar10", "cnn"), ("CIFAR100", "cnn"), ("fmnist", "fmnist_cnn"), ("mnist1d", "mnist1d_cnn"),
+    [("cifar10", "cnn"), ("CIFAR100", "cnn"), ("fmnist", "fmnist_cnn"), ("pacs", "alexnet_gn"), ("mnist1d", "mnist1d_cnn"),
      ("synthetic", "mnist1d_cnn")],
 )
 def test_default_model_for(dataset, model):

@@ -240,6 +240,8 @@ def test_fedima_layers_are_read_from_the_built_models():
     assert summary.loc[("CNN", "FMNIST"), ["flcore model", "parameters"]].tolist() == ["fmnist_cnn", 274_026]
     assert summary.loc[("VGG11", "CIFAR-100"), "FC layers"] == "FC(512,128) \u2192 FC(128,100)"
     assert summary.loc[("VGG11", "CIFAR-10"), ["conv layers", "normalisation"]].tolist() == [8, "GN(2)"]
+    assert summary.loc[("AlexNet", "PACS"), ["flcore model", "normalisation", "parameters"]].tolist() == [
+        "alexnet_gn", "GN(32)", 12_438_599]
 
 
 def test_fedima_table4_finds_the_kept_layers_of_fedimas_own_networks():
@@ -250,14 +252,18 @@ def test_fedima_table4_finds_the_kept_layers_of_fedimas_own_networks():
     assert ours.loc[("FMNIST (CNN)", 5), "in flcore"] == "yes"
     assert ours.loc[("CIFAR-10/100 (VGG11)", 2), ["flcore model", "in flcore"]].tolist() == ["vgg11gn", "yes"]
     assert ours.loc[("CIFAR-10/100 (CNN)", 4), "in flcore"] == "no"  # flcore's CNN is FedSAM's, 384-192
-    assert ours.loc[("PACS (AlexNet)", 2), "in flcore"] == "not in flcore"
+    # the PACS AlexNet is the official code's: the printed FC(4096,512) and FC(512,10) are not its layers
+    assert ours.loc[("PACS (AlexNet)", 2), ["flcore model", "in flcore"]].tolist() == ["alexnet_gn", "no"]
+    assert ours.loc[("PACS (AlexNet)", 3), "in flcore"] == "no"
+    assert ours.loc[("Digit Five (CNN)", 5), "in flcore"] == "not in flcore"
 
 
 def test_fedima_comparisons_mark_absent_data_and_agree_on_the_ima_fields():
     from flcore.experiments.fedima_settings import columns_agreeing, compare_table5, compare_table7
 
     t7 = compare_table7(published("fedima-table-7")).set_index("setting")
-    assert t7.loc["PACS (AlexNet w/ GN)", "match"] == "not in flcore"
+    assert t7.loc["PACS (AlexNet w/ GN)", ["match", "flcore model"]].tolist() == ["yes", "alexnet_gn"]
+    assert t7.loc["PACS (AlexNet w/ GN)", ["clients (flcore)", "participation (flcore)"]].tolist() == [80, 0.2]
     assert t7.loc["CIFAR-100 (VGG11)", "flcore model"] == "vgg11gn"
     assert t7.loc["FMNIST (CNN)", "flcore model"] == "fmnist_cnn"
     # the values the result runs use (fedima.ima_run at the paper scale), which are FedIMA's

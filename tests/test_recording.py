@@ -104,3 +104,40 @@ def test_recorded_runs_train_alone():
     groups = plan_groups(seeds + [recorded], device="cpu", workers=1)
     sizes = sorted(g.size for g in groups)
     assert sizes == [1, 3]
+
+
+def _two_domain_problem():
+    """Two classes, inputs whose argmax is the prediction of the identity linear model:
+    3 examples of domain 0 it gets right, 7 of domain 1 it gets wrong."""
+    from flcore.flat import FlatModel
+
+    module = torch.nn.Linear(2, 2, bias=False)
+    flat = FlatModel(module)
+    w = torch.eye(2).reshape(-1)
+    x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0]] + [[1.0, 0.0], [0.0, 1.0]] * 3 + [[3.0, 1.0]])
+    predicted = x.argmax(dim=1)
+    domain = torch.tensor([0] * 3 + [1] * 7)
+    y = torch.where(domain == 0, predicted, 1 - predicted)
+    return flat, w, x, y, domain
+
+
+def test_domain_accuracy_is_the_unweighted_mean_over_domains():
+    from flcore.analysis.probes import domain_accuracy_probe
+
+    flat, w, x, y, domain = _two_domain_problem()
+    probe = domain_accuracy_probe(flat, x, y, domain, ("photo", "sketch"))
+    assert probe.fn({"w": w}) == {"photo": 1.0, "sketch": 0.0, "mean": 0.5}  # pooled accuracy: 0.3
+    # the evaluated model (IMA's average, say) is the one scored: swapping the rows flips both
+    swapped = domain_accuracy_probe(flat, x, y, domain, ("photo", "sketch"),
+                                    eval_params=lambda w, state: state["average"])
+    value = swapped.fn({"w": w, "server_state": {"average": torch.tensor([0.0, 1.0, 1.0, 0.0])}})
+    assert value == {"photo": 0.0, "sketch": 1.0, "mean": 0.5}
+    assert swapped.requires == ("w", "server_state")
+
+
+def test_domain_accuracy_needs_a_multi_domain_data_set():
+    with pytest.raises(ConfigError, match="'domain_accuracy' needs a multi-domain data set"):
+        resolve_config(scale="smoke", probes="domain_accuracy")
+    assert "domain_accuracy" in probe_names()
+    cfg = resolve_config(scale="paper", dataset="pacs", probes="domain_accuracy")
+    assert cfg.probes == ("domain_accuracy",)

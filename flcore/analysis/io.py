@@ -194,8 +194,7 @@ def split_data(dataset, split: str = "train", samples: int | None = None, seed: 
 def client_indices(cfg, dataset) -> list[torch.Tensor]:
     """The run's client partition of the training set (indices into ``train_x``), as
     ``build_federated_data`` computes it."""
-    from ..data import partition
+    from ..sim.federated_data import client_partition
 
-    parts = partition(cfg.partition, dataset.train_y.numpy(), cfg.clients, seed=cfg.seed,
-                      **cfg.partition_args())
+    parts = client_partition(cfg, dataset)
     return [torch.as_tensor(p, dtype=torch.long) for p in parts]

@@ -49,7 +49,9 @@ __all__ = [
     "ProbeCallback",
     "client_top_eigenvalue",
     "client_eigenvalue_probe",
+    "accuracy_by_domain",
     "delta_eps_probe",
+    "domain_accuracy_probe",
     "feature_norm_probe",
     "feature_norms",
     "global_perturbation",
@@ -221,6 +223,32 @@ def perturbation_probe(name: str = "perturbation", squared: bool = False) -> Pro
 def delta_eps_probe(rho: float, name: str = "delta_eps") -> Probe:
     return Probe(name, lambda s: server_perturbation_error(s["prev_pseudo_grad"], s["pseudo_grad"], rho),
                  ("prev_pseudo_grad", "pseudo_grad"))
+
+
+def accuracy_by_domain(correct: torch.Tensor, domain: torch.Tensor, names: Sequence[str]) -> dict[str, float]:
+    """Top-1 accuracy on each domain's examples (``correct``: bool ``[N]``, ``domain``: int
+    ``[N]`` indexing ``names``) and ``mean``, their unweighted mean over the domains that have
+    examples: FedIMA's reported number on Digit-Five and PACS (Table I, "mean top-1 accuracy
+    of all domains"), which does not weigh a domain by its size."""
+    correct, domain = correct.reshape(-1).double(), domain.reshape(-1).long()
+    counts = torch.bincount(domain, minlength=len(names)).double()
+    hits = torch.zeros(len(names), dtype=torch.float64, device=correct.device).index_add_(0, domain, correct)
+    out = {name: float(hits[d] / counts[d]) for d, name in enumerate(names) if counts[d] > 0}
+    out["mean"] = sum(out.values()) / len(out)
+    return out
+
+
+def domain_accuracy_probe(flat: FlatModel, x: torch.Tensor, y: torch.Tensor, domain: torch.Tensor,
+                          names: Sequence[str], eval_params: Callable | None = None,
+                          name: str = "domain_accuracy", batch_size: int = 1000) -> Probe:
+    """:func:`accuracy_by_domain` of the evaluated global model on ``(x, y)``.
+
+    ``eval_params(w, server_state)`` gives the model a run evaluates (IMA's or SWA's average
+    once it exists); without it the probe reads ``w``."""
+    def fn(s):
+        w = s["w"] if eval_params is None else eval_params(s["w"], s["server_state"])
+        return accuracy_by_domain(flat.correct(w, x, y, batch_size), domain, names)
+    return Probe(name, fn, ("w",) if eval_params is None else ("w", "server_state"))
 
 
 def feature_norm_probe(flat: FlatModel, x_by_client: Sequence[torch.Tensor], kind: str = "logits",

@@ -32,8 +32,8 @@ from typing import Any
 
 import torch
 
-from .probes import (Probe, client_eigenvalue_probe, delta_eps_probe, feature_norm_probe,
-                     parameter_norm_probe)
+from .probes import (Probe, client_eigenvalue_probe, delta_eps_probe, domain_accuracy_probe,
+                     feature_norm_probe, parameter_norm_probe)
 
 __all__ = ["PROBES", "SnapshotCallback", "load_snapshot", "probe_names", "recording_callbacks",
            "register_probe", "snapshot_path", "snapshot_rounds_of"]
@@ -94,7 +94,18 @@ def _delta_eps(sim) -> Probe:
                  ("pseudo_grad",))
 
 
+def _domain_accuracy(sim) -> Probe:
+    """FedIMA Table I (Digit-Five, PACS): the evaluated global model's test accuracy on each
+    domain (``domain_accuracy.<domain>``) and their mean (``domain_accuracy.mean``)."""
+    data = sim.data
+    if data.test_domain is None:
+        raise ValueError(f"probe 'domain_accuracy' needs a multi-domain data set; {sim.cfg.dataset} has no domains")
+    return domain_accuracy_probe(sim.flat, data.test_x, data.test_y, data.test_domain, data.domain_names,
+                                 eval_params=sim.server.eval_params, batch_size=sim.cfg.eval_batch_size)
+
+
 register_probe("delta_eps", _delta_eps)
+register_probe("domain_accuracy", _domain_accuracy)
 register_probe("feature_norms", _feature_norms)
 register_probe("client_lambda_max", _client_lambda_max)
 

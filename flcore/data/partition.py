@@ -10,6 +10,9 @@ to two clients:
 - ``partition_shards``: the pathological non-iid split of McMahan et al. 2017 (sort by
   label, cut into shards, a few shards per client).
 - ``partition_iid``: uniform random split.
+- ``partition_domains``: label + feature skew on multi-domain data (FedIMA's Digit-Five
+  and PACS protocol): each client is given one domain, and within a domain a Dirichlet
+  label skew as ``partition_dirichlet``.
 
 All randomness comes from ``np.random.default_rng(seed)``; no global state is touched.
 ``partition`` dispatches by name and caches results on disk.
@@ -23,7 +26,10 @@ import numpy as np
 
 from .cache import cache_dir, cache_key, load_arrays, save_arrays
 
-PARTITION_KINDS = ("dirichlet", "shards", "iid")
+#: Partitions that need only the labels.
+LABEL_PARTITION_KINDS = ("dirichlet", "shards", "iid")
+#: Every partition; "domains" also needs each example's domain.
+PARTITION_KINDS = LABEL_PARTITION_KINDS + ("domains",)
 # Bump when an algorithm changes, so that stale cached partitions are not reused.
 _CACHE_VERSION = 1
 
@@ -86,6 +92,44 @@ def partition_dirichlet(labels, num_clients: int, alpha: float,
     return clients
 
 
+def partition_domains(labels, domains, num_clients: int, alpha: float, seed: int = 0) -> list[np.ndarray]:
+    """FedIMA's label + feature skew (Zhou et al. 2024, Sec. VII-A1; its code): "we divide
+    each domain dataset (i.e., feature skew) into [K / D] subsets, each for one client, with
+    diverse label distributions (i.e., label skew)".
+
+    The ``D`` domains (the distinct values of ``domains``, one per example) are dealt to the
+    clients uniformly at random, ``num_clients / D`` clients each (the official code's
+    assignment; the paper does not say).  ``num_clients`` must be a multiple of ``D``
+    (``ValueError`` otherwise: unequal groups would be a choice the paper never makes).
+    Within a domain its clients split the domain's examples by :func:`partition_dirichlet`
+    with concentration ``alpha``, ``n_d // (K / D)`` examples each (up to ``K / D - 1``
+    examples of a domain are left out when the clients do not divide it).  Deterministic
+    per ``seed``.
+    """
+    labels = _as_labels(labels)
+    domains = _as_labels(domains)
+    if domains.shape != labels.shape:
+        raise ValueError(f"domains must give one domain per example ({len(labels)}), got {len(domains)}")
+    if not alpha >= 0:
+        raise ValueError(f"alpha must be >= 0, got {alpha}")
+    names, domain_of = np.unique(domains, return_inverse=True)
+    num_domains = len(names)
+    if num_clients < 1 or num_clients % num_domains:
+        raise ValueError(f"num_clients must be a positive multiple of the {num_domains} domains, got {num_clients}")
+    per_domain = num_clients // num_domains
+    rng = np.random.default_rng(seed)
+    client_domain = rng.permutation(np.repeat(np.arange(num_domains), per_domain))
+    clients: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * num_clients
+    for d in range(num_domains):
+        members = np.flatnonzero(domain_of == d)
+        if len(members) < per_domain:
+            raise ValueError(f"domain {names[d]} has {len(members)} examples for {per_domain} clients")
+        parts = partition_dirichlet(labels[members], per_domain, alpha, seed=int(rng.integers(2**63)))
+        for k, part in zip(np.flatnonzero(client_domain == d), parts):
+            clients[k] = np.sort(members[part])
+    return clients
+
+
 def partition_shards(labels, num_clients: int, classes_per_client: int,
                      seed: int = 0) -> list[np.ndarray]:
     """McMahan et al. 2017 pathological non-iid shards.
@@ -122,21 +166,30 @@ def partition_shards(labels, num_clients: int, classes_per_client: int,
 
 def partition(kind: str, labels, num_clients: int, *, alpha: float | None = None,
               classes_per_client: int | None = None, samples_per_client: int | None = None,
-              seed: int = 0, cache: bool = True) -> list[np.ndarray]:
-    """Partition by ``kind`` ("dirichlet", "shards" or "iid"), cached on disk.
+              domains=None, seed: int = 0, cache: bool = True) -> list[np.ndarray]:
+    """Partition by ``kind`` ("dirichlet", "shards", "iid" or "domains"), cached on disk.
 
-    Parameters a kind does not use must be left ``None`` (``alpha`` is for "dirichlet",
-    ``classes_per_client`` for "shards", ``samples_per_client`` for "dirichlet" and "iid").
+    Parameters a kind does not use must be left ``None`` (``alpha`` is for "dirichlet" and
+    "domains", ``classes_per_client`` for "shards", ``samples_per_client`` for "dirichlet"
+    and "iid", ``domains`` -- each example's domain -- for "domains").
     The cache file is ``cache_dir()/partitions/<sha256>.npz``, keyed by the kind, its
-    parameters, the seed and a sha256 of the labels; the result is the same with or
-    without it.
+    parameters, the seed and a sha256 of the labels (and domains); the result is the same
+    with or without it.
     """
     labels = _as_labels(labels)
     params = _kind_parameters(kind, alpha, classes_per_client, samples_per_client)
+    if (kind == "domains") != (domains is not None):
+        raise ValueError("the 'domains' partition needs domains (one per example); the others take none")
+    if domains is not None:
+        domains = _as_labels(domains)
+        params = {**params, "domains": domains}
     if not cache:
         return _compute(kind, labels, num_clients, params, seed)
+    hashed = {k: v for k, v in params.items() if k != "domains"}
+    if domains is not None:
+        hashed["domains_sha256"] = hashlib.sha256(domains.tobytes()).hexdigest()
     key = cache_key({"version": _CACHE_VERSION, "kind": kind, "num_clients": int(num_clients),
-                     "seed": int(seed), **params,
+                     "seed": int(seed), **hashed,
                      "labels_sha256": hashlib.sha256(labels.tobytes()).hexdigest()})
     path = cache_dir() / "partitions" / f"{key}.npz"
     stored = load_arrays(path)
@@ -153,15 +206,16 @@ def _kind_parameters(kind: str, alpha, classes_per_client, samples_per_client) -
              "samples_per_client": samples_per_client}
     used_by_kind = {"dirichlet": ("alpha", "samples_per_client"),
                     "shards": ("classes_per_client",),
-                    "iid": ("samples_per_client",)}
+                    "iid": ("samples_per_client",),
+                    "domains": ("alpha",)}
     if kind not in used_by_kind:
         raise ValueError(f"unknown partition kind {kind!r}; expected one of "
                          f"{', '.join(PARTITION_KINDS)}")
     for name, value in given.items():
         if value is not None and name not in used_by_kind[kind]:
             raise ValueError(f"{name} is not a parameter of the {kind!r} partition")
-    if kind == "dirichlet" and alpha is None:
-        raise ValueError("the 'dirichlet' partition needs alpha")
+    if kind in ("dirichlet", "domains") and alpha is None:
+        raise ValueError(f"the {kind!r} partition needs alpha")
     if kind == "shards" and classes_per_client is None:
         raise ValueError("the 'shards' partition needs classes_per_client")
     params = {name: given[name] for name in used_by_kind[kind]}
@@ -176,6 +230,8 @@ def _compute(kind: str, labels: np.ndarray, num_clients: int, params: dict,
         return partition_dirichlet(labels, num_clients, seed=seed, **params)
     if kind == "shards":
         return partition_shards(labels, num_clients, seed=seed, **params)
+    if kind == "domains":
+        return partition_domains(labels, params["domains"], num_clients, params["alpha"], seed=seed)
     return partition_iid(labels, num_clients, seed=seed, **params)
 
 

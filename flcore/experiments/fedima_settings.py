@@ -6,9 +6,9 @@ Each ``table*_ours`` function reads flcore's own code -- the model registry
 definitions of the FedIMA result and analysis pages (:mod:`flcore.experiments.fedima`,
 :mod:`flcore.experiments.fedima_analysis`) for Tables VI and VII, so the settings shown are
 those the runs use -- and lays the answer out like the paper's table, so a page can put it
-beside the published values (:mod:`flcore.experiments.published`).  Data sets and models
-flcore does not have (Digit-Five, PACS; the Digit-Five CNN, AlexNet) are ``not in flcore``;
-nothing is filled in by hand.
+beside the published values (:mod:`flcore.experiments.published`).  The data set and model
+flcore does not have (Digit-Five and its CNN) are ``not in flcore``; nothing is filled in by
+hand.
 """
 from __future__ import annotations
 
@@ -24,14 +24,17 @@ from ..models import build_model, count_parameters
 NOT_IN_FLCORE = "not in flcore"
 
 #: The paper's data sets -> flcore's (absent: not in flcore).
-DATASETS = {"FMNIST": "fmnist", "CIFAR-10": "cifar10", "CIFAR-100": "cifar100"}
+DATASETS = {"FMNIST": "fmnist", "CIFAR-10": "cifar10", "CIFAR-100": "cifar100", "PACS": "pacs"}
 #: The paper's models (Tables IV, VI, VII spell them so) -> flcore's model registry names,
 #: per data set: the paper's "CNN" is one network on FMNIST and another on CIFAR (absent:
 #: not in flcore).
 MODELS = {"CNN": "cnn", "VGG11": "vgg11gn", "ResNet18": "resnet18gn"}
 FMNIST_MODELS = {"CNN": "fmnist_cnn"}
+#: PACS's network (Table IV writes "AlexNet", Table VII "AlexNet w/ GN").
+PACS_MODELS = {"AlexNet": "alexnet_gn", "AlexNet w/ GN": "alexnet_gn"}
 #: Table I's (and :mod:`flcore.experiments.fedima`'s) spelling of the models.
-RESULT_MODEL_NAMES = {"CNN": "CNN", "VGG11": "VGG-11", "ResNet18": "ResNet-18"}
+RESULT_MODEL_NAMES = {"CNN": "CNN", "VGG11": "VGG-11", "ResNet18": "ResNet-18", "AlexNet": "AlexNet",
+                      "AlexNet w/ GN": "AlexNet"}
 #: The paper's baselines -> flcore methods (every one is registered).
 BASELINES = {"FedAvg": "fedavg", "FedProx": "fedprox", "FedASAM": "fedasam", "FedFA": "fedfa",
              "FedNova": "fednova", "FedAdam": "fedadam", "FedYogi": "fedyogi", "FedGMA": "fedgma"}
@@ -61,7 +64,7 @@ def flcore_model_name(model: str, dataset: str = "CIFAR-10") -> str | None:
     """flcore's registry name for the paper's ``model`` on ``dataset`` (None: not in flcore)."""
     if dataset not in DATASETS:
         return None
-    return (FMNIST_MODELS if dataset == "FMNIST" else MODELS).get(model)
+    return {"FMNIST": FMNIST_MODELS, "PACS": PACS_MODELS}.get(dataset, MODELS).get(model)
 
 
 def flcore_model(model: str, dataset: str = "CIFAR-10") -> nn.Module | None:
@@ -100,8 +103,8 @@ def table4_ours(published: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def model_summary(models: Sequence[str] = ("CNN", "VGG11", "ResNet18")) -> pd.DataFrame:
-    """flcore's models for the paper's FMNIST and CIFAR columns: registry name, layers,
+def model_summary(models: Sequence[str] = ("CNN", "VGG11", "ResNet18", "AlexNet")) -> pd.DataFrame:
+    """flcore's models for the paper's FMNIST, CIFAR and PACS columns: registry name, layers,
     parameters (the registry's count)."""
     rows = []
     for name in models:

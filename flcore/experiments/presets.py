@@ -11,7 +11,8 @@ Three scales run the same code path (design guide section 8):
   round of the last 100.  Fashion-MNIST, which only FedIMA trains, takes FedIMA's protocol
   (its Table VII and official code): 100 clients x 600 images, 10 per round, 5 local epochs
   of batch 50, lr 0.01 with momentum 0.9, weight decay 1e-3, a x0.99 lr decay a round,
-  300 rounds.
+  300 rounds.  PACS, FedIMA's too, takes its Table VII row: 80 clients, 16 per round,
+  the same local training and decay, 400 rounds.
 
 Method hyper-parameters follow the FedSAM paper's Table 11 (SAM rho; ASAM rho and eta) at
 the ``paper`` scale.  For Dirichlet alphas that Table 11 does not list, the value of the
@@ -41,6 +42,9 @@ _MNIST1D = {"batch_size": 20, "lr": 0.1, "weight_decay": 0.0, "momentum": 0.0}
 _CIFAR = {"batch_size": 64, "lr": 0.01, "weight_decay": 4e-4, "momentum": 0.0}
 #: FedIMA's Fashion-MNIST learning settings (Table VII; weight decay from its code).
 _FMNIST = {"batch_size": 50, "lr": 0.01, "weight_decay": 1e-3, "momentum": 0.9}
+#: FedIMA's PACS learning settings (Table VII; weight decay from its code, as for FMNIST).
+#: Its label + feature skew: one domain per client, Dirichlet alpha 0.1 within (the code's default).
+_PACS = {**_FMNIST, "partition": "domains", "alpha": 0.1}
 
 _SCALE_TABLE = {
     ("smoke", "mnist1d"): {**_COMMON_SMOKE, **_MNIST1D, "num_samples": 1000},
@@ -48,11 +52,13 @@ _SCALE_TABLE = {
     ("smoke", "cifar10"): {**_COMMON_SMOKE, **_CIFAR, "samples_per_client": 20, "batch_size": 8},
     ("smoke", "cifar100"): {**_COMMON_SMOKE, **_CIFAR, "samples_per_client": 20, "batch_size": 8},
     ("smoke", "fmnist"): {**_COMMON_SMOKE, **_FMNIST, "samples_per_client": 20, "batch_size": 8},
+    ("smoke", "pacs"): {**_COMMON_SMOKE, **_PACS, "clients": 8, "per_round": 2, "batch_size": 8},
     ("small", "mnist1d"): {**_COMMON_SMALL, **_MNIST1D, "num_samples": 10_000},
     ("small", "synthetic"): {**_COMMON_SMALL, **_MNIST1D, "num_samples": 10_000},
     ("small", "cifar10"): {**_COMMON_SMALL, **_CIFAR, "samples_per_client": 500},
     ("small", "cifar100"): {**_COMMON_SMALL, **_CIFAR, "samples_per_client": 500},
     ("small", "fmnist"): {**_COMMON_SMALL, **_FMNIST, "samples_per_client": 600},
+    ("small", "pacs"): {**_COMMON_SMALL, **_PACS, "clients": 80, "per_round": 16},
     ("paper", "cifar10"): {
         **_CIFAR, "clients": 100, "per_round": 5, "samples_per_client": 500, "rounds": 10_000,
         "local_epochs": 1, "eval_every": 100, "eval_last": 100, "checkpoint_every": 500,
@@ -64,6 +70,10 @@ _SCALE_TABLE = {
     ("paper", "fmnist"): {
         **_FMNIST, "clients": 100, "per_round": 10, "samples_per_client": 600, "rounds": 300,
         "local_epochs": 5, "lr_decay": 0.99, "eval_every": 10, "eval_last": 10, "checkpoint_every": 50,
+    },
+    ("paper", "pacs"): {
+        **_PACS, "clients": 80, "per_round": 16, "rounds": 400, "local_epochs": 5, "lr_decay": 0.99,
+        "eval_every": 10, "eval_last": 10, "checkpoint_every": 50,
     },
 }
 

@@ -14,6 +14,8 @@ Names (``MODEL_NAMES``):
 - ``"fmnist_cnn"``: :class:`FMNISTCNN`, FedIMA's Fashion-MNIST CNN; input ``[C, 28, 28]``.
 - ``"vgg11gn"``: :class:`VGG11GN`, FedIMA's VGG-11 with GroupNorm(2) and a 128-d
   projector; input ``[C, 32, 32]``.
+- ``"alexnet_gn"``: :class:`AlexNetGN`, FedIMA's PACS AlexNet with GroupNorm(32) (the
+  official code's head); input ``[C, H, W]`` with H, W >= 63 (224 at the paper).
 - ``"mnist1d_cnn"``, ``"mnist1d_mlp"``: the MNIST-1D networks; input ``[L]``.
 
 Input shapes exclude the batch dimension.
@@ -25,6 +27,7 @@ from typing import Any, Callable
 
 from torch import nn
 
+from .alexnet import ALEXNET_MIN_SIDE, AlexNetGN
 from .cnn import CIFAR_CNN_IMAGE_SIZE, CifarCNN
 from .fmnist_cnn import FMNIST_CNN_IMAGE_SIZE, FMNISTCNN
 from .mnist1d import MNIST1D_CNN_MIN_LENGTH, MNIST1DCNN, MNIST1DMLP, mnist1d_cnn_output_length
@@ -33,6 +36,7 @@ from .vgg import VGG_IMAGE_SIZE, VGG11GN
 
 __all__ = [
     "MODEL_NAMES",
+    "AlexNetGN",
     "CifarCNN",
     "FMNISTCNN",
     "MNIST1DCNN",
@@ -46,13 +50,14 @@ __all__ = [
     "mnist1d_cnn_output_length",
 ]
 
-MODEL_NAMES = ("cnn", "resnet18gn", "fmnist_cnn", "vgg11gn", "mnist1d_cnn", "mnist1d_mlp")
+MODEL_NAMES = ("cnn", "resnet18gn", "fmnist_cnn", "vgg11gn", "alexnet_gn", "mnist1d_cnn", "mnist1d_mlp")
 
 _DEFAULT_MODEL_FOR_DATASET = {
     "cifar10": "cnn",
     "cifar100": "cnn",
     "fmnist": "fmnist_cnn",
     "mnist1d": "mnist1d_cnn",
+    "pacs": "alexnet_gn",
     "synthetic": "mnist1d_cnn",
 }
 
@@ -71,6 +76,10 @@ def _build_fmnist_cnn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -
 
 def _build_vgg11gn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
     return VGG11GN(num_classes, in_channels=shape[0], **kwargs)
+
+
+def _build_alexnet_gn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
+    return AlexNetGN(num_classes, in_channels=shape[0], **kwargs)
 
 
 def _build_mnist1d_cnn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
@@ -93,6 +102,10 @@ def _is_square_image(side: int) -> Callable[[tuple[int, ...]], bool]:
     return lambda shape: len(shape) == 3 and shape[1:] == (side, side)
 
 
+def _is_alexnet_image(shape: tuple[int, ...]) -> bool:
+    return len(shape) == 3 and min(shape[1:]) >= ALEXNET_MIN_SIDE
+
+
 def _is_signal(shape: tuple[int, ...]) -> bool:
     return len(shape) == 1
 
@@ -108,6 +121,8 @@ _REGISTRY: dict[str, tuple[Callable[..., nn.Module], Callable[[tuple[int, ...]],
     "fmnist_cnn": (_build_fmnist_cnn, _is_square_image(FMNIST_CNN_IMAGE_SIZE),
                    f"[C, {FMNIST_CNN_IMAGE_SIZE}, {FMNIST_CNN_IMAGE_SIZE}] images"),
     "vgg11gn": (_build_vgg11gn, _is_square_image(VGG_IMAGE_SIZE), f"[C, {VGG_IMAGE_SIZE}, {VGG_IMAGE_SIZE}] images"),
+    "alexnet_gn": (_build_alexnet_gn, _is_alexnet_image,
+                   f"[C, H, W] images with H, W >= {ALEXNET_MIN_SIDE}"),
     "mnist1d_cnn": (_build_mnist1d_cnn, _is_cnn_signal, f"[L] signals with L >= {MNIST1D_CNN_MIN_LENGTH}"),
     "mnist1d_mlp": (_build_mnist1d_mlp, _is_signal, "[L] signals"),
 }

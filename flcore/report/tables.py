@@ -23,7 +23,7 @@ PENDING = "pending"
 NOT_RUN = "not run at this scale"
 DIVERGED_MARK = "\u2020"  # dagger
 #: Number of classes of flcore's datasets (chance accuracy = 100 / classes).
-NUM_CLASSES = {"cifar10": 10, "cifar100": 100, "fmnist": 10, "mnist1d": 10, "synthetic": 10}
+NUM_CLASSES = {"cifar10": 10, "cifar100": 100, "fmnist": 10, "mnist1d": 10, "pacs": 7, "synthetic": 10}
 
 
 def chance_accuracy(dataset: str) -> float:

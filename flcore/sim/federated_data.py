@@ -30,6 +30,8 @@ class FederatedData:
     augment: bool
     mean: tuple[float, ...] | None
     std: tuple[float, ...] | None
+    test_domain: torch.Tensor | None = None  # [M] domain of each test example (multi-domain data)
+    domain_names: tuple[str, ...] | None = None
 
     @property
     def num_clients(self) -> int:
@@ -101,8 +103,9 @@ class FederatedData:
         if self.train_x.device == device or (device.type == self.train_x.device.type and device.index is None):
             return self
         move = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        for name in ("train_x", "train_y", "test_x", "test_y"):
-            move[name] = move[name].to(device)
+        for name in ("train_x", "train_y", "test_x", "test_y", "test_domain"):
+            if move[name] is not None:
+                move[name] = move[name].to(device)
         move["client_indices"] = [idx.to(device) for idx in self.client_indices]
         return FederatedData(**move)
 
@@ -204,7 +207,7 @@ def _client_parts(partition, y: torch.Tensor, num_samples: int, num_clients, alp
                   samples_per_client, seed) -> list:
     """One index array per client: flcore's partition by name, or the user's lists checked."""
     from ..data import partition as make_partition
-    from ..data.partition import PARTITION_KINDS
+    from ..data.partition import LABEL_PARTITION_KINDS as PARTITION_KINDS
 
     if isinstance(partition, str):
         if partition not in PARTITION_KINDS:
@@ -278,13 +281,21 @@ def federated_data_from_split(data, parts, device: torch.device) -> FederatedDat
         augment=data.augment,
         mean=data.mean,
         std=data.std,
+        test_domain=None if data.test_domain is None else data.test_domain.to(device),
+        domain_names=data.domain_names,
     )
+
+
+def client_partition(cfg, data) -> list:
+    """``cfg``'s client partition of ``data``'s training set (one index array per client);
+    the "domains" partition reads each example's domain."""
+    domains = {"domains": data.train_domain.numpy()} if cfg.partition == "domains" else {}
+    return partition(cfg.partition, data.train_y.numpy(), cfg.clients, seed=cfg.seed, **cfg.partition_args(),
+                     **domains)
 
 
 def build_federated_data(cfg, device: torch.device) -> FederatedData:
     """Load ``cfg.dataset``, partition it over ``cfg.clients`` and move it to ``device``."""
     data = load_dataset(cfg.dataset, cfg.data_root, download=cfg.download,
                         num_samples=cfg.num_samples, seed=cfg.seed)
-    labels = data.train_y.numpy()
-    parts = partition(cfg.partition, labels, cfg.clients, seed=cfg.seed, **cfg.partition_args())
-    return federated_data_from_split(data, parts, device)
+    return federated_data_from_split(data, client_partition(cfg, data), device)

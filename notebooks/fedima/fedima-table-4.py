@@ -32,8 +32,10 @@
 # published layer is looked up in the model flcore would train: FedIMA's Fashion-MNIST CNN
 # (`fmnist_cnn`) and VGG-11 with GroupNorm (`vgg11gn`) are flcore models built after the
 # official code where the text lost the layers; the CIFAR CNN column is flcore's `cnn` (the
-# FedSAM/FedGF network) and the ResNet-18 column its `resnet18gn`. Digit-Five and PACS are not
-# flcore data sets, and the Digit-Five CNN and AlexNet are not flcore models: those cells are
+# FedSAM/FedGF network), the ResNet-18 column its `resnet18gn` and the PACS column FedIMA's
+# AlexNet with GroupNorm(32) (`alexnet_gn`), built after the official code's head FC(9216,1024)
+# -> FC(1024,512) -> FC(512,7), so the two PACS cells the paper printed are not its layers.
+# Digit-Five is not an flcore data set and its CNN not an flcore model: those cells are
 # *not in flcore*.
 #
 # **How to rerun.** `flcore reproduce fedima-table-4` (no training; the scale changes nothing).
@@ -79,20 +81,22 @@ table = paper.merge(ours, on=["model", "block"])[["model", "block", "layer", "fl
 kept = table[table["layer"] != ""]
 present = kept[kept["in flcore"] != "not in flcore"]
 page.table(table, f"The layers Table IV kept ({len(kept)} of {len(table)} cells) beside flcore's models: "
-                  f"{(present['in flcore'] == 'yes').sum()} of the {len(present)} kept layers of the four "
+                  f"{(present['in flcore'] == 'yes').sum()} of the {len(present)} kept layers of the five "
                   f"architectures flcore has are in flcore's models: the FMNIST CNN and VGG-11 have all of theirs; "
                   f"flcore's CIFAR CNN ends in {heads['CNN']} (the FedSAM/FedGF network), not FC(384,128) \u2192 "
                   f"FC(128,10), and its ResNet-18 in {heads['ResNet18']}, without FedIMA's FC(512,128) projector; "
-                  "the Digit-Five CNN and AlexNet are not in flcore.",
+                  "the AlexNet has the official code's head, not the printed FC(4096,512) \u2192 FC(512,10); "
+                  "the Digit-Five CNN is not in flcore.",
            downloads={"published": paper, "flcore": ours})
 
 # %% [markdown]
-# ## flcore's models for the FMNIST and CIFAR columns
+# ## flcore's models for the FMNIST, CIFAR and PACS columns
 
 # %%
-page.table(summary, "The models flcore trains for the paper's FMNIST and CIFAR columns, with the registry's "
+page.table(summary, "The models flcore trains for the paper's FMNIST, CIFAR and PACS columns, with the registry's "
                     "parameter counts: the FMNIST CNN and VGG-11 (GroupNorm of 2 groups, the FC(512,128) "
                     "projector) are FedIMA's networks; the CIFAR CNN and ResNet-18 have the paper's convolution "
                     "stacks (two 5x5 convolutions; ResNet-18 with GroupNorm of 2 groups) but a different head, so "
-                    "their parameter counts differ from FedIMA's networks.")
+                    "their parameter counts differ from FedIMA's networks; the AlexNet (GroupNorm of 32 groups) "
+                    "is FedIMA's code's.")
 display(Markdown(f"Published values: {source('fedima-table-4')['source']}."))

@@ -30,7 +30,8 @@
 # every `X+ima` method), so the table shows the settings the result runs train with. The
 # paper's lr decays are written as 1 - gamma (flcore's `ima_gamma` 0.99 is the paper's 0.01).
 # CIFAR-100 with ResNet-18 is not a Table I run here (its row label was lost); its column
-# shows what the same protocol gives it. Digit-Five and PACS are *not in flcore*.
+# shows what the same protocol gives it. PACS is run with its own federation (80 clients, 16
+# per round) on FedIMA's AlexNet-GN (`alexnet_gn`); Digit-Five is *not in flcore*.
 #
 # **How to rerun.** `flcore reproduce fedima-table-7` (no training; the scale changes nothing).
 
