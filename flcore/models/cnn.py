@@ -23,25 +23,27 @@ CIFAR_CNN_IMAGE_SIZE = 32
 _FLAT_FEATURES = 64 * 5 * 5
 
 
-class CifarCNN(nn.Module):
-    """The papers' 2-conv / 3-FC CIFAR network for ``[N, in_channels, 32, 32]`` input.
-
-    ``features`` returns the 192-d penultimate activations; ``forward`` applies the
-    last linear layer to them.  Any memory format (e.g. ``channels_last``) is accepted:
-    flattening goes through ``torch.flatten``, which follows the logical ``[C, H, W]``
-    order rather than the storage order.
+class TwoConvCNN(nn.Module):
+    """Two unpadded 5x5 convolutions, each followed by ReLU and 2x2 max-pooling, then three
+    linear layers with ReLU between them: the LeNet-like shape of the CIFAR CNN below and
+    of FedIMA's Fashion-MNIST CNN (:mod:`flcore.models.fmnist_cnn`), which differ only in
+    widths.  ``features`` returns the penultimate activations (``hidden[1]`` wide);
+    ``forward`` applies the last linear layer ``fc3`` to them.  Any memory format (e.g.
+    ``channels_last``) is accepted: flattening goes through ``torch.flatten``, which follows
+    the logical ``[C, H, W]`` order rather than the storage order.
     """
 
-    def __init__(self, num_classes: int, in_channels: int = 3) -> None:
+    def __init__(self, num_classes: int, in_channels: int, channels: int, flat_features: int,
+                 hidden: tuple[int, int]) -> None:
         super().__init__()
-        self.conv1 = nn.Conv2d(in_channels, 64, kernel_size=5)
-        self.conv2 = nn.Conv2d(64, 64, kernel_size=5)
-        self.fc1 = nn.Linear(_FLAT_FEATURES, 384)
-        self.fc2 = nn.Linear(384, 192)
-        self.fc3 = nn.Linear(192, num_classes)
+        self.conv1 = nn.Conv2d(in_channels, channels, kernel_size=5)
+        self.conv2 = nn.Conv2d(channels, channels, kernel_size=5)
+        self.fc1 = nn.Linear(flat_features, hidden[0])
+        self.fc2 = nn.Linear(hidden[0], hidden[1])
+        self.fc3 = nn.Linear(hidden[1], num_classes)
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
-        """Penultimate activations, shape ``[N, 192]``."""
+        """Penultimate activations, shape ``[N, hidden[1]]``."""
         # max-pool before ReLU: the same numbers as ReLU before max-pool (both are
         # monotone), with the ReLU on a 4x smaller tensor (the official CIFAR-100 file's order)
         x = F.relu(F.max_pool2d(self.conv1(x), 2))
@@ -52,3 +54,11 @@ class CifarCNN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc3(self.features(x))
+
+
+class CifarCNN(TwoConvCNN):
+    """The papers' 2-conv / 3-FC CIFAR network for ``[N, in_channels, 32, 32]`` input;
+    ``features`` is 192-d."""
+
+    def __init__(self, num_classes: int, in_channels: int = 3) -> None:
+        super().__init__(num_classes, in_channels, channels=64, flat_features=_FLAT_FEATURES, hidden=(384, 192))

@@ -15,38 +15,16 @@ network has no buffers, so its whole state is its parameters.
 """
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
-from torch import nn
+from .cnn import TwoConvCNN
 
 #: Input side length the flattened size 512 is computed for.
 FMNIST_CNN_IMAGE_SIZE = 28
 _FLAT_FEATURES = 32 * 4 * 4
 
 
-class FMNISTCNN(nn.Module):
-    """FedIMA's 2-conv / 3-FC network for ``[N, in_channels, 28, 28]`` input.
-
-    ``features`` returns the 128-d penultimate activations (the official code's
-    ``y_feature``); ``forward`` applies the classifier ``fc3`` to them.
-    """
+class FMNISTCNN(TwoConvCNN):
+    """FedIMA's 2-conv / 3-FC network for ``[N, in_channels, 28, 28]`` input; ``features``
+    returns the 128-d penultimate activations (the official code's ``y_feature``)."""
 
     def __init__(self, num_classes: int, in_channels: int = 1) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_channels, 32, kernel_size=5)
-        self.conv2 = nn.Conv2d(32, 32, kernel_size=5)
-        self.fc1 = nn.Linear(_FLAT_FEATURES, 384)
-        self.fc2 = nn.Linear(384, 128)
-        self.fc3 = nn.Linear(128, num_classes)
-
-    def features(self, x: torch.Tensor) -> torch.Tensor:
-        """Penultimate activations, shape ``[N, 128]``."""
-        # max-pool before ReLU gives the same numbers as the reverse (both monotone)
-        x = F.relu(F.max_pool2d(self.conv1(x), 2))
-        x = F.relu(F.max_pool2d(self.conv2(x), 2))
-        x = torch.flatten(x, 1)
-        x = F.relu(self.fc1(x))
-        return F.relu(self.fc2(x))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc3(self.features(x))
+        super().__init__(num_classes, in_channels, channels=32, flat_features=_FLAT_FEATURES, hidden=(384, 128))
