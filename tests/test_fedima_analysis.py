@@ -58,6 +58,13 @@ def test_planes_lines_and_decomposition_on_a_recorded_run(tmp_path):
     assert plane.points["mean_loss"] == pytest.approx(
         float(analysis._test_evaluator(analysis._loaded(run_dir), 100)(W[:3].mean(0))[0]))
     assert torch.allclose(plane.mean_coord, plane.coords.mean(0))
+    fig, table = analysis.draw_planes([("a", "a", plane), ("b", "b", plane)])
+    titles = {ax.get_title() for ax in fig.axes} - {""}
+    assert titles == {"a: loss", "a: error", "b: loss", "b: error"} and list(table["setting"]) == ["a", "b"]
+    assert table["cross above the lowest point"].iloc[0] == pytest.approx(
+        plane.points["mean_loss"] - float(plane.loss.min()))
+    _, panels = analysis.draw_planes([("a", "a", plane)], key="panel", gap=False)
+    assert "cross above the lowest point" not in panels and list(panels["panel"]) == ["a"]
 
     line = analysis.global_interpolation(run_dir, 2, 4, num=3, samples=100)
     ends = analysis._test_evaluator(analysis._loaded(run_dir), 100)(torch.stack([load_snapshot(run_dir, 2)["w"], w]))

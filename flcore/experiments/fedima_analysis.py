@@ -141,6 +141,31 @@ def plane_values(plane) -> dict:
             "mean error (%)": 100 * p["mean_error"], "best model error (%)": 100 * min(p["model_error"])}
 
 
+def draw_planes(panels: Sequence[tuple[str, str, Any]], key: str = "setting", gap: bool = True,
+                figsize: tuple[float, float] | None = None, field_prefix: str = ""):
+    """Figs. 1, 8, 9 and 10: each plane of ``panels`` (``(label, title, plane)``) drawn as a
+    column of test loss over test error, and a table with a row per plane (``key``: the
+    label, then :func:`plane_values`, and with ``gap`` how far the models' average sits above
+    the plane's lowest point); a panel's title is ``"<title>: <field_prefix><loss|error>"``.
+    Returns ``(figure, table)``."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from ..analysis.plots import plot_surface_2d
+
+    n = len(panels)
+    fig, axes = plt.subplots(2, n, figsize=figsize or (8.5 * n / 2 + 1, 7.5), squeeze=False)
+    rows = []
+    for column, (label, title, plane) in enumerate(panels):
+        for r, field in enumerate(("loss", "error")):
+            plot_surface_2d(plane, ax=axes[r][column], field=field, levels=15, title=f"{title}: {field_prefix}{field}")
+        values = plane_values(plane)
+        if gap:
+            values["cross above the lowest point"] = values["mean loss"] - values["lowest on the plane"]
+        rows.append({key: label, **values})
+    return fig, pd.DataFrame(rows)
+
+
 def client_plane(run_dir: str, round: int, grid: int = 11, samples: int | None = 1000, margin: float = 0.3,
                  device: str = "cpu"):
     """Test loss and error on the plane through the first three client models of ``round``
@@ -217,6 +242,19 @@ def decomposition_over_rounds(run_dir: str, rounds: Sequence[int] | None = None,
                      "test_error": float(error[0]) if error is not None else float("nan")})
     return pd.DataFrame(rows)
 
+
+
+def decomposition_by_decay(runs: "pd.DataFrame", samples: int | None = 2000) -> "pd.DataFrame":
+    """Figs. 2-4: :func:`decomposition_over_rounds` of every run of ``runs`` (a frame with
+    ``run_dir`` and ``lr_decay``), stacked with a leading ``lr decay`` column."""
+    import pandas as pd
+
+    frames = []
+    for row in runs.itertuples():
+        frame = decomposition_over_rounds(row.run_dir, samples=samples)
+        frame.insert(0, "lr decay", row.lr_decay)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
 
 def variance_curve(frame: "pd.DataFrame") -> "pd.DataFrame":
     """Fig. 4(a): Var against the number of averaged clients, one row per (round, M)."""

@@ -57,11 +57,8 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.analysis.plots import plot_surface_2d
 from flcore.experiments import fedima_analysis as analysis
 from flcore.experiments.artifacts import get_artifact
 from flcore.experiments.runner import ensure_runs
@@ -95,14 +92,8 @@ planes = [(f"clients, round {r}", analysis.client_plane(run_dir, r, grid=grid, s
 last = analysis.last_rounds(scale)
 planes.append((f"global, rounds {last[0]}-{last[-1]}", analysis.global_plane(run_dir, last, grid=grid,
                                                                             samples=samples)))
-fig, axes = plt.subplots(2, 4, figsize=(17, 7.5))
-rows = []
-for column, (title, plane) in enumerate(planes):
-    for row, field in enumerate(("loss", "error")):
-        plot_surface_2d(plane, ax=axes[row][column], field=field, levels=15, title=f"{title}: test {field}")
-    models = analysis.plane_values(plane)
-    rows.append({"panel": title, **models})
-table = pd.DataFrame(rows)
+fig, table = analysis.draw_planes([(title, title, plane) for title, plane in planes], key="panel", gap=False,
+                                  figsize=(17, 7.5), field_prefix="test ")
 lower = int((table["mean loss"] < table["best model loss"]).sum())
 page.figure(fig, f"Test loss (top) and error (bottom) on planes through three models (triangles; cross: their "
                  f"average). The average is below the best of the three models in {lower} of {len(table)} panels.",

@@ -55,10 +55,8 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.analysis.plots import plot_surface_2d
 from flcore.experiments import fedima_analysis as analysis
 from flcore.experiments.artifacts import get_artifact
 from flcore.experiments.runner import ensure_runs
@@ -86,12 +84,7 @@ page.table(runs[[c for c in ("fl", "lr_decay", "partition", "model", "status", "
 # ## The factors over rounds
 
 # %%
-frames = []
-for row in runs.itertuples():
-    frame = analysis.decomposition_over_rounds(row.run_dir, samples=samples)
-    frame.insert(0, "lr decay", row.lr_decay)
-    frames.append(frame)
-factors = pd.concat(frames, ignore_index=True)
+factors = analysis.decomposition_by_decay(runs, samples=samples)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 for ax, (decay, block) in zip(axes, factors.groupby("lr decay", sort=False)):
     ax.plot(block["round"], block["train_bias"], "-o", label="TrainBias")

@@ -59,7 +59,6 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.analysis.plots import plot_surface_2d
 from flcore.experiments import fedima_analysis as analysis
 from flcore.experiments.artifacts import get_artifact
 from flcore.experiments.runner import ensure_runs
@@ -87,12 +86,7 @@ page.table(runs[[c for c in ("fl", "lr_decay", "partition", "model", "status", "
 # ## The factors over rounds
 
 # %%
-frames = []
-for row in runs.itertuples():
-    frame = analysis.decomposition_over_rounds(row.run_dir, samples=samples)
-    frame.insert(0, "lr decay", row.lr_decay)
-    frames.append(frame)
-factors = pd.concat(frames, ignore_index=True)
+factors = analysis.decomposition_by_decay(runs, samples=samples)
 curves = pd.concat([analysis.variance_curve(block).assign(**{"lr decay": decay})
                     for decay, block in factors.groupby("lr decay", sort=False)], ignore_index=True)
 last_round = curves["round"].max()

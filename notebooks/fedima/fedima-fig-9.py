@@ -52,11 +52,8 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.analysis.plots import plot_surface_2d
 from flcore.experiments import fedima_analysis as analysis
 from flcore.experiments.artifacts import get_artifact
 from flcore.experiments.runner import ensure_runs
@@ -84,17 +81,12 @@ page.table(runs[[c for c in ("fl", "lr_decay", "partition", "model", "status", "
 # ## The planes
 
 # %%
-fig, axes = plt.subplots(2, len(runs), figsize=(8.5 * len(runs) / 2 + 1, 7.5), squeeze=False)
-rows = []
-for column, row in enumerate(runs.itertuples()):
+panels = []
+for row in runs.itertuples():
     last = analysis.last_rounds(scale, row.fl)
-    plane = analysis.global_plane(row.run_dir, last, grid=grid, samples=samples)
-    for r, field in enumerate(("loss", "error")):
-        plot_surface_2d(plane, ax=axes[r][column], field=field, levels=15, title=f"{row.fl}, rounds {last[0]}-{last[-1]}: {field}")
-    values = analysis.plane_values(plane)
-    rows.append({"setting": row.fl, **values, "cross above the lowest point": values["mean loss"]
-                 - values["lowest on the plane"]})
-table = pd.DataFrame(rows)
+    panels.append((row.fl, f"{row.fl}, rounds {last[0]}-{last[-1]}",
+                   analysis.global_plane(row.run_dir, last, grid=grid, samples=samples)))
+fig, table = analysis.draw_planes(panels)
 lower = int((table["mean loss"] < table["best model loss"]).sum())
 page.figure(fig, f"Test loss and error on planes through the last three global models; their average is below "
                  f"the best of them in {lower} of {len(table)} settings.",
