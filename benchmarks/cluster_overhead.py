@@ -52,7 +52,7 @@ OVERRIDES = {"device": "cpu", "data_root": None, "download": None}
 
 
 def _specs(artifact: str, runs: int | None):
-    from flcore.experiments.artifacts import runs_for
+    from flcore.reproduction.artifacts import runs_for
 
     specs = [s for s in runs_for([artifact], "smoke", [0]) if s.available]
     return specs[:runs] if runs else specs

@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from flcore import resolve_config  # noqa: E402
-from flcore.cli import main as cli_main  # noqa: E402
+from flcore.cli.main import main as cli_main  # noqa: E402
 
 PYTHON = sys.executable
 BASE = ["--scale", "smoke", "--device", "cpu", "--no-progress"]

@@ -8,7 +8,7 @@ same machine in one invocation, each into a fresh run store:
 - ``one-at-a-time``: the path ``ensure_runs`` took before run batching -- every run by
   :func:`flcore.api.run_experiment` in a pool of worker processes (one per core, one
   thread each; on a GPU one worker);
-- ``batched``: :func:`flcore.experiments.planner.plan_groups` then ``train_group`` per
+- ``batched``: :func:`flcore.planning.planner.plan_groups` then ``train_group`` per
   group in the same pool (runs differing in seed and alpha share one ``[R*K, P]`` batch).
 
 The default set is the CPU case: 24 ``small`` runs (MNIST-1D, 100 clients, 5 per round,
@@ -21,9 +21,9 @@ start, so neither way pays it.
 Rows (``--json``: one JSON object per line): ``engine``, ``device``, ``runs``,
 ``runs_per_s`` and ``ratio`` (runs/s over the one-at-a-time runs/s of the same
 invocation).  ``--append FILE`` also writes each row with its context (rounds, workers,
-seconds, the runs' total cost -- :func:`flcore.experiments.planner.run_cost` -- and the
+seconds, the runs' total cost -- :func:`flcore.planning.planner.run_cost` -- and the
 largest group, peak memory, machine, date) to a JSON-lines file, read by the Performance
-page and by the cost model of :mod:`flcore.experiments.budget`.
+page and by the cost model of :mod:`flcore.reproduction.budget`.
 
 The ceiling
 -----------
@@ -37,7 +37,7 @@ single-threaded process on the runs' model and batch size, and ``gradient_ratio`
 one-at-a-time kernel time over this row's.  From them (:func:`gradient_fields`):
 
 - ``gradient_share``: the fraction of the way's wall time its gradients take (the runs'
-  gradient evaluations, :func:`flcore.experiments.planner.run_cost`, times the kernel
+  gradient evaluations, :func:`flcore.planning.planner.run_cost`, times the kernel
   time, over the workers);
 - ``ratio_ceiling``: the one-at-a-time wall time over this way's gradient time alone --
   the ratio it would reach if everything but its gradients took no time.  ``ratio`` cannot
@@ -94,7 +94,7 @@ def time_engine(engine: str, configs: list[dict], workers: int, device: str, out
     """Child process: train ``configs`` one way into a fresh store, send (seconds, peak MB)."""
     import torch
 
-    from flcore.experiments.planner import plan_groups, train_groups
+    from flcore.planning.planner import plan_groups, train_groups
 
     if device == "cpu" and workers > 1:
         torch.set_num_threads(1)
@@ -202,7 +202,7 @@ def main(argv=None) -> int:
     from flcore.config import resolve_config
     from flcore.sim import build_federated_data, resolve_device
 
-    from flcore.experiments.planner import plan_groups, run_cost
+    from flcore.planning.planner import plan_groups, run_cost
 
     build_federated_data(resolve_config(configs[0]), resolve_device(device))  # generate/cache the data once
     cost = sum(run_cost(resolve_config(c)) for c in configs)

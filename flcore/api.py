@@ -26,9 +26,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .config import ExperimentConfig, resolve_config
+from flcore.analysis.recording import recording_callbacks
+from flcore.config import ExperimentConfig, resolve_config
+from flcore.sim import Simulation, build_federated_data, resolve_device
+from flcore.store import (CONFIG_FILE, DamagedRunError, RunBusyError, RunLock, RunStore, StoreError, atomic_write_json,
+                    TERMINAL_STATUSES, check_run, config_digest, prepare_resume, to_jsonable)
 
-TERMINAL_STATUSES = ("finished", "diverged")
 
 
 def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path | None = "runs",
@@ -43,14 +46,12 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
     they do not change the run id, so a run already finished without them is returned as is.
     ``wait``: see the module docstring.
     """
-    from .sim import Simulation, build_federated_data, resolve_device
-    from .store import RunLock, RunStore
-
     cfg = config if isinstance(config, ExperimentConfig) else resolve_config(config)
     device = resolve_device(cfg.device)
     if store is None:
         sim = Simulation.from_config(cfg, progress=progress, chunk_size=chunk_size, callbacks=callbacks)
-        return _decorate(sim.run_rounds(), cfg, None)
+        sim.add_callbacks(recording_callbacks(sim))
+        return decorate_summary(sim.run_rounds(), cfg, None)
 
     store = RunStore(store)
     handle = store.run(cfg.run_id())
@@ -61,10 +62,11 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
         try:
             finished = _intact_terminal_summary(handle)
             if finished is not None:
-                return _decorate(finished, cfg, handle)
+                return decorate_summary(finished, cfg, handle)
             data = build_federated_data(cfg, device)  # missing data fails here, before the run is created
             run = _create(store, cfg)
             sim = Simulation(cfg, data, device, run, progress=progress, chunk_size=chunk_size, callbacks=callbacks)
+            sim.add_callbacks(recording_callbacks(sim))
             _resume_checks(run, sim)
             try:
                 summary = sim.run_rounds()
@@ -73,7 +75,7 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
             except Exception as exc:
                 run.set_status("failed", rounds_done=sim.rounds_done, error=f"{type(exc).__name__}: {exc}"[:500])
                 raise
-            return _decorate(summary, cfg, run)
+            return decorate_summary(summary, cfg, run)
         finally:
             lock.release()
     except BaseException:
@@ -86,8 +88,6 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
 
 
 def _acquire(lock, wait: bool) -> None:
-    from .store import RunBusyError
-
     try:
         lock.acquire(wait=False)
     except RunBusyError as exc:
@@ -100,8 +100,6 @@ def _acquire(lock, wait: bool) -> None:
 def _intact_terminal_summary(run) -> dict[str, Any] | None:
     """The stored summary of a finished/diverged run whose record checks out, else None
     (the run is then (re)started, which repairs or reports the damage)."""
-    from .store import StoreError, check_run
-
     if not run.exists():
         return None
     try:
@@ -126,19 +124,12 @@ def _intact_terminal_summary(run) -> dict[str, Any] | None:
 def _create(store, cfg):
     """``store.create`` that rewrites an unreadable ``config.json`` when the checkpoint
     proves it held this config (its ``config_digest``)."""
-    from .store import DamagedRunError, StoreError, atomic_write_json, config_digest, to_jsonable
-    from .store.run import CHECKPOINT_FILE, CONFIG_FILE, _torch_load
-
     try:
         return store.create(cfg.run_id(), cfg.canonical())
     except DamagedRunError:
         run = store.run(cfg.run_id())
         canonical = to_jsonable(cfg.canonical())
-        try:
-            stamped = _torch_load(run.path / CHECKPOINT_FILE, "cpu") or {}
-        except StoreError:
-            stamped = {}
-        if not isinstance(stamped, dict) or stamped.get("config_digest") != config_digest(canonical):
+        if run.checkpoint_config_digest() != config_digest(canonical):
             raise
         atomic_write_json(run.path / CONFIG_FILE, canonical, sort_keys=True)
         print(f"flcore: rewrote the unreadable {run.path / CONFIG_FILE} from the config "
@@ -147,13 +138,13 @@ def _create(store, cfg):
 
 
 def _resume_checks(run, sim) -> None:
-    from .store import prepare_resume
-
     for note in prepare_resume(run, num_params=sim.w.numel()):
         print(f"flcore: repaired {run.path}: {note}", file=sys.stderr)
 
 
-def _decorate(summary: dict[str, Any], cfg: ExperimentConfig, run) -> dict[str, Any]:
+def decorate_summary(summary: dict[str, Any], cfg: ExperimentConfig, run) -> dict[str, Any]:
+    """A run's summary with the fields of ``flcore run --json``: run id and folder, method,
+    dataset and scale."""
     out = dict(summary)
     out.update({
         "run_id": cfg.run_id(),

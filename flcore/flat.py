@@ -43,7 +43,7 @@ class FlatModel:
                 mask[start:start + shape.numel()] = True
         #: True on coordinates of tensors whose name contains "weight" (ASAM's operator).
         self.weight_mask = mask
-        self._feature_view = _FeatureView(module) if hasattr(module, "features") else None
+        self._feature_view = FeatureView(module) if hasattr(module, "features") else None
         self.head = self._find_head(module)
 
     def _find_head(self, module: nn.Module):
@@ -206,7 +206,7 @@ class _FlatModuleGrad:
         return loss.detach(), self.grad
 
 
-class _FeatureView(nn.Module):
+class FeatureView(nn.Module):
     """A module whose forward is ``inner.features``, so ``functional_call`` can reach it."""
 
     def __init__(self, inner: nn.Module):

@@ -7,7 +7,7 @@ import torch
 
 from flcore import resolve_config, run_experiment
 from flcore.analysis import load_run
-from flcore.analysis.cli import add_analyze_parser, main, run_analyze
+from flcore.cli.analyze import add_analyze_parser, main, run_analyze
 
 
 
@@ -107,7 +107,7 @@ def test_bad_run_directories_exit_2(runs, capsys, tmp_path):
 
 
 def test_wires_into_the_main_cli_parser(runs, capsys):
-    from flcore.cli import _Parser
+    from flcore.cli.main import _Parser
 
     parser = _Parser(prog="flcore")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)

@@ -208,7 +208,7 @@ def test_plots_draw_a_plane_a_curve_and_a_density(tmp_path):
 
     matplotlib.use("Agg")
     from flcore.analysis import matrix_hvp, slq_density
-    from flcore.analysis.plots import plot_curve_1d, plot_density, plot_surface_2d, save_figure
+    from flcore.report.analysis_plots import plot_curve_1d, plot_density, plot_surface_2d, save_figure
 
     evaluate, H, Q, lam, w_star = _quadratic(dim=6, seed=3)
     gen = torch.Generator().manual_seed(2)

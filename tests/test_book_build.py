@@ -46,7 +46,7 @@ def smoke_book(tmp_path_factory):
         shutil.copy(ROOT / name, root / name)
     env = {**os.environ, "FLCORE_CACHE": str(base / "flcore-cache")}
     result = subprocess.run(
-        [sys.executable, "-m", "flcore.reproduce", "book", "--scale", "smoke", "--root", str(root),
+        [sys.executable, "-m", "flcore.site.reproduce", "book", "--scale", "smoke", "--root", str(root),
          "--store", str(base / "smoke-store")],
         cwd=root, env=env, capture_output=True, text=True, timeout=1200)
     return root, result
@@ -59,7 +59,7 @@ def test_smoke_book_builds_strictly(smoke_book):
     assert (root / "_build" / "html" / "index.html").is_file()
     manifest = json.loads((root / "book" / "_artifacts.json").read_text())["artifacts"]
     assert manifest and all(entry["status"] == "ok" and entry["scale"] == "smoke" for entry in manifest.values())
-    from flcore.experiments.artifacts import artifact_ids
+    from flcore.reproduction.artifacts import artifact_ids
 
     assert f"{len(artifact_ids())} ok, 0 failed" in result.stdout
     for page in ("coverage", "claims", "fedsam/index", "fedgloss/index", "fedgf/index", "fedlesam/index",
@@ -228,7 +228,7 @@ def test_artifact_pages_name_scale_and_data_first_and_offer_csv(smoke_book):
 
 @pytest.mark.slow
 def test_coverage_and_claims_pages_agree_with_the_cli(smoke_book):
-    from flcore.experiments.claims import all_claims
+    from flcore.reproduction.claims import all_claims
 
     root, _ = smoke_book
     listed = subprocess.run([sys.executable, "-m", "flcore", "reproduce", "--list", "--json", "--root", str(root),

@@ -12,7 +12,9 @@ import pytest
 pytest.importorskip("papermill")
 pytest.importorskip("ipykernel")
 
-from flcore import reproduce  # noqa: E402
+from flcore.cli import reproduce as cli_reproduce  # noqa: E402
+from flcore.site import manifest as book_manifest  # noqa: E402
+from flcore.site import reproduce  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD, BAD = "fedsam-table-10", "fedsam-table-11"
@@ -20,7 +22,7 @@ GOOD, BAD = "fedsam-table-10", "fedsam-table-11"
 
 def _args(root: Path, store: Path, **changes) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    handlers = reproduce.register(parser.add_subparsers(dest="command"))
+    handlers = cli_reproduce.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["reproduce", "--scale", "smoke", "--root", str(root), "--store", str(store)])
     for key, value in changes.items():
         setattr(args, key, value)
@@ -46,7 +48,7 @@ def test_a_failing_notebook_fails_only_its_artifact(tree, tmp_path, capsys, jobs
     args = _args(tree, tmp_path / "store", artifacts=[BAD, GOOD], jobs=jobs)
     code = args.handler(args)
     out = capsys.readouterr().out
-    assert code == reproduce.EXIT_FAILED
+    assert code == cli_reproduce.EXIT_FAILED
     assert "1 ok, 1 failed, 0 skipped" in out and "this notebook is broken on purpose" in out
     assert (tree / "book/artifacts/fedsam" / f"{GOOD}.ipynb").is_file()
     assert (tree / "book/artifacts/fedsam" / f"{BAD}.ipynb").is_file()  # the error is on the page
@@ -68,38 +70,38 @@ def test_staleness(tree, tmp_path):
     assert results[GOOD]["status"] == "ok"
     results = reproduce.reproduce([GOOD, BAD], args, force=False, log=lambda _: None)
     assert results[GOOD]["status"] == "skipped" and results[BAD]["status"] == "failed"  # failed is stale
-    manifest = reproduce.load_manifest(tree)
-    from flcore.experiments.artifacts import get_artifact
+    manifest = book_manifest.load_manifest(tree)
+    from flcore.reproduction.artifacts import get_artifact
 
     artifact = get_artifact(GOOD)
-    fingerprint = reproduce.flcore_fingerprint()
+    fingerprint = book_manifest.flcore_fingerprint()
     entry = manifest["artifacts"][GOOD]
-    assert reproduce.stale_reason(artifact, entry, tree, "smoke", [0], fingerprint) is None
-    assert reproduce.stale_reason(artifact, entry, tree, "small", [0], fingerprint) == "built at scale smoke"
-    assert reproduce.stale_reason(artifact, entry, tree, "smoke", [0, 1], fingerprint) == "other seeds"
-    assert reproduce.stale_reason(artifact, entry, tree, "smoke", [0], "other") == "flcore changed"
+    assert book_manifest.stale_reason(artifact, entry, tree, "smoke", [0], fingerprint) is None
+    assert book_manifest.stale_reason(artifact, entry, tree, "small", [0], fingerprint) == "built at scale smoke"
+    assert book_manifest.stale_reason(artifact, entry, tree, "smoke", [0, 1], fingerprint) == "other seeds"
+    assert book_manifest.stale_reason(artifact, entry, tree, "smoke", [0], "other") == "flcore changed"
     import nbformat
 
     path = tree / artifact.notebook_path
     nb = nbformat.read(path, as_version=4)
     nb.cells[0].source += "\n\nEdited."
     nbformat.write(nb, path)
-    assert reproduce.stale_reason(artifact, entry, tree, "smoke", [0], fingerprint) == "notebook changed"
+    assert book_manifest.stale_reason(artifact, entry, tree, "smoke", [0], fingerprint) == "notebook changed"
     (tree / artifact.book_path).unlink()
-    assert reproduce.stale_reason(artifact, entry, tree, "smoke", [0], fingerprint) == "output missing"
+    assert book_manifest.stale_reason(artifact, entry, tree, "smoke", [0], fingerprint) == "output missing"
 
 
 def test_usage_errors(tmp_path, capsys):
     args = _args(tmp_path, tmp_path / "store", artifacts=["no-such-artifact"])
-    assert args.handler(args) == reproduce.EXIT_USAGE
+    assert args.handler(args) == cli_reproduce.EXIT_USAGE
     args = _args(tmp_path, tmp_path / "store", artifacts=[])
-    assert args.handler(args) == reproduce.EXIT_USAGE
+    assert args.handler(args) == cli_reproduce.EXIT_USAGE
     assert "known:" in capsys.readouterr().err
 
 
 def test_register_returns_the_handlers():
     parser = argparse.ArgumentParser()
-    handlers = reproduce.register(parser.add_subparsers(dest="command"))
+    handlers = cli_reproduce.register(parser.add_subparsers(dest="command"))
     assert set(handlers) == {"reproduce", "book", "claims"}
     args = parser.parse_args(["book", "--scale", "smoke", "--no-reproduce", "--lax"])
     assert args.scale == "smoke" and args.no_reproduce and args.lax

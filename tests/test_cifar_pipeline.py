@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from flcore.cli import main
+from flcore.cli.main import main
 from flcore.data import write_fake_cifar
 from flcore.data.cifar import expected_checksums
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from flcore.cli import main
+from flcore.cli.main import main
 
 SMOKE = ["--scale", "smoke", "--no-progress"]
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from flcore.executors import LocalExecutor, group_runs, make_executor, train_group
-from flcore.experiments.artifacts import RunSpec, get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.reproduction.artifacts import RunSpec, get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.store import RunStore
 
 OVERRIDES = {"device": "cpu", "data_root": None, "download": None}
@@ -122,7 +122,7 @@ def test_make_executor_names_the_choices():
 
 
 def _reproduce(argv, capsys):
-    from flcore import reproduce
+    from flcore.cli import reproduce
 
     code = reproduce.main(argv)
     return code, capsys.readouterr().err

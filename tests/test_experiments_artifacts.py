@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from flcore.experiments import fedsam
-from flcore.experiments.artifacts import artifact_ids, get_artifact, runs_for, settings_table
-from flcore.experiments.published import PUBLISHED_DIR, has_published_values, published, sources
+from flcore.papers.fedsam import runs as fedsam
+from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for, settings_table
+from flcore.reproduction.papers import paper_of
+from flcore.reproduction.published import has_published_values, published, sources
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS_YAML = ROOT.parent / "shared" / "reference" / "artifacts.yaml"
@@ -30,7 +31,8 @@ def test_registered_ids_exist_in_the_inventory():
 def test_every_source_file_exists_and_every_artifact_has_a_source():
     for aid, info in sources().items():
         if info["file"] is not None:
-            assert (PUBLISHED_DIR / info["file"]).is_file(), aid
+            assert (paper_of(aid).published_dir / info["file"]).is_file(), aid
+            assert info["paper"] == paper_of(aid).id, aid
         assert info["source"]
     assert set(artifact_ids()) <= set(sources())
 
@@ -78,7 +80,7 @@ def test_seeds_multiply_the_runs():
 
 
 def test_swa_rows_are_pending_until_the_method_is_registered(monkeypatch):
-    from flcore.experiments import artifacts
+    from flcore.reproduction import artifacts
 
     monkeypatch.setattr(artifacts, "registered_methods", lambda: ("fedavg", "fedsam", "fedasam"))
     specs = get_artifact("fedsam-table-2").runs("smoke", [0])
@@ -100,7 +102,7 @@ def test_settings_table_lists_what_varies():
 
 
 def test_hyperparameter_tables_match_the_paper_for_cifar():
-    from flcore.experiments.hyperparams import table10_ours, table11_ours
+    from flcore.papers.fedsam.hyperparams import table10_ours, table11_ours
     from flcore.report import compare_settings
 
     t10 = published("fedsam-table-10")
@@ -113,7 +115,7 @@ def test_hyperparameter_tables_match_the_paper_for_cifar():
 
 
 def test_table12_is_pending_without_swa(monkeypatch):
-    from flcore.experiments import hyperparams
+    from flcore.papers.fedsam import hyperparams
 
     monkeypatch.setattr(hyperparams, "registered_methods", lambda: ("fedavg",))
     ours = hyperparams.table12_ours(["CIFAR-10", "IDDA"])
@@ -121,7 +123,7 @@ def test_table12_is_pending_without_swa(monkeypatch):
 
 
 def test_scale_settings_show_the_three_scales():
-    from flcore.experiments.hyperparams import scale_settings
+    from flcore.papers.fedsam.hyperparams import scale_settings
 
     table = scale_settings()
     assert list(table.index) == ["smoke", "small", "paper"]

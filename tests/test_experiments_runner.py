@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from flcore.experiments import artifacts
-from flcore.experiments.artifacts import RunSpec, get_artifact
-from flcore.experiments.runner import ensure_runs, results_frame, run_metrics
+from flcore.reproduction import artifacts
+from flcore.reproduction.artifacts import RunSpec, get_artifact
+from flcore.reproduction.runner import ensure_runs, results_frame, run_metrics
 
 
 def _specs():
@@ -45,7 +45,7 @@ def test_pending_specs_are_listed_never_run(tmp_path, monkeypatch):
 
 
 def test_recorded_client_accuracy_matches_the_final_model_fallback(tmp_path):
-    from flcore.experiments.per_client import client_accuracy_history, final_client_accuracy
+    from flcore.reproduction.per_client import client_accuracy_history, final_client_accuracy
 
     spec = _specs()[0]
     frame = ensure_runs([spec], store=tmp_path, workers=1, log=None)

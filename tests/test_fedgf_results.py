@@ -10,8 +10,10 @@ import pytest
 import torch
 
 from flcore import resolve_config, run_experiment
-from flcore.experiments import fedgf, fedgf_analysis, fedsam
-from flcore.experiments.claims import METRICS, all_claims
+from flcore.papers.fedgf import runs as fedgf
+from flcore.papers.fedgf import analysis as fedgf_analysis
+from flcore.papers.fedsam import runs as fedsam
+from flcore.reproduction.claims import METRICS, all_claims
 from flcore.store import RunStore
 
 
@@ -151,8 +153,8 @@ def test_claims_metrics_read_stored_runs(store, monkeypatch):
 
 
 def test_seed_spread_of_a_claim_is_measured_in_its_own_metric(monkeypatch):
-    from flcore.experiments import claims as claims_module
-    from flcore.experiments import runner
+    from flcore.reproduction import claims as claims_module
+    from flcore.reproduction import runner
 
     rows = [{"algorithm": "FedAvg E=1", "alpha": 0.0, "status": "finished", "mean_last_100": 0.3, "lam": v}
             for v in (10.0, 12.0, 14.0)]

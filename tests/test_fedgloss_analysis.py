@@ -9,10 +9,10 @@ from torch import nn
 
 from flcore.analysis import landscape_2d, random_directions, shared_direction_landscapes
 from flcore.analysis.landscape import grid_points
-from flcore.experiments import fedgloss_analysis as fa
-from flcore.experiments import fedsam
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.claims import METRICS, _matches, get_claim
+from flcore.papers.fedgloss import analysis as fa
+from flcore.papers.fedsam import runs as fedsam
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import METRICS, _matches, get_claim
 from flcore.flat import FlatModel
 
 
@@ -99,7 +99,7 @@ def test_shared_directions_are_one_draw_rescaled_to_each_model():
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    from flcore.experiments.runner import ensure_runs
+    from flcore.reproduction.runner import ensure_runs
 
     store = tmp_path_factory.mktemp("store")
     specs = [fa.recorded_run("CIFAR-10", "FedSAM", 0.0, 0, "smoke"),
@@ -168,7 +168,7 @@ def test_client_landscapes_are_centred_on_the_client_model_for_both_data(recorde
 def test_client_lambda_claims_take_the_spread_of_the_global_lambda(monkeypatch, tmp_path):
     """The reference runs keep no client models, so client_lambda_max cannot be measured on
     them: its ties are decided with the seed spread of the global model's lambda_1."""
-    from flcore.experiments import claims as claims_module
+    from flcore.reproduction import claims as claims_module
 
     asked = []
     monkeypatch.setattr(claims_module, "seed_spread",

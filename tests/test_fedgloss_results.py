@@ -8,10 +8,10 @@ import math
 import pandas as pd
 import pytest
 
-from flcore.experiments import fedgloss_results as gloss
-from flcore.experiments import fedsam
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.claims import METRICS
+from flcore.papers.fedgloss import results as gloss
+from flcore.papers.fedsam import runs as fedsam
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import METRICS
 
 
 def test_fedavg_and_fedsam_are_the_fedsam_pages_runs():
@@ -50,7 +50,7 @@ def test_paper_scale_runs_the_full_grid():
 
 
 def test_every_claim_cell_of_my_artifacts_matches_runs_at_paper():
-    from flcore.experiments.claims import _matches, all_claims
+    from flcore.reproduction.claims import _matches, all_claims
 
     mine = {"fedgloss-table-3", "fedgloss-table-5", "fedgloss-table-6", "fedgloss-table-7", "fedgloss-table-10",
             "fedgloss-fig-18"}
@@ -133,8 +133,8 @@ def test_cost_metrics_spread_leaves_out_configurations_where_they_cannot_vary(mo
     spread, so only the other configuration's seeds count."""
     import pandas as pd
 
-    from flcore.experiments import claims as claims_module
-    from flcore.experiments import runner
+    from flcore.reproduction import claims as claims_module
+    from flcore.reproduction import runner
 
     rows = ([{"algorithm": "FedAvg E=1", "alpha": 0.0, "status": "finished", "mean_last_100": 0.3, "s": 1.0}] * 3
             + [{"algorithm": "FedSAM", "alpha": 0.0, "status": "finished", "mean_last_100": 0.3, "s": v}

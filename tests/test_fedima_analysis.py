@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from flcore.analysis.recording import load_snapshot
-from flcore.experiments import fedima_analysis as analysis
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedima import analysis as analysis
+from flcore.reproduction.runner import ensure_runs
 
 
 def test_runs_follow_table_vi_at_the_paper_scale():

@@ -6,9 +6,9 @@ import math
 import pandas as pd
 import pytest
 
-from flcore.experiments import fedima
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.claims import METRICS, _matches, all_claims
+from flcore.papers.fedima import runs as fedima
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import METRICS, _matches, all_claims
 from flcore.store import RunStore
 
 
@@ -72,7 +72,7 @@ def test_paper_scale_runs_the_fmnist_and_cifar100_rows_on_their_data_and_models(
     assert (cifar100.clients, cifar100.per_round, cifar100.local_epochs, cifar100.batch_size, cifar100.lr) == (
         100, 10, 5, 50, 0.01)
     # the published rows these runs are compared with exist
-    from flcore.experiments.published import published
+    from flcore.reproduction.published import published
 
     keys = set(map(tuple, published("fedima-table-1")[["dataset", "model", "partition"]].values.tolist()))
     assert {key for key in resolved} <= keys
@@ -111,7 +111,7 @@ def test_paper_scale_runs_the_pacs_rows_with_table_viis_protocol():
 
 
 def test_below_the_paper_scale_the_pacs_rows_are_published_only():
-    from flcore.experiments.artifacts import artifact_ids, runs_for
+    from flcore.reproduction.artifacts import artifact_ids, runs_for
 
     for scale in ("small", "smoke"):
         specs = fedima.table1_runs(scale)

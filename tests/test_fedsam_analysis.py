@@ -5,10 +5,11 @@ import math
 
 import pytest
 
-from flcore.experiments import claims as claims_module
-from flcore.experiments import fedsam, fedsam_analysis
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.claims import _matches, get_claim
+from flcore.reproduction import claims as claims_module
+from flcore.papers.fedsam import runs as fedsam
+from flcore.papers.fedsam import analysis as fedsam_analysis
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import _matches, get_claim
 
 
 def _ids(specs):

@@ -10,9 +10,10 @@ import torch
 
 from flcore import resolve_config
 from flcore.algorithms import get_method
-from flcore.experiments import fedsam, fedsam_results as results
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.published import published
+from flcore.papers.fedsam import runs as fedsam
+from flcore.papers.fedsam import results as results
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import published
 from flcore.sim import Simulation, build_federated_data
 
 

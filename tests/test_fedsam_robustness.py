@@ -184,8 +184,8 @@ def test_corrupted_accuracy_refuses_image_corruptions_on_signals(smoke_run):
 # --------------------------------------------------------------------------- run grids
 
 def test_small_figures_reuse_table2_runs_and_keep_the_sweep_small():
-    from flcore.experiments import fedsam
-    from flcore.experiments.artifacts import get_artifact
+    from flcore.papers.fedsam import runs as fedsam
+    from flcore.reproduction.artifacts import get_artifact
 
     table2 = {s.run_id() for s in fedsam.table2_runs("small")}
     for figure in ("fedsam-fig-6", "fedsam-fig-8"):
@@ -203,7 +203,7 @@ def test_small_figures_reuse_table2_runs_and_keep_the_sweep_small():
 
 
 def test_paper_figures_keep_the_paper_protocol():
-    from flcore.experiments.artifacts import get_artifact
+    from flcore.reproduction.artifacts import get_artifact
 
     sweep = get_artifact("fedsam-fig-9").runs("paper", (0,))
     assert len(sweep) == (6 + 7 + 4) * 3 and {s.config["dataset"] for s in sweep} == {"cifar100"}
@@ -295,7 +295,7 @@ class _RecordingPage:
 def test_figure_pages_count_the_evaluated_runs():
     import pandas as pd
 
-    from flcore.experiments import fedsam_robustness as robustness
+    from flcore.papers.fedsam import robustness as robustness
 
     runs = pd.DataFrame({c: [1, 2, 3] for c in robustness.EVALUATED_COLUMNS} | {
         "status": ["finished", "failed", "finished"], "run_dir": ["a", "b", "c"]})
@@ -312,7 +312,7 @@ def test_corrupted_scores_add_percentages_and_are_none_without_the_data(monkeypa
     import pandas as pd
 
     import flcore.analysis.robustness as analysis
-    from flcore.experiments import fedsam_robustness as robustness
+    from flcore.papers.fedsam import robustness as robustness
 
     monkeypatch.setattr(analysis, "corrupted_accuracy_of_runs",
                         lambda runs, **kw: pd.DataFrame({"accuracy": [0.25, 0.5], "severity": kw["severities"][:2]}))

@@ -14,10 +14,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from flcore.experiments import claims as claims_module
-from flcore.experiments.artifacts import artifact_ids
-from flcore.experiments.claims import Claim, CellValue, Comparison, all_claims, evaluate, seed_spread
-from flcore.experiments.inventory import PAPERS, coverage, inventory, status
+from flcore.reproduction import claims as claims_module
+from flcore.reproduction.artifacts import artifact_ids
+from flcore.reproduction.claims import Claim, CellValue, Comparison, all_claims, evaluate, seed_spread
+from flcore.reproduction.inventory import coverage, inventory, status
+from flcore.reproduction.papers import paper_ids
+
+PAPERS = paper_ids()
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -141,7 +144,7 @@ def test_unmeasured_spread_or_missing_runs_are_not_checked(monkeypatch):
 
 
 def test_seed_spread_is_the_pooled_standard_deviation(monkeypatch):
-    from flcore.experiments import runner
+    from flcore.reproduction import runner
 
     # two configurations with three seeds each: variances 1 and 4 (points^2) -> pooled sqrt(2.5)
     rows = [{"algorithm": "FedAvg E=1", "alpha": 0.0, "status": "finished", "mean_last_100": v / 100}
@@ -188,7 +191,7 @@ def test_inventory_status_follows_the_registry():
 
 
 def test_toc_lists_every_paper_page_and_every_registered_artifact_under_its_paper():
-    from flcore.experiments.artifacts import get_artifact
+    from flcore.reproduction.artifacts import get_artifact
 
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     chapters = {c["file"]: c for part in toc["parts"] for c in part["chapters"]}

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_notebooks_outside_the_registry_run_under_nbval(tmp_path_factory):
     base = tmp_path_factory.getbasetemp()
     env = {**os.environ, "FLCORE_STORE": str(base / "smoke-store"), "FLCORE_CACHE": str(base / "flcore-cache")}
-    from flcore.experiments.artifacts import artifact_ids, get_artifact
+    from flcore.reproduction.artifacts import artifact_ids, get_artifact
 
     executed_by_the_book = {get_artifact(a).notebook_path for a in artifact_ids()}
     others = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "notebooks").rglob("*.ipynb")

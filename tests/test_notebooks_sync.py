@@ -58,7 +58,7 @@ def test_notebook_is_clean_and_parameterised(path: Path):
 
 
 def test_notebooks_and_artifacts_match_one_to_one():
-    from flcore.experiments.artifacts import artifact_ids, get_artifact
+    from flcore.reproduction.artifacts import artifact_ids, get_artifact
 
     expected = {ROOT / get_artifact(a).notebook_path for a in artifact_ids()}
     assert expected == set(ARTIFACT_NOTEBOOKS)
@@ -81,7 +81,7 @@ def test_toc_lists_every_artifact_page():
                 walk(value)
 
     walk(toc)
-    from flcore.experiments.artifacts import artifact_ids, get_artifact
+    from flcore.reproduction.artifacts import artifact_ids, get_artifact
 
     for aid in artifact_ids():
         assert get_artifact(aid).book_path.removesuffix(".ipynb") in files, aid

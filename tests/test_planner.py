@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from flcore.cli import main
-from flcore.experiments.artifacts import RunSpec
-from flcore.experiments.planner import RunGroup, plan_groups, train_group
-from flcore.experiments.runner import ensure_runs
+from flcore.cli.main import main
+from flcore.reproduction.artifacts import RunSpec
+from flcore.planning.planner import RunGroup, plan_groups, train_group
+from flcore.reproduction.runner import ensure_runs
 
 SMOKE = {"scale": "smoke", "rounds": 2, "clients": 4, "per_round": 2, "num_samples": 200, "eval_every": 1}
 

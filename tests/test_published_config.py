@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flcore.experiments.published import published
+from flcore.reproduction.published import published
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -74,7 +74,7 @@ def test_fedlesam_table7_is_the_paper_table():
 # ---------------------------------------------------------------- flcore's side
 
 def test_transmissions_are_the_recipes_counts():
-    from flcore.experiments.method_costs import transmissions_ours
+    from flcore.reproduction.method_costs import transmissions_ours
 
     ours = transmissions_ours(["FedAvg", "MoFedSAM", "FedGF", "FedSMOO", "FedGAMMA"]).set_index("algorithm")
     # FedAvg: model up, model down; MoFedSAM/FedGF: + momentum / perturbed global model down;
@@ -85,7 +85,7 @@ def test_transmissions_are_the_recipes_counts():
 
 
 def test_client_memory_counts_model_sized_state_and_extra_downloads():
-    from flcore.experiments.method_costs import client_memory
+    from flcore.reproduction.method_costs import client_memory
 
     # model + w_old + c_k (tables) + the server's c (downloaded)
     assert client_memory("fedlesam-s") == 4
@@ -97,7 +97,7 @@ def test_client_memory_counts_model_sized_state_and_extra_downloads():
 
 
 def test_table7_differs_from_the_paper_only_where_flcore_communicates_less():
-    from flcore.experiments.method_costs import relative_costs_ours
+    from flcore.reproduction.method_costs import relative_costs_ours
     from flcore.report import compare_settings
 
     paper = published("fedlesam-table-7")
@@ -112,7 +112,7 @@ def test_table7_differs_from_the_paper_only_where_flcore_communicates_less():
 
 
 def test_table1_rendered_from_the_parts():
-    from flcore.experiments.method_costs import summary_ours
+    from flcore.reproduction.method_costs import summary_ours
 
     ours = summary_ours(["FedSAM", "FedSMOO", "FedLESAM"]).set_index("algorithm")
     assert ours.loc["FedLESAM"].tolist() == ["FedAvg, Scaffold, FedDyn", "Global Sharpness", "no", "no"]
@@ -126,7 +126,7 @@ def test_table1_rendered_from_the_parts():
 
 @needs_shared
 def test_table1_marks_read_from_appendix_a_are_quoted_from_the_paper():
-    from flcore.experiments.method_costs import APPENDIX_A_QUOTES, TABLE1_FROM_APPENDIX_A
+    from flcore.reproduction.method_costs import APPENDIX_A_QUOTES, TABLE1_FROM_APPENDIX_A
 
     text = re.sub(r"\s+", " ", (SHARED / "papers" / "fedlesam.txt").read_text())
     for quote in APPENDIX_A_QUOTES:
@@ -137,7 +137,7 @@ def test_table1_marks_read_from_appendix_a_are_quoted_from_the_paper():
 def test_fig5_partitions_use_the_per_class_coefficient_and_cover_the_training_set():
     import numpy as np
 
-    from flcore.experiments.partition_maps import (dirichlet_counts, flcore_alpha, pathological_counts,
+    from flcore.papers.fedlesam.partition_maps import (dirichlet_counts, flcore_alpha, pathological_counts,
                                                    skew_summary)
 
     assert flcore_alpha(0.1, 100) == pytest.approx(10.0) and flcore_alpha(0.6, 10) == pytest.approx(6.0)
@@ -154,7 +154,7 @@ def test_fig5_partitions_use_the_per_class_coefficient_and_cover_the_training_se
 def test_skew_summary_by_hand():
     import numpy as np
 
-    from flcore.experiments.partition_maps import skew_summary
+    from flcore.papers.fedlesam.partition_maps import skew_summary
 
     counts = np.array([[6, 3, 1, 0], [5, 5, 0, 0]])
     s = skew_summary(counts)
@@ -227,7 +227,7 @@ def test_fedima_table7_rows_are_in_the_paper_joined_per_dataset():
 
 
 def test_fedima_layers_are_read_from_the_built_models():
-    from flcore.experiments.fedima_settings import layer_list, model_summary
+    from flcore.papers.fedima.settings import layer_list, model_summary
     from flcore.models import build_model
 
     cnn = layer_list(build_model("cnn", (3, 32, 32), 10))
@@ -245,7 +245,7 @@ def test_fedima_layers_are_read_from_the_built_models():
 
 
 def test_fedima_table4_finds_the_kept_layers_of_fedimas_own_networks():
-    from flcore.experiments.fedima_settings import table4_ours
+    from flcore.papers.fedima.settings import table4_ours
 
     ours = table4_ours(published("fedima-table-4")).set_index(["model", "block"])
     assert ours.loc[("FMNIST (CNN)", 4), ["flcore model", "in flcore"]].tolist() == ["fmnist_cnn", "yes"]
@@ -259,7 +259,7 @@ def test_fedima_table4_finds_the_kept_layers_of_fedimas_own_networks():
 
 
 def test_fedima_comparisons_mark_absent_data_and_agree_on_the_ima_fields():
-    from flcore.experiments.fedima_settings import columns_agreeing, compare_table5, compare_table7
+    from flcore.papers.fedima.settings import columns_agreeing, compare_table5, compare_table7
 
     t7 = compare_table7(published("fedima-table-7")).set_index("setting")
     assert t7.loc["PACS (AlexNet w/ GN)", ["match", "flcore model"]].tolist() == ["yes", "alexnet_gn"]
@@ -273,7 +273,7 @@ def test_fedima_comparisons_mark_absent_data_and_agree_on_the_ima_fields():
     assert {"window", "ima_lr_decay", "lr_decay"} <= set(agree)
     # the IMA start is 0.75 T on both sides, so it differs exactly where T does
     assert ("ima_start" in differ) == ("rounds" in differ)
-    from flcore.experiments.fedima_settings import compare_table6
+    from flcore.papers.fedima.settings import compare_table6
 
     t6 = compare_table6(published("fedima-table-6")).set_index("figures")
     # the analysis runs' settings (fedima_analysis.vis_run), FedIMA's protocol, not flcore's preset
@@ -298,7 +298,7 @@ def test_fedlesam_table6_rows_are_in_the_paper():
 
 def test_dataset_statistics_counts_what_the_loader_returns(tmp_path):
     from flcore.data import write_fake_cifar
-    from flcore.experiments.dataset_stats import compare_statistics, dataset_statistics
+    from flcore.papers.fedlesam.dataset_stats import compare_statistics, dataset_statistics
 
     md5s = write_fake_cifar(tmp_path, "cifar10", num_train=100, num_test=20)
     ours = dataset_statistics(["CIFAR10", "OfficeHome"], root=str(tmp_path), checksums={"cifar10": md5s})

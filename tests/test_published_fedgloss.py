@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from flcore.algorithms import methods as methods_module
-from flcore.experiments import fedgloss_config as cfgtables
-from flcore.experiments.published import published
+from flcore.papers.fedgloss import config_tables as cfgtables
+from flcore.reproduction.published import published
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ROOT.parent / "shared" / "papers"

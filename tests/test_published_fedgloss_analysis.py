@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flcore.experiments.published import published
+from flcore.reproduction.published import published
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT.parent / "shared" / "papers" / "fedgloss.txt"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from flcore.experiments import fedgloss_results as gloss
-from flcore.experiments.published import published
+from flcore.papers.fedgloss import results as gloss
+from flcore.reproduction.published import published
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ROOT.parent / "shared" / "papers"
@@ -111,7 +111,7 @@ def test_cost_tables_published_values_are_the_papers(table_id, start, end, speed
 
 def test_cost_tables_agree_with_the_rule():
     """Cost = rounds / T x transmissions per round (relative to FedAvg's 2), to the printed digit."""
-    from flcore.experiments.targets import relative_bits
+    from flcore.reproduction.targets import relative_bits
 
     table = gloss.published_numeric("fedgloss-table-10")
     methods = {a.label: a.method for a in gloss.GLOSS_ALGORITHMS}
@@ -190,7 +190,7 @@ def test_table9_published_values_are_the_papers():
 
 def test_claims_published_numbers_match_the_tables():
     """The claims' published numbers of Tables 3, 6 and 10 are the CSVs' (same source)."""
-    from flcore.experiments.claims import all_claims
+    from flcore.reproduction.claims import all_claims
 
     t3 = gloss.published_numeric("fedgloss-table-3")
     t10 = gloss.published_numeric("fedgloss-table-10")

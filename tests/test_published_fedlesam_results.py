@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from flcore.experiments.published import has_published_values, published
+from flcore.reproduction.published import has_published_values, published
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT.parent / "shared" / "papers" / "fedlesam.txt"

@@ -26,9 +26,9 @@ import pytest
 
 from flcore.api import run_experiment
 from flcore.executors.local_cluster import LocalRayCluster, NetnsUnavailable, listening_sockets
-from flcore.experiments.artifacts import RunSpec, runs_for
-from flcore.experiments.claims import spread_specs
-from flcore.experiments.runner import ensure_runs
+from flcore.reproduction.artifacts import RunSpec, runs_for
+from flcore.reproduction.claims import spread_specs
+from flcore.reproduction.runner import ensure_runs
 from flcore.store import RunStore
 
 from test_executors import _record, _same_records
@@ -46,8 +46,8 @@ WILDCARD = {"*", "0.0.0.0", "::"}  # inside a namespace with only lo these reach
 DRIVER = """
 import json, sys
 from flcore.executors.ray_executor import RayExecutor
-from flcore.experiments.artifacts import RunSpec
-from flcore.experiments.runner import ensure_runs
+from flcore.reproduction.artifacts import RunSpec
+from flcore.reproduction.runner import ensure_runs
 job = json.loads(sys.argv[1])
 specs = [RunSpec(**spec) for spec in job["specs"]]
 executor = RayExecutor(address=job["address"], device="cpu")

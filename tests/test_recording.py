@@ -11,7 +11,7 @@ from flcore.analysis.probes import Probe
 from flcore.api import run_experiment
 from flcore.config import resolve_config
 from flcore.errors import ConfigError
-from flcore.experiments.planner import plan_groups
+from flcore.planning.planner import plan_groups
 from flcore.store import RunStore
 
 SMOKE = {"scale": "smoke", "rounds": 4, "eval_every": 2, "eval_last": 0}

@@ -20,8 +20,8 @@ import pytest
 import torch
 
 from flcore import resolve_config
-from flcore.cli import EXIT_BUSY, EXIT_DAMAGED, EXIT_USAGE
-from flcore.cli import main as cli
+from flcore.cli.main import EXIT_BUSY, EXIT_DAMAGED, EXIT_USAGE
+from flcore.cli.main import main as cli
 from flcore.data import DatasetError, load_dataset, write_fake_cifar
 from flcore.data.datasets import Dataset
 from flcore.store import DamagedRunError, Run, RunLock, RunStore, UnsafeFileError
@@ -404,14 +404,15 @@ def test_an_unreadable_notebook_fails_alone_and_the_summary_is_printed(tmp_path,
     pytest.importorskip("papermill")
     import argparse
 
-    from flcore import reproduce
+    from flcore.cli import reproduce
+    from flcore.site.manifest import load_manifest, save_manifest
 
     good, bad = "fedsam-table-10", "fedsam-table-11"
     root = tmp_path / "repo"
     (root / "notebooks" / "fedsam").mkdir(parents=True)
     (root / "notebooks" / "fedsam" / f"{bad}.ipynb").write_text("{ this is not JSON")
     # the manifest says the page is up to date: an unreadable notebook must still count as stale
-    reproduce.save_manifest(root, {"artifacts": {bad: {"status": "ok", "scale": "smoke", "seeds": [0],
+    save_manifest(root, {"artifacts": {bad: {"status": "ok", "scale": "smoke", "seeds": [0],
                                                       "notebook": "x", "flcore": "y"}}})
     monkeypatch.setattr(reproduce, "_prefetch_runs", lambda *a, **k: None)
     parser = argparse.ArgumentParser()
@@ -422,7 +423,7 @@ def test_an_unreadable_notebook_fails_alone_and_the_summary_is_printed(tmp_path,
     out = capsys.readouterr().out
     assert code == reproduce.EXIT_FAILED
     assert "0 ok, 2 failed, 0 skipped" in out
-    manifest = reproduce.load_manifest(root)["artifacts"]
+    manifest = load_manifest(root)["artifacts"]
     assert manifest[bad]["status"] == "failed" and manifest[good]["status"] == "failed"
 
 

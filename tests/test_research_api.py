@@ -9,7 +9,7 @@ from torch import nn
 
 from flcore import FederatedData, RoundResult, Simulation
 from flcore.algorithms import METHODS, aggregate, get_method
-from flcore.algorithms.catalog import describe_methods
+from flcore.config.method_catalog import client_state_of, describe_methods, server_state_of
 from flcore.data import partition
 
 
@@ -87,10 +87,9 @@ def test_load_state_dict_rejects_another_model():
 def test_round_result_names_the_state_the_method_lists():
     for name in ("fedgf", "fedsmoo", "fedlesam-d", "scaffold"):
         result = simulation(method=name).step()
-        listed = get_method(name)
-        assert {row["name"] for row in listed.server_state()} == set(result.server_state), name
-        assert {row["name"] for row in listed.client_state()} == set(result.client_state), name
-    row = {r["name"]: r for r in get_method("fedgf").server_state()}
+        assert {row["name"] for row in server_state_of(name)} == set(result.server_state), name
+        assert {row["name"] for row in client_state_of(name)} == set(result.client_state), name
+    row = {r["name"]: r for r in server_state_of("fedgf")}
     assert row["fedgf.c"]["shape"] == "[]" and "Eq. 16" in row["fedgf.c"]["meaning"]
 
 

@@ -1,4 +1,4 @@
-"""Geometry of stored runs (flcore.experiments.run_geometry): spectra, planes, probe records."""
+"""Geometry of stored runs (flcore.reproduction.run_geometry): spectra, planes, probe records."""
 from __future__ import annotations
 
 import math
@@ -13,7 +13,7 @@ from flcore.analysis.hvp import DatasetHVP
 from flcore.analysis.io import load_run
 from flcore.analysis.spectrum import lanczos_eigenvalues
 from flcore.config import resolve_config
-from flcore.experiments import run_geometry as rg
+from flcore.reproduction import run_geometry as rg
 from flcore.store import RunStore
 
 TINY = rg.GeometrySettings(hessian_samples=64, hessian_method="lanczos", top_k=3, iters=12, surface_grid=3,

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from flcore.data import partition
-from flcore.experiments import splits as splits_module
-from flcore.experiments.splits import (dataset_stats_ours, generate_split, paper_splits, plot_class_distribution,
+from flcore.reproduction import splits as splits_module
+from flcore.reproduction.splits import (dataset_stats_ours, generate_split, paper_splits, plot_class_distribution,
                                        split_summary, training_labels)
 
 

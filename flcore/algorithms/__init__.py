@@ -1,9 +1,9 @@
 """Federated algorithms as compositions of parts (design guide section 3)."""
-from .local import Batch, LocalUpdate, RoundContext
-from .methods import METHOD_NAMES, METHODS, Method, get_method
-from .perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation, unit
-from .schedules import ConstantLR, ExponentialLR
-from .server import PseudoGradientStep, Server, ServerAdaptive, ServerSGD, aggregate
+from flcore.algorithms.local import Batch, LocalUpdate, RoundContext
+from flcore.algorithms.methods import METHOD_NAMES, METHODS, Method, get_method
+from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation, unit
+from flcore.algorithms.schedules import ConstantLR, ExponentialLR
+from flcore.algorithms.server import PseudoGradientStep, Server, ServerAdaptive, ServerSGD, aggregate
 
 __all__ = [
     "ASAMPerturbation", "Batch", "LocalUpdate", "METHODS", "METHOD_NAMES", "Method",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .server import PseudoGradientStep, Server, aggregate
+from flcore.algorithms.server import PseudoGradientStep, Server, aggregate
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch.func import vmap
 
-from ..seeding import generator
+from flcore.seeding import generator
 
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8

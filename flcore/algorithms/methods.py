@@ -11,10 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .local import LocalUpdate
-from .perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation
-from .schedules import ConstantLR, ExponentialLR
-from .server import PseudoGradientStep, Server, ServerAdaptive, ServerSGD
+import torch
+
+from flcore.flat import FlatModel
+
+from flcore.algorithms.local import LocalUpdate
+from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation
+from flcore.algorithms.schedules import ConstantLR, ExponentialLR
+from flcore.algorithms.server import PseudoGradientStep, Server, ServerAdaptive, ServerSGD
 
 
 @dataclass(frozen=True)
@@ -46,38 +50,27 @@ class Method:
     def build_schedule(self, cfg):
         return self.schedule(cfg)
 
-    def client_state(self, cfg=None) -> list[dict]:
-        """The per-client state this method keeps across rounds: ``[{name, shape, init,
-        meaning}]`` (tables of one row per client; ``P`` parameters, ``N`` clients).
-        ``cfg`` defaults to the method's ``smoke``-scale config."""
-        from .state_catalog import describe_client_state
+    def client_state(self, cfg) -> list[dict]:
+        """The per-client state this method keeps across rounds under ``cfg`` (a resolved
+        config of this method): ``[{name, shape, init, meaning}]`` (tables of one row per
+        client; ``P`` parameters, ``N`` clients)."""
+        from flcore.algorithms.state_catalog import describe_client_state
 
-        cfg = cfg or _probe_config(self.name)
         return describe_client_state(self.build_client(cfg, _probe_flat()).client_state_spec())
 
-    def server_state(self, cfg=None) -> list[dict]:
-        """The server state this method keeps across rounds: ``[{name, shape, meaning}]``,
-        named by dotted paths as :class:`flcore.sim.RoundResult` names them."""
-        from .state_catalog import describe_server_state
+    def server_state(self, cfg) -> list[dict]:
+        """The server state this method keeps across rounds under ``cfg``: ``[{name, shape,
+        meaning}]``, named by dotted paths as :class:`flcore.sim.RoundResult` names them."""
+        from flcore.algorithms.state_catalog import describe_server_state
 
-        return describe_server_state(self.build_server(cfg or _probe_config(self.name)))
+        return describe_server_state(self.build_server(cfg))
 
 
 METHODS: dict[str, Method] = {}
 
 
-def _probe_config(name: str):
-    from ..config import resolve_config
-
-    return resolve_config(method=name, scale="smoke")
-
-
 def _probe_flat():
     """A two-parameter-tensor linear model, to build a method's parts without data."""
-    import torch
-
-    from ..flat import FlatModel
-
     return FlatModel(torch.nn.Linear(3, 2))
 
 
@@ -156,8 +149,8 @@ register(Method(
     "fedasam", "FedASAM (Caldarola et al. 2022): ASAM local steps, FedAvg server.",
     ("P2", "C0", "S0"), ("rho", "eta"), asam_client, average_server, grad_evals_per_step=2))
 
-from . import recipes_baselines  # noqa: E402,F401
-from . import recipes_papers  # noqa: E402,F401
+from flcore.algorithms import recipes_baselines  # noqa: E402,F401,I001  (they register their methods)
+from flcore.algorithms import recipes_papers  # noqa: E402,F401,I001
 
 METHOD_NAMES = tuple(METHODS)
 

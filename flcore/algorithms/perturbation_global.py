@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .perturbation import unit
+from flcore.algorithms.perturbation import unit
 
 
 def _broadcast(ctx, name: str) -> torch.Tensor:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .corrections import received
-from .perturbation import unit
+from flcore.algorithms.corrections import received
+from flcore.algorithms.perturbation import unit
 
 
 @dataclass(frozen=True)

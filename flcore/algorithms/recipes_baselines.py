@@ -13,12 +13,12 @@ both ``"paper"`` (default) or ``"fedgf_code"``.
 """
 from __future__ import annotations
 
-from .corrections import AdaBestBias, DynDual, GlobalMomentum, GradientMixing, Prox, ScaffoldCorrection, SpeedProx
-from .methods import SERVER_SGD_FIELDS, Method, local_update, register
-from .perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation
-from .perturbation_smoo import SMOOPerturbation
-from .server import PseudoGradientStep, Server, ServerSGD
-from .server_parts import (AdaBestStep, DynServerCorrection, FedNovaStep, GMAStep, MomentumBroadcast, ScaffoldServer,
+from flcore.algorithms.corrections import AdaBestBias, DynDual, GlobalMomentum, GradientMixing, Prox, ScaffoldCorrection, SpeedProx
+from flcore.algorithms.methods import SERVER_SGD_FIELDS, Method, local_update, register
+from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation
+from flcore.algorithms.perturbation_smoo import SMOOPerturbation
+from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
+from flcore.algorithms.server_parts import (AdaBestStep, DynServerCorrection, FedNovaStep, GMAStep, MomentumBroadcast, ScaffoldServer,
                            SMOOServer)
 
 # ----------------------------------------------------------------------------- clients
@@ -250,7 +250,8 @@ register(Method(
 
 
 def _fedfa_client(cfg, flat):
-    from .feature_anchors import FeatureAnchorClient
+
+    from flcore.algorithms.feature_anchors import FeatureAnchorClient
 
     epochs = 1 if cfg.local_steps is not None else cfg.local_epochs
     return local_update(cfg, NoPerturbation(), (FeatureAnchorClient(
@@ -258,7 +259,8 @@ def _fedfa_client(cfg, flat):
 
 
 def _fedfa_server(cfg):
-    from .feature_anchors import FeatureAnchorServer
+
+    from flcore.algorithms.feature_anchors import FeatureAnchorServer
 
     return Server(PseudoGradientStep(ServerSGD(lr=1.0)), parts=(FeatureAnchorServer(cfg.seed),))
 

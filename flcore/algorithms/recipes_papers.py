@@ -12,18 +12,18 @@ import dataclasses
 
 import torch
 
-from .averaging import SWA, add_ima, add_swa
-from .corrections import DynDual, ScaffoldCorrection
-from .methods import (METHODS, Method, asam_client, average_server, local_update, register,
+from flcore.algorithms.averaging import SWA, add_ima, add_swa
+from flcore.algorithms.corrections import DynDual, ScaffoldCorrection
+from flcore.algorithms.methods import (METHODS, Method, asam_client, average_server, local_update, register,
                       sam_client, sgd_client)
-from .perturbation import NoPerturbation, SAMPerturbation
-from .perturbation_global import (BlendedPerturbation, LocallyEstimatedGlobal, WarmupSAMPerturbation,
+from flcore.algorithms.perturbation import NoPerturbation, SAMPerturbation
+from flcore.algorithms.perturbation_global import (BlendedPerturbation, LocallyEstimatedGlobal, WarmupSAMPerturbation,
                                   samtilde_parts)
-from .schedules import (ConstantLR, GlossCodeServerRho, IMAExplorationLR, LinearWarmup, SWACyclicLR,
+from flcore.algorithms.schedules import (ConstantLR, GlossCodeServerRho, IMAExplorationLR, LinearWarmup, SWACyclicLR,
                         default_start)
-from .server import PseudoGradientStep, Server, ServerSGD
-from .server_global import FedGFServer, GlobalPerturbation, LastGlobalUpdate, ProbePerturbation
-from .server_parts import DynServerCorrection, ScaffoldServer
+from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
+from flcore.algorithms.server_global import FedGFServer, GlobalPerturbation, LastGlobalUpdate, ProbePerturbation
+from flcore.algorithms.server_parts import DynServerCorrection, ScaffoldServer
 
 SWA_FIELDS = ("swa_start", "swa_cycle", "swa_lr_min", "swa_include_start", "swa_phase")
 IMA_FIELDS = ("ima_window", "ima_start", "ima_gamma", "ima_gamma_late", "ima_partial_window", "ima_exploration",

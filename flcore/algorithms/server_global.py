@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .perturbation import unit
-from .server import aggregate
+from flcore.algorithms.perturbation import unit
+from flcore.algorithms.server import aggregate
 
 
 def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> torch.Tensor:

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .perturbation import unit
-from .server import aggregate
+from flcore.algorithms.perturbation import unit
+from flcore.algorithms.server import aggregate
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ All randomness comes from explicit generators (``seed`` ints hashed with a purpo
 :func:`flcore.seeding.generator`, or a ``torch.Generator``); draws are made on the CPU so
 CPU and CUDA see the same numbers.
 """
-from .cka import linear_cka, pairwise_cka
-from .decomposition import (
+from flcore.analysis.cka import linear_cka, pairwise_cka
+from flcore.analysis.decomposition import (
     bias_terms,
     cka_covariance,
     client_global_distance,
@@ -34,8 +34,8 @@ from .decomposition import (
     ensemble_variance,
     loss_decomposition,
 )
-from .evaluation import DatasetEvaluator, evaluate_points, loss_and_grad, model_outputs, per_sample_losses
-from .flatness import (
+from flcore.analysis.evaluation import DatasetEvaluator, evaluate_points, loss_and_grad, model_outputs, per_sample_losses
+from flcore.analysis.flatness import (
     FlatnessDiscrepancy,
     SharpnessResult,
     ball_ascent,
@@ -43,10 +43,10 @@ from .flatness import (
     flatness_discrepancy_from,
     sharpness,
 )
-from .hvp import DatasetHVP, make_hvp, matrix_hvp
-from .interpolation import Interpolation, interpolate, loss_barrier
-from .io import LoadedRun, RunLoadError, client_indices, load_run, split_data
-from .landscape import (
+from flcore.analysis.hvp import DatasetHVP, make_hvp, matrix_hvp
+from flcore.analysis.interpolation import Interpolation, interpolate, loss_barrier
+from flcore.analysis.io import LoadedRun, RunLoadError, client_indices, load_run, split_data
+from flcore.analysis.landscape import (
     Landscape1D,
     Landscape2D,
     Plane,
@@ -63,8 +63,8 @@ from .landscape import (
     random_directions,
     shared_direction_landscapes,
 )
-from .lpf import LPFResult, PerturbationCurve, lpf, perturbation_curve
-from .probes import (
+from flcore.analysis.lpf import LPFResult, PerturbationCurve, lpf, perturbation_curve
+from flcore.analysis.probes import (
     Probe,
     ProbeCallback,
     client_eigenvalue_probe,
@@ -80,7 +80,7 @@ from .probes import (
     perturbation_probe,
     server_perturbation_error,
 )
-from .spectrum import (
+from flcore.analysis.spectrum import (
     EigenResult,
     LanczosResult,
     SpectralDensity,

@@ -43,10 +43,10 @@ from collections.abc import Sequence
 
 import torch
 
-from ..flat import FlatModel
-from ..seeding import generator as derived_generator
-from .cka import pairwise_cka
-from .evaluation import model_outputs, per_sample_losses
+from flcore.flat import FlatModel
+from flcore.seeding import generator as derived_generator
+from flcore.analysis.cka import pairwise_cka
+from flcore.analysis.evaluation import model_outputs, per_sample_losses
 
 __all__ = [
     "bias_terms",

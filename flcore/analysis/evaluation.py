@@ -26,8 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call, vmap
 
-from ..flat import FlatModel, _FeatureView
-from .hvp import check_dataset, iter_batches, use_channels_last
+from flcore.flat import FlatModel, FeatureView
+from flcore.analysis.hvp import check_dataset, iter_batches, use_channels_last
 
 __all__ = [
     "DatasetEvaluator",
@@ -194,7 +194,7 @@ def model_outputs(flat: FlatModel, w: torch.Tensor, x: torch.Tensor, kind: str =
     if kind == "features":
         if not hasattr(flat.module, "features"):
             raise ValueError(f"{type(flat.module).__name__} has no features() method")
-        view = _FeatureView(flat.module)
+        view = FeatureView(flat.module)
         params = {f"inner.{name}": t for name, t in flat.unflatten(w).items()}
 
         def run(xb):

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..flat import FlatModel
-from .evaluation import loss_and_grad
+from flcore.flat import FlatModel
+from flcore.analysis.evaluation import loss_and_grad
 
 __all__ = [
     "FlatnessDiscrepancy",

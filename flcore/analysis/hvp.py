@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 import torch
 import torch.nn.functional as F
 
-from ..flat import FlatModel
+from flcore.flat import FlatModel
 
 __all__ = ["HVPFn", "DatasetHVP", "matrix_hvp", "make_hvp", "iter_batches", "use_channels_last", "HVP_METHODS"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .evaluation import Evaluator, evaluate_points
+from flcore.analysis.evaluation import Evaluator, evaluate_points
 
 __all__ = ["Interpolation", "interpolate", "loss_barrier"]
 

@@ -27,8 +27,14 @@ from typing import Any
 
 import torch
 
-from ..flat import FlatModel
-from ..seeding import derive_seed, generator
+from flcore.flat import FlatModel
+from flcore.seeding import derive_seed, generator
+from flcore.config import resolve_config
+from flcore.data import DatasetError, load_dataset, normalize
+from flcore.errors import ConfigError
+from flcore.models import build_model
+from flcore.sim.federated_data import client_partition
+from flcore.store import Run
 
 __all__ = [
     "LoadedRun",
@@ -83,8 +89,7 @@ class LoadedRun:
         return client_indices(self.config, self.dataset)
 
 
-def _run_handle(run_dir: str | Path):
-    from ..store import Run
+def run_handle(run_dir: str | Path):
 
     path = Path(run_dir).expanduser()
     if not path.is_dir():
@@ -95,9 +100,7 @@ def _run_handle(run_dir: str | Path):
     return run
 
 
-def _resolved_config(run, data_root: str | None):
-    from ..config import resolve_config
-    from ..errors import ConfigError
+def resolved_config(run, data_root: str | None):
 
     stored = dict(run.config())
     if data_root is not None:
@@ -111,7 +114,6 @@ def _resolved_config(run, data_root: str | None):
 
 def build_template(cfg, input_shape, num_classes, device: torch.device | str = "cpu") -> FlatModel:
     """The model template the engine builds for ``cfg`` (same init seed convention)."""
-    from ..models import build_model
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(derive_seed(cfg.seed, "init"))
@@ -154,11 +156,9 @@ def load_run(run_dir: str | Path, device: torch.device | str = "cpu", which: str
     ``dataset``: reuse an already loaded :class:`flcore.data.Dataset` (e.g. when loading
     two runs on the same data).  ``data_root`` overrides the stored data folder (CIFAR).
     """
-    from ..data import DatasetError, load_dataset
-
-    run = _run_handle(run_dir)
+    run = run_handle(run_dir)
     device = resolve_device(device)
-    cfg = _resolved_config(run, data_root)
+    cfg = resolved_config(run, data_root)
     if dataset is None:
         try:
             dataset = load_dataset(cfg.dataset, cfg.data_root, download=False,
@@ -174,7 +174,6 @@ def split_data(dataset, split: str = "train", samples: int | None = None, seed: 
                device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """Normalised inputs and labels of a split (optionally a random subset, see module
     docstring), on ``device``."""
-    from ..data import normalize
 
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
@@ -194,7 +193,6 @@ def split_data(dataset, split: str = "train", samples: int | None = None, seed: 
 def client_indices(cfg, dataset) -> list[torch.Tensor]:
     """The run's client partition of the training set (indices into ``train_x``), as
     ``build_federated_data`` computes it."""
-    from ..sim.federated_data import client_partition
 
     parts = client_partition(cfg, dataset)
     return [torch.as_tensor(p, dtype=torch.long) for p in parts]

@@ -17,7 +17,7 @@ whole tensor).  ``normalization="layer"`` (per tensor), ``"model"`` (whole vecto
 Surfaces: ``L(w + a d1 + b d2)`` on a grid (default ``a, b`` in ``[-1, 1]`` with 21
 points each, the FedGloSS paper's range and the FedSAM paper's resolution).  The
 returned arrays are indexed ``[i, j]`` = point ``(xs[i], ys[j])``; plotting with
-``contour(xs, ys, Z)`` needs ``Z.T`` (the helpers in :mod:`flcore.analysis.plots` do
+``contour(xs, ys, Z)`` needs ``Z.T`` (the helpers in :mod:`flcore.report.analysis_plots` do
 that).  A client's model on its own data and on the global data (FedGloSS Figs. 2, 5,
 10, 11) is :func:`landscapes_on_datasets` with the same directions and two evaluators.
 
@@ -41,9 +41,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ..flat import FlatModel
-from ..seeding import generator as derived_generator
-from .evaluation import Evaluator, evaluate_points
+from flcore.flat import FlatModel
+from flcore.seeding import generator as derived_generator
+from flcore.analysis.evaluation import Evaluator, evaluate_points
 
 __all__ = [
     "Landscape1D",

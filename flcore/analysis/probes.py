@@ -38,10 +38,10 @@ from typing import Any
 
 import torch
 
-from ..flat import FlatModel
-from .evaluation import loss_and_grad, model_outputs
-from .hvp import DatasetHVP
-from .spectrum import power_iteration
+from flcore.flat import FlatModel
+from flcore.analysis.evaluation import loss_and_grad, model_outputs
+from flcore.analysis.hvp import DatasetHVP
+from flcore.analysis.spectrum import power_iteration
 
 __all__ = [
     "STATE_KEYS",

@@ -15,11 +15,10 @@ the run id only when set, so a recorded run is a different run from the plain on
 
 A probe is made for one simulation by a *factory*, ``factory(sim) -> Probe`` (``sim``:
 the engine's ``Simulation``, read for ``cfg``, ``flat``, ``data``, ``device``), kept in
-a registry under its name.  The built-in probes are registered here; a paper's module
-(``flcore.experiments.*``) registers the probes only its figures use (FedGF's adaptive
-``c``, say) with :func:`register_probe`.  Names are looked up when a config is
-validated, after the paper modules are imported (:func:`probe_names`), so a config
-naming a paper's probe is valid in any process.
+the registry :mod:`flcore.config.probes` under its name.  The built-in probes are
+registered here; a paper's package (``flcore.papers.*``) registers the probes only its
+figures use (FedGF's adaptive ``c``, say) with :func:`register_probe`.  ``import flcore``
+imports both, so a config naming a paper's probe is valid in any process.
 
 Decision: recorded runs are trained alone, never batched with others
 (:func:`flcore.sim.multi_run.group_key`): the probes read one simulation's state.
@@ -32,31 +31,15 @@ from typing import Any
 
 import torch
 
-from .probes import (Probe, client_eigenvalue_probe, delta_eps_probe, domain_accuracy_probe,
+from flcore.config.probes import PROBES, probe_names, register_probe
+from flcore.store.atomic import atomic_torch_save
+from flcore.analysis.probes import (Probe, ProbeCallback, client_eigenvalue_probe, delta_eps_probe, domain_accuracy_probe,
                      feature_norm_probe, parameter_norm_probe)
 
 __all__ = ["PROBES", "SnapshotCallback", "load_snapshot", "probe_names", "recording_callbacks",
            "register_probe", "snapshot_path", "snapshot_rounds_of"]
 
-ProbeFactory = Callable[[Any], Probe]
-#: probe name -> factory(sim) -> Probe
-PROBES: dict[str, ProbeFactory] = {}
 SNAPSHOT_DIR = "snapshots"
-
-
-def register_probe(name: str, factory: ProbeFactory) -> None:
-    """Make ``name`` usable in a config's ``probes`` (``factory(sim)`` builds the probe)."""
-    if not name or "," in name or "." in name:
-        raise ValueError(f"probe name {name!r}: must be non-empty, without ',' or '.'")
-    PROBES[name] = factory
-
-
-def probe_names() -> tuple[str, ...]:
-    """Every registered probe name, the paper modules' included."""
-    from ..experiments.artifacts import _load_papers
-
-    _load_papers()
-    return tuple(sorted(PROBES))
 
 
 # --------------------------------------------------------------------------- built-in probes
@@ -125,8 +108,6 @@ class SnapshotCallback:
 
     def on_round_end(self, round: int, sim_state) -> dict:
         if round in self.rounds and self.run is not None:
-            from ..store.atomic import atomic_torch_save
-
             path = snapshot_path(self.run.path, round)
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_torch_save({"round": torch.tensor(round),
@@ -161,15 +142,13 @@ def load_snapshot(run_dir: str | Path, round: int, map_location: Any = "cpu") ->
 
 def recording_callbacks(sim) -> tuple:
     """The callbacks ``sim.cfg`` asks for (none when it records nothing)."""
-    from .probes import ProbeCallback
-
     cfg = sim.cfg
     callbacks: list = []
     if cfg.probes:
         probes = []
         for name in cfg.probes:
             if name not in PROBES:
-                probe_names()  # the paper modules register theirs on import
+                raise ValueError(f"probes: {name!r} is not registered; registered: {', '.join(probe_names())}")
             probes.append(PROBES[name](sim))
         callbacks.append(ProbeCallback(probes, every=cfg.probe_every or cfg.eval_every))
     if cfg.snapshot_rounds:

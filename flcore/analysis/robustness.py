@@ -25,9 +25,12 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from .evaluation import DatasetEvaluator
-from ..seeding import generator
-from .io import load_run
+from flcore.analysis.evaluation import DatasetEvaluator
+from flcore.seeding import generator
+from flcore.analysis.io import load_run
+from flcore.data import normalize
+from flcore.data.cifar_c import SEVERITIES, load_cifar_c
+from flcore.data.corruptions_1d import SignalStats, corrupt
 
 __all__ = ["corrupted_accuracy", "corrupted_accuracy_of_runs", "corrupted_test_set", "default_corruptions"]
 
@@ -38,10 +41,10 @@ _signal_cache: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
 def default_corruptions(dataset: str) -> tuple[str, ...]:
     """All corruptions available for ``dataset``: CIFAR-C's 19 or the 15 1-D ones."""
     if dataset in IMAGE_DATASETS:
-        from ..data.cifar_c import CORRUPTIONS
+        from flcore.data.cifar_c import CORRUPTIONS
 
         return CORRUPTIONS
-    from ..data.corruptions_1d import CORRUPTIONS
+    from flcore.data.corruptions_1d import CORRUPTIONS
 
     return tuple(CORRUPTIONS)
 
@@ -50,14 +53,11 @@ def corrupted_test_set(dataset, corruption: str, severity: int, data_root: str |
                        checksums: Mapping[str, str] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Normalised inputs and labels of ``dataset``'s test set under ``corruption`` at
     ``severity`` (``dataset``: a loaded :class:`flcore.data.Dataset`)."""
-    from ..data import normalize
 
     if dataset.name in IMAGE_DATASETS:
-        from ..data.cifar_c import load_cifar_c
 
         x, y = load_cifar_c(dataset.name, corruption, severity, data_root, checksums=checksums)
         return normalize(x, dataset.mean, dataset.std), y
-    from ..data.corruptions_1d import SignalStats, corrupt
 
     content = hashlib.sha1(dataset.test_x.numpy().tobytes()).hexdigest()
     key = (dataset.name, content, corruption, severity, seed)
@@ -83,7 +83,6 @@ def _torch_threads(threads: int | None):
 
 
 def _check_severities(severities: Sequence[int]) -> None:
-    from ..data.cifar_c import SEVERITIES
 
     bad = [s for s in severities if s not in SEVERITIES]
     if bad:
@@ -157,7 +156,7 @@ def corrupted_accuracy_of_runs(runs: pd.DataFrame, corruptions: Sequence[str] | 
                                checksums: Mapping[str, str] | None = None, threads: int | None = 1,
                                samples: int | None = None) -> pd.DataFrame:
     """:func:`corrupted_accuracy` of every finished run of ``runs`` (the frame of
-    :func:`flcore.experiments.runner.ensure_runs`), its label columns and ``run_id`` joined on; a run listed
+    :func:`flcore.reproduction.runner.ensure_runs`), its label columns and ``run_id`` joined on; a run listed
     twice (two labels naming the same run) is evaluated once.  ``threads``, ``samples``: as there."""
     label_columns = [c for c in runs.columns if c not in _RESULT_COLUMNS] + ["run_id"]
     done: dict[str, pd.DataFrame] = {}

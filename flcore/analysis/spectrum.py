@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..seeding import generator as derived_generator
-from .hvp import HVPFn
+from flcore.seeding import generator as derived_generator
+from flcore.analysis.hvp import HVPFn
 
 __all__ = [
     "EigenResult",

@@ -1,14 +1,14 @@
 """Data layer of flcore: in-memory datasets, client partitions and tensor augmentation."""
-from .augment import apply_crop_flip, draw_crop_flip, normalize
-from .cache import cache_dir
-from .cifar_format import write_fake_cifar
-from .datasets import DATASET_NAMES, Dataset, load_dataset
-from .errors import DatasetError
-from .fmnist_format import write_fake_fmnist
-from .pacs_format import write_fake_pacs
-from .partition import (partition, partition_dirichlet, partition_domains, partition_iid,
+from flcore.data.augment import apply_crop_flip, draw_crop_flip, normalize
+from flcore.data.cache import cache_dir
+from flcore.data.cifar_format import write_fake_cifar
+from flcore.data.datasets import DATASET_NAMES, Dataset, load_dataset
+from flcore.data.errors import DatasetError
+from flcore.data.fmnist_format import write_fake_fmnist
+from flcore.data.pacs_format import write_fake_pacs
+from flcore.data.partition import (partition, partition_dirichlet, partition_domains, partition_iid,
                         partition_shards)
-from .synthetic import make_cifar_like, make_synthetic
+from flcore.data.synthetic import make_cifar_like, make_synthetic
 
 __all__ = [
     "DATASET_NAMES", "Dataset", "DatasetError", "apply_crop_flip", "cache_dir",

@@ -18,10 +18,10 @@ _overrides: contextvars.ContextVar[Mapping[str, Mapping[str, str]]] = (
 def required_files(name: str) -> list[str]:
     """The file names whose md5s a ``checksums`` mapping for dataset ``name`` must give."""
     if name in ("cifar10", "cifar100"):
-        from .cifar import _VARIANTS, _file_names
+        from flcore.data.cifar import _VARIANTS, _file_names
         return _file_names(_VARIANTS[name].torchvision_class)
     if name == "fmnist":
-        from .fmnist import FILES
+        from flcore.data.fmnist import FILES
         return list(FILES)
     raise ValueError(f"checksums apply to cifar10, cifar100 and fmnist only, not {name!r}")
 

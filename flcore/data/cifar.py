@@ -21,11 +21,11 @@ from typing import NamedTuple
 import torch
 from torchvision.datasets import CIFAR10, CIFAR100
 
-from .checksums import checksum_override, expected_checksums
-from .cifar_format import file_md5
-from .cifar_stats import CIFAR10_MEAN, CIFAR10_STD, CIFAR100_MEAN, CIFAR100_STD
-from .datasets import Dataset
-from .errors import DatasetError
+from flcore.data.checksums import checksum_override, expected_checksums
+from flcore.data.cifar_format import file_md5
+from flcore.data.cifar_stats import CIFAR10_MEAN, CIFAR10_STD, CIFAR100_MEAN, CIFAR100_STD
+from flcore.data.datasets import Dataset
+from flcore.data.errors import DatasetError
 
 __all__ = ["expected_checksums", "load_cifar"]
 

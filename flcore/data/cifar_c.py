@@ -24,8 +24,8 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from .cifar_format import file_md5
-from .errors import DatasetError
+from flcore.data.cifar_format import file_md5
+from flcore.data.errors import DatasetError
 
 SEVERITIES = (1, 2, 3, 4, 5)
 #: The 19 corruptions of the published files (the FedSAM paper's list, App. B, names

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..seeding import derive_seed
+from flcore.seeding import derive_seed
 
 SEVERITIES = (1, 2, 3, 4, 5)
 #: CIFAR-C corruptions with no 1-D counterpart (colour, photographed overlays).

@@ -24,11 +24,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .checksums import check_checksums, checksum_override
-from .cifar_format import file_md5
-from .datasets import Dataset
-from .errors import DatasetError
-from .fmnist_format import (FMNIST_FILES, FMNIST_FOLDER, IMAGE_SIDE, IMAGES_MAGIC, LABELS_MAGIC,
+from flcore.data.checksums import check_checksums, checksum_override
+from flcore.data.cifar_format import file_md5
+from flcore.data.datasets import Dataset
+from flcore.data.errors import DatasetError
+from flcore.data.fmnist_format import (FMNIST_FILES, FMNIST_FOLDER, IMAGE_SIDE, IMAGES_MAGIC, LABELS_MAGIC,
                             NUM_CLASSES)
 
 #: The published files (the names whose md5s a ``checksums`` mapping gives).

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cifar_format import file_md5
+from flcore.data.cifar_format import file_md5
 
 #: Folder under the data root, as torchvision's ``FashionMNIST`` expects it.
 FMNIST_FOLDER = Path("FashionMNIST") / "raw"

@@ -13,8 +13,8 @@ from importlib.metadata import version
 import numpy as np
 import torch
 
-from .cache import cache_dir, cache_key, load_arrays, save_arrays
-from .datasets import Dataset
+from flcore.data.cache import cache_dir, cache_key, load_arrays, save_arrays
+from flcore.data.datasets import Dataset
 
 NUM_CLASSES = 10
 

@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .datasets import Dataset
-from .errors import DatasetError
-from .pacs_format import CLASSES, DOMAINS, IMAGE_SUFFIXES, PACS_FOLDER, PUBLISHED_COUNTS
+from flcore.data.datasets import Dataset
+from flcore.data.errors import DatasetError
+from flcore.data.pacs_format import CLASSES, DOMAINS, IMAGE_SUFFIXES, PACS_FOLDER, PUBLISHED_COUNTS
 
 #: The paper's input side (224x224 centre crop).
 PACS_IMAGE_SIZE = 224

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from .cache import cache_dir, cache_key, load_arrays, save_arrays
+from flcore.data.cache import cache_dir, cache_key, load_arrays, save_arrays
 
 #: Partitions that need only the labels.
 LABEL_PARTITION_KINDS = ("dirichlet", "shards", "iid")

@@ -10,8 +10,8 @@ import dataclasses
 import numpy as np
 import torch
 
-from .cifar_stats import CIFAR10_MEAN, CIFAR10_STD
-from .datasets import Dataset
+from flcore.data.cifar_stats import CIFAR10_MEAN, CIFAR10_STD
+from flcore.data.datasets import Dataset
 
 # Vectors: class means ~ N(0, 0.5^2) per coordinate, noise N(0, 1).
 _VECTOR_MEAN_SCALE = 0.5

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .errors import DatasetError
+from flcore.data.errors import DatasetError
 
 
 def check_labels(y: torch.Tensor, num_classes: int, source: str) -> None:

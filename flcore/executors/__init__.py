@@ -7,8 +7,8 @@ on this machine; ``ray`` (:mod:`.ray_executor`) hands the groups to a Ray cluste
 """
 from __future__ import annotations
 
-from .groups import group_runs, train_group
-from .local import LocalExecutor
+from flcore.executors.groups import group_runs, train_group
+from flcore.executors.local import LocalExecutor
 
 EXECUTORS = ("local", "ray")
 
@@ -16,10 +16,11 @@ EXECUTORS = ("local", "ray")
 def make_executor(name: str = "local", *, workers: int | None = None, device: str = "auto",
                   address: str | None = None, gpus_per_run: float | None = None):
     """The executor called ``name`` (one of :data:`EXECUTORS`)."""
+    from flcore.executors.ray_executor import RayExecutor
+
     if name == "local":
         return LocalExecutor(workers=workers, device=device)
     if name == "ray":
-        from .ray_executor import RayExecutor
 
         return RayExecutor(address=address, gpus_per_run=gpus_per_run, device=device)
     raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {name!r}")

@@ -1,10 +1,10 @@
 """The unit of work an executor hands out: a *group* of runs trained by one call.
 
 :func:`group_runs` turns the missing runs into groups with the planner
-(:func:`flcore.experiments.planner.plan_groups`: duplicates removed, runs that may share a
+(:func:`flcore.planning.planner.plan_groups`: duplicates removed, runs that may share a
 batch -- same model and protocol shape, differing in seed, partition or a column
 hyper-parameter -- grouped to fit the device's memory), and :func:`train_group` trains
-one group as one batched computation (:func:`flcore.experiments.planner.train_group`),
+one group as one batched computation (:func:`flcore.planning.planner.train_group`),
 returning one result dict per run.  The executors (:mod:`flcore.executors.local`,
 :mod:`flcore.executors.ray_executor`) see groups only.
 
@@ -12,7 +12,7 @@ Two guarantees live here so that every executor gets them:
 
 - **one writer per run**: a group trains while holding the run-directory lock of each of
   its runs (:func:`flcore.store.run_locks`, the lock ``flcore run`` takes too, held by
-  :func:`flcore.experiments.planner.train_group`), taken in run-id order so that two
+  :func:`flcore.planning.planner.train_group`), taken in run-id order so that two
   groups sharing runs cannot deadlock.  A second driver (another
   ``flcore reproduce``, another Ray task, a ``flcore run``) asking for the same run waits,
   then finds it finished and reuses it -- the run is never trained twice.  The lock dies
@@ -33,13 +33,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..experiments.artifacts import RunSpec
+from flcore.planning.spec import RunSpec
+from flcore.planning.planner import RunGroup, plan_groups, train_group as train_batched
+from flcore.store import RunStore
 
 def group_runs(todo: dict[str, RunSpec], device: str = "auto", overrides: dict[str, Any] | None = None,
                workers: int = 1) -> list[list[RunSpec]]:
     """The planner's groups of the missing runs ``todo`` (run id -> spec), largest cost first;
     ``workers`` > 1 cuts each batchable set so that every worker gets a share."""
-    from ..experiments.planner import plan_groups
 
     groups = plan_groups(todo.values(), device=device, overrides=overrides, workers=workers)
     by_id = {spec.run_id(**(overrides or {})): spec for spec in todo.values()}
@@ -50,8 +51,6 @@ def train_group(specs: Sequence[RunSpec], store: str, overrides: dict[str, Any],
                 threads: int | None = None) -> list[dict[str, Any]]:
     """Train the runs of a group into ``store`` as one computation; one result dict per
     spec (module docstring)."""
-    from ..experiments.planner import RunGroup, train_group as train_batched
-    from ..store import RunStore
 
     if threads is not None:
         import torch

@@ -11,17 +11,8 @@ import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..experiments.artifacts import RunSpec
-from .groups import failed_group, train_group
-
-
-def default_workers(device: str, groups: int) -> int:
-    """One worker per core on a CPU (at most one per group); one on an accelerator."""
-    from ..sim import resolve_device
-
-    if resolve_device(device).type != "cpu":
-        return 1
-    return max(1, min(os.cpu_count() or 1, groups))
+from flcore.planning import RunSpec, default_workers
+from flcore.executors.groups import failed_group, train_group
 
 
 class LocalExecutor:

@@ -27,12 +27,12 @@ from typing import Any, Callable
 
 from torch import nn
 
-from .alexnet import ALEXNET_MIN_SIDE, AlexNetGN
-from .cnn import CIFAR_CNN_IMAGE_SIZE, CifarCNN
-from .fmnist_cnn import FMNIST_CNN_IMAGE_SIZE, FMNISTCNN
-from .mnist1d import MNIST1D_CNN_MIN_LENGTH, MNIST1DCNN, MNIST1DMLP, mnist1d_cnn_output_length
-from .resnet import ResNet18GN
-from .vgg import VGG_IMAGE_SIZE, VGG11GN
+from flcore.models.alexnet import ALEXNET_MIN_SIDE, AlexNetGN
+from flcore.models.cnn import CIFAR_CNN_IMAGE_SIZE, CifarCNN
+from flcore.models.fmnist_cnn import FMNIST_CNN_IMAGE_SIZE, FMNISTCNN
+from flcore.models.mnist1d import MNIST1D_CNN_MIN_LENGTH, MNIST1DCNN, MNIST1DMLP, mnist1d_cnn_output_length
+from flcore.models.resnet import ResNet18GN
+from flcore.models.vgg import VGG_IMAGE_SIZE, VGG11GN
 
 __all__ = [
     "MODEL_NAMES",

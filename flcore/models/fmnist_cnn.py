@@ -15,7 +15,7 @@ network has no buffers, so its whole state is its parameters.
 """
 from __future__ import annotations
 
-from .cnn import TwoConvCNN
+from flcore.models.cnn import TwoConvCNN
 
 #: Input side length the flattened size 512 is computed for.
 FMNIST_CNN_IMAGE_SIZE = 28

@@ -1,4 +1,4 @@
-"""Plots of the geometry of stored runs (:mod:`flcore.experiments.run_geometry`), in the
+"""Plots of the geometry of stored runs (:mod:`flcore.reproduction.run_geometry`), in the
 book's style: 3-D loss surfaces, planes through three models, Hessian spectra and
 per-client heat-maps over rounds.  Each helper draws on a given matplotlib axis and
 returns it; nothing is computed here.
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import patheffects
 
-from .style import algorithm_color
+from flcore.report.style import algorithm_color
 
 __all__ = ["client_heatmap", "plane_panel", "spectrum_curves", "surface_3d"]
 

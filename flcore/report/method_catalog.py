@@ -8,6 +8,7 @@ keeps the committed page equal to the rendered one; regenerate it with
 ``python -m flcore.report.method_catalog > book/methods/catalog.md``.
 """
 from __future__ import annotations
+from flcore.config.method_catalog import describe_methods
 
 PART_NAMES = {
     "P0": "gradient at the iterate", "P1": "local SAM", "P2": "local ASAM",
@@ -45,7 +46,6 @@ def _describe_state(row: dict) -> str:
 
 
 def render_catalog() -> str:
-    from ..algorithms.catalog import describe_methods
 
     rows = describe_methods(scale="paper", dataset="cifar10", alpha=0.0)
     lines = [

@@ -16,6 +16,9 @@ import io
 from collections.abc import Callable, Sequence
 
 import pandas as pd
+from flcore.config.presets import DEFAULT_DATASET, scale_defaults
+from flcore.reproduction.claims import evaluate_claims, spread_specs
+from flcore.reproduction.runner import ensure_runs
 
 VERDICT_TEXT = {"holds": "holds", "tie": "tie (within seed spread)", "fails": "fails",
                 "not_checked": "not checked at this scale"}
@@ -83,8 +86,6 @@ class Page:
         With ``ensure_spread`` the reference runs that measure the seed-to-seed spread are
         trained first when missing (a few runs; the tie rule needs them).
         """
-        from ..experiments.claims import evaluate_claims, spread_specs
-        from ..experiments.runner import ensure_runs
 
         if ensure_spread:
             ensure_runs(spread_specs(scale), store=store, device=device, workers=workers, log=None)
@@ -140,7 +141,7 @@ def _gap_text(entries: list, key: str = "gap") -> str:
 
 def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] | None = None,
                     explain: bool = True) -> str:
-    """A Markdown table of claim verdicts (rows of :func:`flcore.experiments.claims.evaluate`);
+    """A Markdown table of claim verdicts (rows of :func:`flcore.reproduction.claims.evaluate`);
     ``link`` turns an artifact id into the text shown for it (default: the id); ``explain``
     puts the verdict rule above the table."""
     if not results:
@@ -164,7 +165,6 @@ def scale_banner(scale: str, seeds: Sequence[int], built: str | None = None, cls
     """The first lines of an artifact page: the scale and data set it was built at
     (``cls``: the artifact's class; ``config``, ``heavy`` and ``schematic`` pages train nothing
     and say so)."""
-    from ..experiments.presets import DEFAULT_DATASET, scale_defaults
 
     when = f" on {built}" if built else ""
     seeds_text = ", ".join(str(s) for s in seeds)

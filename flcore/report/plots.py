@@ -17,14 +17,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from .style import algorithm_dashes, algorithm_palette
+from flcore.report.style import algorithm_dashes, algorithm_palette
 
 
 def accuracy_curves(metrics: pd.DataFrame, hue: str = "algorithm", col: str | None = "dataset",
                     hue_order: Sequence[str] | None = None, col_order: Sequence[str] | None = None,
                     title: str | None = None, palette: dict | None = None, height: float = 3.6,
                     sharex: bool = True):
-    """Test accuracy (%) against rounds.  ``metrics`` is :func:`~flcore.experiments.runner.run_metrics`
+    """Test accuracy (%) against rounds.  ``metrics`` is :func:`~flcore.reproduction.runner.run_metrics`
     output; several seeds of one line are drawn as their mean with a band."""
     data = metrics[metrics["test_accuracy"].notna()].copy()
     data["test accuracy (%)"] = data["test_accuracy"].astype(float) * 100.0
@@ -47,7 +47,7 @@ def accuracy_curves(metrics: pd.DataFrame, hue: str = "algorithm", col: str | No
 
 def client_accuracy_curves(history: pd.DataFrame, ax=None, title: str | None = None, mean: bool = True):
     """One line per client: the global model's accuracy (%) on that client's data against
-    rounds (``history``: :func:`flcore.experiments.per_client.client_accuracy_history`)."""
+    rounds (``history``: :func:`flcore.reproduction.per_client.client_accuracy_history`)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 3.8))
     data = history.copy()

@@ -1,6 +1,6 @@
 """Paper-vs-ours tables: published value, ours, delta (ours - published).
 
-- :func:`ours_accuracy` turns the per-run rows of :func:`flcore.experiments.runner.ensure_runs`
+- :func:`ours_accuracy` turns the per-run rows of :func:`flcore.reproduction.runner.ensure_runs`
   into one accuracy (%) per cell: the mean over seeds of each run's mean test accuracy
   over its last 100 rounds (the FedSAM paper's metric), with the seed spread;
 - :func:`paper_vs_ours` joins it with the published values;
@@ -19,17 +19,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from flcore.config import DATASET_FACTS, chance_accuracy
+from flcore.reproduction.published import source
+
 PENDING = "pending"
 NOT_RUN = "not run at this scale"
 DIVERGED_MARK = "\u2020"  # dagger
-#: Number of classes of flcore's datasets (chance accuracy = 100 / classes).
-NUM_CLASSES = {"cifar10": 10, "cifar100": 100, "fmnist": 10, "mnist1d": 10, "pacs": 7, "synthetic": 10}
-
-
-def chance_accuracy(dataset: str) -> float:
-    return 100.0 / NUM_CLASSES.get(dataset, 10)
-
-
 def ours_accuracy(frame: pd.DataFrame, by: Sequence[str], datasets: dict | None = None) -> pd.DataFrame:
     """One row per ``by`` group: ``ours`` (%, mean over seeds), ``ours_std`` (% over seeds,
     NaN for one seed), ``seeds``, ``status`` (finished | diverged | pending | failed | new).
@@ -50,7 +45,8 @@ def ours_accuracy(frame: pd.DataFrame, by: Sequence[str], datasets: dict | None 
         elif "diverged" in statuses:
             label = row.get("dataset")
             name = (datasets or {}).get(label, label)
-            row.update(ours=chance_accuracy(str(name)), ours_std=np.nan, seeds=len(group), status="diverged",
+            chance = chance_accuracy(str(name)) if str(name) in DATASET_FACTS else 10.0  # unmapped label: 10 classes
+            row.update(ours=chance, ours_std=np.nan, seeds=len(group), status="diverged",
                        diverged_round=pd.to_numeric(group.get("diverged_round"), errors="coerce").min())
         elif statuses == {"finished"}:
             row.update(ours=acc.mean(), ours_std=acc.std() if len(acc) > 1 else np.nan, seeds=len(group),
@@ -145,7 +141,6 @@ def show_accuracy_tables(page, comparison: pd.DataFrame, paper_values: pd.DataFr
     ``focus`` (column -> value; ``focus_text`` says which), then the published source."""
     from IPython.display import Markdown, display
 
-    from ..experiments.published import source
 
     at_paper = scale == "paper"
     for label in labels:

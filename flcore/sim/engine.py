@@ -25,22 +25,20 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from ..algorithms import aggregate, get_method
-from ..algorithms.schedules import local_epochs_at
-from ..flat import FlatModel
-from ..models import build_model
-from ..seeding import derive_seed
-from .cpu_memory import retain_freed_memory
-from .local_training import train_round
-from .sampling import plan_client_round, sample_clients
-
-CHECKPOINT_FORMAT = 2
-
+from flcore.algorithms import aggregate, get_method
+from flcore.algorithms.schedules import local_epochs_at
+from flcore.config import ExperimentConfig, resolve_config
+from flcore.errors import ConfigError
+from flcore.flat import FlatModel
+from flcore.models import build_model
+from flcore.record_format import CHECKPOINT_FORMAT, is_evaluation_round, summarize
+from flcore.seeding import derive_seed
+from flcore.sim.cpu_memory import retain_freed_memory
+from flcore.sim.local_training import train_round
+from flcore.sim.sampling import plan_client_round, sample_clients
 
 def resolve_device(name: str) -> torch.device:
     """``auto`` picks CUDA when available; an unavailable device is a config error."""
-    from ..errors import ConfigError
-
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
@@ -74,28 +72,6 @@ def build_initial_model(cfg, input_shape, num_classes, device):
     module = module.to(device)
     flat = FlatModel(module)
     return flat, flat.flatten()
-
-
-def is_evaluation_round(done: int, cfg) -> bool:
-    """Evaluate every ``eval_every`` rounds, every round of the last ``eval_last`` and
-    after the final round (the FedSAM paper's protocol: every 100, then every round of the
-    last 100, whose mean is reported)."""
-    return done % cfg.eval_every == 0 or done > cfg.rounds - cfg.eval_last or done == cfg.rounds
-
-
-def summarize(metrics: list[dict], cfg, status: str, rounds_done: int) -> dict:
-    """Final accuracy, mean over the last 100 rounds (or all rounds if fewer), best."""
-    evaluated = [m for m in metrics if m.get("test_accuracy") is not None]
-    window = min(100, cfg.rounds)
-    last = [m["test_accuracy"] for m in evaluated if m["round"] > rounds_done - window]
-    finished = status == "finished"
-    return {
-        "status": status,
-        "rounds_done": rounds_done,
-        "final_accuracy": evaluated[-1]["test_accuracy"] if finished and evaluated else None,
-        "mean_last_100": (sum(last) / len(last)) if finished and last else None,
-        "best_accuracy": max((m["test_accuracy"] for m in evaluated), default=None),
-    }
 
 
 class RoundTiming:
@@ -265,18 +241,21 @@ class Simulation:
         self.client_sizes = torch.tensor(data.client_sizes, device=device)
         self.rounds_done = 0
         #: objects with ``on_round_end(round_done, sim_state) -> dict`` (e.g.
-        #: ``flcore.analysis.ProbeCallback``); their values go into the metrics log.
+        #: ``flcore.analysis.ProbeCallback``); their values go into the metrics log.  The
+        #: probes and snapshots a config asks for (``probes``, ``snapshot_rounds``) are
+        #: added by whoever records the run (:func:`flcore.run_experiment`, the planner) with
+        #: :meth:`add_callbacks` and :func:`flcore.analysis.recording.recording_callbacks`.
         self.callbacks = tuple(callbacks)
-        if cfg.probes or cfg.snapshot_rounds:  # what the config asks the run to record
-            from ..analysis.recording import recording_callbacks
-
-            self.callbacks += recording_callbacks(self)
         self._last_round: dict = {}
         self._prev_pseudo_grad = None
 
+    def add_callbacks(self, callbacks) -> None:
+        """Append callbacks (objects with ``on_round_end(round_done, sim_state) -> dict``)."""
+        self.callbacks += tuple(callbacks)
+
     @classmethod
     def from_config(cls, config=None, data=None, model: nn.Module | None = None, device: str | None = None,
-                    store=None, progress: bool = False, chunk_size: int | None = None,
+                    run=None, progress: bool = False, chunk_size: int | None = None,
                     callbacks: tuple = ()) -> "Simulation":
         """A simulation of ``config`` (an :class:`~flcore.config.ExperimentConfig`, or a
         dict of config fields resolved with :func:`~flcore.config.resolve_config`).
@@ -289,12 +268,12 @@ class Simulation:
         clients are the simulation's (``clients`` is set from it, and a different value
         given in ``config`` is an error).  ``model`` (any ``torch.nn.Module`` without
         buffers) replaces the config's named model; its current parameters are ``w^0``.
-        ``device`` overrides the config's.  ``store`` (a folder) records the run there,
-        under the config's run id, only when both data and model are the config's own
-        (a run id does not describe your tensors).
+        ``device`` overrides the config's.  ``run`` is a record to write the run into (a
+        :class:`flcore.store.Run` created for this config's run id), only when both data and
+        model are the config's own (a run id does not describe your tensors);
+        :func:`flcore.run_experiment` does that, with locking and resume, for a run store.
         """
-        from ..config import ExperimentConfig, resolve_config
-        from ..errors import ConfigError
+        from flcore.sim.federated_data import build_federated_data
 
         values = config if isinstance(config, (dict, type(None))) else None
         if values is not None:
@@ -319,20 +298,10 @@ class Simulation:
             raise TypeError(f"config must be an ExperimentConfig or a dict, got {type(config).__name__}")
         dev = resolve_device(cfg.device)
         custom = data is not None or model is not None
-        if store is not None and custom:
-            raise ValueError("store: a run store records runs of named datasets and models only; "
-                             "pass store=None with your own data or model")
-        if data is None:
-            from .federated_data import build_federated_data
-
-            data = build_federated_data(cfg, dev)
-        else:
-            data = data.to(dev)
-        run = None
-        if store is not None:
-            from ..store import RunStore
-
-            run = RunStore(store).create(cfg.run_id(), cfg.canonical())
+        if run is not None and custom:
+            raise ValueError("run: a run record holds runs of named datasets and models only; "
+                             "pass run=None with your own data or model")
+        data = build_federated_data(cfg, dev) if data is None else data.to(dev)
         return cls(cfg, data, dev, run, progress=progress, chunk_size=chunk_size, callbacks=callbacks,
                    model=model)
 

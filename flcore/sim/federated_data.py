@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..data import load_dataset, normalize, partition
+from flcore.data import load_dataset, normalize, partition
+from flcore.data import partition as make_partition
+from flcore.data.partition import LABEL_PARTITION_KINDS as PARTITION_KINDS
 
 #: Zero padding of the random crop (the papers' ``RandomCrop(32, padding=4)``).
 CROP_PADDING = 4
@@ -56,7 +58,6 @@ class FederatedData:
         without them the inputs are used as given.  Inputs are not augmented.  Every
         check fails before anything is copied, with a one-line error naming the argument.
         """
-        from ..data import normalize
 
         x = _floating("x", x)
         test_x = _floating("test_x", test_x)
@@ -206,8 +207,6 @@ def _labels(name: str, value, length: int, inputs: str) -> torch.Tensor:
 def _client_parts(partition, y: torch.Tensor, num_samples: int, num_clients, alpha, classes_per_client,
                   samples_per_client, seed) -> list:
     """One index array per client: flcore's partition by name, or the user's lists checked."""
-    from ..data import partition as make_partition
-    from ..data.partition import LABEL_PARTITION_KINDS as PARTITION_KINDS
 
     if isinstance(partition, str):
         if partition not in PARTITION_KINDS:

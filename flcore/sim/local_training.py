@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..algorithms import Batch, RoundContext
-from ..data.mixing import apply_cutout, mix
-from .sampling import ClientPlan
+from flcore.algorithms import Batch, RoundContext
+from flcore.data.mixing import apply_cutout, mix
+from flcore.sim.sampling import ClientPlan
 
 
 @dataclass

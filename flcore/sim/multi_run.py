@@ -35,12 +35,13 @@ from typing import Any
 
 import torch
 
-from ..algorithms.schedules import local_epochs_at
-from ..config import PARTITION_FIELDS
-from .engine import RoundTiming, Simulation, is_evaluation_round, summarize
-from .federated_data import FederatedData
-from .local_training import train_chunk
-from .sampling import ClientPlan, plan_client_round, sample_clients
+from flcore.algorithms.schedules import local_epochs_at
+from flcore.config import PARTITION_FIELDS
+from flcore.record_format import is_evaluation_round, summarize
+from flcore.sim.engine import RoundTiming, Simulation
+from flcore.sim.federated_data import FederatedData, build_federated_data
+from flcore.sim.local_training import train_chunk
+from flcore.sim.sampling import ClientPlan, plan_client_round, sample_clients
 
 #: Every method's local training takes per-row inputs, so clients of different runs can
 #: share one batch (checked against runs alone, per family, in tests/test_multi_run.py) --
@@ -406,18 +407,18 @@ class _RunTrack:
 
 
 def run_group(cfgs: list, device: torch.device, create_run=None, progress: bool = False,
-              chunk_size: int | None = None, description: str = "") -> list[dict]:
+              chunk_size: int | None = None, description: str = "", callbacks_for=None) -> list[dict]:
     """Train the runs of ``cfgs`` (one group, see :func:`group_key`) together; returns
     their summaries in order.  ``create_run(cfg)`` gives each run's record
     (:class:`flcore.store.Run`), called once every run's data is loaded, so missing data
     fails before any record exists; None records nothing.  A group of one run is
-    trained by :class:`Simulation` itself, as ``flcore run`` would."""
-    from .federated_data import build_federated_data
-
+    trained by :class:`Simulation` itself, as ``flcore run`` would.  ``callbacks_for(sim)``
+    gives each simulation's callbacks (the probes and snapshots its config records,
+    :func:`flcore.analysis.recording.recording_callbacks`); None adds none."""
     keys = {group_key(cfg) for cfg in cfgs}
     if len(keys) > 1:
         raise ValueError("these runs differ in more than seed, partition and column hyper-parameters; "
-                         "plan them into groups with flcore.experiments.planner.plan_groups")
+                         "plan them into groups with flcore.planning.plan_groups")
     datas: dict = {}
     for cfg in cfgs:
         if _data_key(cfg) not in datas:
@@ -425,6 +426,9 @@ def run_group(cfgs: list, device: torch.device, create_run=None, progress: bool 
     sims = [Simulation(cfg, datas[_data_key(cfg)], device, None if create_run is None else create_run(cfg),
                        chunk_size=chunk_size)
             for cfg in cfgs]
+    if callbacks_for is not None:
+        for sim in sims:
+            sim.add_callbacks(callbacks_for(sim))
     if len(sims) == 1:
         sims[0].progress = progress
         return [sims[0].run_rounds()]

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ..data import draw_crop_flip
-from ..data.mixing import draw_cutout, draw_mixup
-from ..seeding import generator
+from flcore.data import draw_crop_flip
+from flcore.data.mixing import draw_cutout, draw_mixup
+from flcore.seeding import generator
 
 
 def sample_clients(seed: int, round: int, num_clients: int, per_round: int) -> torch.Tensor:

@@ -20,7 +20,7 @@ from typing import IO, Any
 
 import torch
 
-from .jsonable import dumps_json
+from flcore.store.jsonable import dumps_json
 
 #: Suffix of the temporary files written next to their destination.
 TEMP_SUFFIX = ".tmp"

@@ -6,7 +6,7 @@ What a record must satisfy (every rule is checked by :func:`check_run`):
 - every line of ``metrics.jsonl`` is a JSON object of this run (its ``run_id`` stamp)
   with an integer ``round``; rounds strictly increase (no duplicate, no reordering);
 - every evaluation round the config prescribes (``eval_every``, the last ``eval_last``
-  rounds and the final round, see :func:`flcore.sim.engine.is_evaluation_round`) up to
+  rounds and the final round, see :func:`flcore.record_format.is_evaluation_round`) up to
   the recorded ``rounds_done`` has its row, so a truncated or emptied log is a gap;
 - a finished or diverged run has no torn last line, no row after its last round, and a
   ``summary.json`` equal to the summary recomputed from its log (so a hand-edited status
@@ -28,12 +28,13 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from .errors import DamagedRunError, StoreError
-from .metrics_log import rewrite_jsonl
-from .run import (CHECKPOINT_FILE, CONFIG_FILE, FINAL_MODEL_FILE, METRICS_FILE, RUN_STATUSES,
+from flcore.record_format import CHECKPOINT_FORMAT, is_evaluation_round, summarize
+from flcore.store.errors import DamagedRunError, StoreError
+from flcore.store.metrics_log import rewrite_jsonl
+from flcore.store.run import (CHECKPOINT_FILE, CONFIG_FILE, FINAL_MODEL_FILE, METRICS_FILE, RUN_STATUSES,
+                  TERMINAL_STATUSES,
                   STATUS_FILE, SUMMARY_FILE, Run)
 
-TERMINAL_STATUSES = ("finished", "diverged")
 _SUMMARY_KEYS = ("final_accuracy", "mean_last_100", "best_accuracy")
 
 
@@ -71,8 +72,6 @@ def scan_metrics(run: Run) -> LogScan:
 def expected_evaluation_rounds(config: dict[str, Any], upto: int) -> list[int]:
     """Rounds ``1..upto`` whose row must hold a test accuracy, or ``[]`` if the config
     does not say (a record not written by the engine)."""
-    from ..sim.engine import is_evaluation_round
-
     try:
         cfg = SimpleNamespace(rounds=int(config["rounds"]), eval_every=int(config["eval_every"]),
                               eval_last=int(config["eval_last"]))
@@ -137,8 +136,6 @@ def _rows_of(scan: LogScan, run_id: str) -> list[dict[str, Any]]:
 def summary_problems(run: Run, rows: list[dict[str, Any]], config: dict[str, Any],
                      status: str, rounds_done: int) -> list[str]:
     """A terminal run's ``summary.json`` against the summary recomputed from its log."""
-    from ..sim.engine import summarize
-
     summary = run.summary()
     if not summary:
         return [f"{SUMMARY_FILE}: missing for a {status} run"]
@@ -264,8 +261,6 @@ def _check_checkpoint_content(run: Run, checkpoint: dict[str, Any], num_params: 
     """The engine's checkpoint layout: format, round counter and a flat model of the
     expected size."""
     import torch
-
-    from ..sim.engine import CHECKPOINT_FORMAT
 
     fix = (f"delete {run.path / CHECKPOINT_FILE} (the run then restarts from round 0), "
            f"or delete {run.path} and run the config again")

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .errors import RunBusyError
+from flcore.store.errors import RunBusyError
 
 LOCK_FILE = ".lock"
 

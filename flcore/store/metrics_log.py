@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from .atomic import atomic_write_text
-from .jsonable import dumps_json
+from flcore.store.atomic import atomic_write_text
+from flcore.store.jsonable import dumps_json
 
 
 def append_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:

@@ -38,9 +38,9 @@ from typing import Any
 
 import torch
 
-from .atomic import TEMP_SUFFIX, atomic_torch_save, atomic_write_json
-from .errors import DamagedRunError, UnsafeFileError
-from .metrics_log import append_jsonl, read_jsonl, rewrite_jsonl
+from flcore.store.atomic import TEMP_SUFFIX, atomic_torch_save, atomic_write_json
+from flcore.store.errors import DamagedRunError, StoreError, UnsafeFileError
+from flcore.store.metrics_log import append_jsonl, read_jsonl, rewrite_jsonl
 
 CONFIG_FILE = "config.json"
 STATUS_FILE = "status.json"
@@ -52,6 +52,8 @@ SUMMARY_FILE = "summary.json"
 #: Statuses a run can be set to.  ``"diverged"`` is a finished outcome (NaN/inf loss),
 #: ``"interrupted"`` a stop that can be resumed from the checkpoint.
 RUN_STATUSES = ("running", "finished", "diverged", "failed", "interrupted")
+#: Statuses of a run that will not train further.
+TERMINAL_STATUSES = ("finished", "diverged")
 #: What ``Run.status()`` reports before any status was written.
 NEW_STATUS = "new"
 #: Keys the store adds to each checkpoint to tie it to its run (removed again on load).
@@ -206,6 +208,15 @@ class Run:
         if problems:
             raise DamagedRunError(str(self.path), problems, _fix_checkpoint(path))
         return {k: v for k, v in state.items() if k not in CHECKPOINT_STAMP}
+
+    def checkpoint_config_digest(self) -> str | None:
+        """The config digest the checkpoint is stamped with (``None``: no readable,
+        stamped checkpoint): the proof of which config a damaged record held."""
+        try:
+            state = _torch_load(self.path / CHECKPOINT_FILE, "cpu")
+        except StoreError:
+            return None
+        return state.get("config_digest") if isinstance(state, dict) else None
 
     def save_final_model(self, state: dict[str, Any]) -> None:
         """Atomically write the final model state (whatever dict the caller gives)."""

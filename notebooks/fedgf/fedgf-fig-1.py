@@ -26,7 +26,7 @@
 # 0.5, 1, 2, 5, 10, 100, 1000); below it MNIST-1D stands in and the sweep is the alphas the
 # FedSAM pages already train (no extra training). Accuracy is the mean of the last 100 rounds;
 # Delta_F is computed from each run's final state as on Table 2's page
-# (`flcore.experiments.fedgf_analysis.global_flatness`).
+# (`flcore.papers.fedgf.analysis.global_flatness`).
 #
 # **How to rerun.** `flcore reproduce fedgf-fig-1 --scale small`; `--scale paper` on a GPU.
 
@@ -57,9 +57,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.fedgf_analysis import global_flatness
-from flcore.experiments.runner import ensure_runs
+from flcore.reproduction.artifacts import get_artifact
+from flcore.papers.fedgf.analysis import global_flatness
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import algorithm_color, set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page

@@ -28,7 +28,7 @@
 # `flcore.analysis.lpf.perturbation_curve` evaluates the training loss (on a seeded subset of
 # the pooled client data) at `w + r * eps` with `eps ~ N(0, I)`, a few draws per magnitude `r`
 # (so the curve is LPF as a function of its sigma). Called through
-# `flcore.experiments.fedgf_analysis.perturbation_losses`.
+# `flcore.papers.fedgf.analysis.perturbation_losses`.
 #
 # **How to rerun.** `flcore reproduce fedgf-fig-5 --scale small`; `--scale paper` on a GPU.
 
@@ -60,10 +60,10 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgf
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.fedgf_analysis import perturbation_losses, settings_for
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgf import runs as fedgf
+from flcore.reproduction.artifacts import get_artifact
+from flcore.papers.fedgf.analysis import perturbation_losses, settings_for
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import algorithm_color, set_style
 from flcore.report.page import Page
 

@@ -23,7 +23,7 @@
 # the surfaces only.
 #
 # **How it is made here.** The run is Table 1's FedGF run at alpha = 0 (5 clients per
-# round). `flcore.experiments.fedgf_analysis.loss_surfaces` continues it by one round from its
+# round). `flcore.papers.fedgf.analysis.loss_surfaces` continues it by one round from its
 # stored final state to obtain the round's local models, and evaluates 2-D surfaces along two
 # filter-normalised random directions (Li et al. 2018): around the first client's local model
 # on its own data (F_i) and on the pooled training data (F), and around the final global model
@@ -57,9 +57,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgf_analysis
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgf import analysis as fedgf_analysis
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -25,7 +25,7 @@
 #
 # **How it is made here.** FedGF runs of the CIFAR CNN protocol (5 clients per round) with two
 # training-time probes, `fedgf_c` and `fedgf_distance`, that read FedGF's server state after
-# every round (c for the next round and D^r; registered in `flcore.experiments.fedgf`). A run
+# every round (c for the next round and D^r; registered in `flcore.papers.fedgf.runs`). A run
 # that records probes trains alone and is a different run from Table 1's (same result, more
 # log). T_D and W are flcore's FedGF presets (the paper's appendix with its values is
 # missing); the dashed line in the right panel is T_D. Below the paper scale MNIST-1D stands in
@@ -60,8 +60,8 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs, run_metrics
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page
 

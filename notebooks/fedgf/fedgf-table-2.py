@@ -27,7 +27,7 @@
 #
 # **How it is made here.** The runs are Table 1's (5 clients per round). Each finished run's
 # final global model is loaded from the store and analysed by
-# `flcore.experiments.fedgf_analysis.global_flatness`: lambda_max by power iteration on the
+# `flcore.papers.fedgf.analysis.global_flatness`: lambda_max by power iteration on the
 # Hessian of the training loss, LPF with sigma = 0.01 (Bisla et al.'s value; the paper does
 # not give its own), Delta_F with one SAM step in a ball of the FedSAM preset's radius for
 # every method, the local models being those of one further round of the run's own method
@@ -63,11 +63,11 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgf
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.fedgf_analysis import LPF_SIGMA, global_flatness, settings_for
-from flcore.experiments.published import published, source
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgf import runs as fedgf
+from flcore.reproduction.artifacts import get_artifact
+from flcore.papers.fedgf.analysis import LPF_SIGMA, global_flatness, settings_for
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts

@@ -23,7 +23,7 @@
 # variates both ways).
 #
 # **How it is made here.** The published table is a data file transcribed from the paper
-# (`flcore/experiments/published/fedgf-table-3.csv`). Flcore's values are the
+# (`flcore/papers/fedgf/published/fedgf-table-3.csv`). Flcore's values are the
 # `uploads_per_round` and `downloads_per_round` of each method's recipe in the method
 # registry (`flcore.algorithms.get_method`) -- the same recipe the engine runs and the
 # communication counter of every run reads. FedSMOO is flcore's `fedsmoo-noreg`, the variant
@@ -53,8 +53,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.method_costs import FEDGF_METHODS, methods_behind, transmissions_ours
-from flcore.experiments.published import published, source
+from flcore.reproduction.method_costs import FEDGF_METHODS, methods_behind, transmissions_ours
+from flcore.reproduction.published import published, source
 from flcore.report import compare_settings
 from flcore.report.page import Page
 

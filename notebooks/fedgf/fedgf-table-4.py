@@ -27,7 +27,7 @@
 # **How it is made here.** The runs are Table 1's. For each setting the target is the FedAvg
 # run's final accuracy (its mean over the last 100 rounds, the number Table 1 reports); a
 # run's rounds to the target is the first evaluated round whose test accuracy reaches it
-# (`flcore.experiments.targets.rounds_to_target`), times its transmissions per round
+# (`flcore.reproduction.targets.rounds_to_target`), times its transmissions per round
 # read from the method registry (Table 3's page), over 100. A run that never reaches the
 # target is counted at its last round plus one and marked. Below the paper scale evaluations
 # are every few rounds before the last 100, so rounds are counted at that resolution, and the
@@ -61,10 +61,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.fedgf_analysis import transmissions_table
-from flcore.experiments.published import published, source
-from flcore.experiments.runner import ensure_runs, run_metrics
+from flcore.reproduction.artifacts import get_artifact
+from flcore.papers.fedgf.analysis import transmissions_table
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
 

@@ -58,10 +58,11 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgf, fedsam
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.published import published, source
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgf import runs as fedgf
+from flcore.papers.fedsam import runs as fedsam
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, verdict_counts

@@ -57,9 +57,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgloss_analysis as fa
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgloss import analysis as fa
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -58,9 +58,9 @@ DATASET_LABEL = "CIFAR-100"
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgloss_results as gloss
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgloss import results as gloss
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

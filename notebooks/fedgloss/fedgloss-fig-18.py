@@ -62,10 +62,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgloss_results as gloss
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs, run_metrics
-from flcore.experiments.targets import transmissions_per_round
+from flcore.papers.fedgloss import results as gloss
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.targets import transmissions_per_round
 from flcore.report import algorithm_color, set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves

@@ -54,7 +54,7 @@ data_root = "data"  # CIFAR folder; without the files the splits use CIFAR's cla
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.splits import paper_splits, plot_class_distribution, split_summary
+from flcore.reproduction.splits import paper_splits, plot_class_distribution, split_summary
 from flcore.report import set_style
 from flcore.report.page import Page
 

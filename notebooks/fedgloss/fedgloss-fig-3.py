@@ -62,7 +62,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.algorithms import get_method
-from flcore.experiments.artifacts import get_artifact
+from flcore.reproduction.artifacts import get_artifact
 from flcore.report.page import Page
 
 artifact = get_artifact("fedgloss-fig-3")

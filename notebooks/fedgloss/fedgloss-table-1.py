@@ -28,7 +28,7 @@
 # **How it is made here.** Recorded runs of the six methods at alpha = 0 (each method's
 # preset, 5 clients per round) that save the global model and the 5 client models of the
 # last round (`snapshot_rounds`). lambda_1 by power iteration on Hessian-vector products
-# (`flcore.experiments.fedgloss_analysis.client_lambda_max`): on the client's training data
+# (`flcore.papers.fedgloss.analysis.client_lambda_max`): on the client's training data
 # and on the pooled training data of all clients (the paper's D; a random subset below the
 # paper scale). Our last round samples other clients than the paper's, so the paper's
 # `i`-th client is matched to our `i`-th sampled client, and the table shows the class
@@ -63,10 +63,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgloss_analysis as fa
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.published import published, source
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgloss import analysis as fa
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -24,7 +24,7 @@
 #
 # **How it is made here.** As Table 5, from the runs of Table 3: rounds to FedAvg's
 # accuracy (first crossing of the stored curve), speed-up T / rounds and bits in units of B
-# (`flcore.experiments.targets`, transmissions per round from the method registry).
+# (`flcore.reproduction.targets`, transmissions per round from the method registry).
 # Below the `paper` scale only the CNN columns run, on MNIST-1D; the CIFAR-100 alpha = 0.5
 # column, the ResNet-18 columns and (at every scale) the Landmarks column are not run.
 #
@@ -59,9 +59,9 @@ ARTIFACT_ID = "fedgloss-table-10"
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgloss_results as gloss
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgloss import results as gloss
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -29,7 +29,7 @@
 # counts (the partition reads labels only through their classes). The test set is the
 # full CIFAR test split. Landmarks-User-160k is *not in flcore* (its images are not
 # obtainable offline). The published table is a data file
-# (`flcore/experiments/published/fedgloss-table-11.csv`).
+# (`flcore/papers/fedgloss/published/fedgloss-table-11.csv`).
 #
 # **How to rerun.** `flcore reproduce fedgloss-table-11` (no training; seconds).
 # %% [markdown]
@@ -55,8 +55,8 @@ data_root = "data"  # CIFAR folder; without the files the splits use CIFAR's cla
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.published import published, source
-from flcore.experiments.splits import dataset_stats_ours, paper_splits, split_summary
+from flcore.reproduction.published import published, source
+from flcore.reproduction.splits import dataset_stats_ours, paper_splits, split_summary
 from flcore.report import compare_settings
 from flcore.report.page import Page
 

@@ -28,7 +28,7 @@
 # model (`--model resnet18gn`) but no preset of its own for it: its presets are keyed by
 # data set, so a ResNet run takes the CNN's values, and the row says so. Landmarks and
 # MobileNetV2 are *not in flcore*. The published table is a data file
-# (`flcore/experiments/published/fedgloss-table-12.csv`).
+# (`flcore/papers/fedgloss/published/fedgloss-table-12.csv`).
 #
 # **How to rerun.** `flcore reproduce fedgloss-table-12` (no training).
 # %% [markdown]
@@ -53,8 +53,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.fedgloss_config import mark_missing_presets, table12_ours
-from flcore.experiments.published import published, source
+from flcore.papers.fedgloss.config_tables import mark_missing_presets, table12_ours
+from flcore.reproduction.published import published, source
 from flcore.report import compare_settings
 from flcore.report.page import Page
 

@@ -30,7 +30,7 @@
 # between them are shown as `a / b`), and whether it lies in the searched grid. Flcore has
 # the ResNet-18-GN model but *no preset* for it (a ResNet run takes the CNN's values);
 # Landmarks-User-160k is *not in flcore*. The published grids are a data file
-# (`flcore/experiments/published/fedgloss-table-13.csv`).
+# (`flcore/papers/fedgloss/published/fedgloss-table-13.csv`).
 #
 # **How to rerun.** `flcore reproduce fedgloss-table-13` (no training).
 # %% [markdown]
@@ -55,8 +55,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.fedgloss_config import table13_ours, table13_wide
-from flcore.experiments.published import published, source
+from flcore.papers.fedgloss.config_tables import table13_ours, table13_wide
+from flcore.reproduction.published import published, source
 from flcore.report.page import Page
 
 page = Page("fedgloss-table-13")

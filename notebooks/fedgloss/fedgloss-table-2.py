@@ -31,7 +31,7 @@
 # paper's FedGloSS row is flcore's two variants, `fedgloss-sgd` and `fedgloss-sam`. The
 # *Global Flatness* column is not compared: its marks were lost in the text conversion,
 # and it is a property of the method's objective, not of a recipe. The published table is
-# a data file (`flcore/experiments/published/fedgloss-table-2.csv`).
+# a data file (`flcore/papers/fedgloss/published/fedgloss-table-2.csv`).
 #
 # **How to rerun.** `flcore reproduce fedgloss-table-2` (no training; the scale changes nothing).
 # %% [markdown]
@@ -56,8 +56,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.fedgloss_config import table2_comparison, table2_ours
-from flcore.experiments.published import published, source
+from flcore.papers.fedgloss.config_tables import table2_comparison, table2_ours
+from flcore.reproduction.published import published, source
 from flcore.report.page import Page
 
 page = Page("fedgloss-table-2")

@@ -65,11 +65,11 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgloss_results as gloss
-from flcore.experiments import fedsam
-from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.published import source
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgloss import results as gloss
+from flcore.papers.fedsam import runs as fedsam
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.published import source
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, ranking_findings

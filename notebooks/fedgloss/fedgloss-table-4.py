@@ -60,10 +60,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgloss_results as gloss
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.inventory import entry
-from flcore.experiments.published import source
+from flcore.papers.fedgloss import results as gloss
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.inventory import entry
+from flcore.reproduction.published import source
 from flcore.report.page import Page
 
 artifact = get_artifact("fedgloss-table-4")

@@ -30,7 +30,7 @@
 # Table 3 reports it); the cost is rounds x the model-sized vectors the method exchanges
 # per client and round (from the method registry: 2 for FedAvg and FedGloSS, 4 for
 # SCAFFOLD, FedGAMMA and FedSMOO), in units of B = T x FedAvg's 2
-# (`flcore.experiments.targets`). FedAvg is the reference (T rounds, 1 B). "-": the target
+# (`flcore.reproduction.targets`). FedAvg is the reference (T rounds, 1 B). "-": the target
 # is never reached. Below the `paper` scale MNIST-1D stands in for CIFAR (the CIFAR-100
 # alpha = 0 cells are the CIFAR-10 runs) and only the CNN columns exist; the Landmarks
 # column needs data that cannot be had offline (Table 4's page).
@@ -66,9 +66,9 @@ ARTIFACT_ID = "fedgloss-table-5"
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgloss_results as gloss
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgloss import results as gloss
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -63,10 +63,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgloss_results as gloss
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.published import source
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgloss import results as gloss
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import source
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
 

@@ -28,7 +28,7 @@
 # Table 3: each method's preset, 5 clients per round). lambda_1 is computed on each run's
 # final global model by power iteration on Hessian-vector products over the test set (as
 # the official eigenvalue script does; a random subset below the paper scale): see
-# `flcore.experiments.fedgloss_analysis`. The official code first averages the last 100
+# `flcore.papers.fedgloss.analysis`. The official code first averages the last 100
 # global models; a run stores its final model, which is what we analyse. At the `small`
 # and `smoke` scales MNIST-1D stands in for both CIFAR data sets (the CIFAR-100 alpha = 0
 # cells are the CIFAR-10 alpha = 0 runs) and the page compares orderings, not numbers.
@@ -61,10 +61,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedgloss_analysis as fa
-from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.published import published, source
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedgloss import analysis as fa
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts

@@ -27,7 +27,7 @@
 # figure has no numbers.
 #
 # **How it is made here.** The cross-device run of
-# `flcore.experiments.fedima_analysis` saves its models at 1/8, 1/2 and the end of
+# `flcore.papers.fedima.analysis` saves its models at 1/8, 1/2 and the end of
 # training and at the last three rounds; each panel is
 # `fedima_analysis.client_plane` / `global_plane` (`flcore.analysis.loss_plane`) on test
 # samples, on a coarse grid. Below the paper scale the data are MNIST-1D.
@@ -59,9 +59,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedima_analysis as analysis
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedima import analysis as analysis
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

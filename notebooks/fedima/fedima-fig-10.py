@@ -22,7 +22,7 @@
 # models reside within a common basin". The label-skew values were lost; the figure has no
 # numbers.
 #
-# **How it is made here.** Cross-device runs of `flcore.experiments.fedima_analysis` with
+# **How it is made here.** Cross-device runs of `flcore.papers.fedima.analysis` with
 # two class shards per client and with Dirichlet alpha = 0.1; at the `paper` scale with the
 # CNN and ResNet-18-GN on CIFAR-10 and FedIMA's CNN on Fashion-MNIST (`fmnist_cnn`), below it
 # on MNIST-1D with its model only. The planes pass through three client models of the last round.
@@ -54,9 +54,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedima_analysis as analysis
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedima import analysis as analysis
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

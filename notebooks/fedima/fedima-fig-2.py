@@ -23,7 +23,7 @@
 # training HeterBias dominates and keeps growing while TrainBias falls, and the lr decay
 # restrains HeterBias. The figure has no numbers; the loss and data split were not stated.
 #
-# **How it is made here.** The two cross-silo runs of `flcore.experiments.fedima_analysis`
+# **How it is made here.** The two cross-silo runs of `flcore.papers.fedima.analysis`
 # save the round's client and global models every few rounds;
 # `fedima_analysis.decomposition_over_rounds` (`flcore.analysis.loss_decomposition`)
 # measures cross-entropy TrainBias and HeterBias on the clients' training data (the
@@ -57,9 +57,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedima_analysis as analysis
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedima import analysis as analysis
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -24,7 +24,7 @@
 # falling -- the reason for IMA's "mild client exploration". The figure has no numbers; the
 # reference model (the round's FMA output) is our choice.
 #
-# **How it is made here.** The cross-silo runs of `flcore.experiments.fedima_analysis`
+# **How it is made here.** The cross-silo runs of `flcore.papers.fedima.analysis`
 # (shared with Figs. 2 and 4); Locality is measured against the round's FMA model from the
 # saved snapshots (`flcore.analysis.decomposition.client_global_distance`). Below the paper
 # scale the data are MNIST-1D.
@@ -57,9 +57,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedima_analysis as analysis
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedima import analysis as analysis
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

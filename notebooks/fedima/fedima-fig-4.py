@@ -23,7 +23,7 @@
 # without lr decay. The figure has no numbers; how Var was estimated, the CKA type and the
 # outputs were not stated.
 #
-# **How it is made here.** The cross-silo runs of `flcore.experiments.fedima_analysis`
+# **How it is made here.** The cross-silo runs of `flcore.papers.fedima.analysis`
 # (shared with Figs. 2 and 3). Var(M) is the mean squared distance between the softmax
 # output of an average of M client models and the ensemble's
 # (`flcore.analysis.decomposition.ensemble_variance`), and Cov the weighted mean pairwise
@@ -59,9 +59,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedima_analysis as analysis
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedima import analysis as analysis
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

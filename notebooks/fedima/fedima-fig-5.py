@@ -24,7 +24,7 @@
 # (b) is made here; the rounds and the range of the interpolation were lost, and the
 # figure has no numbers.
 #
-# **How it is made here.** The cross-device run of `flcore.experiments.fedima_analysis`
+# **How it is made here.** The cross-device run of `flcore.papers.fedima.analysis`
 # (shared with Fig. 1) saves the global model at 1/2 and at the end of training and at the
 # last three rounds; `fedima_analysis.global_interpolation` (`flcore.analysis.interpolate`)
 # evaluates `(1 - t) w^{a} + t w^{b}` for t in [-0.5, 1.5] on test samples for two pairs: the
@@ -60,10 +60,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.analysis.plots import plot_surface_2d
-from flcore.experiments import fedima_analysis as analysis
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.report.analysis_plots import plot_surface_2d
+from flcore.papers.fedima import analysis as analysis
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -26,7 +26,7 @@
 #
 # **How it is made here.** The runs are Table I's protocol on its Dirichlet setting with one
 # field changed (`alpha`, `per_round`, `local_epochs`; the grids in
-# `flcore.experiments.fedima.FIG6_GRID`). At the `paper` scale all eight methods run on a
+# `flcore.papers.fedima.runs.FIG6_GRID`). At the `paper` scale all eight methods run on a
 # four-point grid per panel; at `small` FedAvg with and without IMA on MNIST-1D on two
 # points per panel (the Table I point and one more), which is enough to see the direction
 # of each effect, not its shape.
@@ -59,9 +59,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedima
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedima import runs as fedima
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -29,7 +29,7 @@
 # scale), (b) FedAvg+IMA with windows 2, 5 and 10 (`ima_window`), both on Table I's
 # Dirichlet setting; the curves are smoothed with a 5-round moving average. (c) evaluates
 # `(1 - t) w_FMA + t w_IMA` for t in [-0.5, 1.5] on the test set with
-# `flcore.experiments.fedima.fma_ima_interpolation` (`flcore.analysis.interpolate`).
+# `flcore.papers.fedima.runs.fma_ima_interpolation` (`flcore.analysis.interpolate`).
 # Below the paper scale all of it runs on MNIST-1D, with the rounds shortened.
 #
 # **How to rerun.** `flcore reproduce fedima-fig-7 --scale small`; `--scale paper` on a GPU.
@@ -60,9 +60,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedima
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs, run_metrics
+from flcore.papers.fedima import runs as fedima
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -24,7 +24,7 @@
 # figure has no numbers.
 #
 # **How it is made here.** The cross-device and cross-silo runs of
-# `flcore.experiments.fedima_analysis` (no lr decay); the planes pass through the first
+# `flcore.papers.fedima.analysis` (no lr decay); the planes pass through the first
 # three client models of the last round (`fedima_analysis.client_plane`). Below the paper
 # scale the data are MNIST-1D.
 #
@@ -55,9 +55,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedima_analysis as analysis
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedima import analysis as analysis
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -23,7 +23,7 @@
 # whose average (an IMA-like model) should lie nearer the basin's lowest point. This reading
 # is ours; the figure has no numbers.
 #
-# **How it is made here.** The runs of Fig. 8 (`flcore.experiments.fedima_analysis`);
+# **How it is made here.** The runs of Fig. 8 (`flcore.papers.fedima.analysis`);
 # `fedima_analysis.global_plane` through the last three global models. Below the paper scale
 # the data are MNIST-1D.
 #
@@ -54,9 +54,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedima_analysis as analysis
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedima import analysis as analysis
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -29,7 +29,7 @@
 # configuration. The protocol is the paper's (Table VII: 100 clients, 10 per round, 5 local
 # epochs of batch 50, SGD lr 0.01 with momentum 0.9, x0.99 lr decay a round; IMA over the
 # last 5 global models from round 0.75 T, with a x0.97 decay), set in
-# `flcore/experiments/fedima.py`. At the `paper` scale the FMNIST rows (FedIMA's FMNIST CNN),
+# `flcore/papers/fedima/runs.py`. At the `paper` scale the FMNIST rows (FedIMA's FMNIST CNN),
 # the CIFAR-10 rows (CNN and ResNet-18-GN), CIFAR-100's first row (VGG-11-GN; its lost
 # label read as Dirichlet alpha = 0.1, T = 300) and the two PACS rows run. PACS uses FedIMA's
 # AlexNet-GN and its label + feature skew (each of the 4 domains split among 20 of the 80
@@ -72,10 +72,10 @@ download = True  # fetch CIFAR and Fashion-MNIST through torchvision when missin
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedima
-from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.published import published, source
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedima import runs as fedima
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page

@@ -27,7 +27,7 @@
 # **How it is made here.** The FMA runs are Table I's; the IMA runs are the same with IMA
 # started at each round. *Rounds to target* is the first round at which the test accuracy,
 # smoothed over the last five evaluated rounds, reaches the target (the paper's smoothing and
-# rule are not stated; ours are in `flcore/experiments/fedima.py`). At the `paper` scale the
+# rule are not stated; ours are in `flcore/papers/fedima/runs.py`). At the `paper` scale the
 # target is 60 %; below it (MNIST-1D) the target is where FedAvg (FMA) ends, the mean
 # accuracy of its last ten rounds -- the role 60 % plays in the paper. Below the paper scale
 # the start rounds are scaled with the rounds (150 of 400 -> 38 of 100) and only the 150
@@ -61,10 +61,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedima
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.published import published, source
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedima import runs as fedima
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page

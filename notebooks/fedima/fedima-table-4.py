@@ -27,7 +27,7 @@
 # the PACS column's "ResNet18.FC(4096,512)" and 10 outputs for 7 classes).
 #
 # **How it is made here.** The published cells are a data file transcribed from the paper
-# (`flcore/experiments/published/fedima-table-4.csv`). Flcore's side builds each model from
+# (`flcore/papers/fedima/published/fedima-table-4.csv`). Flcore's side builds each model from
 # flcore's model registry (`flcore.models.build_model`) and lists its layers, so every
 # published layer is looked up in the model flcore would train: FedIMA's Fashion-MNIST CNN
 # (`fmnist_cnn`) and VGG-11 with GroupNorm (`vgg11gn`) are flcore models built after the
@@ -62,8 +62,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.fedima_settings import model_summary, table4_ours
-from flcore.experiments.published import published, source
+from flcore.papers.fedima.settings import model_summary, table4_ours
+from flcore.reproduction.published import published, source
 from flcore.report.page import Page
 
 page = Page("fedima-table-4")

@@ -25,7 +25,7 @@
 # lost; FedAvg and FedNova need no extra hyper-parameter.
 #
 # **How it is made here.** The published values are a data file transcribed from the paper
-# (`flcore/experiments/published/fedima-table-5.csv`; lost values are empty with a note).
+# (`flcore/papers/fedima/published/fedima-table-5.csv`; lost values are empty with a note).
 # Flcore's values are what `resolve_config` gives each baseline at the `paper` scale
 # (CIFAR-10) -- the values its runs use.
 #
@@ -53,8 +53,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.fedima_settings import compare_table5, table5_ours
-from flcore.experiments.published import published, source
+from flcore.papers.fedima.settings import compare_table5, table5_ours
+from flcore.reproduction.published import published, source
 from flcore.report.page import Page
 
 page = Page("fedima-table-5")

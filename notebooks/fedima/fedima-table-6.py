@@ -24,9 +24,9 @@
 # the text conversion (two class shards per client per Secs. 4 and 5.3).
 #
 # **How it is made here.** The published rows are a data file transcribed from the paper
-# (`flcore/experiments/published/fedima-table-6.csv`). Flcore's side is what the FedAvg
+# (`flcore/papers/fedima/published/fedima-table-6.csv`). Flcore's side is what the FedAvg
 # analysis runs of the figure pages use at the `paper` scale
-# (`flcore.experiments.fedima_analysis.vis_run`: FedIMA's protocol on CIFAR-10), so the
+# (`flcore.papers.fedima.analysis.vis_run`: FedIMA's protocol on CIFAR-10), so the
 # table shows the settings those runs train with. One 400-round cross-silo run serves
 # Figs. 8 and 9 (the paper's 200 rounds are its first half), and Fig. 10 adds runs of the
 # Fashion-MNIST CNN. A data set flcore has but no run of the row's figures uses is marked *not run*.
@@ -55,8 +55,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.fedima_settings import columns_agreeing, compare_table6, table6_ours
-from flcore.experiments.published import published, source
+from flcore.papers.fedima.settings import columns_agreeing, compare_table6, table6_ours
+from flcore.reproduction.published import published, source
 from flcore.report.page import Page
 
 page = Page("fedima-table-6")

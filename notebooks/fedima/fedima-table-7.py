@@ -24,9 +24,9 @@
 # ResNet-18); they are one row per setting here.
 #
 # **How it is made here.** The published rows are a data file transcribed from the paper
-# (`flcore/experiments/published/fedima-table-7.csv`). Flcore's side is what the FedAvg+IMA
+# (`flcore/papers/fedima/published/fedima-table-7.csv`). Flcore's side is what the FedAvg+IMA
 # run of each setting on the Table I page uses at the `paper` scale
-# (`flcore.experiments.fedima.ima_run`: FedIMA's protocol; the IMA fields are the same for
+# (`flcore.papers.fedima.runs.ima_run`: FedIMA's protocol; the IMA fields are the same for
 # every `X+ima` method), so the table shows the settings the result runs train with. The
 # paper's lr decays are written as 1 - gamma (flcore's `ima_gamma` 0.99 is the paper's 0.01).
 # CIFAR-100 with ResNet-18 is not a Table I run here (its row label was lost); its column
@@ -57,8 +57,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.fedima_settings import columns_agreeing, compare_table7, table7_ours
-from flcore.experiments.published import published, source
+from flcore.papers.fedima.settings import columns_agreeing, compare_table7, table7_ours
+from flcore.reproduction.published import published, source
 from flcore.report.page import Page
 
 page = Page("fedima-table-7")

@@ -56,9 +56,9 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.fedlesam_surfaces import show_global_surfaces
-from flcore.experiments.runner import ensure_runs
+from flcore.reproduction.artifacts import get_artifact
+from flcore.papers.fedlesam.surfaces import show_global_surfaces
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

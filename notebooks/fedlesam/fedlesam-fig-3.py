@@ -25,7 +25,7 @@
 # **How it is made here.** The final global models of Table 2's runs at Dirichlet 0.1 (our
 # choice: the setting of the paper's Fig. 2), 100 clients with 10% per round; surfaces by Li
 # et al.'s filter-normalised random directions (the paper cites them) on the pooled training
-# data (`flcore.experiments.fedlesam_surfaces`). A table reduces each surface to numbers so
+# data (`flcore.papers.fedlesam.surfaces`). A table reduces each surface to numbers so
 # the methods can be ordered by flatness. Below the paper scale MNIST-1D stands in for
 # CIFAR-10 and the grid is coarse.
 #
@@ -54,9 +54,9 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.fedlesam_surfaces import show_global_surfaces
-from flcore.experiments.runner import ensure_runs
+from flcore.reproduction.artifacts import get_artifact
+from flcore.papers.fedlesam.surfaces import show_global_surfaces
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

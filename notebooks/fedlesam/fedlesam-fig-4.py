@@ -59,9 +59,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.published import source
-from flcore.experiments.runner import ensure_runs, run_metrics
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import source
+from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page
 

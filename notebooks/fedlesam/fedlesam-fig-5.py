@@ -62,8 +62,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from flcore.experiments.partition_maps import fig5_panels, pathological_counts, summary_table
-from flcore.experiments.published import source
+from flcore.papers.fedlesam.partition_maps import fig5_panels, pathological_counts, summary_table
+from flcore.reproduction.published import source
 from flcore.report.page import Page
 
 page = Page("fedlesam-fig-5")

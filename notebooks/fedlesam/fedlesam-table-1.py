@@ -25,7 +25,7 @@
 # perturbation "without extra computation".
 #
 # **How it is made here.** The published table is a data file transcribed from the paper
-# (`flcore/experiments/published/fedlesam-table-1.csv`; the lost marks are empty cells with a
+# (`flcore/papers/fedlesam/published/fedlesam-table-1.csv`; the lost marks are empty cells with a
 # note). Flcore's side is read from each method's recipe: the base algorithm from its
 # correction part (C0 FedAvg, C5 FedCM's momentum, C2 SCAFFOLD, C3 FedDyn), the target from
 # its perturbation part (P1 SAM and P3 FedSMOO's corrected SAM perturb along the client's
@@ -58,8 +58,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.method_costs import SUMMARY_METHODS, TABLE1_FROM_APPENDIX_A, methods_behind, summary_ours
-from flcore.experiments.published import published, source
+from flcore.reproduction.method_costs import SUMMARY_METHODS, TABLE1_FROM_APPENDIX_A, methods_behind, summary_ours
+from flcore.reproduction.published import published, source
 from flcore.report import compare_settings
 from flcore.report.page import Page
 

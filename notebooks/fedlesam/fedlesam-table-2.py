@@ -68,10 +68,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedlesam
-from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.published import source
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedlesam import runs as fedlesam
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.published import source
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import ours_accuracy, set_style
 from flcore.report.page import Page
 

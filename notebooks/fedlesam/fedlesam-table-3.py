@@ -71,8 +71,8 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments.inventory import entry as inventory_entry
-from flcore.experiments.published import source
+from flcore.reproduction.inventory import entry as inventory_entry
+from flcore.reproduction.published import source
 from flcore.report.page import Page
 
 page = Page("fedlesam-table-3")

@@ -23,7 +23,7 @@
 # "3224224"); those cells are left empty with a note and are not compared.
 #
 # **How it is made here.** The published table is a data file transcribed from the paper
-# (`flcore/experiments/published/fedlesam-table-6.csv`). Flcore's side loads each data set
+# (`flcore/papers/fedlesam/published/fedlesam-table-6.csv`). Flcore's side loads each data set
 # with flcore's own loader (`flcore.data.load_dataset`, from `data_root`; nothing is
 # downloaded) and counts the images of its training and test sets, its classes and the shape
 # of one image. Where the CIFAR files are not there, the row says so and is not checked.
@@ -56,8 +56,8 @@ data_root = "data"  # CIFAR folder (the files are read, never downloaded)
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.dataset_stats import compare_statistics, dataset_statistics
-from flcore.experiments.published import published, source
+from flcore.papers.fedlesam.dataset_stats import compare_statistics, dataset_statistics
+from flcore.reproduction.published import published, source
 from flcore.report.page import Page
 
 page = Page("fedlesam-table-6")

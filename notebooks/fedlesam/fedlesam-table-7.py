@@ -23,14 +23,14 @@
 # much as FedGAMMA and FedSMOO.
 #
 # **How it is made here.** The published table is a data file transcribed from the paper
-# (`flcore/experiments/published/fedlesam-table-7.csv`). Flcore's side is read from each
+# (`flcore/papers/fedlesam/published/fedlesam-table-7.csv`). Flcore's side is read from each
 # method's recipe (`flcore.algorithms.get_method`):
 #
 # - *backpropagation*: `grad_evals_per_step` over FedAvg's;
 # - *communication*: `uploads_per_round + downloads_per_round` over FedAvg's two;
 # - *stored memory*: the model, plus every model-sized table the method keeps per client
 #   across rounds (`client_state()` entries of shape `[N, P]`), plus every vector the client
-#   downloads beyond the global model (`flcore.experiments.method_costs.client_memory`).
+#   downloads beyond the global model (`flcore.reproduction.method_costs.client_memory`).
 #
 # The paper does not state its counting rule; this one gives its values for six of the
 # eight methods. The two others differ because flcore communicates less: MoFedSAM sends
@@ -63,8 +63,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.method_costs import FEDLESAM_METHODS, methods_behind, relative_costs_ours
-from flcore.experiments.published import published, source
+from flcore.reproduction.method_costs import FEDLESAM_METHODS, methods_behind, relative_costs_ours
+from flcore.reproduction.published import published, source
 from flcore.report import compare_settings
 from flcore.report.page import Page
 

@@ -59,10 +59,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.fedlesam_efficiency import timing
-from flcore.experiments.published import published, source
-from flcore.experiments.runner import ensure_runs
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.papers.fedlesam.efficiency import timing
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page

@@ -65,9 +65,9 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.fedlesam_efficiency import show_efficiency, show_published_beside_ours
-from flcore.experiments.runner import ensure_runs
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.papers.fedlesam.efficiency import show_efficiency, show_published_beside_ours
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

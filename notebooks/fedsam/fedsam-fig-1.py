@@ -62,9 +62,9 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.analysis.io import resolve_device
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.run_geometry import geometry_settings, random_surface, settings_rows
-from flcore.experiments.runner import ensure_runs
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.run_geometry import geometry_settings, random_surface, settings_rows
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.geometry_plots import surface_3d
 from flcore.report.page import Page

@@ -58,9 +58,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedsam
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.runner import ensure_runs, run_metrics
+from flcore.papers.fedsam import runs as fedsam
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves

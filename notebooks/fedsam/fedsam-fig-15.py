@@ -60,10 +60,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 from IPython.display import Markdown, display
 
 from flcore.analysis.io import resolve_device
-from flcore.experiments import fedsam_analysis
-from flcore.experiments.artifacts import get_artifact
-from flcore.experiments.run_geometry import geometry_settings
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedsam import analysis as fedsam_analysis
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.run_geometry import geometry_settings
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -18,7 +18,7 @@
 #
 # **What the paper lists.** The client learning rate, batch size, weight decay, local epochs, client momentum, rounds and clients per round the paper found best for each data set.
 #
-# **How it is made here.** The published table is a data file transcribed from the paper (`flcore/experiments/published/fedsam-table-10.csv`). Flcore's values are what `resolve_config` gives a run
+# **How it is made here.** The published table is a data file transcribed from the paper (`flcore/papers/fedsam/published/fedsam-table-10.csv`). Flcore's values are what `resolve_config` gives a run
 # at the `paper` scale -- the same presets every run goes through -- so a mismatch here
 # would be a mismatch in the runs. Data sets flcore does not have (CIFAR-100-PAM,
 # Landmarks-User-160k, Cityscapes, IDDA: not obtainable offline or not image
@@ -49,8 +49,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.hyperparams import scale_settings, table10_ours
-from flcore.experiments.published import published, source
+from flcore.papers.fedsam.hyperparams import scale_settings, table10_ours
+from flcore.reproduction.published import published, source
 from flcore.report import compare_settings
 from flcore.report.page import Page
 

@@ -18,7 +18,7 @@
 #
 # **What the paper lists.** The cycle length c, the client learning rates gamma_1 -> gamma_2 of the cyclical schedule and the round at which SWA starts, per data set.
 #
-# **How it is made here.** The published table is a data file transcribed from the paper (`flcore/experiments/published/fedsam-table-12.csv`). SWA values read *pending* while no SWA method is registered in flcore; a start round of 75% of the rounds is the paper's default. Flcore's values are what `resolve_config` gives a run
+# **How it is made here.** The published table is a data file transcribed from the paper (`flcore/papers/fedsam/published/fedsam-table-12.csv`). SWA values read *pending* while no SWA method is registered in flcore; a start round of 75% of the rounds is the paper's default. Flcore's values are what `resolve_config` gives a run
 # at the `paper` scale -- the same presets every run goes through -- so a mismatch here
 # would be a mismatch in the runs. Data sets flcore does not have (CIFAR-100-PAM,
 # Landmarks-User-160k, Cityscapes, IDDA: not obtainable offline or not image
@@ -49,8 +49,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.hyperparams import swa_available, table12_ours
-from flcore.experiments.published import published, source
+from flcore.papers.fedsam.hyperparams import swa_available, table12_ours
+from flcore.reproduction.published import published, source
 from flcore.report import compare_settings
 from flcore.report.page import Page
 

@@ -56,9 +56,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedsam_results as results
-from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedsam import results as results
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 

@@ -58,9 +58,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments import fedsam_results as results
-from flcore.experiments.artifacts import get_artifact, settings_table
-from flcore.experiments.runner import ensure_runs
+from flcore.papers.fedsam import results as results
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 
@@ -96,7 +96,7 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # Accuracy (%) and the improvement over the reference of each column (centralized SGD;
 # FedAvg at the same alpha with 5 clients per round): absolute (points) and relative (%).
 # Ours are computed from our runs with the same formulas
-# (`flcore.experiments.fedsam_results.improvements`).
+# (`flcore.papers.fedsam.results.improvements`).
 
 # %%
 table = results.show_improvements(page, runs, scale)

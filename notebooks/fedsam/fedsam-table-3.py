@@ -50,7 +50,7 @@ seeds = [0]
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 
 # %%
-from flcore.experiments import fedsam_results as results
+from flcore.papers.fedsam import results as results
 from flcore.report.page import Page
 
 page = Page("fedsam-table-3")

@@ -30,7 +30,7 @@
 # `data_root`; otherwise labels with CIFAR's class counts, which give the same per-client
 # counts. CIFAR-100-PAM, CIFAR-10-C/100-C, Landmarks-User-160k, Cityscapes and IDDA are
 # *not in flcore* (not obtainable offline, or not image classification). The published
-# table is a data file (`flcore/experiments/published/fedsam-table-9.csv`); the
+# table is a data file (`flcore/papers/fedsam/published/fedsam-table-9.csv`); the
 # heterogeneous Cityscapes split's sample counts were garbled in the text conversion and
 # are left empty.
 #
@@ -58,8 +58,8 @@ data_root = "data"  # CIFAR folder; without the files the splits use CIFAR's cla
 # %%
 from IPython.display import Markdown, display
 
-from flcore.experiments.published import published, source
-from flcore.experiments.splits import dataset_stats_ours, paper_splits, split_summary
+from flcore.reproduction.published import published, source
+from flcore.reproduction.splits import dataset_stats_ours, paper_splits, split_summary
 from flcore.report import compare_settings
 from flcore.report.page import Page
 

@@ -1,0 +1,279 @@
+"""The ``flcore`` command line.
+
+``flcore run``   run (or resume, or look up) one experiment; ``--json`` prints its summary.
+``flcore sweep`` the same for a grid: every ``run`` flag takes a comma list; runs train in batched groups.
+``flcore runs``  list the runs of a store with their config, status and summary.
+``flcore methods`` list the methods: parts, hyper-parameters, communication, gradient evaluations.
+``flcore analyze hessian|landscape|barrier|lpf --run RUN_DIR`` geometry of a stored run.
+``flcore reproduce ARTIFACT|--all`` execute artifact notebooks; ``flcore book`` reproduce what is stale and build the site.
+
+Every config field is a flag (``--per-round`` for ``per_round``) and a key of the
+``--config`` YAML/JSON file; flags win over the file.  Values are validated before any
+compute: a bad value prints the field and the allowed values and exits with status 2.
+
+Exit statuses of ``flcore run`` (the book's Reference, "Run store"): 0 finished or diverged (the
+summary's ``status`` says which), 1 an unexpected error during training (the run is
+marked ``failed``), 2 bad input (config, data), 3 a damaged or unsafe run record that
+could not be repaired, 4 the run is being trained by another process (``--no-wait``),
+130 interrupted.  ``flcore runs --verify`` exits 3 when a record is damaged.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+from typing import Any
+
+from flcore.config import ExperimentConfig, load_config_file, resolve_config
+from flcore.errors import ConfigError
+from flcore.api import run_experiment
+from flcore.config import MAX_COUNT, check_method_reads, check_partition_reads, parse_int
+from flcore.config.method_catalog import describe_methods
+from flcore.data import DatasetError
+from flcore.planning.sweep import expand_grid, resolve_grid, run_sweep, split_list
+from flcore.store import RunBusyError, RunStore, StoreError, check_run
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_DAMAGED = 3
+EXIT_BUSY = 4
+EXIT_INTERRUPTED = 130
+_BOOL_FIELDS = {f.name for f in fields(ExperimentConfig) if str(f.type) == "bool"}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own errors: same exit code, one line
+        print(f"flcore: error: {message} (`{self.prog} --help` lists the options)", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _add_run_parser(sub) -> None:
+    p = sub.add_parser("run", help="run, resume or look up one experiment")
+    p.add_argument("--config", help="YAML or JSON file of config fields")
+    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--chunk-size", type=_chunk_size, default=None,
+                   help="batched engine: clients trained together (default: all of a round)")
+    p.add_argument("--wait", action=argparse.BooleanOptionalAction, default=True,
+                   help="if another process is training the same run, wait for it and print its "
+                        "record (default); --no-wait refuses at once with exit status 4")
+    for f in fields(ExperimentConfig):
+        flag = "--" + f.name.replace("_", "-")
+        if f.name in _BOOL_FIELDS:
+            p.add_argument(flag, dest=f.name, action="store_const", const=True, default=None,
+                           help=f"set {f.name} to true")
+        else:
+            p.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper(),
+                           help=f"config field {f.name}")
+
+
+def _chunk_size(text: str) -> int:
+
+    try:
+        value = parse_int("chunk_size", text)
+    except ConfigError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 1 <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"got {value}; must be in 1..{MAX_COUNT}")
+    return value
+
+
+def _add_sweep_parser(sub) -> None:
+    p = sub.add_parser("sweep", help="run a grid of experiments (every run flag takes a comma list)")
+    p.add_argument("--config", help="YAML or JSON file of config fields (the grid's base)")
+    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per run on stdout")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes (default: the CPU cores on a CPU, 1 on a GPU)")
+    for f in fields(ExperimentConfig):
+        flag = "--" + f.name.replace("_", "-")
+        if f.name in _BOOL_FIELDS:
+            p.add_argument(flag, dest=f.name, nargs="?", const="true", default=None, metavar="BOOLS",
+                           help=f"set {f.name} (alone: true; or a list such as true,false)")
+        else:
+            p.add_argument(flag, dest=f.name, default=None, metavar="VALUES",
+                           help=f"config field {f.name}: a value or a comma list")
+
+
+def _add_runs_parser(sub) -> None:
+    p = sub.add_parser("runs", help="list the runs of a store")
+    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
+    p.add_argument("--json", action="store_true", help="print a JSON list of runs")
+    p.add_argument("--verify", action="store_true",
+                   help="re-check every record, loading checkpoints and final models too; exit 3 if any is damaged")
+
+
+def _add_methods_parser(sub) -> None:
+    p = sub.add_parser("methods", help="list the methods with their parts, hyper-parameters and costs")
+    p.add_argument("--json", action="store_true", help="print a JSON list, one object per method")
+    p.add_argument("--scale", default="small", help="defaults shown for this scale (default: small)")
+    p.add_argument("--dataset", default=None, help="defaults shown for this dataset")
+    p.add_argument("--alpha", default="0", help="defaults shown for this Dirichlet alpha")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from flcore.cli.reproduce import register as register_reproduce
+
+    from flcore.cli.analyze import add_analyze_parser
+
+    parser = _Parser(prog="flcore", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_run_parser(sub)
+    _add_sweep_parser(sub)
+    _add_runs_parser(sub)
+    _add_methods_parser(sub)
+
+    add_analyze_parser(sub)
+
+    parser.set_defaults(extra_handlers=register_reproduce(sub))
+    return parser
+
+
+def _config_from_args(args: argparse.Namespace) -> ExperimentConfig:
+    """The resolved config; fields the user set that the method or partition does not
+    read are refused (a resolved config cannot tell them from defaults)."""
+
+    values: dict[str, Any] = load_config_file(args.config) if args.config else {}
+    for f in fields(ExperimentConfig):
+        given = getattr(args, f.name)
+        if given is not None:
+            values[f.name] = given
+    cfg = resolve_config(values)
+    given_names = {name for name, value in values.items() if value is not None}
+    check_method_reads(cfg.method, given_names)
+    check_partition_reads(cfg.partition, given_names)
+    return cfg
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+
+
+    try:
+        cfg = _config_from_args(args)
+        summary = run_experiment(cfg, store=args.store, progress=not args.no_progress,
+                                 chunk_size=args.chunk_size, wait=args.wait)
+    except (ConfigError, DatasetError) as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RunBusyError as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_BUSY
+    except StoreError as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_DAMAGED
+    except KeyboardInterrupt:
+        print("flcore: interrupted; rerun the same command to resume from the last checkpoint",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        for key in ("status", "rounds_done", "final_accuracy", "mean_last_100", "best_accuracy", "run_dir"):
+            print(f"{key}: {summary.get(key)}")
+    return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+
+    try:
+        base: dict[str, Any] = load_config_file(args.config) if args.config else {}
+        lists = {}
+        for f in fields(ExperimentConfig):
+            given = getattr(args, f.name)
+            if given is not None:
+                try:
+                    lists[f.name] = split_list(given)
+                except ValueError as exc:
+                    raise ConfigError(f.name, str(exc)) from None
+        configs = resolve_grid(expand_grid(base, lists))
+        results = run_sweep(configs, args.store, workers=args.workers, progress=not args.no_progress)
+    except (ConfigError, DatasetError) as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("flcore: interrupted; rerun the same command to resume from the last checkpoints",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    for summary in results:
+        if args.json:
+            print(json.dumps(summary, sort_keys=True))
+        else:
+            print(f"{summary['run_id']}  {summary['status']:<9} mean_last_100={summary.get('mean_last_100')}  "
+                  f"{summary.get('run_dir') or summary.get('error')}")
+    return 1 if any(s["status"] == "failed" for s in results) else 0
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+
+    store = RunStore(args.store)
+    records = []
+    for run_id in store.run_ids():
+        run = store.run(run_id)
+        record = {"run_id": run_id, "run_dir": str(run.path), "status": "damaged", "rounds_done": None,
+                  "config": None, "summary": None}
+        problems = check_run(run, deep=args.verify)
+        for key, read in (("config", run.config), ("summary", run.summary)):
+            try:
+                record[key] = read()
+            except StoreError:
+                pass  # already among the problems
+        try:
+            status = run.status()
+            record["status"] = status.get("status", "new")
+            record["rounds_done"] = status.get("rounds_done", 0)
+        except StoreError:
+            pass
+        record["damaged"] = bool(problems)
+        record["problems"] = problems
+        records.append(record)
+    damaged = [r for r in records if r["damaged"]]
+    if args.json:
+        print(json.dumps(records, sort_keys=True, default=str))
+    elif not records:
+        print(f"no runs in {args.store}")
+    else:
+        for r in records:
+            c, s = r["config"] or {}, r["summary"] or {}
+            mark = "  DAMAGED: " + "; ".join(r["problems"]) if r["damaged"] else ""
+            print(f"{r['run_id']}  {r['status']:<11} {r['rounds_done'] if r['rounds_done'] is not None else '?':>6} "
+                  f"rounds  {c.get('method')}/{c.get('dataset')} alpha={c.get('alpha')}  "
+                  f"mean_last_100={s.get('mean_last_100')}{mark}")
+    if damaged:
+        print(f"flcore: {len(damaged)} of {len(records)} run records damaged; `flcore run` with a run's "
+              "config repairs it from its checkpoint where possible, or says what to delete", file=sys.stderr)
+    return EXIT_DAMAGED if args.verify and damaged else 0
+
+
+def _cmd_methods(args: argparse.Namespace) -> int:
+
+    try:
+        rows = describe_methods(scale=args.scale, dataset=args.dataset, alpha=args.alpha)
+    except ConfigError as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(rows, sort_keys=True))
+        return 0
+    for r in rows:
+        hp = ", ".join(f"{k}={v}" for k, v in r["hyperparameters"].items()) or "-"
+        print(f"{r['name']:<22} {'+'.join(r['parts']):<16} comm {r['downloads_per_round']}/"
+              f"{r['uploads_per_round']}  grad evals/step {r['grad_evals_per_step']}  {hp}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from flcore.cli.analyze import run_analyze
+
+    args = build_parser().parse_args(argv)
+
+    handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "runs": _cmd_runs, "methods": _cmd_methods,
+                "analyze": run_analyze,
+                **args.extra_handlers}
+    return handlers[args.command](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

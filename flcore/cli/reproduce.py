@@ -1,0 +1,228 @@
+"""``flcore reproduce``, ``flcore book`` and ``flcore claims``: the command line of the book.
+
+``flcore reproduce`` and ``flcore book``: the papermill batch and the book build.
+
+``flcore reproduce ARTIFACT... --scale S`` (or ``--all``) executes each artifact's
+notebook (``notebooks/<paper>/<id>.ipynb``) with papermill into the book's source tree
+(``book/artifacts/<paper>/<id>.ipynb``), with the parameters ``scale``, ``device``,
+``seeds``, ``store`` (and ``workers``, ``data_root``, ``download`` where the notebook
+has them).  Before the notebooks run, the union of the runs they need is trained once
+(shared runs once, several at a time on a CPU, or as tasks of a Ray cluster with
+``--executor ray --address HOST:PORT``: :mod:`flcore.executors`); each notebook then finds
+its runs in the store.  A notebook that fails marks its own artifact failed and the others
+go on; a summary is printed at the end and the exit status is 1 if anything failed.
+
+Each artifact's outcome goes to a small manifest, ``book/_artifacts.json``: status (ok,
+failed, skipped), scale, seeds, duration, the notebook's hash and flcore's fingerprint
+(a hash of its source and published-data files).  ``flcore book --scale S`` reproduces
+what is stale -- never run, failed, run at another scale or with other seeds, or run
+with another notebook or flcore -- then builds the site with ``jupyter-book build . -W
+-n --keep-going`` (``_build/html/index.html``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from flcore.executors.ray_executor import ExecutorError
+from flcore.reproduction.artifacts import artifact_ids, get_artifact
+from flcore.reproduction.claims import evaluate_claims
+from flcore.reproduction.inventory import coverage
+from flcore.reproduction.papers import paper_ids
+from flcore.site.manifest import flcore_fingerprint, load_manifest, stale_reason
+from flcore.site.pages import write_site_pages
+from flcore.site.reproduce import build_book, make_run_executor, print_summary, reproduce
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"got {value}; must be >= 1")
+    return value
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scale", default="small", choices=("smoke", "small", "paper"),
+                   help="smoke (seconds), small (CPU default) or paper (the papers' protocol, GPU)")
+    p.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
+                   help="run store directory (default: $FLCORE_STORE or runs)")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds of every configuration (default: 0)")
+    p.add_argument("--workers", type=int, default=None, help="runs trained at once on a CPU (default: one per core)")
+    p.add_argument("--data-root", default="data", help="CIFAR folder (paper scale)")
+    p.add_argument("--download", action="store_true", help="fetch CIFAR through torchvision when missing")
+    p.add_argument("--root", default=".", help="repository root holding notebooks/, book/ and _toc.yml")
+    p.add_argument("--timeout", type=int, default=None, help="seconds a notebook cell may run (default: no limit)")
+    p.add_argument("--jobs", type=_positive_int, default=None,
+                   help="notebooks executed at once, each in its own kernel (default: one per core)")
+    p.add_argument("--executor", default="local", choices=("local", "ray"),
+                   help="where missing runs are trained: local (this machine) or ray (a Ray cluster)")
+    p.add_argument("--address", default=None, help="Ray cluster: auto | HOST:PORT (default: $RAY_ADDRESS "
+                   "or a Ray instance on this machine)")
+    p.add_argument("--gpus-per-run", type=float, default=None,
+                   help="Ray: GPUs per run (default: 1 on a cluster with GPUs, else 0)")
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+
+    known = artifact_ids()
+    if args.list:
+        return _list(args)
+    if args.all == bool(args.artifacts):
+        print("flcore: error: give artifact ids or --all (known: " + ", ".join(known) + ")", file=sys.stderr)
+        return EXIT_USAGE
+    unknown = [a for a in args.artifacts if a not in known]
+    if unknown:
+        print(f"flcore: error: unknown artifact(s) {', '.join(unknown)}; known: {', '.join(known)}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if not _connect_executor(args):
+        return EXIT_USAGE
+    results: dict[str, dict] = {}
+    try:
+        results = reproduce(known if args.all else args.artifacts, args, force=not args.stale_only,
+                            results=results)
+    finally:
+        _disconnect_executor(args)
+        print_summary(results)  # also when the batch stopped early (interrupted)
+    return EXIT_FAILED if any(e["status"] == "failed" for e in results.values()) else 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    """``--list``: every table and figure of the five papers with its status; for the
+    reproduced ones, whether the page is stale at ``--scale`` (and why)."""
+
+    root = Path(args.root).resolve()
+    manifest = load_manifest(root)
+    fingerprint = flcore_fingerprint()
+    rows = coverage(manifest)
+    for row in rows:
+        if row["status"] == "reproduced":
+            reason = stale_reason(get_artifact(row["id"]), manifest["artifacts"].get(row["id"]), root, args.scale,
+                                  args.seeds, fingerprint)
+            row["stale"] = reason
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return 0
+    for row in rows:
+        if row["status"] == "reproduced":
+            state = f"stale: {row['stale']}" if row["stale"] else "up to date"
+            built = ", ".join(row["scales_built"]) or "-"
+            print(f"{row['id']:<20} reproduced       built: {built:<18} {state}")
+        else:
+            print(f"{row['id']:<20} {row['status']}")
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("reproduced", "pending", "not_regenerable")}
+    print(f"{len(rows)} tables and figures: {counts['reproduced']} reproduced, {counts['pending']} pending, "
+          f"{counts['not_regenerable']} not regenerable")
+    return 0
+
+
+def _cmd_claims(args: argparse.Namespace) -> int:
+    """``flcore claims``: the verdict of every claim at ``--scale`` from the run store."""
+    papers = paper_ids()
+    unknown = [p for p in args.paper or [] if p not in papers]
+    if unknown:
+        print(f"flcore: error: --paper {', '.join(unknown)}: allowed values: {', '.join(papers)}", file=sys.stderr)
+        return EXIT_USAGE
+    results = evaluate_claims(args.scale, Path(args.store).expanduser(), args.seeds, papers=args.paper)
+    if args.json:
+        for result in results:
+            print(json.dumps(result))
+        return 0
+    width = max((len(r["id"]) for r in results), default=10)
+    for result in results:
+        gaps = ", ".join("-" if o is None else f"{o['gap']:+.2f}" for o in result["ours"])
+        print(f"{result['id']:<{width}}  {result['verdict']:<11}  ours: {gaps}"
+              + (f"  ({result['reason']})" if result["verdict"] == "not_checked" and result["reason"] else ""))
+    counts = {v: sum(r["verdict"] == v for r in results) for v in ("holds", "tie", "fails", "not_checked")}
+    print(f"{len(results)} claims at the {args.scale} scale: {counts['holds']} hold, {counts['tie']} tie, "
+          f"{counts['fails']} fail, {counts['not_checked']} not checked")
+    return 0
+
+
+def _connect_executor(args: argparse.Namespace) -> bool:
+    """Set ``args.run_executor``; print the one-line reason and return False when it cannot start."""
+
+    try:
+        args.run_executor = make_run_executor(args)
+    except (ValueError, ExecutorError) as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
+def _disconnect_executor(args: argparse.Namespace) -> None:
+    executor = getattr(args, "run_executor", None)
+    if executor is not None:
+        executor.shutdown()
+
+
+def _cmd_book(args: argparse.Namespace) -> int:
+
+    started = time.perf_counter()
+    results = {}
+    if not args.no_reproduce:
+        if not _connect_executor(args):
+            return EXIT_USAGE
+        try:
+            results = reproduce(artifact_ids(), args, force=args.force)
+        finally:
+            _disconnect_executor(args)
+        print_summary(results)
+
+    write_site_pages(Path(args.root).resolve(), args.scale, Path(args.store).expanduser(), args.seeds)
+    status = build_book(Path(args.root).resolve(), args.path_output, strict=not args.lax)
+    index = Path(args.path_output or args.root).resolve() / "_build" / "html" / "index.html"
+    print(f"book {'built' if status == 0 else 'build FAILED'} in {time.perf_counter() - started:.0f} s: {index}")
+    failed = any(e["status"] == "failed" for e in results.values())
+    return EXIT_FAILED if failed or status != 0 else 0
+
+
+def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add ``reproduce`` and ``book`` to ``subparsers``; returns their handlers by name."""
+    p = subparsers.add_parser("reproduce", help="execute artifact notebooks into the book (papermill)",
+                              description=__doc__.split("\n\n")[1])
+    p.add_argument("artifacts", nargs="*", metavar="ARTIFACT", help="artifact ids, e.g. fedsam-table-2")
+    p.add_argument("--all", action="store_true", help="every registered artifact")
+    p.add_argument("--stale-only", action="store_true", help="skip artifacts whose page is up to date")
+    p.add_argument("--list", action="store_true",
+                   help="list the 110 tables and figures: status, scales built, claims, staleness")
+    p.add_argument("--json", action="store_true", help="with --list: one JSON object per table or figure")
+    _common(p)
+    b = subparsers.add_parser("book", help="reproduce the stale artifacts, then build the site",
+                              description=__doc__.split("\n\n")[2])
+    b.add_argument("--force", action="store_true", help="re-execute every notebook, stale or not")
+    b.add_argument("--no-reproduce", action="store_true", help="only build the site from the executed notebooks")
+    b.add_argument("--path-output", default=None, help="build into PATH/_build instead of ./_build")
+    b.add_argument("--lax", action="store_true", help="do not turn warnings into errors (-W -n off)")
+    _common(b)
+    c = subparsers.add_parser("claims", help="the verdict of every claim of the papers at a scale, from the run store")
+    c.add_argument("--json", action="store_true", help="one JSON object per claim")
+    c.add_argument("--paper", nargs="+", default=None, help="only these papers (fedsam fedgloss fedgf fedlesam fedima)")
+    _common(c)
+    return {"reproduce": _cmd_reproduce, "book": _cmd_book, "claims": _cmd_claims}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (``python -m flcore.site.reproduce``) until the CLI wires these in."""
+    parser = argparse.ArgumentParser(prog="flcore")
+    sub = parser.add_subparsers(dest="command", required=True)
+    handlers = register(sub)
+    args = parser.parse_args(argv)
+    return handlers[args.command](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

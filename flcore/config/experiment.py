@@ -1,0 +1,233 @@
+"""The experiment configuration: resolution in layers, and the run id.
+
+A configuration is resolved in layers, later layers winning:
+
+1. global defaults (:data:`flcore.config.fields.DEFAULTS`);
+2. the scale preset for the dataset (:func:`flcore.config.presets.scale_defaults`);
+3. the method's paper hyper-parameters for that dataset and heterogeneity
+   (:func:`flcore.config.presets.method_defaults`);
+4. the values the user gave (a YAML/JSON file, then command-line flags).
+
+Every field is checked before any compute starts (:mod:`flcore.config.validation`); a bad
+value raises :class:`flcore.errors.ConfigError` naming the field and the allowed values.
+
+The run id is the hash of the *canonical* config: the fields that change the numbers.
+Fields that only say where or how fast to compute (device, engine, data folder, checkpoint
+period) are left out, so a finished run is found again whatever machine asks for it.
+Method hyper-parameters a method does not use are left out too (FedAvg ignores ``rho``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from flcore.algorithms import METHOD_NAMES, get_method
+from flcore.data import DATASET_NAMES
+from flcore.errors import ConfigError
+from flcore.models import default_model_for
+from flcore.config.fields import (ADDED_OPTIONS, ALL_PARTITION_FIELDS, DEFAULTS, METHOD_FIELDS, NEUTRAL_DEFAULTS,
+                     NON_SEMANTIC_FIELDS, PARTITION_FIELDS, SCALES)
+from flcore.config.parsing import parsers_for, read_mapping_file
+from flcore.config.presets import DEFAULT_DATASET, method_defaults, scale_defaults
+from flcore.config.validation import choice, validate
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """A fully resolved experiment.  Build it with :func:`resolve_config`."""
+
+    method: str
+    dataset: str
+    model: str
+    scale: str
+    partition: str
+    alpha: float
+    classes_per_client: int
+    clients: int
+    per_round: int
+    samples_per_client: int | None
+    num_samples: int | None
+    rounds: int
+    local_epochs: int
+    local_steps: int | None
+    batch_size: int
+    lr: float
+    momentum: float
+    weight_decay: float
+    rho: float
+    eta: float
+    server_lr: float
+    server_momentum: float
+    server_beta1: float
+    server_beta2: float
+    server_tau: float
+    bias_correction: bool
+    # ---- method hyper-parameters (algorithms.md; each method lists those it reads)
+    mu: float  # FedProx proximal coefficient
+    feddyn_alpha: float  # FedDyn / FedLESAM-D regulariser alpha
+    adabest_beta: float
+    adabest_mu: float
+    fedcm_alpha: float  # FedCM / MoFedSAM mixing weight of the local gradient
+    fedspeed_alpha: float  # FedSpeed gradient mixing
+    fedspeed_lambda: float  # FedSpeed prox coefficient 1/lambda
+    smoo_beta: float  # FedSMOO dynamic regulariser: coefficient 1/beta
+    gloss_rho_server: float  # FedGloSS server radius rho_s
+    gloss_beta: float  # FedGloSS ADMM parameter beta (1/beta is the prox coefficient)
+    gloss_dual_scale: str  # "paper" (1/(beta N)) | "code" (1/(beta N |S|))
+    gloss_server_rho_schedule: str  # "paper" (constant rho_s) | "code" (the official script's schedule)
+    rho_warmup_rounds: int  # T_s of the linear client-rho warm-up (0: none)
+    rho_warmup_start: float  # rho_0 of the warm-up
+    fedgf_window: int  # W
+    fedgf_threshold: float  # T_D
+    fedgf_c_norm: str  # "paper" (divide by W) | "len" (official code: current window length)
+    fedgf_static_c: float  # c of FedGF-static-c
+    lesam_estimate: str  # "client" (paper) | "server_last_round" (official code)
+    lesam_first_visit: str  # "none" (no perturbation) | "w0"
+    lesam_perturbation: str  # "paper" (global l2 unit) | "code" (the official per-tensor indexing)
+    scaffold_correction: float  # scale of the control-variate correction (FedLESAM-S code: 0.1)
+    mofedsam_server_step: str  # "paper" (w - Delta) | "fedgf_code" (w - m, the FedGF code)
+    fedgamma_variant: str  # "paper" | "fedgf_code" (server c += mean(dc)/N, the FedGF code)
+    fa_lambda: float  # FedFA anchor-loss weight
+    fa_momentum: float  # FedFA local-anchor EMA momentum m_a
+    gma_tau: float  # FedGMA sign-agreement threshold
+    gma_variant: str  # "paper" | "fedima_code"
+    swa_start: int | None  # first SWA round (None: 75% of the rounds)
+    swa_cycle: int  # c
+    swa_lr_min: float  # gamma_2
+    swa_include_start: bool
+    swa_phase: str  # "paper" | "code"
+    ima_window: int  # P
+    ima_start: int | None  # t_IMA (None: 75% of the rounds)
+    ima_gamma: float  # client lr decay before t_IMA
+    ima_gamma_late: float  # client lr decay from t_IMA
+    ima_partial_window: str  # "average" (the models that exist) | "wait" (official code: a full window first)
+    ima_exploration: str  # client exploration from t_IMA: exponential | constant | cyclic | epoch | none
+    ima_lr_min: float  # lr of the "constant" scheme and floor of the "cyclic" one
+    ima_exploration_period: int  # rounds per cycle ("cyclic") or per epoch dropped ("epoch")
+    dyn_clip: str  # "paper" (clip the whole corrected gradient) | "code" (clip g + linear dual term, alpha w after)
+    fedspeed_variant: str  # "paper" | "code" (FL-Simulator: SAM gradient, no mixing; duals of all clients)
+    smoo_variant: str  # "paper" | "code" (FL-Simulator: s = rho unit(mean mu_k))
+    lr_decay: float  # exponential per-round client lr decay gamma (1: constant)
+    clip_norm: float | None  # clip the local descent gradient to this norm (None: off)
+    mixup_alpha: float  # Mixup Beta(alpha, alpha) (0: off)
+    cutout_size: int  # Cutout square side (0: off)
+    # ---- what the run records for analysis (flcore.analysis.recording)
+    probes: tuple[str, ...]  # training-time probes logged into the metrics
+    probe_every: int  # rounds between probes (0: at the evaluation rounds)
+    snapshot_rounds: tuple[int, ...]  # rounds whose global and client models are saved
+    seed: int
+    eval_every: int
+    eval_last: int
+    eval_batch_size: int
+    checkpoint_every: int
+    device: str
+    engine: str
+    data_root: str
+    download: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def canonical(self) -> dict[str, Any]:
+        """The fields that determine the numbers of a run (see module docstring)."""
+        method = get_method(self.method)
+        out = {}
+        for name, value in self.to_dict().items():
+            if name in NON_SEMANTIC_FIELDS:
+                continue
+            if name in ADDED_OPTIONS:
+                if value == ADDED_OPTIONS[name] or name not in method.hyperparameters:
+                    continue
+            elif name in NEUTRAL_DEFAULTS:
+                if value == NEUTRAL_DEFAULTS[name]:
+                    continue
+            elif name in METHOD_FIELDS and name not in method.hyperparameters:
+                continue
+            if name in ALL_PARTITION_FIELDS and name not in PARTITION_FIELDS[self.partition]:
+                continue
+            out[name] = value
+        return out
+
+    def run_id(self) -> str:
+        """Hash of the canonical config; names the run's directory in the store."""
+        text = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def partition_args(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`flcore.data.partition` for this config."""
+        return {name: getattr(self, name) for name in PARTITION_FIELDS[self.partition]}
+
+    def replace(self, **changes) -> "ExperimentConfig":
+        return resolve_config({**self.to_dict(), **changes})
+
+
+#: One parser per field (:func:`flcore.config.parsing.parsers_for`).
+PARSERS = parsers_for(fields(ExperimentConfig))
+FIELD_NAMES = tuple(f.name for f in fields(ExperimentConfig))
+
+
+def normalise_keys(raw: dict[str, Any], source: str) -> dict[str, Any]:
+    out = {}
+    for key, value in raw.items():
+        name = str(key).replace("-", "_")
+        if name not in FIELD_NAMES:
+            allowed = ", ".join(FIELD_NAMES)
+            raise ConfigError(name, f"unknown field in {source}; allowed fields: {allowed}")
+        out[name] = value
+    return out
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """Read a YAML or JSON experiment file into a dict of raw values (keys checked)."""
+    return normalise_keys(read_mapping_file(path), str(path))
+
+
+#: A centralized baseline trains one client holding the whole (pooled, iid) training set;
+#: a round is one epoch (algorithms.md section 4).
+CENTRALIZED_PROTOCOL = {"clients": 1, "per_round": 1, "partition": "iid", "samples_per_client": None,
+                        "local_epochs": 1, "local_steps": None}
+
+
+def _pool_for_centralized(merged: dict[str, Any], given: dict[str, Any]) -> None:
+    for name, value in CENTRALIZED_PROTOCOL.items():
+        if name in given and given[name] != value:
+            raise ConfigError(name, f"got {given[name]!r}; method {merged['method']!r} trains on pooled "
+                              f"data and needs {name}={value!r}")
+        merged[name] = value
+
+
+def resolve_config(values: dict[str, Any] | None = None, **kwargs: Any) -> ExperimentConfig:
+    """Build a validated :class:`ExperimentConfig` from user values (see module docstring).
+
+    ``values`` and ``kwargs`` hold the user's choices; ``None`` means "not given".
+    """
+    user = normalise_keys({**(values or {}), **kwargs}, "the arguments")
+    user = {k: v for k, v in user.items() if v is not None}
+    parsed = {name: PARSERS[name](name, value) for name, value in user.items()}
+
+    scale = parsed.get("scale") or "small"
+    choice("scale", scale, SCALES)
+    dataset = parsed.get("dataset") or DEFAULT_DATASET[scale]
+    method = parsed.get("method") or DEFAULTS["method"]
+    merged: dict[str, Any] = {**DEFAULTS, "scale": scale, "dataset": dataset, "method": method}
+    choice("dataset", dataset, DATASET_NAMES)
+    choice("method", method, METHOD_NAMES)
+    merged.update(scale_defaults(scale, dataset))
+    alpha = parsed.get("alpha", merged["alpha"])
+    merged.update(method_defaults(method, dataset, alpha, scale))
+    merged.update(parsed)
+    if method.startswith("centralized-"):
+        _pool_for_centralized(merged, parsed)
+    if merged["model"] is None:
+        merged["model"] = default_model_for(dataset)
+    # every field must be present and parsed
+    for name in FIELD_NAMES:
+        if name not in merged:
+            raise ConfigError(name, "missing value")
+        merged[name] = PARSERS[name](name, merged[name])
+    validate(merged)
+    return ExperimentConfig(**merged)

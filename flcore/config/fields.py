@@ -1,0 +1,184 @@
+"""The experiment configuration's fields: their names and defaults, the fields that enter
+a run id, the allowed values of the options, and the facts and caps every check uses.
+
+Data only: :mod:`flcore.config.experiment` builds and hashes configs from it and
+:mod:`flcore.config.validation` checks them.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SCALES = ("smoke", "small", "paper")
+PARTITIONS = ("dirichlet", "shards", "iid", "domains")
+#: Config fields each partition reads; the others do not enter the run id.
+PARTITION_FIELDS = {
+    "dirichlet": ("alpha", "samples_per_client"),
+    "shards": ("classes_per_client",),
+    "iid": ("samples_per_client",),
+    "domains": ("alpha",),  # FedIMA's label + feature skew (flcore.data.partition_domains)
+}
+ALL_PARTITION_FIELDS = frozenset(f for names in PARTITION_FIELDS.values() for f in names)
+ENGINES = ("auto", "sequential", "batched")
+DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
+
+#: Fields that say where or how to compute, not what: excluded from the run id.
+NON_SEMANTIC_FIELDS = frozenset(
+    {"device", "engine", "data_root", "download", "checkpoint_every", "eval_batch_size"}
+)
+#: Hyper-parameters that only some methods use; a method lists the ones it reads.
+METHOD_FIELDS = frozenset(
+    {"rho", "eta", "server_lr", "server_momentum", "server_beta1", "server_beta2",
+     "server_tau", "bias_correction", "mu", "feddyn_alpha", "adabest_beta", "adabest_mu",
+     "fedcm_alpha", "fedspeed_alpha", "fedspeed_lambda", "smoo_beta", "gloss_rho_server",
+     "gloss_beta", "gloss_dual_scale", "gloss_server_rho_schedule", "rho_warmup_rounds",
+     "rho_warmup_start", "fedgf_window", "fedgf_threshold", "fedgf_c_norm", "fedgf_static_c",
+     "lesam_estimate", "lesam_first_visit", "lesam_perturbation", "scaffold_correction", "mofedsam_server_step", "fedgamma_variant", "fa_lambda", "fa_momentum", "gma_tau", "gma_variant",
+     "swa_start", "swa_cycle", "swa_lr_min", "swa_include_start", "swa_phase", "ima_window",
+     "ima_start", "ima_gamma", "ima_gamma_late", "lr_decay", "clip_norm", "mixup_alpha",
+     "cutout_size"}
+)
+#: Fields whose defaults leave a method unchanged; they enter the run id of every method
+#: only when set away from that default (so adding an option keeps old run ids).
+NEUTRAL_DEFAULTS = {"lr_decay": 1.0, "clip_norm": None, "mixup_alpha": 0.0, "cutout_size": 0,
+                    "probes": (), "probe_every": 0, "snapshot_rounds": ()}
+
+#: Allowed values of the string-valued method options.
+OPTION_CHOICES = {
+    "gloss_dual_scale": ("paper", "code"),
+    "gloss_server_rho_schedule": ("paper", "code"),
+    "fedgf_c_norm": ("paper", "len"),
+    "lesam_estimate": ("client", "server_last_round"),
+    "lesam_first_visit": ("none", "w0"),
+    "lesam_perturbation": ("paper", "code"),
+    "gma_variant": ("paper", "fedima_code"),
+    "mofedsam_server_step": ("paper", "fedgf_code"),
+    "fedgamma_variant": ("paper", "fedgf_code"),
+    "swa_phase": ("paper", "code"),
+    "ima_partial_window": ("average", "wait"),
+    "ima_exploration": ("exponential", "constant", "cyclic", "epoch", "none"),
+    "dyn_clip": ("paper", "code"),
+    "fedspeed_variant": ("paper", "code"),
+    "smoo_variant": ("paper", "code"),
+}
+
+#: Method options added after runs were stored: they enter the run id only when the
+#: method reads them and they are set away from their default (so stored run ids stay).
+ADDED_OPTIONS = {"ima_partial_window": "average", "dyn_clip": "paper", "fedspeed_variant": "paper",
+                 "smoo_variant": "paper", "ima_exploration": "exponential", "ima_lr_min": 5e-5,
+                 "ima_exploration_period": 20}
+
+DEFAULTS: dict[str, Any] = {
+    "method": "fedavg",
+    "model": None,
+    "partition": "dirichlet",
+    "alpha": 0.0,
+    "classes_per_client": 2,
+    "samples_per_client": None,
+    "num_samples": None,
+    "local_epochs": 1,
+    "local_steps": None,
+    "momentum": 0.0,
+    "weight_decay": 0.0,
+    "rho": 0.05,
+    "eta": 0.2,
+    "server_lr": 1.0,
+    "server_momentum": 0.0,
+    "server_beta1": 0.9,
+    "server_beta2": 0.99,
+    "server_tau": 1e-3,
+    "bias_correction": False,
+    "mu": 0.1,
+    "feddyn_alpha": 0.01,
+    "adabest_beta": 0.9,
+    "adabest_mu": 0.02,
+    "fedcm_alpha": 0.1,
+    "fedspeed_alpha": 0.95,
+    "fedspeed_lambda": 100.0,
+    "smoo_beta": 10.0,
+    "gloss_rho_server": 0.15,
+    "gloss_beta": 10.0,
+    "gloss_dual_scale": "paper",
+    "gloss_server_rho_schedule": "paper",
+    "rho_warmup_rounds": 0,
+    "rho_warmup_start": 0.001,
+    "fedgf_window": 30,
+    "fedgf_threshold": 0.2,
+    "fedgf_c_norm": "paper",
+    "fedgf_static_c": 0.5,
+    "lesam_estimate": "client",
+    "lesam_first_visit": "none",
+    "lesam_perturbation": "paper",
+    "scaffold_correction": 1.0,
+    "mofedsam_server_step": "paper",
+    "fedgamma_variant": "paper",
+    "fa_lambda": 0.1,
+    "fa_momentum": 0.5,
+    "gma_tau": 0.8,
+    "gma_variant": "paper",
+    "swa_start": None,
+    "swa_cycle": 10,
+    "swa_lr_min": 1e-4,
+    "swa_include_start": True,
+    "swa_phase": "paper",
+    "ima_window": 5,
+    "ima_start": None,
+    "ima_gamma": 0.99,
+    "ima_gamma_late": 0.97,
+    **ADDED_OPTIONS,
+    "lr_decay": 1.0,
+    "clip_norm": None,
+    "mixup_alpha": 0.0,
+    "cutout_size": 0,
+    "probes": (),
+    "probe_every": 0,
+    "snapshot_rounds": (),
+    "seed": 0,
+    "eval_batch_size": 2000,
+    "device": "auto",
+    "engine": "auto",
+    "data_root": "data",
+    "download": False,
+}
+
+
+#: Documented sanity caps (the book's Reference, "Configuration").  They are far above any
+#: protocol of the five papers (20,000 rounds, 5 epochs) and stop a mistyped count
+#: (``--rounds 1e12``) from being accepted and then running forever.
+MAX_ROUNDS = 1_000_000
+MAX_LOCAL_EPOCHS = 1_000
+MAX_LOCAL_STEPS = 1_000_000
+#: Cap on generated data sets (MNIST-1D, synthetic): generation time and memory.
+MAX_GENERATED_SAMPLES = 1_000_000
+#: Cap of the other counts that have no natural bound (seeds excepted).
+MAX_COUNT = 1_000_000
+
+#: Input shape, classes and training-set size of each data set (``None``: generated,
+#: sized by ``num_samples``), so that model and counts are checked before data are loaded.
+DATASET_FACTS: dict[str, tuple[tuple[int, ...], int, int | None]] = {
+    "cifar10": ((3, 32, 32), 10, 50_000),
+    "cifar100": ((3, 32, 32), 100, 50_000),
+    "fmnist": ((1, 28, 28), 10, 60_000),
+    "mnist1d": ((40,), 10, None),
+    "pacs": ((3, 224, 224), 7, 8_991),  # 90% of the 9,991 images (flcore.data.pacs)
+    "synthetic": ((40,), 10, None),
+}
+#: Number of domains of the multi-domain data sets (the "domains" partition needs one).
+DATASET_DOMAINS = {"pacs": 4}
+#: Default ``num_samples`` of the generated sets (``flcore.data.load_dataset``).
+GENERATED_DEFAULT = {"mnist1d": 5000, "synthetic": 2000}
+
+
+def chance_accuracy(dataset: str) -> float:
+    """Test accuracy (%) of guessing one class: 100 / number of classes of ``dataset``."""
+    return 100.0 / DATASET_FACTS[dataset][1]
+
+
+def training_set_size(dataset: str, num_samples: int | None) -> int:
+    """Number of training examples ``load_dataset(dataset, num_samples=...)`` yields."""
+    fixed = DATASET_FACTS[dataset][2]
+    if fixed is not None:
+        return fixed if num_samples is None else min(num_samples, fixed)
+    n = num_samples or GENERATED_DEFAULT[dataset]
+    return int(n * 0.8) if dataset == "mnist1d" else n  # MNIST-1D: the package's 80/20 split
+

@@ -1,0 +1,45 @@
+"""A description of every registered method, for ``flcore methods`` and the book.
+
+Communication is counted per participating client and round in model-sized vectors
+(rule R7) and comes from the recipe, so communication-cost tables are rendered from the
+same data the engine runs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from flcore.algorithms import METHODS
+from flcore.config.experiment import resolve_config
+
+
+def describe_methods(scale: str = "small", dataset: str | None = None, alpha: float = 0.0) -> list[dict[str, Any]]:
+    """One dict per method: name, summary, parts, hyper-parameters with their defaults at
+    the given scale/dataset/alpha, communication, gradient evaluations per step, and the
+    state it keeps across rounds (``client_state``, ``server_state``: lists of
+    ``{name, shape, meaning}``, see :mod:`flcore.algorithms.state_catalog`)."""
+    out = []
+    for name, method in METHODS.items():
+        cfg = resolve_config(method=name, scale=scale, dataset=dataset, alpha=alpha)
+        out.append({
+            "name": name,
+            "summary": method.summary,
+            "parts": list(method.parts),
+            "hyperparameters": {field: getattr(cfg, field) for field in method.hyperparameters},
+            "uploads_per_round": method.uploads_per_round,
+            "downloads_per_round": method.downloads_per_round,
+            "grad_evals_per_step": method.grad_evals_per_step,
+            "client_state": method.client_state(cfg),
+            "server_state": method.server_state(cfg),
+        })
+    return out
+
+
+def client_state_of(method: str, scale: str = "smoke") -> list[dict[str, Any]]:
+    """``method``'s per-client state under its config at ``scale`` (its shape does not
+    depend on the scale)."""
+    return METHODS[method].client_state(resolve_config(method=method, scale=scale))
+
+
+def server_state_of(method: str, scale: str = "smoke") -> list[dict[str, Any]]:
+    """``method``'s server state under its config at ``scale``."""
+    return METHODS[method].server_state(resolve_config(method=method, scale=scale))

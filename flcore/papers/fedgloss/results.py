@@ -1,0 +1,678 @@
+"""The FedGloSS paper's result artifacts (Caldarola, Cagnasso, Caputo, Ciccone; arXiv:2412.03752).
+
+Run groups of ``artifacts.yaml`` defined here (the analysis artifacts of the paper read the
+same runs through :func:`gloss_cnn_run`):
+
+- ``gloss-cnn-main``: the heterogeneous CNN grid -- CIFAR-10 at alpha 0 / 0.05, CIFAR-100 at
+  alpha 0 / 0.5, 5 clients per round, the eleven methods of Table 3 (:data:`GLOSS_ALGORITHMS`:
+  SGD block FedAvg, FedProx, FedDyn, SCAFFOLD, FedGloSS-SGD; SAM block FedSAM, FedDyn+SAM,
+  FedSpeed, FedGAMMA, FedSMOO, FedGloSS-SAM).  FedAvg and FedSAM are the FedSAM paper's
+  ``sam-main`` runs (:func:`flcore.papers.fedsam.runs.sam_main_run`): same protocol, same runs.
+- ``gloss-resnet-main``: ResNet-18-GN, CIFAR-10 alpha 0.05 and CIFAR-100 alpha 0.5, 10 clients
+  per round, 10k rounds (the paper's Table 12 ResNet row: lr 0.01, momentum 0.7, weight
+  decay 1e-5).  Registered at the ``paper`` scale only: below it every model is the MNIST-1D
+  CNN, so the ResNet block would repeat the CNN runs; the pages say so.
+- ``gloss-naive``: NaiveFedGloSS (two exchanges per round) on the CNN settings (alpha = 0 only
+  below the paper scale).
+- ``gloss-central``: centralized SAM and SAM~ (SAM with FedGloSS's previous-gradient
+  approximation) on the pooled training set (Table 6, Figs. 15, 16, 18); at the paper scale
+  centralized SGD too, for the dashed SGD references of Figs. 15-16 (the paper does not name
+  their optimizer).
+- ``gloss-homog``: the homogeneous CNN settings (CIFAR-10 alpha 100, CIFAR-100 alpha 1000)
+  of Table 9, FedGloSS with and without ADMM.
+- ``gloss-rho-sweep``: FedGloSS-SAM's server radius rho_s on CIFAR-100 (Fig. 19).
+
+Scales (design guide section 8): at ``paper`` CIFAR-10/100 as published; at ``small`` both
+CIFAR labels run MNIST-1D (:func:`flcore.papers.fedsam.runs.dataset_for`), with one seed;
+the CIFAR-100 block runs alpha 0 only, which is the CIFAR-10 alpha = 0 run (the same config),
+so its alpha = 0.5 column is not run at small, and the CIFAR-10 alpha = 0.05 column skips
+FedDyn and SCAFFOLD (:data:`SMALL_SKIPPED_CELLS`); Table 9 and the rho_s sweep train a quarter
+of the rounds.  These cuts keep the small book's training time.  ``smoke`` runs alpha 0 only.
+
+Published numbers: ``published/fedgloss-table-{3,4,5,6,7,9,10}.csv``.  Claims of the paper
+use the metrics registered here: ``communication`` (bits to reach FedAvg's accuracy, in units
+of B) and ``speedup`` (T / rounds to reach it), computed with :mod:`flcore.reproduction.targets`,
+and ``accuracy_at_progress`` (Table 6's Acc@50% / Acc@100%).
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from flcore.papers.fedsam import runs as fedsam
+from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.claims import register_metric
+from flcore.config.presets import scale_defaults
+from flcore.report.ordering import ordering_table
+from flcore.report.page import SMOKE_NOTE, verdict_counts
+from flcore.report.plots import accuracy_curves
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import run_metrics
+from flcore.reproduction.targets import accuracy_curve, cost_row
+from flcore.store.run import Run
+
+PAPER = "fedgloss"
+DATASETS = ("CIFAR-10", "CIFAR-100")
+#: Table 3's heterogeneous CNN settings.
+CNN_ALPHAS = {"CIFAR-10": (0.0, 0.05), "CIFAR-100": (0.0, 0.5)}
+#: Alphas run below the paper scale (module docstring).
+SCALE_CNN_ALPHAS = {
+    "small": {"CIFAR-10": (0.0, 0.05), "CIFAR-100": (0.0,)},
+    "smoke": {"CIFAR-10": (0.0,), "CIFAR-100": (0.0,)},
+}
+#: Table 9's homogeneous settings.
+HOMOG_ALPHA = {"CIFAR-10": 100.0, "CIFAR-100": 1000.0}
+#: Table 3's ResNet-18 columns.
+RESNET_SETTINGS = (("CIFAR-10", 0.05), ("CIFAR-100", 0.5))
+#: FedGloSS paper Table 12, ResNet18-GN row.
+RESNET_CONFIG = {"model": "resnet18gn", "per_round": 10, "rounds": 10_000, "lr": 0.01, "momentum": 0.7,
+                 "weight_decay": 1e-5}
+CNN_PER_ROUND = 5
+#: Fig. 19's server radii: CNN CIFAR-100 alpha 0 and ResNet-18 CIFAR-100 alpha 0.5 (grids
+#: inferred from the paper's Table 13).  Below the paper scale the CNN grid is run around the
+#: MNIST-1D default rho_s = 0.15, with a quarter of the rounds (:data:`SWEEP_ROUND_FRACTION`,
+#: labelled ``rounds`` on the page) to keep the book's budget.
+RHO_SERVER_GRID = {"CNN": (0.01, 0.05, 0.1, 0.2), "ResNet-18": (0.01, 0.05, 0.1, 0.5)}
+SMALL_RHO_SERVER_GRID = (0.01, 0.15, 0.3)
+SWEEP_ROUND_FRACTION = {"smoke": 1.0, "small": 1 / 4, "paper": 1.0}
+#: Epochs of the centralized references below the paper scale (the presets' 20 at small cost
+#: as much as a federated SAM run; the pooled MNIST-1D training set needs far fewer).
+CENTRAL_EPOCHS = {"small": 4}
+
+
+@dataclass(frozen=True)
+class GlossAlgorithm:
+    """A row of the FedGloSS tables: registered method, the block (client optimizer) it is
+    shown in, the ``sam-main`` row whose runs it shares (FedAvg, FedSAM), config overrides."""
+
+    label: str
+    method: str
+    block: str  # "SGD" | "SAM"
+    fedsam_label: str | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+#: Table 3's rows, in the paper's order (SGD block, then SAM block).
+GLOSS_ALGORITHMS = (
+    GlossAlgorithm("FedAvg", "fedavg", "SGD", "FedAvg E=1"),
+    GlossAlgorithm("FedProx", "fedprox", "SGD"),
+    GlossAlgorithm("FedDyn", "feddyn", "SGD"),
+    GlossAlgorithm("SCAFFOLD", "scaffold", "SGD"),
+    GlossAlgorithm("FedGloSS-SGD", "fedgloss-sgd", "SGD"),
+    GlossAlgorithm("FedSAM", "fedsam", "SAM", "FedSAM"),
+    GlossAlgorithm("FedDyn+SAM", "feddyn+sam", "SAM"),
+    GlossAlgorithm("FedSpeed", "fedspeed", "SAM"),
+    GlossAlgorithm("FedGAMMA", "fedgamma", "SAM"),
+    GlossAlgorithm("FedSMOO", "fedsmoo", "SAM"),
+    GlossAlgorithm("FedGloSS-SAM", "fedgloss-sam", "SAM"),
+)
+#: Rows of the ablations: NaiveFedGloSS (Table 6) and FedGloSS without ADMM (Table 9).
+EXTRA_ALGORITHMS = (
+    GlossAlgorithm("NaiveFedGloSS", "naivefedgloss", "SAM"),
+    GlossAlgorithm("FedGloSS-SGD w/o ADMM", "fedgloss-sgd-noadmm", "SGD"),
+    GlossAlgorithm("FedGloSS-SAM w/o ADMM", "fedgloss-sam-noadmm", "SAM"),
+)
+ALGORITHM = {a.label: a for a in GLOSS_ALGORITHMS + EXTRA_ALGORITHMS}
+SGD_ALGORITHMS = tuple(a.label for a in GLOSS_ALGORITHMS if a.block == "SGD")
+SAM_ALGORITHMS = tuple(a.label for a in GLOSS_ALGORITHMS if a.block == "SAM")
+#: Centralized references on the pooled data (one client; a round is an epoch).
+CENTRAL_METHODS = {"SAM": "centralized-sam", "SAM~": "centralized-samtilde", "SGD": "centralized-sgd"}
+#: Table 9's rows.
+HOMOG_ALGORITHMS = ("FedAvg", "FedSAM", "FedDyn", "FedDyn+SAM", "FedSMOO", "FedGloSS-SGD",
+                    "FedGloSS-SGD w/o ADMM", "FedGloSS-SAM", "FedGloSS-SAM w/o ADMM")
+SMALL_HOMOG_ALGORITHMS = ("FedGloSS-SAM", "FedGloSS-SAM w/o ADMM")
+#: Table 3's cells run below the paper scale where the grid is cut to keep the book's budget:
+#: the CIFAR-10 alpha = 0.05 column runs the SGD rows the claims compare (FedAvg, FedProx,
+#: FedGloSS-SGD) and the whole SAM block; NaiveFedGloSS runs at alpha = 0 only.
+SMALL_SKIPPED_CELLS = {("CIFAR-10", 0.05, "FedDyn"), ("CIFAR-10", 0.05, "SCAFFOLD"),
+                       ("CIFAR-10", 0.05, "NaiveFedGloSS")}
+
+
+def cnn_alphas(dataset_label: str, scale: str) -> tuple[float, ...]:
+    """The heterogeneity levels of the CNN grid run at ``scale`` (module docstring)."""
+    return SCALE_CNN_ALPHAS[scale][dataset_label] if scale in SCALE_CNN_ALPHAS else CNN_ALPHAS[dataset_label]
+
+
+def _labels(dataset_label: str, algorithm: GlossAlgorithm, alpha: float, per_round: int, seed: int,
+            model: str) -> dict[str, Any]:
+    return {"dataset": dataset_label, "algorithm": algorithm.label, "alpha": float(alpha),
+            "clients_per_round": int(per_round), "seed": int(seed), "model": model, "block": algorithm.block}
+
+
+def gloss_cnn_run(dataset_label: str, algorithm_label: str, alpha: float, seed: int, scale: str,
+                  **extra: Any) -> RunSpec:
+    """One run of ``gloss-cnn-main`` (also Tables 6 and 9, Figs. 18 and 19 with ``extra``):
+    the CNN (MNIST-1D's CNN below ``paper``) with 5 clients per round.  FedAvg and FedSAM are
+    the ``sam-main`` runs of the FedSAM pages.  Hyper-parameters come from the presets."""
+    algorithm = ALGORITHM[algorithm_label]
+    if algorithm.fedsam_label is not None:
+        config = fedsam.sam_main_run(dataset_label, algorithm.fedsam_label, alpha, CNN_PER_ROUND, seed, scale,
+                                     **extra).config
+    else:
+        config = {"method": algorithm.method, "dataset": fedsam.dataset_for(dataset_label, scale),
+                  "scale": scale, "alpha": float(alpha), "per_round": CNN_PER_ROUND, "seed": int(seed),
+                  **algorithm.overrides, **extra}
+    return RunSpec(_labels(dataset_label, algorithm, alpha, CNN_PER_ROUND, seed, "CNN"), config)
+
+
+def gloss_resnet_run(dataset_label: str, algorithm_label: str, alpha: float, seed: int, scale: str,
+                     **extra: Any) -> RunSpec:
+    """One run of ``gloss-resnet-main``: ResNet-18-GN on CIFAR, 10 clients per round, 10k
+    rounds (Table 12).  Only the ``paper`` scale runs it (module docstring)."""
+    if scale != "paper":
+        raise ValueError(f"scale: the ResNet-18 runs exist at the paper scale only, got {scale!r}")
+    algorithm = ALGORITHM[algorithm_label]
+    config = {"method": algorithm.method, "dataset": fedsam.PAPER_DATASET[dataset_label], "scale": scale,
+              "alpha": float(alpha), "seed": int(seed), **RESNET_CONFIG, **algorithm.overrides, **extra}
+    return RunSpec(_labels(dataset_label, algorithm, alpha, RESNET_CONFIG["per_round"], seed, "ResNet-18"),
+                   config)
+
+
+def central_run(dataset_label: str, optimizer: str, seed: int, scale: str) -> RunSpec:
+    """A centralized reference (``gloss-central``): one client holding the pooled training
+    set, a round is an epoch (epochs from the presets)."""
+    config = {"method": CENTRAL_METHODS[optimizer], "dataset": fedsam.dataset_for(dataset_label, scale),
+              "scale": scale, "seed": int(seed)}
+    if scale in CENTRAL_EPOCHS:
+        epochs = CENTRAL_EPOCHS[scale]
+        config.update(rounds=epochs, eval_last=epochs, checkpoint_every=epochs)
+    labels = {"dataset": dataset_label, "algorithm": f"Centralized {optimizer}", "seed": int(seed),
+              "model": "CNN", "block": "central"}
+    return RunSpec(labels, config)
+
+
+# ----------------------------------------------------------------------------- run groups
+
+def cnn_main_runs(scale: str, seeds: Sequence[int] = (0,),
+                  algorithms: Sequence[str] = tuple(a.label for a in GLOSS_ALGORITHMS)) -> list[RunSpec]:
+    """``gloss-cnn-main``: every (dataset, alpha, algorithm, seed) of the scale."""
+    return [gloss_cnn_run(ds, label, alpha, seed, scale)
+            for ds in DATASETS for alpha in cnn_alphas(ds, scale) for label in algorithms for seed in seeds
+            if runs_cell(ds, alpha, label, scale)]
+
+
+def runs_cell(dataset_label: str, alpha: float, algorithm_label: str, scale: str) -> bool:
+    """Whether ``scale`` runs this (dataset, alpha, algorithm) cell (see :data:`SMALL_SKIPPED_CELLS`)."""
+    return scale == "paper" or (dataset_label, float(alpha), algorithm_label) not in SMALL_SKIPPED_CELLS
+
+
+def resnet_main_runs(scale: str, seeds: Sequence[int] = (0,),
+                     algorithms: Sequence[str] = tuple(a.label for a in GLOSS_ALGORITHMS)) -> list[RunSpec]:
+    """``gloss-resnet-main`` at the paper scale; nothing below it (module docstring)."""
+    if scale != "paper":
+        return []
+    return [gloss_resnet_run(ds, label, alpha, seed, scale)
+            for ds, alpha in RESNET_SETTINGS for label in algorithms for seed in seeds]
+
+
+def central_runs(scale: str, seeds: Sequence[int] = (0,),
+                 optimizers: Sequence[str] = ("SAM", "SAM~")) -> list[RunSpec]:
+    """``gloss-central``: the pooled-data references of each dataset label (below the paper
+    scale both labels are the same MNIST-1D run)."""
+    return [central_run(ds, opt, seed, scale) for ds in DATASETS for opt in optimizers for seed in seeds]
+
+
+def table3_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    return cnn_main_runs(scale, seeds) + resnet_main_runs(scale, seeds)
+
+
+def table6_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    """Table 6: FedGloSS-SAM and NaiveFedGloSS on the CNN settings, each read at 50% and 100%
+    of the rounds (label ``training_progress``), and the centralized SAM / SAM~ bounds."""
+    specs = []
+    for ds in DATASETS:
+        for alpha in cnn_alphas(ds, scale):
+            for label in ("NaiveFedGloSS", "FedGloSS-SAM"):
+                if not runs_cell(ds, alpha, label, scale):
+                    continue
+                for seed in seeds:
+                    spec = gloss_cnn_run(ds, label, alpha, seed, scale)
+                    for progress in (0.5, 1.0):
+                        specs.append(RunSpec({**spec.labels, "training_progress": progress}, spec.config))
+    return specs + central_runs(scale, seeds)
+
+
+def table7_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    """Table 7: FedSAM / FedDyn+SAM / FedGloSS-SAM and FedAvg / FedDyn / FedGloSS-SGD, CNN at
+    alpha 0 and (paper scale) ResNet-18."""
+    labels = ("FedSAM", "FedDyn+SAM", "FedGloSS-SAM", "FedAvg", "FedDyn", "FedGloSS-SGD")
+    cnn = [gloss_cnn_run(ds, label, 0.0, seed, scale) for ds in DATASETS for label in labels for seed in seeds]
+    return cnn + resnet_main_runs(scale, seeds, labels)
+
+
+def table9_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    """Table 9: the homogeneous CNN settings (``gloss-homog``).  Below the paper scale the
+    CIFAR-10 setting only (alpha 100 on MNIST-1D; alpha 1000 would be a second near-iid run)
+    and the rows :data:`SMALL_HOMOG_ALGORITHMS` (the ADMM ablation of FedGloSS-SAM is the
+    table's point), with a quarter of the rounds
+    like the rho_s sweep (:func:`sweep_rounds`)."""
+    datasets = DATASETS if scale == "paper" else ("CIFAR-10",)
+    labels = HOMOG_ALGORITHMS if scale == "paper" else SMALL_HOMOG_ALGORITHMS
+    rounds = sweep_rounds(scale)
+    extra = {} if rounds is None else {"rounds": rounds}
+    return [gloss_cnn_run(ds, label, HOMOG_ALPHA[ds], seed, scale, **extra)
+            for ds in datasets for label in labels for seed in seeds]
+
+
+def cost_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    """Tables 5 and 10: the runs of Table 3 (their curves give the rounds to FedAvg's accuracy)."""
+    return table3_runs(scale, seeds)
+
+
+def central_references(scale: str) -> tuple[str, ...]:
+    """The dashed references of Figs. 15-16: centralized SAM, and at the paper scale
+    centralized SGD too (below it SAM only, to keep the book's budget)."""
+    return ("SAM", "SGD") if scale == "paper" else ("SAM",)
+
+
+def fig15_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    return ([s for s in cnn_main_runs(scale, seeds) if s.labels["dataset"] == "CIFAR-10"]
+            + [s for s in central_runs(scale, seeds, central_references(scale)) if s.labels["dataset"] == "CIFAR-10"])
+
+
+def fig16_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    return ([s for s in cnn_main_runs(scale, seeds) if s.labels["dataset"] == "CIFAR-100"]
+            + [s for s in central_runs(scale, seeds, central_references(scale)) if s.labels["dataset"] == "CIFAR-100"])
+
+
+def fig17_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    """Fig. 17: the ResNet-18 curves; nothing below the paper scale (module docstring)."""
+    return resnet_main_runs(scale, seeds)
+
+
+def fig18_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    return ([gloss_cnn_run(ds, label, alpha, seed, scale) for ds in DATASETS for alpha in cnn_alphas(ds, scale)
+             for label in ("NaiveFedGloSS", "FedGloSS-SAM") for seed in seeds if runs_cell(ds, alpha, label, scale)]
+            + central_runs(scale, seeds))
+
+
+def rho_server_grid(model: str, scale: str) -> tuple[float, ...]:
+    return RHO_SERVER_GRID[model] if scale == "paper" else SMALL_RHO_SERVER_GRID
+
+
+def sweep_rounds(scale: str) -> int | None:
+    """Rounds of the CNN rho_s sweep at ``scale`` (None: the scale's default)."""
+    if SWEEP_ROUND_FRACTION[scale] == 1.0:
+        return None
+    default = scale_defaults(scale, fedsam.dataset_for("CIFAR-100", scale))["rounds"]
+    return int(round(default * SWEEP_ROUND_FRACTION[scale]))
+
+
+def fig19_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    """Fig. 19: FedGloSS-SAM on CIFAR-100 over the server radius rho_s (label ``rho_server``):
+    the CNN at alpha 0, and at the paper scale ResNet-18 at alpha 0.5."""
+    specs = []
+    rounds = sweep_rounds(scale)
+    extra = {} if rounds is None else {"rounds": rounds}
+    for rho in rho_server_grid("CNN", scale):
+        for seed in seeds:
+            spec = gloss_cnn_run("CIFAR-100", "FedGloSS-SAM", 0.0, seed, scale, gloss_rho_server=rho, **extra)
+            specs.append(RunSpec({**spec.labels, "rho_server": rho}, spec.config))
+    if scale == "paper":
+        for rho in rho_server_grid("ResNet-18", scale):
+            for seed in seeds:
+                spec = gloss_resnet_run("CIFAR-100", "FedGloSS-SAM", 0.5, seed, scale, gloss_rho_server=rho)
+                specs.append(RunSpec({**spec.labels, "rho_server": rho}, spec.config))
+    return specs
+
+
+def no_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    return []
+
+
+#: Columns of the published FedGloSS tables that hold numbers (blank: not converged / not reached).
+NUMERIC_COLUMNS = ("alpha", "accuracy", "std", "rounds", "speedup", "cost_B", "lambda_1", "lambda_1_std",
+                   "training_progress")
+
+
+def published_numeric(artifact_id: str) -> "pd.DataFrame":
+    """:func:`flcore.reproduction.published.published` with the number columns as floats
+    (blank cells -- a run that did not converge, a target not reached -- as NaN)."""
+    import pandas as pd
+
+
+    frame = published(artifact_id).copy()
+    for column in NUMERIC_COLUMNS:
+        if column in frame:
+            frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    return frame
+
+
+# ----------------------------------------------------------------------------- metrics
+
+def _run_config(run_dir: str) -> dict:
+    return json.loads((Path(run_dir) / "config.json").read_text())
+
+
+def _curve(run_dir: str) -> tuple[tuple[int, float], ...]:
+    """The stored ``(round, accuracy)`` curve of a run (cached until its log changes)."""
+    log = Path(run_dir) / "metrics.jsonl"
+    return _read_curve(str(run_dir), log.stat().st_mtime_ns if log.is_file() else 0)
+
+
+@lru_cache(maxsize=512)
+def _read_curve(run_dir: str, stamp: int) -> tuple[tuple[int, float], ...]:
+
+    path = Path(run_dir)
+    return tuple(accuracy_curve(Run(path, path.name).read_metrics()))
+
+
+def reference_spec(labels: dict, scale: str, seed: int) -> RunSpec:
+    """FedAvg's run in the same setting (dataset, alpha, model) as a run with ``labels``."""
+    if labels.get("model") == "ResNet-18":
+        return gloss_resnet_run(labels["dataset"], "FedAvg", labels["alpha"], seed, scale)
+    return gloss_cnn_run(labels["dataset"], "FedAvg", labels["alpha"], seed, scale)
+
+
+def _mean_last_100(run_dir: Path) -> float | None:
+
+    value = Run(run_dir, run_dir.name).summary().get("mean_last_100")
+    return None if value is None else float(value)
+
+
+def cost_to_fedavg(row: dict) -> dict | None:
+    """Rounds, speed-up and relative bits for the run of ``row`` (a ``results_frame`` row) to
+    reach FedAvg's accuracy in the same setting and seed (Tables 5 and 10).
+
+    The target is FedAvg's accuracy as Table 3 reports it (mean over the last 100 rounds);
+    T is FedAvg's number of rounds.  FedAvg itself is the reference: T rounds, 1x, 1 B (the
+    paper's FedAvg row).  ``None`` when FedAvg's run is not in the same store.
+    """
+    run_dir = row.get("run_dir")
+    if not run_dir or not (Path(run_dir) / "config.json").is_file() or row.get("alpha") is None:
+        return None
+    config = _run_config(run_dir)
+    reference = reference_spec(row, config["scale"], int(row.get("seed", config.get("seed", 0))))
+    ref_id = reference.run_id()
+    ref_dir = Path(run_dir).parent / ref_id
+    target = _mean_last_100(ref_dir)
+    if target is None:
+        return None
+    total = int(_run_config(str(ref_dir))["rounds"])
+    if ref_id == Path(run_dir).name:
+        return {"rounds": total, "speedup": 1.0, "cost": None, "relative_bits": 1.0, "target": target}
+    out = cost_row(list(_curve(str(run_dir))), target, config["method"], total)
+    out["target"] = target
+    return out
+
+
+def _communication(row: dict) -> float | None:
+    """Bits to reach FedAvg's accuracy, in units of B; infinite when never reached."""
+    cost = cost_to_fedavg(row)
+    if cost is None:
+        return None
+    return math.inf if cost["relative_bits"] is None else float(cost["relative_bits"])
+
+
+def _speedup(row: dict) -> float | None:
+    """T / rounds to reach FedAvg's accuracy; 0 when never reached."""
+    cost = cost_to_fedavg(row)
+    if cost is None:
+        return None
+    return 0.0 if cost["speedup"] is None else float(cost["speedup"])
+
+
+def accuracy_at_progress(curve: Sequence[tuple[int, float]], total_rounds: int, progress: float,
+                         mean_last_100: float | None = None) -> float | None:
+    """Table 6's Acc@p (%): at ``progress`` = 1 the paper's accuracy (mean of the last 100
+    rounds, ``mean_last_100``); below 1 the test accuracy of the last evaluation at or
+    before round ``progress x T``."""
+    if progress >= 1.0:
+        return None if mean_last_100 is None else 100.0 * mean_last_100
+    cutoff = progress * total_rounds
+    before = [acc for rnd, acc in curve if rnd <= cutoff]
+    return 100.0 * before[-1] if before else None
+
+
+def _accuracy_at_progress(row: dict) -> float | None:
+    run_dir = row.get("run_dir")
+    if not run_dir or not (Path(run_dir) / "config.json").is_file():
+        return None
+    progress = row.get("training_progress")
+    progress = 1.0 if progress is None or (isinstance(progress, float) and math.isnan(progress)) else float(progress)
+    total = int(_run_config(run_dir)["rounds"])
+    return accuracy_at_progress(_curve(str(run_dir)), total, progress, row.get("mean_last_100"))
+
+
+def cost_frame(runs: "pd.DataFrame", keys: Sequence[str]) -> "pd.DataFrame":
+    """Tables 5 and 10 from the runs of :func:`~flcore.reproduction.runner.ensure_runs`: one row
+    per ``keys`` group (mean over seeds) with ``rounds`` to reach FedAvg's accuracy, ``speedup``
+    (T / rounds), ``relative_bits`` (x B) and FedAvg's accuracy ``target`` (%); ``reached`` is
+    the fraction of seeds that reach it, ``status`` the runs' (a diverged run did not converge)."""
+    import pandas as pd
+
+    rows = []
+    for row in runs.to_dict("records"):
+        out = {key: row.get(key) for key in keys}
+        out["status"] = row.get("status")
+        cost = cost_to_fedavg(row) if row.get("status") == "finished" else None
+        if cost is not None:
+            out.update(rounds=cost["rounds"], speedup=cost["speedup"], relative_bits=cost["relative_bits"],
+                       target=100.0 * cost["target"], reached=float(cost["rounds"] is not None))
+        rows.append(out)
+    frame = pd.DataFrame(rows)
+    for column in ("rounds", "speedup", "relative_bits", "target", "reached"):
+        if column not in frame:
+            frame[column] = float("nan")
+        frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    numbers = frame.groupby(list(keys), sort=False, dropna=False)[
+        ["rounds", "speedup", "relative_bits", "target", "reached"]].mean()
+    status = frame.groupby(list(keys), sort=False, dropna=False)["status"].agg(
+        lambda s: "diverged" if "diverged" in set(s) else sorted(set(s))[0] if len(set(s)) > 1 else s.iloc[0])
+    return numbers.join(status).reset_index()
+
+
+def progress_accuracy_frame(runs: "pd.DataFrame", keys: Sequence[str]) -> "pd.DataFrame":
+    """Table 6: accuracy (%) at each run's ``training_progress`` (see :func:`accuracy_at_progress`),
+    mean over seeds per ``keys`` group (``keys`` should include ``training_progress``)."""
+    import pandas as pd
+
+    rows = []
+    for row in runs.to_dict("records"):
+        value = _accuracy_at_progress(row) if row.get("status") == "finished" else None
+        rows.append({**{key: row.get(key) for key in keys}, "ours": value, "status": row.get("status")})
+    frame = pd.DataFrame(rows)
+    frame["ours"] = pd.to_numeric(frame["ours"], errors="coerce")
+    return (frame.groupby(list(keys), sort=False, dropna=False)
+            .agg(ours=("ours", "mean"), status=("status", "first"), seeds=("ours", "count")).reset_index())
+
+
+def _cost_text(value, digits: int = 1, unit: str = "") -> str:
+    import pandas as pd
+
+    if pd.isna(value):
+        return "-"
+    return f"{value:.{digits}f}{unit}" if digits else f"{int(value)}{unit}"
+
+
+def cost_comparison(runs: "pd.DataFrame", artifact_id: str) -> "tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]":
+    """Tables 5 and 10: ``(merged, ours, published)``, our :func:`cost_frame` (restricted to the
+    table's own settings, the MobileNetV2 column left out: Table 4's page) joined with the
+    published rounds / speed-up / bits, suffixes `` (ours)`` and `` (paper)``."""
+    keys = ["model", "dataset", "alpha", "block", "algorithm"]
+    paper_values = published_numeric(artifact_id)
+    paper_values = paper_values[paper_values["model"] != "MobileNetV2"]
+    ours = cost_frame(runs, keys)
+    settings = paper_values[["model", "dataset", "alpha"]].drop_duplicates()
+    ours = ours.merge(settings, on=["model", "dataset", "alpha"])
+    merged = ours.merge(paper_values.drop(columns=["paper_name", "rounds_printed"]), on=keys, how="left",
+                        suffixes=(" (ours)", " (paper)"))
+    return merged, ours, paper_values
+
+
+def cost_cells(merged: "pd.DataFrame") -> "pd.DataFrame":
+    """The cells of Tables 5 and 10 from :func:`cost_comparison`: rounds, speed-up (``2.0x``)
+    and bits (``0.50 B`` ours, ``0.5 B`` published) side by side; "-": never reached;
+    ``\u2717``: the paper's run did not converge.  The published speed-up column is only
+    there when the table has one (Table 10)."""
+    import pandas as pd
+
+    def column(name):
+        return merged[name] if name in merged else pd.Series(float("nan"), index=merged.index)
+
+    failed = merged["note"].fillna("").str.startswith("did not converge")
+
+    def paper_cells(name, digits, unit=""):
+        return ["\u2717" if no else _cost_text(v, digits, unit) for v, no in zip(column(name), failed)]
+
+    shown = pd.DataFrame({"block": merged["block"], "algorithm": merged["algorithm"],
+                          "rounds (paper)": paper_cells("rounds (paper)", 0),
+                          "rounds (ours)": [_cost_text(v, 0) for v in column("rounds (ours)")],
+                          "speed-up (paper)": paper_cells("speedup (paper)", 1, "x"),
+                          "speed-up (ours)": [_cost_text(v, 1, "x") for v in column("speedup (ours)")],
+                          "bits (paper)": paper_cells("cost_B", 1, " B"),
+                          "bits (ours)": [_cost_text(v, 2, " B") for v in column("relative_bits")]})
+    if "speedup (paper)" not in merged:
+        shown = shown.drop(columns=["speed-up (paper)"])
+    return shown
+
+
+def show_cost_tables(page, runs: "pd.DataFrame", scale: str) -> "pd.DataFrame":
+    """Tables 5 and 10 on ``page``: one table per setting (:func:`cost_cells`) whose caption
+    names the method with the fewest bits, ours and the paper's, and FedAvg's accuracy (the
+    target); returns the merged frame of :func:`cost_comparison`."""
+    from IPython.display import Markdown, display
+
+
+    merged, ours, paper_values = cost_comparison(runs, page.artifact_id)
+    shown = cost_cells(merged)
+    setting = ["model", "dataset", "alpha"]
+    for (model, label, alpha), idx in merged.groupby(setting, sort=False).groups.items():
+        part = merged.loc[idx]
+        reached = part.dropna(subset=["relative_bits"])
+        fewest = reached.loc[reached["relative_bits"].idxmin(), "algorithm"] if len(reached) else "none"
+        published_part = part.dropna(subset=["cost_B"])
+        paper_fewest = (published_part.loc[published_part["cost_B"].idxmin(), "algorithm"]
+                        if len(published_part) else "none")
+        stand_in = "" if scale == "paper" else f" (ours: MNIST-1D CNN at the {scale} scale)"
+        target = part["target"].dropna()
+        target_text = f"; FedAvg's accuracy {target.iloc[0]:.1f}%" if len(target) else ""
+        same = {"published": paper_values, "ours": ours}
+        page.table(shown.loc[idx], f"{model}, {label}, alpha = {alpha:g}{stand_in}{target_text}: fewest bits to "
+                                   f"reach FedAvg's accuracy, ours {fewest}, paper {paper_fewest}.",
+                   show=shown.loc[idx].set_index(["block", "algorithm"]),
+                   downloads={name: frame[(frame["model"] == model) & (frame["dataset"] == label)
+                                          & (frame["alpha"] == alpha)] for name, frame in same.items()})
+    display(Markdown(f"Published values: {source(page.artifact_id)['source']}. The Landmarks-User-160k column "
+                     "(MobileNetV2) is on the page of Table 4: its data cannot be had offline."))
+    return merged
+
+
+def show_cost_orderings(page, merged: "pd.DataFrame") -> float:
+    """Tables 5 and 10: per setting the methods from fewest to most bits (FedAvg left out; a
+    method that never reaches the target ranks last), the paper's and ours, with Kendall's tau;
+    returns the mean tau over the settings."""
+
+    ranked = merged[merged["algorithm"] != "FedAvg"].copy()
+    ranked["paper"] = -ranked["cost_B"]
+    ranked["ours"] = -ranked["relative_bits"].fillna(float("inf"))
+    ranked.loc[ranked["status"] != "finished", "ours"] = float("nan")
+    orderings = ordering_table(ranked, ["model", "dataset", "alpha"])
+    mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
+    page.table(orderings, show=orderings.set_index(["model", "dataset", "alpha"]) if len(orderings) else orderings,
+               caption=f"The methods ranked by the bits they need (fewest first), by the paper and by our runs; "
+                       f"mean Kendall's \u03c4 over the {len(orderings)} settings: {mean_tau:.2f}.")
+    return mean_tau
+
+
+def cost_findings(verdicts: "pd.DataFrame", mean_tau: float, scale: str) -> list[str]:
+    """Tables 5 and 10's "What we found": the agreement of the rankings by bits and the
+    claims' verdict counts (and, at ``smoke``, that it proves the code path only)."""
+
+    lines = [f"At the **{scale}** scale the paper's and our rankings by bits agree with a mean Kendall's \u03c4 of "
+             f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
+    if scale == "smoke":
+        lines.append(SMOKE_NOTE)
+    return lines
+
+
+def final_accuracy_leaders(federated: "pd.DataFrame", panels: Sequence[str]) -> "tuple[pd.Series, dict]":
+    """Figs. 15 and 16: each (panel, algorithm)'s final accuracy (%, ``mean_last_100`` of its
+    first seed; runs without one left out) and, per panel of ``panels`` that has runs, the
+    algorithm with the highest."""
+    final = federated.drop_duplicates(["panel", "algorithm"]).set_index(["panel", "algorithm"])["mean_last_100"]
+    final = final.astype(float).mul(100).dropna()
+    leaders = {panel: final[panel].idxmax() for panel in panels if panel in final.index.get_level_values(0)}
+    return final, leaders
+
+
+def accuracy_leaders_text(final: "pd.Series", leaders: dict) -> str:
+    """``"panel: method (81.2%); ..."`` from :func:`final_accuracy_leaders`."""
+    return "; ".join(f"{p}: {name} ({final[(p, name)]:.1f}%)" for p, name in leaders.items())
+
+
+def show_accuracy_curves(page, runs: "pd.DataFrame", dataset_label: str, scale: str,
+                         store=None) -> "tuple[pd.Series, dict]":
+    """Figs. 15 (CIFAR-10) and 16 (CIFAR-100) of the FedGloSS paper: test accuracy against
+    rounds with the CNN, one panel per heterogeneity level and client optimizer (SAM / SGD
+    block), the centralized reference of the panel's optimizer as a dashed line; returns
+    :func:`final_accuracy_leaders`."""
+    import pandas as pd
+
+
+    federated = runs[runs["block"] != "central"].copy()
+    federated["panel"] = [f"alpha = {a:g}, {b} clients" for a, b in zip(federated["alpha"], federated["block"])]
+    panels = list(dict.fromkeys(f"alpha = {a:g}, {b} clients" for a in cnn_alphas(dataset_label, scale)
+                                for b in ("SAM", "SGD")))
+    metrics = run_metrics(federated, store=store)
+    order = [a.label for a in GLOSS_ALGORITHMS]
+    figure = accuracy_curves(metrics, hue="algorithm", col="panel", hue_order=order, col_order=panels, height=3.2)
+    central = runs[runs["block"] == "central"].set_index("algorithm")["final_accuracy"].astype(float) * 100
+    for ax in figure.axes:
+        block = "SAM" if "SAM clients" in ax.get_title() else "SGD"
+        value = central.get(f"Centralized {block}")
+        if value is not None and not pd.isna(value):
+            ax.axhline(value, linestyle="--", color="0.4", linewidth=1.0)
+            ax.annotate(f"centralized {block}", (0.02, value), xycoords=("axes fraction", "data"), fontsize=8,
+                        va="bottom", color="0.3")
+    final, leaders = final_accuracy_leaders(federated, panels)
+    data_name = dataset_label if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for {dataset_label})"
+    page.figure(figure, f"Test accuracy against rounds on {data_name} with the CNN. Highest at the end (mean of the "
+                        "last 100 rounds): " + "; ".join(f"{p}: {name}" for p, name in leaders.items()) + ".",
+                alt=f"Line charts of test accuracy in percent against communication rounds on {data_name}, one "
+                    "panel per heterogeneity level and client optimizer, one line per method: "
+                    + "; ".join(f"{p}: " + ", ".join(f"{a} ending at {v:.1f}%" for a, v in final[p].items())
+                                for p in leaders) + ". Dashed horizontal lines: centralized references.")
+    return final, leaders
+
+
+register_metric("relative_bits", _communication)
+register_metric("speedup", _speedup)
+register_metric("accuracy_at_progress", _accuracy_at_progress)
+
+
+# ----------------------------------------------------------------------------- artifacts
+
+register_artifact(Artifact(
+    "fedgloss-table-3", PAPER, "table", "Table 3: FedGloSS vs the state of the art (SGD and SAM blocks)",
+    table3_runs))
+register_artifact(Artifact(
+    "fedgloss-table-4", PAPER, "table", "Table 4: MobileNetV2 on Landmarks-User-160k", no_runs))
+register_artifact(Artifact(
+    "fedgloss-table-5", PAPER, "table", "Table 5: communication cost to reach FedAvg's accuracy", cost_runs))
+register_artifact(Artifact(
+    "fedgloss-table-6", PAPER, "table", "Table 6: FedGloSS vs NaiveFedGloSS", table6_runs))
+register_artifact(Artifact(
+    "fedgloss-table-7", PAPER, "table", "Table 7: global consistency (ADMM) and global flatness (server SAM)",
+    table7_runs))
+register_artifact(Artifact(
+    "fedgloss-table-9", PAPER, "table", "Table 9: homogeneous CIFAR settings", table9_runs))
+register_artifact(Artifact(
+    "fedgloss-table-10", PAPER, "table", "Table 10: communication cost in every setting", cost_runs))
+register_artifact(Artifact(
+    "fedgloss-fig-3", PAPER, "figure", "Figure 3: illustration of FedGloSS", no_runs))
+register_artifact(Artifact(
+    "fedgloss-fig-15", PAPER, "figure", "Figure 15: accuracy vs rounds, CIFAR-10, CNN", fig15_runs))
+register_artifact(Artifact(
+    "fedgloss-fig-16", PAPER, "figure", "Figure 16: accuracy vs rounds, CIFAR-100, CNN", fig16_runs))
+register_artifact(Artifact(
+    "fedgloss-fig-17", PAPER, "figure", "Figure 17: accuracy vs rounds with ResNet-18", fig17_runs))
+register_artifact(Artifact(
+    "fedgloss-fig-18", PAPER, "figure", "Figure 18: FedGloSS vs NaiveFedGloSS accuracy vs rounds", fig18_runs))
+register_artifact(Artifact(
+    "fedgloss-fig-19", PAPER, "figure", "Figure 19: the server radius rho_s", fig19_runs))

@@ -1,0 +1,284 @@
+"""Plan many runs into groups trained as one computation, and train a group.
+
+:func:`plan_groups` takes run requests (:class:`~flcore.planning.spec.RunSpec` s,
+config dicts or resolved configs), removes duplicates (two requests with one run id are
+one run, whichever artifact or paper asks), sorts the rest by
+:func:`flcore.sim.multi_run.group_key` -- runs that may share a batch: same model and
+protocol shape, differing in seed, partition or a method's column hyper-parameters -- and
+cuts each set into :class:`RunGroup` s that fit the device's memory.  On a CPU with
+several worker processes a set is also cut so that every worker gets a share (two
+single-threaded groups on two cores finish sooner than one group on two threads).
+
+:func:`train_group` trains one group into a run store (each run with its own record,
+checkpoints and resume) and is what a worker process, or a cluster task, executes.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flcore.config import ExperimentConfig, resolve_config
+from flcore.sim import resolve_device
+from flcore.algorithms import get_method
+from flcore.analysis.recording import recording_callbacks
+from flcore.config import DATASET_FACTS
+from flcore.flat import FlatModel
+from flcore.models import build_model
+from flcore.sim.multi_run import group_key, run_group
+from flcore.store import RunStore, TERMINAL_STATUSES, run_locks
+
+#: Most runs in one group: past this the batch gains nothing on the machines measured
+#: (``benchmarks/sweep_time.py``) and a failure costs more runs.
+DEFAULT_MAX_RUNS = 32
+#: Fraction of the device's memory a group may plan to use (the rest: the data, the
+#: allocator's slack, other processes).
+MEMORY_FRACTION = 0.5
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """Runs trained together: their config values (as given, device etc. applied at
+    training time), run ids and labels (one dict per run; empty for plain configs)."""
+
+    configs: tuple[dict, ...]
+    run_ids: tuple[str, ...]
+    labels: tuple[dict, ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.configs)
+
+    @property
+    def method(self) -> str:
+        return self.configs[0]["method"]
+
+    def describe(self) -> str:
+        first = self.configs[0]
+        return f"{first['method']}/{first.get('dataset') or 'default'} x{self.size}"
+
+
+def _request(item: Any) -> tuple[dict, dict]:
+    """(config values, labels) of a RunSpec, a config dict or an ExperimentConfig."""
+    if isinstance(item, ExperimentConfig):
+        return item.to_dict(), {}
+    if isinstance(item, dict):
+        return dict(item), {}
+    return dict(item.config), dict(item.labels)
+
+
+def _resolve(values: dict, overrides: dict | None) -> ExperimentConfig:
+    merged = {**values, **{k: v for k, v in (overrides or {}).items() if v is not None}}
+    return resolve_config(merged)
+
+
+def bytes_per_run(cfg: ExperimentConfig) -> int:
+    """Memory one run adds to a group: per client of a round, about a dozen model-sized
+    vectors (iterate, start, global model, gradient, perturbation, momentum, the parts'
+    state rows and scratch) plus a step's activations, and the run's per-client state
+    tables (one row per client of the federation).  The training set is not counted:
+    runs of one data set share it (:func:`data_bytes`)."""
+
+    input_shape, num_classes = _input_shape(cfg)
+    flat = FlatModel(build_model(cfg.model, input_shape, num_classes))
+    params = flat.num_params
+    activations = cfg.batch_size * math.prod(input_shape) * 4 * 64  # forward + backward of a conv net, generous
+    tables = get_method(cfg.method).build_client(cfg, flat).client_state_spec().values()
+    state = sum(params * 4 for kind in tables if kind in ("zeros", "model")) * cfg.clients
+    return cfg.per_round * (12 * params * 4 + activations) + state
+
+
+def data_bytes(cfg: ExperimentConfig) -> int:
+    """The training set of a run, held once per group on the device."""
+    input_shape, _ = _input_shape(cfg)
+    return (cfg.num_samples or 50_000) * math.prod(input_shape) * 4
+
+
+def _input_shape(cfg: ExperimentConfig) -> tuple[tuple[int, ...], int]:
+
+    shape, classes, _ = DATASET_FACTS[cfg.dataset]
+    return shape, classes
+
+
+def device_memory(device: str) -> int:
+    """Bytes of memory of ``device`` (GPU memory, or the machine's RAM for the CPU)."""
+    import torch
+
+
+    dev = resolve_device(device)
+    if dev.type == "cuda":
+        return torch.cuda.get_device_properties(dev).total_memory
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def default_workers(device: str, groups: int) -> int:
+    """One worker per core on a CPU (at most one per group); one on an accelerator."""
+    if resolve_device(device).type != "cpu":
+        return 1
+    return max(1, min(os.cpu_count() or 1, groups))
+
+
+def _split(items: list, parts: int) -> list[list]:
+    """``items`` in ``parts`` contiguous slices of sizes differing by at most one."""
+    parts = max(1, min(parts, len(items)))
+    size, extra = divmod(len(items), parts)
+    out, lo = [], 0
+    for i in range(parts):
+        hi = lo + size + (1 if i < extra else 0)
+        out.append(items[lo:hi])
+        lo = hi
+    return out
+
+
+def plan_groups(requests: Iterable[Any], device: str = "auto", overrides: dict | None = None,
+                max_runs: int | None = None, workers: int = 1) -> list[RunGroup]:
+    """Deduplicated requests as :class:`RunGroup` s (module docstring), largest cost first.
+
+    ``max_runs`` caps a group (default: what fits in :data:`MEMORY_FRACTION` of the
+    device's memory, at most :data:`DEFAULT_MAX_RUNS`); ``workers`` > 1 cuts each set of
+    batchable runs into at least that many groups when it has enough runs.
+    """
+    overrides = {"device": device, **(overrides or {})}
+    seen: set[str] = set()
+    sets: dict[tuple, list[tuple[dict, str, dict, ExperimentConfig]]] = {}
+    for item in requests:
+        values, labels = _request(item)
+        cfg = _resolve(values, overrides)
+        rid = cfg.run_id()
+        if rid in seen:
+            continue
+        seen.add(rid)
+        sets.setdefault(group_key(cfg), []).append((values, rid, labels, cfg))
+    budget = device_memory(device) * MEMORY_FRACTION
+    groups: list[tuple[float, RunGroup]] = []
+    for members in sets.values():
+        cfg = members[0][3]
+        room = budget - data_bytes(cfg)
+        cap = max_runs or max(1, min(DEFAULT_MAX_RUNS, int(room // max(1, bytes_per_run(cfg)))))
+        count = max(math.ceil(len(members) / cap), min(workers, len(members)))
+        for chunk in _split(members, count):
+            group = RunGroup(configs=tuple(v for v, _, _, _ in chunk), run_ids=tuple(r for _, r, _, _ in chunk),
+                             labels=tuple(lab for _, _, lab, _ in chunk))
+            groups.append((sum(run_cost(c) for _, _, _, c in chunk), group))
+    groups.sort(key=lambda item: -item[0])
+    return [g for _, g in groups]
+
+
+def run_cost(cfg: ExperimentConfig) -> float:
+    """Gradient evaluations of a run's clients: rounds x clients x steps x evaluations per step."""
+
+    steps = cfg.local_steps
+    if steps is None:
+        per_client = (cfg.num_samples or 50_000) / max(1, cfg.clients)
+        steps = cfg.local_epochs * math.ceil(per_client / cfg.batch_size)
+    return float(cfg.rounds * cfg.per_round * steps * get_method(cfg.method).grad_evals_per_step)
+
+
+def train_group(group: RunGroup, store: str | os.PathLike | None, overrides: dict | None = None,
+                progress: bool = False, chunk_size: int | None = None) -> list[dict[str, Any]]:
+    """Train the runs of ``group`` that the store does not hold finished, together.
+
+    Returns one dict per run of the group, in order: ``run_id``, ``status`` (finished,
+    diverged or failed), ``error`` and ``seconds`` (the group's training time, shared by
+    its runs).  A run already finished or diverged in the store is returned as it is
+    (``reused`` true); a failure (missing data, a bug) fails the runs of the group, not the
+    caller (``error`` and ``traceback``).
+
+    One writer per run: the group trains holding the run-directory lock of each of its
+    runs (:func:`flcore.store.run_locks`, the lock ``flcore run`` takes too), so another
+    process asking for one of them waits and then finds it finished.
+    """
+    if store is None or not group.run_ids:
+        return _train_group_unlocked(group, store, overrides, progress, chunk_size)
+    runs = RunStore(store)
+    fresh_root = not runs.root.exists()
+    fresh = [rid for rid in group.run_ids if not runs.run(rid).path.exists()]
+    try:
+        with run_locks(store, group.run_ids):
+            return _train_group_unlocked(group, store, overrides, progress, chunk_size)
+    finally:
+        _remove_unrecorded(runs, fresh, fresh_root)
+
+
+def _remove_unrecorded(runs, run_ids, fresh_root: bool) -> None:
+    """Run directories the locks created for runs that recorded nothing (their group
+    failed before starting them): leave no trace, as ``flcore run`` does."""
+    import contextlib
+    import shutil
+
+    for rid in run_ids:
+        run = runs.run(rid)
+        if run.path.is_dir() and not run.exists():
+            shutil.rmtree(run.path, ignore_errors=True)
+    if fresh_root:
+        with contextlib.suppress(OSError):
+            runs.root.rmdir()  # only if empty
+
+
+def _train_group_unlocked(group: RunGroup, store, overrides: dict | None, progress: bool,
+                          chunk_size: int | None) -> list[dict[str, Any]]:
+
+    started = time.perf_counter()
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        cfgs = [_resolve(values, overrides) for values in group.configs]
+        runs_store = RunStore(store) if store is not None else None
+        todo_cfgs = []
+        for cfg in cfgs:
+            rid = cfg.run_id()
+            existing = runs_store.run(rid) if runs_store is not None else None
+            if existing is not None and existing.exists() and existing.status().get("status") in TERMINAL_STATUSES:
+                results[rid] = {"run_id": rid, "status": existing.status()["status"], "error": None, "seconds": 0.0,
+                                "summary": existing.summary(), "reused": True, "traceback": None}
+                continue
+            todo_cfgs.append(cfg)
+        if todo_cfgs:
+            device = resolve_device(todo_cfgs[0].device)
+            create = None if runs_store is None else (lambda c: runs_store.create(c.run_id(), c.canonical()))
+            summaries = run_group(todo_cfgs, device, create, progress=progress, chunk_size=chunk_size,
+                                  description=group.describe(), callbacks_for=recording_callbacks)
+            seconds = time.perf_counter() - started
+            for cfg, summary in zip(todo_cfgs, summaries):
+                results[cfg.run_id()] = {"run_id": cfg.run_id(), "status": summary["status"], "error": None,
+                                         "seconds": seconds, "summary": summary,
+                                         "reused": False, "traceback": None}
+    except Exception as exc:  # noqa: BLE001 - reported per run, raised by the caller
+        error = f"{type(exc).__name__}: {exc}"
+        seconds = time.perf_counter() - started
+        trace = traceback.format_exc()
+        return [results.get(rid, {"run_id": rid, "status": "failed", "error": error, "seconds": seconds,
+                                  "summary": None,
+                                  "reused": False, "traceback": trace}) for rid in group.run_ids]
+    return [results[rid] for rid in group.run_ids]
+
+
+def train_groups(groups: Sequence[RunGroup], store, overrides: dict | None = None, workers: int = 1,
+                 progress: bool = False, log=print):
+    """Train ``groups`` in ``workers`` processes (one thread each when more than one);
+    yields ``(group, results)`` as groups finish."""
+    if workers <= 1 or len(groups) <= 1:
+        for group in groups:
+            yield group, train_group(group, store, overrides, progress)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_single_thread) as pool:
+        futures = {pool.submit(train_group, g, str(store) if store is not None else None, overrides, progress): g
+                   for g in groups}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+
+def _single_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)

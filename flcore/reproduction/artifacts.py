@@ -1,0 +1,130 @@
+"""The artifact registry: each table or figure id of ``artifacts.yaml`` -> the runs it reads.
+
+An :class:`Artifact` names its notebook (``notebooks/<paper>/<id>.ipynb``) and a function
+``runs(scale, seeds) -> [RunSpec]``.  A :class:`RunSpec` is one training run: the labels
+a table or plot groups it by (dataset as the paper names it, algorithm, alpha, clients
+per round, seed) and the config values handed to :func:`flcore.config.resolve_config`.
+Two specs with the same resolved config are the same run (the run store names runs by
+the hash of their canonical config), so runs shared between artifacts -- Table 2 and
+Fig. 11 of the FedSAM paper read the same runs -- are computed once.
+
+A spec whose method is not registered in :data:`flcore.algorithms.METHOD_NAMES` (the
+``+swa`` methods until they exist) is *pending*: it is listed, never run, and tables
+show its cells as ``pending``.  The check happens at call time, so such rows fill in
+by themselves once the method is registered.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from flcore.planning.spec import RunSpec, registered_methods
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A table or figure of a paper and how flcore regenerates it."""
+
+    id: str
+    paper: str
+    kind: str  # "table" | "figure"
+    title: str
+    runs: Callable[[str, Sequence[int]], list[RunSpec]] = field(repr=False)
+    notebook: str = ""  # relative to notebooks/, without suffix; default "<paper>/<id>"
+
+    @property
+    def notebook_path(self) -> str:
+        return f"notebooks/{self.notebook or f'{self.paper}/{self.id}'}.ipynb"
+
+    @property
+    def book_path(self) -> str:
+        """Where ``flcore reproduce`` writes the executed notebook (the book's source)."""
+        return f"book/artifacts/{self.paper}/{self.id}.ipynb"
+
+
+def no_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    """The ``runs`` of an artifact that trains nothing (configuration tables, published-only pages)."""
+    return []
+
+
+ARTIFACTS: dict[str, Artifact] = {}
+
+
+def register_artifact(artifact: Artifact) -> Artifact:
+    if artifact.id in ARTIFACTS:
+        raise ValueError(f"artifact {artifact.id!r} registered twice")
+    ARTIFACTS[artifact.id] = artifact
+    return artifact
+
+
+def artifact_ids() -> list[str]:
+    return list(ARTIFACTS)
+
+
+def get_artifact(artifact_id: str) -> Artifact:
+    try:
+        return ARTIFACTS[artifact_id]
+    except KeyError:
+        raise KeyError(f"unknown artifact {artifact_id!r}; known: {', '.join(ARTIFACTS)}") from None
+
+
+def runs_for(artifact_ids: Iterable[str], scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
+    """The distinct runs of several artifacts (a run shared by two artifacts once), then
+    the pending ones."""
+    by_id: dict[str, RunSpec] = {}
+    pending: list[RunSpec] = []
+    for aid in artifact_ids:
+        for spec in get_artifact(aid).runs(scale, seeds):
+            if not spec.available:
+                pending.append(spec)
+            else:
+                by_id.setdefault(spec.run_id(), spec)
+    return list(by_id.values()) + pending
+
+
+#: Config fields shown in an artifact's "settings used" table, in this order.
+SETTINGS_COLUMNS = ("dataset", "model", "partition", "alpha", "clients", "per_round", "samples_per_client",
+                    "num_samples", "rounds", "local_epochs", "batch_size", "lr", "momentum", "weight_decay",
+                    "rho", "eta", "swa_start", "swa_cycle", "swa_lr_min", "eval_every", "eval_last", "seed")
+
+
+def settings_table(specs: Sequence[RunSpec], by: Sequence[str] = ("algorithm",),
+                   grid: Sequence[str] = ("alpha", "per_round", "seed")) -> "pd.DataFrame":
+    """What the runs of ``specs`` use, one row per ``by`` group.
+
+    Values come from the resolved configs, restricted to :data:`SETTINGS_COLUMNS` and to
+    the fields that enter a run's id (``rho`` only for the SAM methods ...).  The grid
+    axes (``grid``: shown by the results table itself) are left out; a field with
+    several values in a group lists them (``"0.02 / 0.05"``).  Fields equal in every run
+    go to ``frame.attrs["common"]`` so the table shows only what varies.
+    """
+    import pandas as pd
+
+    rows = []
+    for spec in specs:
+        if not spec.available:
+            continue
+        canonical = spec.resolve().canonical()
+        row = {key: spec.labels[key] for key in by if key in spec.labels}
+        row["method"] = spec.method
+        row.update({("data" if key == "dataset" else key): canonical[key] for key in SETTINGS_COLUMNS
+                    if key in canonical and key not in grid})
+        rows.append(row)
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows).dropna(axis=1, how="all")
+    common = {}
+    for column in [c for c in frame.columns if c not in by]:
+        values = frame[column].dropna().astype(str).unique()
+        if len(values) == 1 and frame[column].notna().all():
+            common[column] = frame[column].iloc[0]
+            frame = frame.drop(columns=column)
+
+    def join(values):
+        distinct = list(dict.fromkeys(str(v) for v in values if not pd.isna(v)))
+        return " / ".join(distinct) if distinct else "\u2013"
+
+    table = frame.groupby(list(by), sort=False).agg(join).reset_index()
+    table.attrs["common"] = {k: (v.item() if hasattr(v, "item") else v) for k, v in common.items()}
+    return table

@@ -1,0 +1,116 @@
+"""Every table and figure of the five papers, and what flcore does with each.
+
+Each registered paper's ``inventory.yaml`` (:mod:`flcore.reproduction.papers`) lists its
+tables and figures (id, paper, kind, class, caption, the run groups they read); together
+they are checked against the project's master inventory of 110 by a test.
+An artifact's *status* follows from it and from the artifact registry
+(:mod:`flcore.reproduction.artifacts`):
+
+- ``not_regenerable``: class ``heavy`` (its data or pretrained weights cannot be had
+  offline or through torchvision) or ``schematic`` (an illustration without data); the
+  entry says why;
+- ``reproduced``: flcore has a notebook that regenerates it (a registered artifact);
+  ``scales_built`` lists the scales at which its page was last built successfully in
+  this checkout (from the book manifest);
+- ``pending``: regenerable, but no notebook yet.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+
+STATUSES = ("reproduced", "pending", "not_regenerable")
+NOT_REGENERABLE_CLASSES = ("heavy", "schematic")
+SCALES = ("smoke", "small", "paper")
+
+
+@dataclass(frozen=True)
+class InventoryEntry:
+    """One table or figure of a paper (see module docstring)."""
+
+    id: str
+    paper: str
+    kind: str
+    cls: str
+    caption: str
+    run_groups: tuple[str, ...] = ()
+    not_regenerable: str = ""
+    heavy_parts: tuple[str, ...] = field(default=())
+
+    @property
+    def number(self) -> str:
+        """``"2"`` for ``fedsam-table-2``."""
+        return self.id.rsplit("-", 1)[1]
+
+    @property
+    def label(self) -> str:
+        """``"Table 2"`` / ``"Figure 11"``."""
+        return f"{'Table' if self.kind == 'table' else 'Figure'} {self.number}"
+
+
+def inventory() -> tuple[InventoryEntry, ...]:
+    """Every registered paper's entries, papers in their order, tables before figures, by number."""
+    from flcore.reproduction.papers import paper_ids
+
+    return _inventory(paper_ids())
+
+
+@lru_cache(maxsize=4)
+def _inventory(papers: tuple[str, ...]) -> tuple[InventoryEntry, ...]:
+    from flcore.reproduction.papers import get_paper
+
+    raw = [e for paper in papers for e in yaml.safe_load((get_paper(paper).folder / "inventory.yaml").read_text())]
+    entries = [InventoryEntry(id=e["id"], paper=e["paper"], kind=e["kind"], cls=e["class"], caption=e["caption"],
+                              run_groups=tuple(e.get("run_groups") or ()),
+                              not_regenerable=e.get("not_regenerable", ""),
+                              heavy_parts=tuple(e.get("heavy_parts") or ())) for e in raw]
+
+    def order(entry: InventoryEntry):
+        number = entry.number
+        return (papers.index(entry.paper), entry.kind != "table", int(number) if number.isdigit() else 0, number)
+
+    return tuple(sorted(entries, key=order))
+
+
+def entry(artifact_id: str) -> InventoryEntry:
+    for item in inventory():
+        if item.id == artifact_id:
+            return item
+    raise KeyError(f"{artifact_id!r} is not a table or figure of the five papers")
+
+
+def status(item: InventoryEntry) -> str:
+    """``reproduced`` | ``pending`` | ``not_regenerable`` (module docstring)."""
+
+    from flcore.reproduction.artifacts import artifact_ids
+
+    if item.cls in NOT_REGENERABLE_CLASSES:
+        return "not_regenerable"
+    return "reproduced" if item.id in artifact_ids() else "pending"
+
+
+def scales_built(artifact_id: str, manifest: dict) -> list[str]:
+    """Scales at which the page of ``artifact_id`` was last built successfully."""
+    built = (manifest.get("artifacts", {}).get(artifact_id) or {}).get("built", {})
+    return [scale for scale in SCALES if scale in built]
+
+
+def coverage(manifest: dict) -> list[dict]:
+    """One row per table or figure: the fields of ``flcore reproduce --list --json``."""
+
+    from flcore.reproduction.claims import claims_by_artifact
+
+    by_artifact = claims_by_artifact()
+    rows = []
+    for item in inventory():
+        state = status(item)
+        rows.append({"id": item.id, "paper": item.paper, "kind": item.kind, "class": item.cls,
+                     "caption": item.caption, "status": state,
+                     "scales_built": scales_built(item.id, manifest) if state == "reproduced" else [],
+                     "claims": [claim.id for claim in by_artifact.get(item.id, [])],
+                     "reason": item.not_regenerable or None})
+    return rows

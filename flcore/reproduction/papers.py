@@ -1,0 +1,68 @@
+"""The registry of papers: each paper's package registers itself here when imported.
+
+A paper is a folder (``flcore/papers/<id>/``) holding its data files -- ``paper.yaml``
+(title, authors, the question its landing page asks), ``inventory.yaml`` (its tables and
+figures), ``claims.yaml`` (its headline claims as checkable comparisons) and
+``published/`` (its published numbers, one CSV per table, and ``sources.yaml``) -- beside
+its Python modules (run definitions and page helpers).  The machinery of this package
+(inventory, claims, published values, artifacts) reads every registered paper's folder and
+knows no paper by name; the order of registration is the order of the book.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A registered paper: its id (the prefix of its artifact ids), short name and folder."""
+
+    id: str
+    name: str
+    folder: Path
+
+    @cached_property
+    def info(self) -> dict[str, Any]:
+        """``paper.yaml``: title, authors, venue, question, method, protocol."""
+        return yaml.safe_load((self.folder / "paper.yaml").read_text())
+
+    @property
+    def published_dir(self) -> Path:
+        return self.folder / "published"
+
+
+PAPERS: dict[str, Paper] = {}
+
+
+def register_paper(paper_id: str, name: str, folder: str | Path) -> Paper:
+    """Register the paper whose data files are in ``folder`` (call it from the paper's
+    package ``__init__``, before its modules register their artifacts)."""
+    folder = Path(folder)
+    if paper_id in PAPERS:
+        raise ValueError(f"paper {paper_id!r} registered twice")
+    if not (folder / "paper.yaml").is_file():
+        raise FileNotFoundError(f"{folder / 'paper.yaml'}: a registered paper needs its paper.yaml")
+    PAPERS[paper_id] = Paper(paper_id, name, folder)
+    return PAPERS[paper_id]
+
+
+def paper_ids() -> tuple[str, ...]:
+    """The registered papers, in the book's order."""
+    return tuple(PAPERS)
+
+
+def get_paper(paper_id: str) -> Paper:
+    try:
+        return PAPERS[paper_id]
+    except KeyError:
+        raise KeyError(f"unknown paper {paper_id!r}; registered: {', '.join(PAPERS) or 'none'}") from None
+
+
+def paper_of(artifact_id: str) -> Paper:
+    """The paper an artifact id (``<paper>-table-N``, ``<paper>-fig-N``) belongs to."""
+    return get_paper(artifact_id.split("-", 1)[0])

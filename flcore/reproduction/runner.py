@@ -1,0 +1,164 @@
+"""Get the runs an artifact needs from the run store, training only the missing ones.
+
+:func:`ensure_runs` takes :class:`~flcore.reproduction.artifacts.RunSpec` s, looks each up
+in the store by its run id (the hash of its canonical config), and trains the missing or
+interrupted ones.  The missing runs of all the specs at once are planned into groups
+(:func:`flcore.planning.planner.plan_groups`: duplicates removed, runs that differ only
+in seed, partition or a column hyper-parameter trained as one batch) and the groups handed
+to an executor (:mod:`flcore.executors`): by default the local one -- several groups at a
+time in worker processes on a CPU (one thread each: on a shared two-core machine two
+single-threaded groups finish sooner than two two-threaded groups in a row), one at a time
+on a GPU -- or a Ray cluster.  Pending specs (method not implemented yet) are listed with
+status ``pending`` and never run.  It returns one row per spec: its labels, run id, status and
+summary numbers.  A run that raises is reported as ``failed``; by default the call then
+raises, so the notebook that asked for it fails and marks its artifact failed.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from flcore.planning.spec import RunSpec
+from flcore.executors import LocalExecutor, group_runs
+from flcore.store import RunStore
+
+TERMINAL = ("finished", "diverged")
+
+
+def default_store() -> str:
+    """``$FLCORE_STORE`` when set, else ``runs`` (relative to the working directory)."""
+    return os.environ.get("FLCORE_STORE") or "runs"
+
+
+def resolve_store(store: str | os.PathLike | None) -> Path:
+    return Path(store if store is not None else default_store()).expanduser()
+
+
+
+
+def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None, device: str = "auto",
+                workers: int | None = None, data_root: str | None = None, download: bool | None = None,
+                raise_on_failure: bool = True, log=print, executor=None, progress: bool = False) -> pd.DataFrame:
+    """Make sure every available spec has a finished (or diverged) run; see module docstring.
+
+    ``executor`` trains the missing runs' groups (:mod:`flcore.executors`; default: the
+    local executor with ``workers``); ``progress`` shows one bar over all runs on stderr.
+    Returns one row per spec: its labels, ``method``, ``run_id``, ``status`` (finished,
+    diverged, failed or pending), ``mean_last_100`` (fraction), ``final_accuracy``,
+    ``rounds_done``, ``diverged_round``, ``run_dir`` and ``error``.
+    """
+    root = resolve_store(store)
+    runs = RunStore(root)
+    overrides = {"device": device, "data_root": data_root, "download": download}
+    todo: dict[str, RunSpec] = {}
+    for spec in specs:
+        if not spec.available:
+            continue
+        rid = spec.run_id(**overrides)
+        if rid not in todo and runs.run(rid).status().get("status") not in TERMINAL:
+            todo[rid] = spec
+    errors: dict[str, str] = {}
+    if todo:
+        executor = executor or LocalExecutor(workers=workers, device=device)
+        groups = group_runs(todo, device=device, overrides=overrides, workers=executor.planning_workers(len(todo)))
+        root.mkdir(parents=True, exist_ok=True)  # workers check that they see it
+        if log:
+            log(f"training {len(todo)} run(s) missing from the run store in {len(groups)} group(s) with "
+                f"{executor.describe(len(groups))}")
+        _collect(executor.map_groups(groups, str(root), overrides), groups, overrides, errors, log, progress)
+    frame = results_frame(specs, root, overrides, errors)
+    failed = frame[frame["status"] == "failed"]
+    if raise_on_failure and len(failed):
+        details = "; ".join(f"{row.run_id}: {row.error}" for row in failed.itertuples())
+        raise RuntimeError(f"{len(failed)} run(s) failed: {details}")
+    return frame
+
+
+def _collect(done, groups, overrides: dict, errors: dict, log, progress: bool) -> None:
+    """Log each finished run as its group comes back and note the failures by run id."""
+    bar = None
+    if progress:
+        import sys
+
+        from tqdm import tqdm
+
+        bar = tqdm(total=sum(len(g) for g in groups), unit="run", file=sys.stderr, dynamic_ncols=True)
+    try:
+        for index, results in done:
+            for spec, result in zip(groups[index], results):
+                rid = result["run_id"] or spec.run_id(**overrides)
+                line = f"  {spec.labels} -> {result['status']} in {result['seconds']:.0f} s"
+                if result["status"] == "failed":
+                    errors[rid] = result["error"]
+                    line += f": {result['error']}"
+                if bar is not None:
+                    bar.update(1)
+                    if result["status"] == "failed":
+                        bar.write(line, file=sys.stderr)
+                elif log:
+                    log(line)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def results_frame(specs: Sequence[RunSpec], store: str | os.PathLike | None = None,
+                  overrides: dict | None = None, errors: dict | None = None) -> pd.DataFrame:
+    """One row per spec with what the store holds for it (no training)."""
+
+    runs = RunStore(resolve_store(store))
+    overrides = overrides or {}
+    errors = errors or {}
+    rows = []
+    for spec in specs:
+        row: dict[str, Any] = {**spec.labels, "method": spec.method}
+        if not spec.available:
+            row.update(run_id=None, status="pending", run_dir=None)
+            rows.append(row)
+            continue
+        rid = spec.run_id(**overrides)
+        run = runs.run(rid)
+        status = run.status()
+        summary = run.summary()
+        state = status.get("status", "new")
+        if rid in errors:
+            state = "failed"
+        row.update(run_id=rid, status=state, run_dir=str(run.path),
+                   rounds_done=status.get("rounds_done", 0),
+                   mean_last_100=summary.get("mean_last_100"),
+                   final_accuracy=summary.get("final_accuracy"),
+                   diverged_round=status.get("diverged_round"),
+                   wall_time_s=status.get("wall_time_s"),
+                   error=errors.get(rid))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def run_metrics(frame: pd.DataFrame, store: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Per-round metric rows of every run in ``frame`` (from :func:`ensure_runs`), with the
+    frame's label columns joined on.  Pending runs contribute nothing."""
+
+    runs = RunStore(resolve_store(store))
+    label_columns = [c for c in frame.columns if c not in _RESULT_COLUMNS]
+    parts, cache = [], {}
+    for row in frame[frame["run_id"].notna()].to_dict("records"):
+        rid = row["run_id"]
+        if rid not in cache:
+            cache[rid] = runs.metrics(rid) if runs.run(rid).exists() else None
+        if cache[rid] is None:
+            continue
+        metrics = cache[rid].copy()
+        for column in label_columns + ["method"]:
+            metrics[column] = row[column]
+        parts.append(metrics)
+    if not parts:
+        return pd.DataFrame(columns=["run_id", "round", "test_accuracy"] + label_columns)
+    return pd.concat(parts, ignore_index=True)
+
+
+_RESULT_COLUMNS = {"method", "run_id", "status", "run_dir", "rounds_done", "mean_last_100", "final_accuracy",
+                   "diverged_round", "wall_time_s", "error"}

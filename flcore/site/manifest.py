@@ -1,0 +1,93 @@
+"""The book manifest (``book/_artifacts.json``) and what makes a page stale.
+
+Each artifact's outcome goes to a small manifest: status (ok, failed, skipped), scale,
+seeds, duration, the notebook's hash and flcore's fingerprint (a hash of its source and
+data files).  A page is stale when it was never run, failed, was run at another scale or
+with other seeds, or was run with another notebook or another flcore.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from flcore.store import atomic_write_json
+
+MANIFEST = Path("book") / "_artifacts.json"
+
+
+def _sha256_files(paths) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(str(path.as_posix()).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def flcore_fingerprint() -> str:
+    """Hash of flcore's source and published-data files: a notebook executed with other
+    code is stale even when the version string did not change."""
+    package = Path(__file__).resolve().parents[1]
+    files = [p for p in package.rglob("*") if p.is_file() and p.suffix in (".py", ".csv", ".yaml")
+             and "__pycache__" not in p.parts]
+    return _sha256_files(files)[:16]
+
+
+def notebook_hash(path: Path) -> str:
+    """Hash of a notebook's cell sources (outputs and metadata do not count)."""
+    nb = nbformat.read(path, as_version=4)
+    text = json.dumps([(c.cell_type, c.source) for c in nb.cells])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_manifest(root: Path) -> dict[str, Any]:
+    path = root / MANIFEST
+    if not path.is_file():
+        return {"artifacts": {}}
+    try:
+        data = json.loads(path.read_text())
+    except ValueError:
+        return {"artifacts": {}}
+    data.setdefault("artifacts", {})
+    return data
+
+
+def save_manifest(root: Path, manifest: dict[str, Any]) -> None:
+    (root / MANIFEST).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(root / MANIFEST, manifest, sort_keys=True)
+
+
+def stale_reason(artifact, entry: dict | None, root: Path, scale: str, seeds: list[int],
+                 fingerprint: str) -> str | None:
+    """Why ``artifact`` must be re-executed, or None when its page is up to date."""
+    if entry is None:
+        return "never run"
+    if not (root / artifact.book_path).is_file():
+        return "output missing"
+    if entry.get("status") != "ok":
+        return f"last run {entry.get('status')}"
+    if entry.get("scale") != scale:
+        return f"built at scale {entry.get('scale')}"
+    if list(entry.get("seeds", [])) != list(seeds):
+        return "other seeds"
+    try:
+        current = notebook_hash(root / artifact.notebook_path)
+    except Exception as exc:  # noqa: BLE001 - an unreadable notebook is stale, not fatal
+        return f"notebook unreadable ({one_line_error(exc)})"
+    if entry.get("notebook") != current:
+        return "notebook changed"
+    if entry.get("flcore") != fingerprint:
+        return "flcore changed"
+    return None
+
+
+
+
+def one_line_error(exc: Exception) -> str:
+    """An exception (a notebook cell's included: ``ename``/``evalue``) on one line."""
+    name = getattr(exc, "ename", None) or type(exc).__name__
+    value = getattr(exc, "evalue", None) or str(exc)
+    return f"{name}: {value}".strip().splitlines()[0][:300]

@@ -1,0 +1,174 @@
+"""The book's generated pages: Coverage, Claims and one landing page per paper.
+
+``flcore book`` writes them after the artifact notebooks ran and before the site is
+built, from the inventory (:mod:`flcore.reproduction.inventory`), the claims registry
+(:mod:`flcore.reproduction.claims`, verdicts read from the run store at the built scale),
+the papers' landing data (each paper's ``paper.yaml``, :mod:`flcore.reproduction.papers`) and the book
+manifest (which pages were built, at which scales).  They are build outputs, like the
+executed notebooks, and are not kept in the repository:
+
+- ``book/coverage.md``: every one of the 110 tables and figures with its caption and status;
+- ``book/claims.md``: every claim of the registry with its verdict;
+- ``book/<paper>/index.md``: the paper's question, method and protocol, its headline
+  claims with their verdicts, and each of its tables and figures with its status.
+
+A page links an artifact only when its executed notebook is in the book.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from flcore.report.page import VERDICT_TEXT, claims_markdown
+from flcore.reproduction.claims import evaluate_claims, seed_spread
+from flcore.reproduction.inventory import InventoryEntry, coverage, entry, inventory
+from flcore.reproduction.papers import get_paper, paper_ids
+
+STATUS_TEXT = {"reproduced": "reproduced", "pending": "pending", "not_regenerable": "not regenerable here"}
+
+
+def generated_pages() -> list[str]:
+    """The pages ``flcore book`` writes (relative to the repository root)."""
+    return ["book/coverage.md", "book/claims.md"] + [f"book/{paper}/index.md" for paper in paper_ids()]
+
+
+class _Links:
+    """Links from a page at ``depth`` folders below ``book/`` to the artifact pages that exist."""
+
+    def __init__(self, root: Path, depth: int):
+        self.root = root
+        self.prefix = "../" * depth
+
+    def exists(self, artifact_id: str) -> bool:
+        item = entry(artifact_id)
+        return (self.root / "book" / "artifacts" / item.paper / f"{artifact_id}.ipynb").is_file()
+
+    def artifact(self, artifact_id: str, text: str | None = None) -> str:
+        item = entry(artifact_id)
+        text = text or item.label  # pages list one paper's artifacts at a time
+        if not self.exists(artifact_id):
+            return text
+        return f"[{text}]({self.prefix}artifacts/{item.paper}/{artifact_id}.ipynb)"
+
+
+def _status_cell(row: dict) -> str:
+    text = STATUS_TEXT[row["status"]]
+    if row["status"] == "reproduced":
+        text += f" ({', '.join(row['scales_built'])})" if row["scales_built"] else " (not built in this checkout)"
+    elif row["status"] == "not_regenerable":
+        text += f": {row['reason']}"
+    return text
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _inventory_table(rows: list[dict], links: _Links) -> list[str]:
+    lines = ["| artifact | caption | class | status | claims |", "|---|---|---|---|---|"]
+    for row in rows:
+        item = entry(row["id"])
+        lines.append(f"| {links.artifact(row['id'], item.label)} | {_escape(row['caption'])} | {row['class']} "
+                     f"| {_escape(_status_cell(row))} | {len(row['claims']) or ''} |")
+    return lines
+
+
+def _counts(rows: list[dict]) -> Counter:
+    return Counter(row["status"] for row in rows)
+
+
+def coverage_page(rows: list[dict], root: Path, scale: str) -> str:
+    links = _Links(root, 0)
+    counts = _counts(rows)
+    built = sum(bool(row["scales_built"]) for row in rows)
+    lines = ["# Coverage", "",
+             f"The five papers have **{len(rows)}** tables and figures. flcore regenerates "
+             f"**{counts['reproduced']}** of them (**{built}** built in this book, at the {scale} scale), "
+             f"**{counts['pending']}** are pending (regenerable, not written yet) and **{counts['not_regenerable']}** "
+             "are not regenerable here: *heavy* ones need data or pretrained weights that cannot be had offline or "
+             "through torchvision, *schematic* ones are illustrations without data.", "",
+             "The same list as JSON: `flcore reproduce --list --json`.", "",
+             "| paper | tables and figures | reproduced | pending | not regenerable |", "|---|---|---|---|---|"]
+    for paper in paper_ids():
+        mine = [row for row in rows if row["paper"] == paper]
+        c = _counts(mine)
+        lines.append(f"| [{get_paper(paper).name}]({paper}/index.md) | {len(mine)} | {c['reproduced']} | {c['pending']} "
+                     f"| {c['not_regenerable']} |")
+    lines.append(f"| **all** | **{len(rows)}** | **{counts['reproduced']}** | **{counts['pending']}** "
+                 f"| **{counts['not_regenerable']}** |")
+    for paper in paper_ids():
+        lines += ["", f"## {get_paper(paper).name}", ""]
+        lines += _inventory_table([row for row in rows if row["paper"] == paper], links)
+    return "\n".join(lines) + "\n"
+
+
+def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None) -> str:
+    links = _Links(root, 0)
+    counts = Counter(result["verdict"] for result in results)
+    if spread:
+        noise = (f"The seed-to-seed standard deviation of one run's accuracy, measured on {spread['runs']} reference "
+                 f"runs ({spread['configurations']} configurations x seeds), is **{spread['sigma']:.2f}** points "
+                 "at this scale; cells with several seeds use their own.")
+    else:
+        noise = "The seed-to-seed spread is not measured at this scale, so no comparison is decided."
+    lines = ["# Claims", "",
+             f"Each paper's headline claims, taken from its abstract, introduction and conclusions, each a comparison "
+             f"of cells of a published table with the numbers it rests on, and its verdict on our runs at the "
+             f"**{scale}** scale: **{counts['holds']}** hold, **{counts['tie']}** are ties, **{counts['fails']}** fail "
+             f"and **{counts['not_checked']}** are not checked at this scale (their artifact is not reproduced yet, "
+             "or the scale does not run the cells).", "", noise, "",
+             "Below the `paper` scale MNIST-1D stands in for CIFAR: a verdict there says whether the *effect* "
+             "appears on the small problem, not whether the paper's numbers are reproduced.", "",
+             "A claim *holds* when every comparison it rests on goes the paper's way by more than twice the "
+             "standard error of the gap, is a *tie* when a gap is within that, and *fails* when one goes the other "
+             "way. The same as JSON: `flcore claims --scale " + scale + " --json`."]
+    for paper in paper_ids():
+        mine = [r for r in results if r["paper"] == paper]
+        lines += ["", f"## {get_paper(paper).name}", "", claims_markdown(mine, scale, links.artifact, explain=False)]
+    return "\n".join(lines) + "\n"
+
+
+def paper_page(paper: str, rows: list[dict], results: list[dict], root: Path, scale: str) -> str:
+    info = get_paper(paper).info
+    links = _Links(root, 1)
+    mine = [row for row in rows if row["paper"] == paper]
+    counts = _counts(mine)
+    claims = [r for r in results if r["paper"] == paper]
+    verdicts = Counter(r["verdict"] for r in claims)
+    lines = [f"# {get_paper(paper).name}", "", f"*{info['title']}*, {info['authors']}, {info['venue']}.", "",
+             "## The question", "", info["question"].strip(), "", "## The method", "", info["method"].strip(), "",
+             "## The protocol", "", info["protocol"].strip(), "",
+             "## Headline claims", "",
+             f"{len(claims)} claims; at the {scale} scale {verdicts['holds']} hold, {verdicts['tie']} are ties, "
+             f"{verdicts['fails']} fail, {verdicts['not_checked']} are not checked. How verdicts are decided: "
+             "[Claims](../claims.md).", "",
+             claims_markdown(claims, scale, links.artifact, explain=False), "",
+             "## Every table and figure", "",
+             f"{len(mine)} tables and figures: {counts['reproduced']} reproduced, {counts['pending']} pending, "
+             f"{counts['not_regenerable']} not regenerable here.", ""]
+    lines += _inventory_table(mine, links)
+    return "\n".join(lines) + "\n"
+
+
+def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: dict | None = None) -> list[Path]:
+    """Write the generated pages under ``root`` (module docstring); returns their paths."""
+    from flcore.site.manifest import load_manifest
+
+    manifest = manifest if manifest is not None else load_manifest(root)
+    rows = coverage(manifest)
+    results = evaluate_claims(scale, store, seeds)
+    spread = seed_spread(scale, store)
+    pages = {"book/coverage.md": coverage_page(rows, root, scale),
+             "book/claims.md": claims_page(results, root, scale, spread)}
+    for paper in paper_ids():
+        pages[f"book/{paper}/index.md"] = paper_page(paper, rows, results, root, scale)
+    written = []
+    for relative, text in pages.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written
+
+
+__all__ = ["InventoryEntry", "VERDICT_TEXT", "generated_pages", "inventory", "write_site_pages"]

@@ -1,0 +1,310 @@
+"""``flcore reproduce`` and ``flcore book``: the papermill batch and the book build.
+
+``flcore reproduce ARTIFACT... --scale S`` (or ``--all``) executes each artifact's
+notebook (``notebooks/<paper>/<id>.ipynb``) with papermill into the book's source tree
+(``book/artifacts/<paper>/<id>.ipynb``), with the parameters ``scale``, ``device``,
+``seeds``, ``store`` (and ``workers``, ``data_root``, ``download`` where the notebook
+has them).  Before the notebooks run, the union of the runs they need is trained once
+(shared runs once, several at a time on a CPU, or as tasks of a Ray cluster with
+``--executor ray --address HOST:PORT``: :mod:`flcore.executors`); each notebook then finds
+its runs in the store.  A notebook that fails marks its own artifact failed and the others
+go on; a summary is printed at the end and the exit status is 1 if anything failed.
+
+Each artifact's outcome goes to a small manifest, ``book/_artifacts.json``: status (ok,
+failed, skipped), scale, seeds, duration, the notebook's hash and flcore's fingerprint
+(a hash of its source and published-data files).  ``flcore book --scale S`` reproduces
+what is stale -- never run, failed, run at another scale or with other seeds, or run
+with another notebook or flcore -- then builds the site with ``jupyter-book build . -W
+-n --keep-going`` (``_build/html/index.html``).
+
+The command line (:mod:`flcore.cli.reproduce`) calls :func:`reproduce` and :func:`build_book`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from flcore.version import __version__
+from flcore.executors import make_executor
+from flcore.report.page import scale_banner
+from flcore.reproduction.artifacts import get_artifact, runs_for
+from flcore.reproduction.claims import spread_specs
+from flcore.reproduction.inventory import entry
+from flcore.reproduction.runner import ensure_runs
+
+
+def _parameters(notebook: Path, values: dict[str, Any]) -> dict[str, Any]:
+    """The subset of ``values`` the notebook's ``parameters`` cell declares."""
+    import papermill
+
+    declared = papermill.inspect_notebook(str(notebook))
+    return {k: v for k, v in values.items() if k in declared}
+
+
+def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: int | None = None,
+                     store: str | None = None) -> dict:
+    """Run one artifact's notebook with papermill into the book tree; never raises.
+
+    The run store reaches the kernel as ``$FLCORE_STORE``, not as a parameter, so that no
+    path of the building machine is written into the page.
+    """
+    from flcore.site.manifest import one_line_error
+
+    import papermill
+
+    source = root / artifact.notebook_path
+    output = root / artifact.book_path
+    output.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    entry: dict[str, Any] = {"output": artifact.book_path}
+    saved_store = os.environ.get("FLCORE_STORE")
+    try:
+        if not source.is_file():
+            raise FileNotFoundError(f"notebook {artifact.notebook_path} not found under {root}")
+        if store is not None:
+            os.environ["FLCORE_STORE"] = store
+        papermill.execute_notebook(str(source), str(output), parameters=_parameters(source, parameters),
+                                   kernel_name="python3", cwd=str(root), progress_bar=False,
+                                   log_output=False, execution_timeout=timeout)
+        entry["status"] = "ok"
+    except Exception as exc:  # noqa: BLE001 - one failing notebook must not stop the batch
+        entry["status"] = "failed"
+        entry["error"] = one_line_error(exc)
+    finally:
+        if saved_store is None:
+            os.environ.pop("FLCORE_STORE", None)
+        else:
+            os.environ["FLCORE_STORE"] = saved_store
+    if output.is_file():
+        finish_page(output, parameters.get("scale", "small"), parameters.get("seeds", [0]), _artifact_class(artifact))
+    entry["duration_s"] = round(time.perf_counter() - started, 1)
+    return entry
+
+
+def notebook_jobs(requested: int | None, notebooks: int) -> int:
+    """Notebooks executed at once: ``--jobs`` or one per core, never more than there are."""
+    jobs = requested if requested is not None else (os.cpu_count() or 1)
+    return max(1, min(jobs, notebooks))
+
+
+def _execute_in_worker(artifact_id: str, root: Path, parameters: dict[str, Any], timeout: int | None,
+                       store: str | None, threads: int) -> dict:
+    """:func:`execute_artifact` in a worker process whose kernels use ``threads`` threads
+    each (unless the user set ``OMP_NUM_THREADS``), so parallel notebooks share the cores
+    instead of oversubscribing them."""
+
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+    os.environ.setdefault("MKL_NUM_THREADS", str(threads))
+    return execute_artifact(get_artifact(artifact_id), root, parameters, timeout=timeout, store=store)
+
+
+def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeout: int | None,
+                 store: str | None, jobs: int):
+    """Execute the notebooks, ``jobs`` at a time (each in its own kernel); yields
+    ``(artifact, manifest entry)`` as they finish.  Notebooks read runs that were all
+    trained beforehand (``_prefetch_runs``), so they do not depend on each other."""
+    from flcore.site.manifest import one_line_error
+
+    if jobs <= 1:
+        for artifact in artifacts:
+            yield artifact, execute_artifact(artifact, root, parameters, timeout=timeout, store=store)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_execute_in_worker, a.id, root, parameters, timeout, store, threads): a
+                   for a in artifacts}
+        for future in as_completed(futures):
+            artifact = futures[future]
+            try:
+                entry = future.result()
+            except Exception as exc:  # noqa: BLE001 - a lost worker fails its notebook, not the batch
+                entry = {"output": artifact.book_path, "status": "failed", "error": one_line_error(exc),
+                         "duration_s": 0.0}
+            yield artifact, entry
+
+
+def _artifact_class(artifact) -> str:
+
+    try:
+        return entry(artifact.id).cls
+    except KeyError:
+        return "result"
+
+
+def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result") -> None:
+    """Make an executed notebook a book page: the scale and data set in its first lines
+    (after the title), every code cell's input collapsed under its output (``hide-input``)
+    and code cells without output left out of the page (``remove-cell``)."""
+    import nbformat
+
+
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if "flcore-banner" not in c.metadata.get("tags", [])]
+    for cell in cells:
+        if cell.cell_type == "code":
+            # code that shows something is collapsed under its output; code that shows
+            # nothing (installation, parameters, imports) is left to the notebook itself
+            tags = cell.metadata.setdefault("tags", [])
+            tag = "hide-input" if cell.get("outputs") else "remove-cell"
+            if tag not in tags:
+                tags.append(tag)
+    title = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"), -1)
+    day = datetime.now(timezone.utc).date().isoformat()
+    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, seeds, day, cls), metadata={"tags": ["flcore-banner"]})
+    if title >= 0 and cells[title].source.lstrip().startswith("#"):
+        # The title is the cell's first line; the banner goes right below it.
+        first, _, rest = cells[title].source.partition("\n")
+        cells[title].source = first
+        cells.insert(title + 1, banner)
+        if rest.strip():
+            follow = nbformat.v4.new_markdown_cell(rest.lstrip("\n"))
+            cells.insert(title + 2, follow)
+    else:
+        cells.insert(0, banner)
+    nb.cells = cells
+    papermill = nb.metadata.get("papermill", {})
+    for key in ("input_path", "output_path"):  # no path of the building machine in the page
+        if papermill.get(key):
+            papermill[key] = Path(papermill[key]).name
+    nbformat.validator.normalize(nb)
+    nbformat.write(nb, path)
+
+
+def _prefetch_runs(artifacts, args, store: str, log) -> None:
+    """Train the union of the runs the artifacts need, once, before their notebooks run."""
+
+    from flcore.site.manifest import one_line_error
+
+    specs = runs_for([a.id for a in artifacts], args.scale, args.seeds)
+    if not specs:
+        return
+    specs += spread_specs(args.scale)  # the claims' tie rule needs the measured seed spread
+    executor = getattr(args, "run_executor", None)
+    try:
+        frame = ensure_runs(specs, store=store, device=args.device, workers=args.workers,
+                            data_root=args.data_root, download=args.download, raise_on_failure=False, log=log,
+                            executor=executor, progress=executor is not None and executor.name != "local")
+    except Exception as exc:  # noqa: BLE001 - the notebooks will report their own failures
+        log(f"training the shared runs failed ({one_line_error(exc)}); each notebook will retry its own")
+        return
+    for row in frame[frame["status"] == "failed"].drop_duplicates("run_id").itertuples():
+        log(f"run {row.run_id} failed: {row.error} (traceback in {row.run_dir}/status.json)")
+
+
+def make_run_executor(args: argparse.Namespace):
+    """The executor ``--executor`` names, connected (Ray) before any compute; ``ValueError``
+    or :class:`flcore.executors.ray_executor.ExecutorError` with a one-line reason otherwise."""
+
+    name = getattr(args, "executor", "local")
+    if name != "ray":
+        for flag in ("address", "gpus_per_run"):
+            if getattr(args, flag, None) is not None:
+                raise ValueError(f"--{flag.replace('_', '-')} needs --executor ray")
+    if name == "local":
+        return None  # ensure_runs' default: today's local behaviour
+    executor = make_executor(name, device=args.device, address=args.address, gpus_per_run=args.gpus_per_run)
+    executor.gpus(executor.connect())
+    return executor
+
+
+def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = True,
+              log: Callable[[str], None] = print, results: dict[str, dict] | None = None) -> dict[str, dict]:
+    """Execute the notebooks of ``artifact_ids`` (only the stale ones unless ``force``);
+    returns ``{artifact id: manifest entry}`` for every artifact considered.  ``results``
+    (a dict) is filled as the batch goes, so a caller still holds what was done if the
+    batch is interrupted."""
+
+    from flcore.site.manifest import flcore_fingerprint, load_manifest, notebook_hash, one_line_error, save_manifest, stale_reason
+
+    root = Path(args.root).resolve()
+    store = str(Path(args.store).expanduser().resolve())
+    manifest = load_manifest(root)
+    fingerprint = flcore_fingerprint()
+    artifacts = [get_artifact(a) for a in artifact_ids]
+    todo = []
+    results = {} if results is None else results
+    for artifact in artifacts:
+        reason = "forced" if force else stale_reason(artifact, manifest["artifacts"].get(artifact.id), root,
+                                                    args.scale, args.seeds, fingerprint)
+        if reason is None:
+            results[artifact.id] = {**manifest["artifacts"][artifact.id], "status": "skipped",
+                                    "reason": "up to date"}
+        else:
+            todo.append((artifact, reason))
+    if todo:
+        _prefetch_runs([a for a, _ in todo], args, store, log)
+    parameters = {"scale": args.scale, "device": args.device, "seeds": list(args.seeds),
+                  "workers": args.workers, "data_root": args.data_root,
+                  "download": bool(args.download)}
+    for artifact, reason in todo:
+        log(f"[{artifact.id}] executing ({reason}) -> {artifact.book_path}")
+    for artifact, entry in _execute_all([a for a, _ in todo], root, parameters, args.timeout, store,
+                                        notebook_jobs(getattr(args, "jobs", None), len(todo))):
+        try:
+            hashed = notebook_hash(root / artifact.notebook_path) if (root / artifact.notebook_path).is_file() else None
+        except Exception as exc:  # noqa: BLE001 - one unreadable notebook must not stop the batch
+            hashed = None
+            entry.update(status="failed", error=entry.get("error") or f"unreadable notebook: {one_line_error(exc)}")
+        finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        entry.update(scale=args.scale, seeds=list(args.seeds), notebook=hashed,
+                     flcore=fingerprint, flcore_version=_version(), finished=finished)
+        entry["built"] = _built_scales(manifest["artifacts"].get(artifact.id), entry)
+        manifest["artifacts"][artifact.id] = entry
+        save_manifest(root, manifest)
+        results[artifact.id] = entry
+        log(f"[{artifact.id}] {entry['status']} in {entry['duration_s']:.0f} s"
+            + (f": {entry['error']}" if entry.get("error") else ""))
+    return results
+
+
+def _built_scales(previous: dict | None, entry: dict) -> dict:
+    """``{scale: {"finished", "seeds"}}`` of the scales at which the page was built
+    successfully, carried over from the previous manifest entry."""
+    built = dict((previous or {}).get("built", {}))
+    if entry["status"] == "ok":
+        built[entry["scale"]] = {"finished": entry["finished"], "seeds": entry["seeds"]}
+    else:
+        built.pop(entry["scale"], None)
+    return built
+
+
+def _version() -> str:
+    return __version__
+
+
+def print_summary(results: dict[str, dict], out=None) -> None:
+    """One line per artifact (status, seconds, error or reason), then the counts."""
+    out = out or sys.stdout
+    if not results:
+        return
+    width = max(len(k) for k in results)
+    print(f"\n{'artifact':<{width}}  status   seconds  note", file=out)
+    for aid, entry in results.items():
+        note = entry.get("error") or entry.get("reason") or ""
+        seconds = entry.get("duration_s")
+        shown = f"{seconds:7.1f}" if isinstance(seconds, (int, float)) and entry["status"] != "skipped" else "      -"
+        print(f"{aid:<{width}}  {entry['status']:<7} {shown}  {note}", file=out)
+    counts = {s: sum(e["status"] == s for e in results.values()) for s in ("ok", "failed", "skipped")}
+    print(f"{counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} skipped", file=out)
+
+
+# --------------------------------------------------------------------------- book
+
+def build_book(root: Path, path_output: str | None = None, strict: bool = True) -> int:
+    """``jupyter-book build <root> -W -n --keep-going``; returns its exit status."""
+    command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(root)]
+    if strict:
+        command += ["-W", "-n", "--keep-going"]
+    if path_output:
+        command += ["--path-output", path_output]
+    print("building the book: jupyter-book " + " ".join(command[3:]), flush=True)
+    return subprocess.call(command, cwd=root)
