@@ -80,9 +80,9 @@ def test_seeds_multiply_the_runs():
 
 
 def test_swa_rows_are_pending_until_the_method_is_registered(monkeypatch):
-    from flcore.reproduction import artifacts
+    from flcore.planning import spec
 
-    monkeypatch.setattr(artifacts, "registered_methods", lambda: ("fedavg", "fedsam", "fedasam"))
+    monkeypatch.setattr(spec, "registered_methods", lambda: ("fedavg", "fedsam", "fedasam"))
     specs = get_artifact("fedsam-table-2").runs("smoke", [0])
     pending = {s.labels["algorithm"] for s in specs if not s.available}
     assert pending == {"FedAvg+SWA", "FedSAM+SWA", "FedASAM+SWA"}

@@ -56,6 +56,13 @@ if TYPE_CHECKING:
 from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
 from flcore.reproduction.claims import register_metric
 from flcore.config.presets import DEFAULT_DATASET
+from flcore.analysis.evaluation import DatasetEvaluator
+from flcore.analysis.interpolation import interpolate
+from flcore.analysis.io import load_run, split_data
+from flcore.config import FIELD_NAMES, resolve_config
+from flcore.papers.fedima import analysis as _analysis
+from flcore.reproduction.targets import rounds_to_target as first_reach
+from flcore.store import Run
 
 PAPER = "fedima"
 
@@ -521,13 +528,6 @@ def fma_ima_interpolation(fma_run_dir: str, ima_run_dir: str, num: int = 11, sam
     return interpolate(evaluate, fma.w, ima.w, num=num, t_min=t_min, t_max=t_max)
 
 
-from flcore.papers.fedima import analysis as _analysis  # noqa: E402  (the analysis figures' runs)
-from flcore.analysis.evaluation import DatasetEvaluator
-from flcore.analysis.interpolation import interpolate
-from flcore.analysis.io import load_run, split_data
-from flcore.config import FIELD_NAMES, resolve_config
-from flcore.reproduction.targets import rounds_to_target as first_reach
-from flcore.store import Run
 
 register_artifact(Artifact(
     "fedima-fig-1", PAPER, "figure", "Figure 1: loss and error planes through client and global models",
