@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flcore.reproduction import artifacts
+from flcore.planning import spec as spec_module
 from flcore.reproduction.artifacts import RunSpec, get_artifact
 from flcore.reproduction.runner import ensure_runs, results_frame, run_metrics
 
@@ -37,7 +37,7 @@ def test_a_failing_run_fails_the_call_and_is_reported(tmp_path):
 
 
 def test_pending_specs_are_listed_never_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(artifacts, "registered_methods", lambda: ("fedavg",))
+    monkeypatch.setattr(spec_module, "registered_methods", lambda: ("fedavg",))
     spec = RunSpec({"algorithm": "FedAvg+SWA"}, {"method": "fedavg+swa", "scale": "smoke"})
     frame = ensure_runs([spec], store=tmp_path, log=None)
     assert frame["status"].tolist() == ["pending"] and frame["run_id"].isna().all()

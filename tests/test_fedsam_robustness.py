@@ -311,10 +311,9 @@ def test_figure_pages_count_the_evaluated_runs():
 def test_corrupted_scores_add_percentages_and_are_none_without_the_data(monkeypatch):
     import pandas as pd
 
-    import flcore.analysis.robustness as analysis
     from flcore.papers.fedsam import robustness as robustness
 
-    monkeypatch.setattr(analysis, "corrupted_accuracy_of_runs",
+    monkeypatch.setattr(robustness, "corrupted_accuracy_of_runs",
                         lambda runs, **kw: pd.DataFrame({"accuracy": [0.25, 0.5], "severity": kw["severities"][:2]}))
     scores = robustness.corrupted_scores(pd.DataFrame(), device="cpu", severities=[5, 5])
     assert list(scores["accuracy (%)"]) == [25.0, 50.0]
@@ -322,5 +321,5 @@ def test_corrupted_scores_add_percentages_and_are_none_without_the_data(monkeypa
     def missing(runs, **kw):
         raise DatasetError("CIFAR-10-C is missing")
 
-    monkeypatch.setattr(analysis, "corrupted_accuracy_of_runs", missing)
+    monkeypatch.setattr(robustness, "corrupted_accuracy_of_runs", missing)
     assert robustness.corrupted_scores(pd.DataFrame(), device="cpu") is None

@@ -405,6 +405,7 @@ def test_an_unreadable_notebook_fails_alone_and_the_summary_is_printed(tmp_path,
     import argparse
 
     from flcore.cli import reproduce
+    from flcore.site import reproduce as site_reproduce
     from flcore.site.manifest import load_manifest, save_manifest
 
     good, bad = "fedsam-table-10", "fedsam-table-11"
@@ -414,7 +415,7 @@ def test_an_unreadable_notebook_fails_alone_and_the_summary_is_printed(tmp_path,
     # the manifest says the page is up to date: an unreadable notebook must still count as stale
     save_manifest(root, {"artifacts": {bad: {"status": "ok", "scale": "smoke", "seeds": [0],
                                                       "notebook": "x", "flcore": "y"}}})
-    monkeypatch.setattr(reproduce, "_prefetch_runs", lambda *a, **k: None)
+    monkeypatch.setattr(site_reproduce, "prefetch_runs", lambda *a, **k: None)
     parser = argparse.ArgumentParser()
     handlers = reproduce.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["reproduce", bad, good, "--stale-only", "--scale", "smoke", "--root", str(root),

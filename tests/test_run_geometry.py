@@ -64,10 +64,8 @@ def test_spectrum_is_cached_and_recomputed_when_the_model_changes(tmp_path, monk
     run_dir = _stored_run(tmp_path)
     first = rg.hessian_spectrum(run_dir, TINY)
     calls = []
-    import flcore.analysis.io as io_module
-
-    real = io_module.load_run
-    monkeypatch.setattr(io_module, "load_run", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    real = rg.load_run
+    monkeypatch.setattr(rg, "load_run", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
     assert np.array_equal(rg.hessian_spectrum(run_dir, TINY), first) and not calls
     # another model in the same run directory: a new key, a new value
     other = _stored_run(tmp_path / "other", perturb=0.5)

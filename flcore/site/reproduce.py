@@ -108,7 +108,7 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
                  store: str | None, jobs: int):
     """Execute the notebooks, ``jobs`` at a time (each in its own kernel); yields
     ``(artifact, manifest entry)`` as they finish.  Notebooks read runs that were all
-    trained beforehand (``_prefetch_runs``), so they do not depend on each other."""
+    trained beforehand (:func:`prefetch_runs`), so they do not depend on each other."""
     from flcore.site.manifest import one_line_error
 
     if jobs <= 1:
@@ -179,7 +179,7 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result") -
     nbformat.write(nb, path)
 
 
-def _prefetch_runs(artifacts, args, store: str, log) -> None:
+def prefetch_runs(artifacts, args, store: str, log) -> None:
     """Train the union of the runs the artifacts need, once, before their notebooks run."""
 
     from flcore.site.manifest import one_line_error
@@ -241,7 +241,7 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
         else:
             todo.append((artifact, reason))
     if todo:
-        _prefetch_runs([a for a, _ in todo], args, store, log)
+        prefetch_runs([a for a, _ in todo], args, store, log)
     parameters = {"scale": args.scale, "device": args.device, "seeds": list(args.seeds),
                   "workers": args.workers, "data_root": args.data_root,
                   "download": bool(args.download)}

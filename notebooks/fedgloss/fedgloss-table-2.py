@@ -82,8 +82,8 @@ display(Markdown(f"Published values: {source('fedgloss-table-2')['source']}."))
 #
 # Communication and computation are not the whole cost: methods with a FedDyn/ADMM dual
 # or control variates keep a model-sized vector per client across rounds (stateful
-# clients), and the server keeps its own. From `Method.client_state()` and
-# `Method.server_state()`.
+# clients), and the server keeps its own. From `flcore.config.client_state_of` and
+# `flcore.config.server_state_of`.
 
 # %%
 state = ours[["method", "flcore_methods", "down_up_per_round", "state_kept"]]

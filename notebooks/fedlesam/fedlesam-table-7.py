@@ -29,7 +29,7 @@
 # - *backpropagation*: `grad_evals_per_step` over FedAvg's;
 # - *communication*: `uploads_per_round + downloads_per_round` over FedAvg's two;
 # - *stored memory*: the model, plus every model-sized table the method keeps per client
-#   across rounds (`client_state()` entries of shape `[N, P]`), plus every vector the client
+#   across rounds (`flcore.config.client_state_of` entries of shape `[N, P]`), plus every vector the client
 #   downloads beyond the global model (`flcore.reproduction.method_costs.client_memory`).
 #
 # The paper does not state its counting rule; this one gives its values for six of the

@@ -37,7 +37,7 @@
 # - `sim.step()` runs one round and returns a `RoundResult`: the round, the client ids,
 #   the point the clients started from, the minibatches each client used, the uploads,
 #   the training losses, the new global model, and the server and client state after the
-#   round as named tensors (`Method.server_state()` lists the names with their meaning);
+#   round as named tensors (`flcore.config.server_state_of(method)` lists the names with their meaning);
 # - `sim.state_dict()` / `sim.load_state_dict(...)` save and restore a simulation between
 #   rounds.
 
@@ -120,7 +120,7 @@ for result in rounds:
         update = result.client_models[k] - result.start
         print(f"  client {client}: upload norm {float(result.client_models[k].norm()):.6f}, "
               f"||w_k - w^t|| = {float(update.norm()):.6f}")
-print("state FedSAM keeps across rounds:", flcore.algorithms.get_method("fedsam").client_state() or "none")
+print("state FedSAM keeps across rounds:", flcore.config.client_state_of("fedsam") or "none")
 
 # %% [markdown]
 # ## One client step, by hand
@@ -164,8 +164,7 @@ assert difference < 1e-12
 # term, $g \leftarrow g_{SAM} - \sigma_k + (w - \tilde w^t)/\beta$. The state it keeps:
 
 # %%
-gloss = flcore.algorithms.get_method("fedgloss-sam")
-for row in gloss.client_state() + gloss.server_state():
+for row in flcore.config.client_state_of("fedgloss-sam") + flcore.config.server_state_of("fedgloss-sam"):
     print(f"{row['name']:>18} {row['shape']:>7}  {row['meaning']}")
 
 config = {**config, "method": "fedgloss-sam", "gloss_rho_server": 0.05, "gloss_beta": 10.0}
