@@ -1,12 +1,12 @@
 """Figures and tables of the reproduction book: one style, paper-vs-ours tables, the
 papers' standard plots.  Nothing here trains or evaluates a model: it formats what the
-run store and :mod:`flcore.config` hand over.
+run store and :mod:`flcore.reproduction` hand over.
 
 - :mod:`~flcore.report.style`: the seaborn style and the fixed colour of each algorithm;
 - :mod:`~flcore.report.tables`: published vs ours with the delta, pending and diverged cells;
 - :mod:`~flcore.report.ordering`: published and our orderings of the methods, Kendall's tau;
 - :mod:`~flcore.report.page`: numbered captions, figures with alt text, CSV downloads, claim verdicts;
-- :mod:`~flcore.site.pages`: the generated Coverage, Claims and paper pages;
+- :mod:`~flcore.report.analysis_plots`: the figures of `flcore analyze` and the surfaces of the analysis pages;
 - :mod:`~flcore.report.plots`: accuracy against rounds, per-client accuracy of the global model.
 """
 from flcore.report.style import algorithm_color, set_style
