@@ -31,7 +31,7 @@ the official code writes with ``torch.save`` and its per-round ``wandb`` logging
 from __future__ import annotations
 
 import copy
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch

@@ -237,8 +237,9 @@ class ReferenceRunner:
     """The official-style loop (``reference_loop.py``), from flcore's initial model."""
 
     def __init__(self, method: str, settings: dict, dataset, parts, device, retained: bool):
-        from flcore.sim.engine import build_initial_model
         from reference_loop import ReferenceFL
+
+        from flcore.sim.engine import build_initial_model
 
         if retained:
             from flcore.sim.cpu_memory import retain_freed_memory

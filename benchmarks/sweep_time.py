@@ -200,9 +200,8 @@ def main(argv=None) -> int:
     configs = gpu_runs(rounds, args.data_root) if args.gpu else small_runs(rounds)
     workers = args.workers or (1 if args.gpu else (os.cpu_count() or 1))
     from flcore.config import resolve_config
-    from flcore.sim import build_federated_data, resolve_device
-
     from flcore.planning.planner import plan_groups, run_cost
+    from flcore.sim import build_federated_data, resolve_device
 
     build_federated_data(resolve_config(configs[0]), resolve_device(device))  # generate/cache the data once
     cost = sum(run_cost(resolve_config(c)) for c in configs)

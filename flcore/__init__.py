@@ -19,7 +19,8 @@ from flcore.errors import ConfigError
 from flcore.sim import FederatedData, RoundResult, Simulation
 from flcore.version import __version__
 
-from flcore import papers  # noqa: E402,F401,I001  (registers the papers, their probes, artifacts and claims)
+# isort: split
+from flcore import papers  # noqa: F401  (last: registers the papers, their probes, artifacts and claims)
 
 __all__ = ["ConfigError", "ExperimentConfig", "FederatedData", "RoundResult", "Simulation", "resolve_config",
            "run_experiment", "__version__"]

@@ -29,9 +29,20 @@ from typing import Any
 from flcore.analysis.recording import recording_callbacks
 from flcore.config import ExperimentConfig, resolve_config
 from flcore.sim import Simulation, build_federated_data, resolve_device
-from flcore.store import (CONFIG_FILE, DamagedRunError, RunBusyError, RunLock, RunStore, StoreError, atomic_write_json,
-                    TERMINAL_STATUSES, check_run, config_digest, prepare_resume, to_jsonable)
-
+from flcore.store import (
+    CONFIG_FILE,
+    TERMINAL_STATUSES,
+    DamagedRunError,
+    RunBusyError,
+    RunLock,
+    RunStore,
+    StoreError,
+    atomic_write_json,
+    check_run,
+    config_digest,
+    prepare_resume,
+    to_jsonable,
+)
 
 
 def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path | None = "runs",

@@ -184,7 +184,7 @@ class _FlatModuleGrad:
         template = flat.flatten()
         self.params = torch.zeros_like(template)
         self.grad = torch.zeros_like(template)
-        for (name, param), shape, start in zip(self.module.named_parameters(), flat.shapes, flat.offsets):
+        for (_, param), shape, start in zip(self.module.named_parameters(), flat.shapes, flat.offsets):
             stop = start + shape.numel()
             param.data = self.params[start:stop].view(shape)
             param.grad = self.grad[start:stop].view(shape)

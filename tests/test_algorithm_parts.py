@@ -7,8 +7,17 @@ import numpy as np
 import pytest
 import torch
 
-from flcore.algorithms import (ASAMPerturbation, Batch, LocalUpdate, NoPerturbation, RoundContext,
-                               SAMPerturbation, ServerAdaptive, ServerSGD, aggregate)
+from flcore.algorithms import (
+    ASAMPerturbation,
+    Batch,
+    LocalUpdate,
+    NoPerturbation,
+    RoundContext,
+    SAMPerturbation,
+    ServerAdaptive,
+    ServerSGD,
+    aggregate,
+)
 
 A = np.array([[3.0, 0.5, 0.0], [0.5, 2.0, 0.0], [0.0, 0.0, 1.0]])
 C = np.array([1.0, -2.0, 0.5])
@@ -130,7 +139,9 @@ def test_adaptive_server_two_rounds(kind, bias_correction):
     got = w
     for d in deltas:
         got, state = opt.update(got, d, state)
-    m = np.zeros(3); v = np.zeros(3); x = w.numpy().copy()
+    m = np.zeros(3)
+    v = np.zeros(3)
+    x = w.numpy().copy()
     for t, d in enumerate(deltas, start=1):
         g = -d.numpy()
         m = b1 * m + (1 - b1) * g

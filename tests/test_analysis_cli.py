@@ -10,7 +10,6 @@ from flcore.analysis import load_run
 from flcore.cli.analyze import add_analyze_parser, main, run_analyze
 
 
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """A finished 2-round smoke run, and a copy of it with perturbed final weights."""

@@ -21,7 +21,6 @@ from flcore.flat import FlatModel
 from flcore.models import build_model
 
 
-
 def _quadratic(dim=12, seed=0):
     """L(w) = 1/2 (w - w*)^T H (w - w*) with H's eigenvectors Q and eigenvalues lam."""
     gen = torch.Generator().manual_seed(seed)
@@ -155,8 +154,8 @@ def test_dataset_evaluator_matches_flat_evaluate_and_vmap_matches_loop():
     x, y = _tiny_data()
     acc, loss = flat.evaluate(w, x, y, batch_size=16)
     ev = DatasetEvaluator(flat, x, y, batch_size=16)
-    l, e = ev.evaluate(w)
-    assert float(l) == pytest.approx(float(loss), rel=1e-6)
+    loss_value, e = ev.evaluate(w)
+    assert float(loss_value) == pytest.approx(float(loss), rel=1e-6)
     assert float(e) == pytest.approx(1 - float(acc), abs=1e-12)
     W = w[None] + 0.05 * torch.randn(5, w.numel(), generator=torch.Generator().manual_seed(1))
     looped = DatasetEvaluator(flat, x, y, batch_size=16, points_per_pass=1)(W)

@@ -42,7 +42,6 @@ from flcore.flat import FlatModel
 from flcore.models import build_model
 
 
-
 def _softmax_regression(seed=0, n=60, d=6, c=4):
     torch.manual_seed(seed)
     flat = FlatModel(nn.Linear(d, c).double())
@@ -63,7 +62,8 @@ def test_barrier_of_convex_losses_is_zero():
     result = interpolate(DatasetEvaluator(flat, x, y, batch_size=25), w_a, w_b, num=41)
     assert 0.0 <= result.barrier <= 1e-6
     # a quadratic, with t outside [0, 1] too (reported but not in the barrier)
-    quad = lambda W: ((W - 0.3) ** 2).sum(1)
+    def quad(W):
+        return ((W - 0.3) ** 2).sum(1)
     q = interpolate(quad, torch.zeros(5, dtype=torch.float64), torch.ones(5, dtype=torch.float64),
                     num=31, t_min=-1.0, t_max=2.0)
     assert 0.0 <= q.barrier <= 1e-12
@@ -71,7 +71,8 @@ def test_barrier_of_convex_losses_is_zero():
 
 
 def test_barrier_of_a_double_well_is_the_hand_value():
-    well = lambda W: (W[:, 0] ** 2 - 1) ** 2 + W[:, 1] ** 2  # minima at (+-1, 0), hill 1 at 0
+    def well(W):
+        return (W[:, 0] ** 2 - 1) ** 2 + W[:, 1] ** 2  # minima at (+-1, 0), hill 1 at 0
     w_a = torch.tensor([-1.0, 0.0], dtype=torch.float64)
     w_b = torch.tensor([1.0, 0.0], dtype=torch.float64)
     result = interpolate(well, w_a, w_b, num=21)
@@ -99,7 +100,9 @@ def test_interpolation_adds_endpoints_and_reports_error_barrier():
 def test_cka_identity_invariances_and_independence():
     gen = torch.Generator().manual_seed(0)
     X = torch.randn(400, 12, generator=gen, dtype=torch.float64)
-    Y = X @ torch.randn(12, 7, generator=gen, dtype=torch.float64) + 0.5 * torch.randn(400, 7, generator=gen, dtype=torch.float64)
+    Y = X @ torch.randn(12, 7, generator=gen, dtype=torch.float64) + 0.5 * torch.randn(
+        400, 7, generator=gen, dtype=torch.float64
+    )
     Q, _ = torch.linalg.qr(torch.randn(12, 12, generator=gen, dtype=torch.float64))
     for unbiased in (False, True):
         assert linear_cka(X, X, unbiased) == pytest.approx(1.0, abs=1e-12)
@@ -139,7 +142,8 @@ def test_lpf_with_sigma_to_zero_equals_the_loss():
 
 def test_lpf_of_a_quadratic_is_loss_plus_half_sigma_squared_trace():
     lam = torch.linspace(1.0, 4.0, 20, dtype=torch.float64)
-    quad = lambda W: 0.5 * (lam[None] * W ** 2).sum(1)
+    def quad(W):
+        return 0.5 * (lam[None] * W ** 2).sum(1)
     w = torch.full((20,), 0.2, dtype=torch.float64)
     sigma = 0.3
     result = lpf(quad, w, sigma=sigma, m=4000, seed=1, chunk=500)
@@ -148,7 +152,8 @@ def test_lpf_of_a_quadratic_is_loss_plus_half_sigma_squared_trace():
 
 
 def test_perturbation_curve_grows_and_direction_kind_has_fixed_distance():
-    quad = lambda W: (W ** 2).sum(1)
+    def quad(W):
+        return (W ** 2).sum(1)
     w = torch.zeros(10, dtype=torch.float64)
     curve = perturbation_curve(quad, w, [0.0, 0.1, 0.5], samples=50, seed=2)
     assert curve.loss[0] == 0.0 and curve.loss[1] < curve.loss[2]
@@ -161,7 +166,8 @@ def test_perturbation_curve_grows_and_direction_kind_has_fixed_distance():
 def test_one_step_sharpness_of_a_quadratic_is_the_closed_form():
     lam = torch.tensor([1.0, 3.0, 0.5], dtype=torch.float64)
     H = torch.diag(lam)
-    loss_grad = lambda w: (0.5 * w @ H @ w, H @ w)
+    def loss_grad(w):
+        return (0.5 * w @ H @ w, H @ w)
     w0 = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
     rho = 0.1
     g = H @ w0
@@ -253,7 +259,9 @@ def test_perturbation_probes_by_hand():
     da, db = rho * a / a.norm(), rho * b / b.norm()
     cos = float(perturbation_cosine(db, da)[0])
     assert perturbation_drift(db, da, squared=True) == pytest.approx(2 * rho ** 2 * (1 - cos))
-    assert server_perturbation_error(torch.tensor([2.0, 0.0]), torch.tensor([0.0, 3.0]), 0.1) == pytest.approx(0.1 * 2 ** 0.5)
+    assert server_perturbation_error(torch.tensor([2.0, 0.0]), torch.tensor([0.0, 3.0]), 0.1) == pytest.approx(
+        0.1 * 2**0.5
+    )
     assert parameter_norm(torch.tensor([3.0, 4.0])) == 5.0
 
 
@@ -269,7 +277,10 @@ def test_feature_norms_and_client_eigenvalues():
     flat = FlatModel(build_model("mnist1d_mlp", (40,), 10).double())
     w = flat.flatten()
     gen = torch.Generator().manual_seed(9)
-    xs = [torch.randn(8, 40, generator=gen, dtype=torch.float64), torch.randn(5, 40, generator=gen, dtype=torch.float64)]
+    xs = [
+        torch.randn(8, 40, generator=gen, dtype=torch.float64),
+        torch.randn(5, 40, generator=gen, dtype=torch.float64),
+    ]
     norms = feature_norms(flat, w, xs)
     for value, x in zip(norms, xs):
         assert float(value) == pytest.approx(float(flat.module(x).detach().norm(dim=1).mean()), rel=1e-10)

@@ -17,7 +17,6 @@ from flcore.analysis import (
 from flcore.flat import FlatModel
 from flcore.models import build_model
 
-
 # known spectrum with a negative eigenvalue (small in magnitude, so the top-5 by
 # magnitude are the top-5 by value)
 EIGS = torch.tensor([10.0, 8.0, 6.0, 5.0, 4.0] + [0.1 * i for i in range(1, 35)] + [-1.0],
@@ -163,7 +162,8 @@ def test_slq_density_puts_mass_on_the_known_eigenvalues_and_integrates_to_one():
     values = density.density(grid, sigma=0.05)
     assert float(torch.trapezoid(values, grid)) == pytest.approx(1.0, abs=1e-3)
     # the density peaks at the eigenvalues, not between them
-    at = lambda t: float(density.density(torch.tensor([t], dtype=torch.float64), sigma=0.05)[0])
+    def at(t):
+        return float(density.density(torch.tensor([t], dtype=torch.float64), sigma=0.05)[0])
     assert at(1.0) > 10 * at(3.5)
 
 

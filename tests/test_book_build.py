@@ -126,7 +126,9 @@ def _visit(browser, page: Path) -> dict:
 
 LINKS = ("return Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))"
          ".filter(h => !/^(https?:|mailto:|javascript:|data:|#)/.test(h));")
-IMAGES = "return Array.from(document.images).map(i => [i.getAttribute('src').slice(0, 60), i.complete, i.naturalWidth]);"
+IMAGES = (
+    "return Array.from(document.images).map(i => [i.getAttribute('src').slice(0, 60), i.complete, i.naturalWidth]);"
+)
 COLLAPSED = ("return Array.from(document.querySelectorAll('.cell_input')).every("
              "e => { const d = e.closest('details'); return d !== null && !d.open; });")
 
@@ -180,7 +182,9 @@ def test_browser_shows_table_and_figure_pages(smoke_book, browser):
     assert browser.title.startswith("Figure 11: convergence")
     alts = browser.execute_script("return Array.from(document.images).map(i => i.alt).filter(a => a.length > 40);")
     assert alts and all("accuracy" in alt for alt in alts)
-    captions = browser.execute_script("return Array.from(document.querySelectorAll('figcaption')).map(c => c.innerText);")
+    captions = browser.execute_script(
+        "return Array.from(document.querySelectorAll('figcaption')).map(c => c.innerText);"
+    )
     assert captions and captions[0].startswith("Figure 1.")
     _visit(browser, html / "book/artifacts/fedsam/fedsam-table-2.html")
     assert browser.title.startswith("Table 2: FedSAM, FedASAM and SWA")

@@ -7,9 +7,16 @@ from pathlib import Path
 import pytest
 
 from flcore.config import resolve_config
-from flcore.reproduction.budget import (MAIN_BUDGET_S, CostModel, book_estimate, book_specs, calibrate,
-                                       estimate_seconds, load_cost_model)
 from flcore.planning.planner import run_cost
+from flcore.reproduction.budget import (
+    MAIN_BUDGET_S,
+    CostModel,
+    book_estimate,
+    book_specs,
+    calibrate,
+    estimate_seconds,
+    load_cost_model,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "sweep_time.jsonl"

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from flcore.data import (DATASET_NAMES, Dataset, cache_dir, load_dataset, make_cifar_like,
-                         make_synthetic)
+from flcore.data import DATASET_NAMES, Dataset, cache_dir, load_dataset, make_cifar_like, make_synthetic
 
 mnist1d_loader = importlib.import_module("flcore.data.mnist1d_loader")
 

@@ -1,14 +1,12 @@
 """PACS loading, on fake images written in the release's image-folder layout."""
-import math
 
 import numpy as np
 import pytest
 import torch
 from PIL import Image
 
-from flcore.data import DatasetError, Dataset, load_dataset, write_fake_pacs
-from flcore.data.pacs import (IMAGENET_MEAN, IMAGENET_STD, expected_pacs_counts, load_pacs,
-                              train_test_sizes)
+from flcore.data import Dataset, DatasetError, load_dataset, write_fake_pacs
+from flcore.data.pacs import IMAGENET_MEAN, IMAGENET_STD, expected_pacs_counts, load_pacs, train_test_sizes
 from flcore.data.pacs_format import CLASSES, DOMAINS, PUBLISHED_COUNTS
 
 

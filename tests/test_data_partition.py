@@ -5,9 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from flcore.data import (cache_dir, partition, partition_dirichlet, partition_iid,
-                         partition_shards)
-
+from flcore.data import cache_dir, partition, partition_dirichlet, partition_iid, partition_shards
 
 # ``flcore.data.partition`` is also the name of the re-exported function, so fetch the module.
 partition_module = importlib.import_module("flcore.data.partition")

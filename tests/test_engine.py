@@ -5,11 +5,10 @@ import torch
 from torch import nn
 
 from flcore import resolve_config, run_experiment
-from flcore.algorithms import LocalUpdate, NoPerturbation
+from flcore.algorithms import LocalUpdate, NoPerturbation, aggregate
 from flcore.flat import FlatModel
 from flcore.sim import FederatedData, Simulation, build_federated_data, plan_client_round
 from flcore.sim.local_training import train_round
-from flcore.algorithms import aggregate
 
 
 def _simulate(store=None, **overrides):

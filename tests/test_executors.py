@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from flcore.executors import LocalExecutor, group_runs, make_executor, train_group
-from flcore.reproduction.artifacts import RunSpec, get_artifact
+from flcore.reproduction.artifacts import RunSpec
 from flcore.reproduction.runner import ensure_runs
 from flcore.store import RunStore
 

@@ -5,8 +5,12 @@ from torch import nn
 
 from flcore import resolve_config
 from flcore.algorithms import Batch, RoundContext
-from flcore.algorithms.feature_anchors import (FeatureAnchorClient, FeatureAnchorServer, calibration_grad,
-                                               initial_anchors)
+from flcore.algorithms.feature_anchors import (
+    FeatureAnchorClient,
+    FeatureAnchorServer,
+    calibration_grad,
+    initial_anchors,
+)
 from flcore.algorithms.local import LocalUpdate
 from flcore.algorithms.perturbation import NoPerturbation
 from flcore.flat import FlatModel, anchor_term

@@ -10,12 +10,11 @@ import pytest
 import torch
 
 from flcore import resolve_config, run_experiment
-from flcore.papers.fedgf import runs as fedgf
 from flcore.papers.fedgf import analysis as fedgf_analysis
+from flcore.papers.fedgf import runs as fedgf
 from flcore.papers.fedsam import runs as fedsam
 from flcore.reproduction.claims import METRICS, all_claims
 from flcore.store import RunStore
-
 
 # ----------------------------------------------------------------------------- runs
 

@@ -9,12 +9,11 @@ from torch import nn
 
 from flcore.analysis import landscape_2d, random_directions, shared_direction_landscapes
 from flcore.analysis.landscape import grid_points
+from flcore.flat import FlatModel
 from flcore.papers.fedgloss import analysis as fa
 from flcore.papers.fedsam import runs as fedsam
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.claims import METRICS, _matches, get_claim
-from flcore.flat import FlatModel
-
 
 # ----------------------------------------------------------------------------- run specs
 

@@ -37,7 +37,13 @@ def test_resnet_block_only_at_paper():
     specs = gloss.resnet_main_runs("paper")
     assert len(specs) == 2 * 11
     cfg = specs[0].resolve()
-    assert (cfg.model, cfg.per_round, cfg.rounds, cfg.momentum, cfg.weight_decay) == ("resnet18gn", 10, 10_000, 0.7, 1e-5)
+    assert (cfg.model, cfg.per_round, cfg.rounds, cfg.momentum, cfg.weight_decay) == (
+        "resnet18gn",
+        10,
+        10_000,
+        0.7,
+        1e-5,
+    )
     with pytest.raises(ValueError, match="scale"):
         gloss.gloss_resnet_run("CIFAR-10", "FedAvg", 0.05, 0, "small")
 
@@ -188,7 +194,9 @@ def test_final_accuracy_leaders_pick_the_best_method_per_panel():
 def test_cost_findings_count_the_verdicts():
     verdicts = pd.DataFrame({"verdict": ["holds", "tie", "tie", "not_checked"]})
     lines = gloss.cost_findings(verdicts, 0.25, "small")
-    assert lines == ["At the **small** scale the paper's and our rankings by bits agree with a mean Kendall's \u03c4 of "
-                     "0.25; of the 4 claims this table checks, 1 hold, 2 are ties, 0 fail and 1 are not checked at "
-                     "this scale."]
+    assert lines == [
+        "At the **small** scale the paper's and our rankings by bits agree with a mean Kendall's \u03c4 of "
+        "0.25; of the 4 claims this table checks, 1 hold, 2 are ties, 0 fail and 1 are not checked at "
+        "this scale."
+    ]
     assert len(gloss.cost_findings(verdicts, 0.25, "smoke")) == 2

@@ -9,8 +9,7 @@ import torch
 
 from flcore import resolve_config, run_experiment
 from flcore.papers.fedlesam import runs as fedlesam
-from flcore.papers.fedlesam.efficiency import (rounds_to_target, run_efficiency, target_accuracy,
-                                                    transmissions_per_round)
+from flcore.papers.fedlesam.efficiency import rounds_to_target, run_efficiency, target_accuracy, transmissions_per_round
 from flcore.papers.fedlesam.probe import client_perturbations, perturbation_state
 from flcore.sim.engine import RoundTiming, Simulation
 from flcore.store import RunStore

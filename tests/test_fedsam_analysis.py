@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from flcore.reproduction import claims as claims_module
-from flcore.papers.fedsam import runs as fedsam
 from flcore.papers.fedsam import analysis as fedsam_analysis
+from flcore.papers.fedsam import runs as fedsam
+from flcore.reproduction import claims as claims_module
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.claims import _matches, get_claim
 

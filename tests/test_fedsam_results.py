@@ -10,8 +10,8 @@ import torch
 
 from flcore import resolve_config
 from flcore.algorithms import get_method
-from flcore.papers.fedsam import runs as fedsam
 from flcore.papers.fedsam import results as results
+from flcore.papers.fedsam import runs as fedsam
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published
 from flcore.sim import Simulation, build_federated_data
@@ -53,7 +53,9 @@ def test_cells_shared_with_table2_are_table2_runs(scale):
            get_artifact("fedsam-table-13").runs(scale, [0])}
     assert t13[("SGD", 1.0, 0.0)].run_id() in table2 and t13[("SGD", 0.1, 0.0)].method == "fedopt"
     assert t13[("Adam", 0.01, 0.0)].resolve().server_tau == 0.1
-    t15 = {(s.labels["dataset"], s.labels["start_fraction"]): s for s in get_artifact("fedsam-table-15").runs(scale, [0])}
+    t15 = {
+        (s.labels["dataset"], s.labels["start_fraction"]): s for s in get_artifact("fedsam-table-15").runs(scale, [0])
+    }
     assert t15[("CIFAR-100", 0.75)].run_id() in table2
     late, mid = t15[("CIFAR-100", 0.75)].resolve(), t15[("CIFAR-100", 0.5)].resolve()
     assert mid.swa_start == late.rounds // 2 and mid.rounds == late.rounds

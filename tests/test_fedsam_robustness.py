@@ -6,7 +6,7 @@ import torch
 
 from flcore import resolve_config, run_experiment
 from flcore.analysis.robustness import corrupted_accuracy, corrupted_test_set
-from flcore.data import DatasetError, load_dataset
+from flcore.data import DatasetError
 from flcore.data.cifar_c import MD5, fetch_command, load_cifar_c, write_fake_cifar_c
 from flcore.data.corruptions_1d import CORRUPTIONS, SEVERITIES, SignalStats, corrupt
 

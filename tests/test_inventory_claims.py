@@ -16,7 +16,7 @@ import yaml
 
 from flcore.reproduction import claims as claims_module
 from flcore.reproduction.artifacts import artifact_ids
-from flcore.reproduction.claims import Claim, CellValue, Comparison, all_claims, evaluate, seed_spread
+from flcore.reproduction.claims import CellValue, Claim, Comparison, all_claims, evaluate, seed_spread
 from flcore.reproduction.inventory import coverage, inventory, status
 from flcore.reproduction.papers import paper_ids
 
@@ -129,7 +129,9 @@ def test_lower_is_better_flips_the_sign(monkeypatch):
     values = {"A": CellValue(30.0, 1, None), "B": CellValue(90.0, 1, None)}
     monkeypatch.setattr(claims_module, "_cell_value", lambda claim, cell, *a: values[cell["algorithm"]])
     claim = _claim("lower")
-    claim = Claim(**{**claim.__dict__, "comparisons": (Comparison({"algorithm": "A"}, {"algorithm": "B"}, 30.1, 93.5),)})
+    claim = Claim(
+        **{**claim.__dict__, "comparisons": (Comparison({"algorithm": "A"}, {"algorithm": "B"}, 30.1, 93.5),)}
+    )
     assert evaluate(claim, "small", spread={"sigma": 1.0})["verdict"] == "holds"
 
 

@@ -6,8 +6,26 @@ import pytest
 
 from flcore import resolve_config, run_experiment
 
-FAMILIES = ["fedavg", "fedprox", "scaffold", "feddyn", "fedcm", "fedadam", "fedsam", "fedasam", "fedgamma",
-            "fedsmoo", "fedlesam", "fedgf", "fedgloss-sam", "fedfa", "fedgma", "fedavg+swa", "fedavg+ima", "centralized-sgd"]
+FAMILIES = [
+    "fedavg",
+    "fedprox",
+    "scaffold",
+    "feddyn",
+    "fedcm",
+    "fedadam",
+    "fedsam",
+    "fedasam",
+    "fedgamma",
+    "fedsmoo",
+    "fedlesam",
+    "fedgf",
+    "fedgloss-sam",
+    "fedfa",
+    "fedgma",
+    "fedavg+swa",
+    "fedavg+ima",
+    "centralized-sgd",
+]
 # Not learning at this setting (see the book's notes): fedavgm and fedavgm+asam (server momentum
 # 0.9 at server lr 1 collapses to chance, as in the FedSAM paper's Table 6), adabest (collapses
 # without ASAM at lr 0.1), fedspeed (17% at 300 rounds with its default alpha/lambda).

@@ -13,16 +13,28 @@ import torch
 import flcore.algorithms.recipes_baselines  # noqa: F401  (registers the methods)
 from flcore import resolve_config
 from flcore.algorithms import Batch, LocalUpdate, NoPerturbation, RoundContext, SAMPerturbation, get_method
-from flcore.algorithms.corrections import (AdaBestBias, DynDual, GlobalMomentum, GradientMixing, Prox,
-                                          ScaffoldCorrection, SpeedProx)
+from flcore.algorithms.corrections import (
+    AdaBestBias,
+    DynDual,
+    GlobalMomentum,
+    GradientMixing,
+    Prox,
+    ScaffoldCorrection,
+    SpeedProx,
+)
 from flcore.algorithms.perturbation_smoo import SMOOPerturbation
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
-from flcore.algorithms.server_parts import (AdaBestStep, DynServerCorrection, FedNovaStep, GMAStep, MomentumBroadcast,
-                                           ScaffoldServer, SMOOServer)
+from flcore.algorithms.server_parts import (
+    AdaBestStep,
+    DynServerCorrection,
+    FedNovaStep,
+    GMAStep,
+    MomentumBroadcast,
+    ScaffoldServer,
+    SMOOServer,
+)
 from flcore.sim import Simulation, build_federated_data
 from flcore.sim.engine import init_client_state
-
-
 
 A = np.array([[3.0, 0.5, 0.0], [0.5, 2.0, 0.0], [0.0, 0.0, 1.0]])
 TARGETS = np.array([[1.0, -2.0, 0.5], [-1.0, 0.5, 2.0], [0.3, 0.3, -1.0], [2.0, 1.0, 0.0]])

@@ -18,8 +18,14 @@ import torch
 from flcore import resolve_config
 from flcore.algorithms import METHODS, Batch, RoundContext, get_method
 from flcore.algorithms.averaging import IMA, SWA, WindowedTargetStep
-from flcore.algorithms.schedules import (ConstantLR, GlossCodeServerRho, IMAExplorationLR, LinearWarmup,
-                                         SWACyclicLR, default_start)
+from flcore.algorithms.schedules import (
+    ConstantLR,
+    GlossCodeServerRho,
+    IMAExplorationLR,
+    LinearWarmup,
+    SWACyclicLR,
+    default_start,
+)
 from flcore.algorithms.server import PseudoGradientStep, ServerAdaptive
 from flcore.sim import Simulation, build_federated_data
 from flcore.sim.engine import init_client_state
@@ -122,7 +128,10 @@ def test_fedlesam_rounds_match_hand_computation(variant, first_visit):
                scaffold_correction=scale, server_lr=eta_g)
     w = W0.copy()
     old = {k: W0.copy() for k in range(3)} if first_visit == "w0" else {}
-    c_k = np.zeros((3, 3)); c = np.zeros(3); lam = np.zeros((3, 3)); h = np.zeros(3)
+    c_k = np.zeros((3, 3))
+    c = np.zeros(3)
+    lam = np.zeros((3, 3))
+    h = np.zeros(3)
     for r, clients in enumerate(PLAN):
         models, dcs = [], []
         for k in clients:
@@ -137,7 +146,8 @@ def test_fedlesam_rounds_match_hand_computation(variant, first_visit):
                 x = x - lr * (g + wd * x)
             if variant == "fedlesam-s":
                 new = c_k[k] - c + (w - x) / (steps * lr)
-                dcs.append(new - c_k[k]); c_k[k] = new
+                dcs.append(new - c_k[k])
+                c_k[k] = new
             if variant == "fedlesam-d":
                 lam[k] = lam[k] - alpha * (x - w)
             old[k] = w.copy()
@@ -187,7 +197,10 @@ def test_fedlesam_server_estimate_uses_the_last_global_update():
 def test_fedgf_rounds_match_hand_computation(c_norm):
     rho, lr, wd, steps, window = 0.2, 0.1, 0.01, 2, 3
     d = Driver("fedgf", steps=steps, rho=rho, fedgf_window=window, fedgf_threshold=0.0, fedgf_c_norm=c_norm)
-    w = W0.copy(); pert = np.zeros(3); c = 0.0; indicators = np.zeros(window)
+    w = W0.copy()
+    pert = np.zeros(3)
+    c = 0.0
+    indicators = np.zeros(window)
     for r, clients in enumerate(PLAN):
         w_tilde = w + pert
         models = []
@@ -232,7 +245,10 @@ def test_fedgloss_rounds_match_hand_computation(variant, dual_scale):
     sam = variant != "fedgloss-sgd"
     admm = not variant.endswith("noadmm")
     naive = variant == "naivefedgloss"
-    w = W0.copy(); direction = np.zeros(3); sigma = np.zeros(3); sig_k = np.zeros((3, 3))
+    w = W0.copy()
+    direction = np.zeros(3)
+    sigma = np.zeros(3)
+    sig_k = np.zeros((3, 3))
 
     def local(start, k, round, duals):
         radius = 0.001 + (rho_l - 0.001) * min(round, warmup) / warmup  # App. C.2 warm-up of rho_l
@@ -293,7 +309,8 @@ def test_fedgloss_round_zero_is_unperturbed_and_warmup_and_code_schedule():
 def test_samtilde_uses_the_previous_perturbed_gradient_across_rounds():
     rho, lr, wd, steps = 0.3, 0.1, 0.01, 3
     d = Driver("centralized-samtilde", steps=steps, rho=rho)
-    x = W0.copy(); prev = np.zeros(3)
+    x = W0.copy()
+    prev = np.zeros(3)
     for r in range(2):
         for _ in range(steps):
             g = grad(x + rho * unit(prev), 0)  # eps_0 = 0
@@ -323,7 +340,9 @@ def test_swa_round_trajectory_matches_hand_computation(include_start, phase):
     start, cycle, lr1, lr2, steps = 3, 2, 0.1, 0.01, 2
     d = Driver("fedavg+swa", steps=steps, weight_decay=0.0, lr=lr1, swa_start=start, swa_cycle=cycle,
                swa_lr_min=lr2, swa_include_start=include_start, swa_phase=phase, rounds=8)
-    w = W0.copy(); theta = None; n = 0
+    w = W0.copy()
+    theta = None
+    n = 0
     for r in range(8):
         clients = PLAN[r % 3]
         if r >= start:
@@ -374,7 +393,10 @@ def test_ima_window_of_aggregation_targets(method):
     slr, b1, b2, tau = 0.5, 0.9, 0.99, 1e-3
     d = Driver(method, steps=steps, weight_decay=0.0, ima_window=P, ima_start=start, ima_gamma=gamma,
                ima_gamma_late=gamma_late, server_lr=slr, server_beta1=b1, server_beta2=b2, server_tau=tau)
-    w = W0.copy(); window = []; m = np.zeros(3); v = np.zeros(3)
+    w = W0.copy()
+    window = []
+    m = np.zeros(3)
+    v = np.zeros(3)
     for r in range(4):
         clients = PLAN[r % 3]
         eta = lr * gamma ** r if r < start else lr * gamma ** start * gamma_late ** (r - start)
@@ -554,7 +576,6 @@ def test_communication_and_grad_evals_of_the_recipes():
     expect = {"fedgloss-sgd": (1, 1, 1), "fedgloss-sam": (1, 1, 2), "naivefedgloss": (2, 2, 2),
               "fedgf": (2, 1, 2), "fedlesam": (1, 1, 1), "fedlesam-s": (2, 2, 1), "fedlesam-d": (1, 1, 1),
               "centralized-samtilde": (1, 1, 1), "scaffold+asam+swa": (2, 2, 2), "fedavg+ima": (1, 1, 1)}
-    cfg = resolve_config(scale="smoke")
     for name, (down, up, evals) in expect.items():
         m = get_method(name)
         assert (m.downloads_per_round, m.uploads_per_round, m.grad_evals_per_step) == (down, up, evals), name

@@ -19,7 +19,9 @@ def test_mix_is_the_convex_combination_and_soft_target():
     # CE against the soft target = lam CE(y) + (1 - lam) CE(y[perm])
     logits = torch.randn(3, 3)
     soft = F.cross_entropy(logits, ym, reduction="none")
-    hard = 0.25 * F.cross_entropy(logits, y, reduction="none") + 0.75 * F.cross_entropy(logits, y[perm], reduction="none")
+    hard = 0.25 * F.cross_entropy(logits, y, reduction="none") + 0.75 * F.cross_entropy(
+        logits, y[perm], reduction="none"
+    )
     torch.testing.assert_close(soft, hard)
 
 

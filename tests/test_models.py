@@ -6,14 +6,14 @@ import torch
 from torch.func import functional_call, stack_module_state, vmap
 
 from flcore.models import (
-    MODEL_NAMES,
-    AlexNetGN,
-    CifarCNN,
     FMNISTCNN,
     MNIST1DCNN,
     MNIST1DMLP,
-    ResNet18GN,
+    MODEL_NAMES,
     VGG11GN,
+    AlexNetGN,
+    CifarCNN,
+    ResNet18GN,
     build_model,
     count_parameters,
     default_model_for,
@@ -258,8 +258,14 @@ def test_build_model_rejects_bad_class_counts():
 
 @pytest.mark.parametrize(
     "dataset, model",
-    [("cifar10", "cnn"), ("CIFAR100", "cnn"), ("fmnist", "fmnist_cnn"), ("pacs", "alexnet_gn"), ("mnist1d", "mnist1d_cnn"),
-     ("synthetic", "mnist1d_cnn")],
+    [
+        ("cifar10", "cnn"),
+        ("CIFAR100", "cnn"),
+        ("fmnist", "fmnist_cnn"),
+        ("pacs", "alexnet_gn"),
+        ("mnist1d", "mnist1d_cnn"),
+        ("synthetic", "mnist1d_cnn"),
+    ],
 )
 def test_default_model_for(dataset, model):
     assert default_model_for(dataset) == model

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from flcore.cli.main import main
-from flcore.reproduction.artifacts import RunSpec
 from flcore.planning.planner import RunGroup, plan_groups, train_group
+from flcore.reproduction.artifacts import RunSpec
 from flcore.reproduction.runner import ensure_runs
 
 SMOKE = {"scale": "smoke", "rounds": 2, "clients": 4, "per_round": 2, "num_samples": 200, "eval_every": 1}

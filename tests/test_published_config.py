@@ -97,8 +97,8 @@ def test_client_memory_counts_model_sized_state_and_extra_downloads():
 
 
 def test_table7_differs_from_the_paper_only_where_flcore_communicates_less():
-    from flcore.reproduction.method_costs import relative_costs_ours
     from flcore.report import compare_settings
+    from flcore.reproduction.method_costs import relative_costs_ours
 
     paper = published("fedlesam-table-7")
     table = compare_settings(paper, relative_costs_ours(list(paper["algorithm"])), ["algorithm"])
@@ -137,8 +137,7 @@ def test_table1_marks_read_from_appendix_a_are_quoted_from_the_paper():
 def test_fig5_partitions_use_the_per_class_coefficient_and_cover_the_training_set():
     import numpy as np
 
-    from flcore.papers.fedlesam.partition_maps import (dirichlet_counts, flcore_alpha, pathological_counts,
-                                                   skew_summary)
+    from flcore.papers.fedlesam.partition_maps import dirichlet_counts, flcore_alpha, pathological_counts, skew_summary
 
     assert flcore_alpha(0.1, 100) == pytest.approx(10.0) and flcore_alpha(0.6, 10) == pytest.approx(6.0)
     counts = dirichlet_counts("CIFAR-10", 0.1, 200)
@@ -227,8 +226,8 @@ def test_fedima_table7_rows_are_in_the_paper_joined_per_dataset():
 
 
 def test_fedima_layers_are_read_from_the_built_models():
-    from flcore.papers.fedima.settings import layer_list, model_summary
     from flcore.models import build_model
+    from flcore.papers.fedima.settings import layer_list, model_summary
 
     cnn = layer_list(build_model("cnn", (3, 32, 32), 10))
     assert cnn == ["Conv(3,64,5)", "Conv(64,64,5)", "FC(1600,384)", "FC(384,192)", "FC(192,10)"]

@@ -25,7 +25,7 @@ def _lines() -> list[str]:
 @needs_paper
 def test_table1_values_are_the_papers():
     lines = _lines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("Table 1: Maximum Hessian eigenvalues"))
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("Table 1: Maximum Hessian eigenvalues"))
     rows = lines[start + 3:start + 13]
     rows[0] = rows[0].removeprefix("Cifar10 ")
     rows[5] = rows[5].removeprefix("Cifar100 ")
@@ -56,7 +56,7 @@ def _mean_std(text: str) -> list[tuple[float, float] | None]:
 @needs_paper
 def test_table8_values_are_the_papers():
     lines = _lines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("Table 8: FedGloSS vs. the state of the art"))
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("Table 8: FedGloSS vs. the state of the art"))
     block = lines[start + 1:start + 16]
     table = published("fedgloss-table-8")
     table["lambda_1"] = pd.to_numeric(table["lambda_1"], errors="coerce")

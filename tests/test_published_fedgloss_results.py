@@ -105,7 +105,9 @@ def test_cost_tables_published_values_are_the_papers(table_id, start, end, speed
         tokens = _cost_tokens(rows, speedup)
         assert tokens and _in_order(line.replace("𝑩", "B"), tokens), algorithm
         # every printed value of the row is in the file: as many rounds as the line prints
-        printed_rounds = len(re.findall(r"\d(?:k)?\(\d+(?:\.\d)?×\)" if speedup else r"italic_k|\b200200200200\b", line))
+        printed_rounds = len(
+            re.findall(r"\d(?:k)?\(\d+(?:\.\d)?×\)" if speedup else r"italic_k|\b200200200200\b", line)
+        )
         assert printed_rounds == len(tokens) // 2, algorithm
 
 
@@ -137,7 +139,12 @@ def test_table6_published_values_are_the_papers():
     table = published("fedgloss-table-6")
     federated = table[table["alpha_block"] != "centralized"]
     assert len(method_lines) == 4
-    blocks = [("0", "NaiveFedGloSS"), ("0", "FedGloSS-SAM"), ("0.05/0.5", "NaiveFedGloSS"), ("0.05/0.5", "FedGloSS-SAM")]
+    blocks = [
+        ("0", "NaiveFedGloSS"),
+        ("0", "FedGloSS-SAM"),
+        ("0.05/0.5", "NaiveFedGloSS"),
+        ("0.05/0.5", "FedGloSS-SAM"),
+    ]
     for (block, algorithm), line in zip(blocks, method_lines):
         rows = federated[(federated["alpha_block"] == block) & (federated["algorithm"] == algorithm)]
         assert ("𝟐×" in line) == (rows["comm_cost"].iloc[0] == "2x")

@@ -150,7 +150,7 @@ def test_table13_and_15_values_appear_in_their_rows():
         assert any(_agrees(row["accuracy"], t, row["note"]) for line in block13 for t in _tokens(line)), row.to_dict()
     block15 = _block("Table 15: SWA ablation", "F Tables Omitted")
     for _, row in published("fedsam-table-15").iterrows():
-        line = next(l for l in block15 if str(row["start_round"]) in l.split())
+        line = next(ln for ln in block15 if str(row["start_round"]) in ln.split())
         assert any(_agrees(row["accuracy"], t, row["note"]) for t in _tokens(line)), row.to_dict()
 
 

@@ -23,6 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from test_executors import _record, _same_records
 
 from flcore.api import run_experiment
 from flcore.executors.local_cluster import LocalRayCluster, NetnsUnavailable, listening_sockets
@@ -30,8 +31,6 @@ from flcore.reproduction.artifacts import RunSpec, runs_for
 from flcore.reproduction.claims import spread_specs
 from flcore.reproduction.runner import ensure_runs
 from flcore.store import RunStore
-
-from test_executors import _record, _same_records
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.slow

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flcore.analysis.recording import (PROBES, load_snapshot, probe_names, register_probe,
-                                       snapshot_rounds_of)
 from flcore.analysis.probes import Probe
+from flcore.analysis.recording import PROBES, load_snapshot, probe_names, register_probe, snapshot_rounds_of
 from flcore.api import run_experiment
 from flcore.config import resolve_config
 from flcore.errors import ConfigError
@@ -59,7 +58,8 @@ def test_recording_does_not_change_training(tmp_path):
     _, _, plain = _run(tmp_path / "a", method="fedsam")
     _, _, recorded = _run(tmp_path / "b", method="fedsam", probes=["client_lambda_max", "feature_norms"],
                           snapshot_rounds=[3])
-    curve = lambda rows: [(r["round"], r["test_accuracy"], r["train_loss"]) for r in rows if "test_accuracy" in r]
+    def curve(rows):
+        return [(r["round"], r["test_accuracy"], r["train_loss"]) for r in rows if "test_accuracy" in r]
     assert curve(plain) == curve(recorded)
     probed = [r for r in recorded if "feature_norms" in r]
     assert [r["round"] for r in probed] == [2, 4]  # probe_every 0: the eval_every rounds

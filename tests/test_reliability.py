@@ -163,8 +163,8 @@ def test_two_identical_runs_started_together_write_each_round_once(tmp_path):
 
 @pytest.mark.slow
 def test_the_lock_dies_with_its_process(tmp_path):
-    code = ("import sys, os; sys.path.insert(0, %r); from flcore.store import RunLock; "
-            "RunLock(%r).acquire(); os._exit(0)") % (str(ROOT), str(tmp_path))
+    code = (f"import sys, os; sys.path.insert(0, {str(ROOT)!r}); from flcore.store import RunLock; "
+            f"RunLock({str(tmp_path)!r}).acquire(); os._exit(0)")
     subprocess.run([sys.executable, "-c", code], check=True)
     lock = RunLock(tmp_path)
     assert not lock.held()

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from flcore import FederatedData, RoundResult, Simulation
-from flcore.algorithms import METHODS, aggregate, get_method
+from flcore.algorithms import METHODS, aggregate
 from flcore.config.method_catalog import client_state_of, describe_methods, server_state_of
 from flcore.data import partition
 
@@ -164,5 +164,7 @@ def test_a_module_with_buffers_is_refused():
 
 
 def test_a_model_of_another_dtype_than_the_data_is_refused():
-    with pytest.raises(ValueError, match="^model: parameters are torch.float32 but the data's inputs are torch.float64"):
+    with pytest.raises(
+        ValueError, match="^model: parameters are torch.float32 but the data's inputs are torch.float64"
+    ):
         simulation(model=nn.Linear(3, 2))

@@ -97,7 +97,7 @@ def test_plane_through_three_runs_puts_them_where_they_are(tmp_path):
     # the values at the models are the models' own, evaluated directly
     loaded = [load_run(d, which="final") for d in dirs]
     x, y = loaded[0].data("train", 64, seed=0)
-    direct = DatasetEvaluator(loaded[0].flat, x, y)(torch.stack([l.w for l in loaded]))[0].numpy()
+    direct = DatasetEvaluator(loaded[0].flat, x, y)(torch.stack([ln.w for ln in loaded]))[0].numpy()
     assert np.allclose(surface.model_loss[:3], direct, rtol=1e-6)
     assert surface.model_loss.shape == (4,)  # and their average
 

@@ -10,8 +10,14 @@ import pytest
 
 from flcore.data import partition
 from flcore.reproduction import splits as splits_module
-from flcore.reproduction.splits import (dataset_stats_ours, generate_split, paper_splits, plot_class_distribution,
-                                       split_summary, training_labels)
+from flcore.reproduction.splits import (
+    dataset_stats_ours,
+    generate_split,
+    paper_splits,
+    plot_class_distribution,
+    split_summary,
+    training_labels,
+)
 
 
 def test_class_counts_per_client_depend_only_on_the_class_sizes():

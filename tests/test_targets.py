@@ -4,8 +4,16 @@ import math
 import pandas as pd
 import pytest
 
-from flcore.reproduction.targets import (accuracy_curve, bits_exchanged, communication_cost, cost_row,
-                                        relative_bits, rounds_to_target, speedup, transmissions_per_round)
+from flcore.reproduction.targets import (
+    accuracy_curve,
+    bits_exchanged,
+    communication_cost,
+    cost_row,
+    relative_bits,
+    rounds_to_target,
+    speedup,
+    transmissions_per_round,
+)
 
 # Evaluated every 2 rounds; round 3 has no evaluation (None), round 5 a NaN.
 ROWS = [{"round": 1, "test_accuracy": 0.10}, {"round": 2, "test_accuracy": 0.30},

@@ -6,7 +6,22 @@ from flcore.algorithms.schedules import ConstantLR, ExponentialLR
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerAdaptive, ServerSGD, aggregate
 
 __all__ = [
-    "ASAMPerturbation", "Batch", "LocalUpdate", "METHODS", "METHOD_NAMES", "Method",
-    "ConstantLR", "ExponentialLR", "NoPerturbation", "PseudoGradientStep", "RoundContext", "Server", "SAMPerturbation", "ServerAdaptive", "ServerSGD",
-    "aggregate", "get_method", "unit",
+    "ASAMPerturbation",
+    "Batch",
+    "LocalUpdate",
+    "METHODS",
+    "METHOD_NAMES",
+    "Method",
+    "ConstantLR",
+    "ExponentialLR",
+    "NoPerturbation",
+    "PseudoGradientStep",
+    "RoundContext",
+    "Server",
+    "SAMPerturbation",
+    "ServerAdaptive",
+    "ServerSGD",
+    "aggregate",
+    "get_method",
+    "unit",
 ]

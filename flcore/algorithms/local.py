@@ -23,8 +23,9 @@ left unchanged.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -51,7 +52,7 @@ class RoundContext:
     lr: float
     start: torch.Tensor  # [K, P]: the point the clients start from (w^t, or FedGloSS's w~^t)
     client_ids: torch.Tensor  # [K]
-    grad_fn: Callable[[torch.Tensor, "Batch"], tuple[torch.Tensor, torch.Tensor]]
+    grad_fn: Callable[[torch.Tensor, Batch], tuple[torch.Tensor, torch.Tensor]]
     client_state: dict[str, torch.Tensor] = field(default_factory=dict)  # name -> [K, ...]
     broadcast: dict[str, torch.Tensor] = field(default_factory=dict)  # name -> [P] or scalar
     global_model: torch.Tensor | None = None  # [P]: w^t (equals start unless the server perturbs it)

@@ -8,17 +8,16 @@ that call :func:`register`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
-
-from flcore.flat import FlatModel
 
 from flcore.algorithms.local import LocalUpdate
 from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation
 from flcore.algorithms.schedules import ConstantLR, ExponentialLR
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerAdaptive, ServerSGD
+from flcore.flat import FlatModel
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,28 @@ both ``"paper"`` (default) or ``"fedgf_code"``.
 """
 from __future__ import annotations
 
-from flcore.algorithms.corrections import AdaBestBias, DynDual, GlobalMomentum, GradientMixing, Prox, ScaffoldCorrection, SpeedProx
+from flcore.algorithms.corrections import (
+    AdaBestBias,
+    DynDual,
+    GlobalMomentum,
+    GradientMixing,
+    Prox,
+    ScaffoldCorrection,
+    SpeedProx,
+)
 from flcore.algorithms.methods import SERVER_SGD_FIELDS, Method, local_update, register
 from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation
 from flcore.algorithms.perturbation_smoo import SMOOPerturbation
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
-from flcore.algorithms.server_parts import (AdaBestStep, DynServerCorrection, FedNovaStep, GMAStep, MomentumBroadcast, ScaffoldServer,
-                           SMOOServer)
+from flcore.algorithms.server_parts import (
+    AdaBestStep,
+    DynServerCorrection,
+    FedNovaStep,
+    GMAStep,
+    MomentumBroadcast,
+    ScaffoldServer,
+    SMOOServer,
+)
 
 # ----------------------------------------------------------------------------- clients
 
@@ -242,11 +257,18 @@ register(Method(
     "a_k = [tau_k - rho (1 - rho^tau_k)/(1 - rho)]/(1 - rho); "
     "w^{t+1} = w^t - (sum_k p_k a_k) sum_k p_k (w^t - w_k)/a_k.",
     ("P0", "C0", "S4"), (), _client(_sgd), _fednova_server))
-register(Method(
-    "fedgma",
-    "FedGMA (Tenison et al. 2023, Algorithm 1): A_j = |sum_k sign(Delta_kj)|/m, soft mask M_j = 1 if A_j >= tau else A_j; "
-    "w^{t+1} = w^t - eta_g M * Delta^t.",
-    ("P0", "C0", "S5"), ("server_lr", "gma_tau", "gma_variant"), _client(_sgd), _fedgma_server))
+register(
+    Method(
+        "fedgma",
+        "FedGMA (Tenison et al. 2023, Algorithm 1): A_j = |sum_k sign(Delta_kj)|/m, "
+        "soft mask M_j = 1 if A_j >= tau else A_j; "
+        "w^{t+1} = w^t - eta_g M * Delta^t.",
+        ("P0", "C0", "S5"),
+        ("server_lr", "gma_tau", "gma_variant"),
+        _client(_sgd),
+        _fedgma_server,
+    )
+)
 
 
 def _fedfa_client(cfg, flat):

@@ -14,13 +14,31 @@ import torch
 
 from flcore.algorithms.averaging import SWA, add_ima, add_swa
 from flcore.algorithms.corrections import DynDual, ScaffoldCorrection
-from flcore.algorithms.methods import (METHODS, Method, asam_client, average_server, local_update, register,
-                      sam_client, sgd_client)
+from flcore.algorithms.methods import (
+    METHODS,
+    Method,
+    asam_client,
+    average_server,
+    local_update,
+    register,
+    sam_client,
+    sgd_client,
+)
 from flcore.algorithms.perturbation import NoPerturbation, SAMPerturbation
-from flcore.algorithms.perturbation_global import (BlendedPerturbation, LocallyEstimatedGlobal, WarmupSAMPerturbation,
-                                  samtilde_parts)
-from flcore.algorithms.schedules import (ConstantLR, GlossCodeServerRho, IMAExplorationLR, LinearWarmup, SWACyclicLR,
-                        default_start)
+from flcore.algorithms.perturbation_global import (
+    BlendedPerturbation,
+    LocallyEstimatedGlobal,
+    WarmupSAMPerturbation,
+    samtilde_parts,
+)
+from flcore.algorithms.schedules import (
+    ConstantLR,
+    GlossCodeServerRho,
+    IMAExplorationLR,
+    LinearWarmup,
+    SWACyclicLR,
+    default_start,
+)
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
 from flcore.algorithms.server_global import FedGFServer, GlobalPerturbation, LastGlobalUpdate, ProbePerturbation
 from flcore.algorithms.server_parts import DynServerCorrection, ScaffoldServer

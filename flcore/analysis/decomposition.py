@@ -43,10 +43,10 @@ from collections.abc import Sequence
 
 import torch
 
-from flcore.flat import FlatModel
-from flcore.seeding import generator as derived_generator
 from flcore.analysis.cka import pairwise_cka
 from flcore.analysis.evaluation import model_outputs, per_sample_losses
+from flcore.flat import FlatModel
+from flcore.seeding import generator as derived_generator
 
 __all__ = [
     "bias_terms",

@@ -26,8 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call, vmap
 
-from flcore.flat import FlatModel, FeatureView
 from flcore.analysis.hvp import check_dataset, iter_batches, use_channels_last
+from flcore.flat import FeatureView, FlatModel
 
 __all__ = [
     "DatasetEvaluator",

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import torch
 
-from flcore.flat import FlatModel
 from flcore.analysis.evaluation import loss_and_grad
+from flcore.flat import FlatModel
 
 __all__ = [
     "FlatnessDiscrepancy",
@@ -76,7 +76,7 @@ def ball_ascent(loss_grad: LossGradFn, w: torch.Tensor, rho: float, steps: int =
     loss0 = float(loss0)
     best_loss, best_delta = loss0, torch.zeros_like(w)
     delta = torch.zeros_like(w)
-    for step in range(steps):
+    for _ in range(steps):
         norm = g.norm()
         if float(norm) == 0.0 or rho == 0:
             break

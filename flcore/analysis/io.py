@@ -27,12 +27,12 @@ from typing import Any
 
 import torch
 
-from flcore.flat import FlatModel
-from flcore.seeding import derive_seed, generator
 from flcore.config import resolve_config
 from flcore.data import DatasetError, load_dataset, normalize
 from flcore.errors import ConfigError
+from flcore.flat import FlatModel
 from flcore.models import build_model
+from flcore.seeding import derive_seed, generator
 from flcore.sim.federated_data import client_partition
 from flcore.store import Run
 

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.analysis.evaluation import Evaluator, evaluate_points
 from flcore.flat import FlatModel
 from flcore.seeding import generator as derived_generator
-from flcore.analysis.evaluation import Evaluator, evaluate_points
 
 __all__ = [
     "Landscape1D",
@@ -120,7 +120,9 @@ def random_direction(flat: FlatModel, w: torch.Tensor, seed=0, index: int = 0,
                      normalization: str = "filter", one_d: str = "zero") -> torch.Tensor:
     """A normalised random direction at ``w``.  ``seed`` (int, hashed with ``index``) or a
     ``torch.Generator``; direction ``index`` of a seed is the same whatever else is drawn."""
-    gen = seed if isinstance(seed, torch.Generator) else derived_generator(int(seed), "analysis/direction", client=index)
+    gen = (
+        seed if isinstance(seed, torch.Generator) else derived_generator(int(seed), "analysis/direction", client=index)
+    )
     d = torch.randn(flat.num_params, generator=gen, dtype=torch.float32).to(device=w.device, dtype=w.dtype)
     return filter_normalize(flat, d, w, normalization=normalization, one_d=one_d)
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import torch
 
-from flcore.seeding import generator as derived_generator
 from flcore.analysis.evaluation import Evaluator, evaluate_points
+from flcore.seeding import generator as derived_generator
 
 __all__ = ["LPFResult", "PerturbationCurve", "lpf", "perturbation_curve"]
 

@@ -38,10 +38,10 @@ from typing import Any
 
 import torch
 
-from flcore.flat import FlatModel
 from flcore.analysis.evaluation import loss_and_grad, model_outputs
 from flcore.analysis.hvp import DatasetHVP
 from flcore.analysis.spectrum import power_iteration
+from flcore.flat import FlatModel
 
 __all__ = [
     "STATE_KEYS",

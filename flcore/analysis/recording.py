@@ -25,16 +25,22 @@ Decision: recorded runs are trained alone, never batched with others
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from flcore.analysis.probes import (
+    Probe,
+    ProbeCallback,
+    client_eigenvalue_probe,
+    delta_eps_probe,
+    domain_accuracy_probe,
+    feature_norm_probe,
+    parameter_norm_probe,
+)
 from flcore.config.probes import PROBES, probe_names, register_probe
 from flcore.store.atomic import atomic_torch_save
-from flcore.analysis.probes import (Probe, ProbeCallback, client_eigenvalue_probe, delta_eps_probe, domain_accuracy_probe,
-                     feature_norm_probe, parameter_norm_probe)
 
 __all__ = ["PROBES", "SnapshotCallback", "load_snapshot", "probe_names", "recording_callbacks",
            "register_probe", "snapshot_path", "snapshot_rounds_of"]

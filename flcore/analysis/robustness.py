@@ -26,11 +26,11 @@ import pandas as pd
 import torch
 
 from flcore.analysis.evaluation import DatasetEvaluator
-from flcore.seeding import generator
 from flcore.analysis.io import load_run
 from flcore.data import normalize
 from flcore.data.cifar_c import SEVERITIES, load_cifar_c
 from flcore.data.corruptions_1d import SignalStats, corrupt
+from flcore.seeding import generator
 
 __all__ = ["corrupted_accuracy", "corrupted_accuracy_of_runs", "corrupted_test_set", "default_corruptions"]
 

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from flcore.seeding import generator as derived_generator
 from flcore.analysis.hvp import HVPFn
+from flcore.seeding import generator as derived_generator
 
 __all__ = [
     "EigenResult",

@@ -39,6 +39,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.hvp import DatasetHVP
 from flcore.analysis.interpolation import interpolate

@@ -5,7 +5,8 @@
 ``flcore runs``  list the runs of a store with their config, status and summary.
 ``flcore methods`` list the methods: parts, hyper-parameters, communication, gradient evaluations.
 ``flcore analyze hessian|landscape|barrier|lpf --run RUN_DIR`` geometry of a stored run.
-``flcore reproduce ARTIFACT|--all`` execute artifact notebooks; ``flcore book`` reproduce what is stale and build the site.
+``flcore reproduce ARTIFACT|--all`` execute artifact notebooks; ``flcore claims`` the claims' verdicts.
+``flcore book`` reproduce what is stale and build the site.
 
 Every config field is a flag (``--per-round`` for ``per_round``) and a key of the
 ``--config`` YAML/JSON file; flags win over the file.  Values are validated before any
@@ -25,12 +26,19 @@ import sys
 from dataclasses import fields
 from typing import Any
 
-from flcore.config import ExperimentConfig, load_config_file, resolve_config
-from flcore.errors import ConfigError
 from flcore.api import run_experiment
-from flcore.config import MAX_COUNT, check_method_reads, check_partition_reads, parse_int
+from flcore.config import (
+    MAX_COUNT,
+    ExperimentConfig,
+    check_method_reads,
+    check_partition_reads,
+    load_config_file,
+    parse_int,
+    resolve_config,
+)
 from flcore.config.method_catalog import describe_methods
 from flcore.data import DatasetError
+from flcore.errors import ConfigError
 from flcore.planning.sweep import expand_grid, resolve_grid, run_sweep, split_list
 from flcore.store import RunBusyError, RunStore, StoreError, check_run
 
@@ -115,9 +123,8 @@ def _add_methods_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from flcore.cli.reproduce import register as register_reproduce
-
     from flcore.cli.analyze import add_analyze_parser
+    from flcore.cli.reproduce import register as register_reproduce
 
     parser = _Parser(prog="flcore", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)

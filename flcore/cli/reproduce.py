@@ -26,8 +26,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from flcore.executors.ray_executor import ExecutorError
 from flcore.reproduction.artifacts import artifact_ids, get_artifact

@@ -9,20 +9,65 @@ validation, and the run id.
 - :mod:`.probes`: the registry of the training-time probes a config may name;
 - :mod:`.method_catalog`: every registered method with its defaults, for ``flcore methods``.
 """
-from flcore.config.experiment import (CENTRALIZED_PROTOCOL, FIELD_NAMES, PARSERS, ExperimentConfig, load_config_file,
-                         normalise_keys, resolve_config)
-from flcore.config.fields import (DATASET_DOMAINS, DATASET_FACTS, DEFAULTS, ENGINES, MAX_COUNT, MAX_LOCAL_EPOCHS,
-                     MAX_LOCAL_STEPS, MAX_ROUNDS, METHOD_FIELDS, PARTITION_FIELDS, PARTITIONS, SCALES,
-                     chance_accuracy, training_set_size)
+from flcore.config.experiment import (
+                         CENTRALIZED_PROTOCOL,
+                         FIELD_NAMES,
+                         PARSERS,
+                         ExperimentConfig,
+                         load_config_file,
+                         normalise_keys,
+                         resolve_config,
+)
+from flcore.config.fields import (
+                         DATASET_DOMAINS,
+                         DATASET_FACTS,
+                         DEFAULTS,
+                         ENGINES,
+                         MAX_COUNT,
+                         MAX_LOCAL_EPOCHS,
+                         MAX_LOCAL_STEPS,
+                         MAX_ROUNDS,
+                         METHOD_FIELDS,
+                         PARTITION_FIELDS,
+                         PARTITIONS,
+                         SCALES,
+                         chance_accuracy,
+                         training_set_size,
+)
 from flcore.config.method_catalog import client_state_of, describe_methods, server_state_of
 from flcore.config.parsing import parse_int
 from flcore.config.presets import DEFAULT_DATASET, method_defaults, scale_defaults
 from flcore.config.validation import check_method_reads, check_partition_reads
 
 __all__ = [
-    "CENTRALIZED_PROTOCOL", "DATASET_DOMAINS", "DATASET_FACTS", "DEFAULTS", "DEFAULT_DATASET", "ENGINES",
-    "FIELD_NAMES", "MAX_COUNT", "MAX_LOCAL_EPOCHS", "MAX_LOCAL_STEPS", "MAX_ROUNDS", "METHOD_FIELDS",
-    "PARSERS", "PARTITIONS", "PARTITION_FIELDS", "SCALES", "ExperimentConfig", "check_method_reads",
-    "chance_accuracy", "check_partition_reads", "client_state_of", "describe_methods", "load_config_file", "method_defaults", "normalise_keys", "parse_int",
-    "resolve_config", "scale_defaults", "server_state_of", "training_set_size",
+    "CENTRALIZED_PROTOCOL",
+    "DATASET_DOMAINS",
+    "DATASET_FACTS",
+    "DEFAULTS",
+    "DEFAULT_DATASET",
+    "ENGINES",
+    "FIELD_NAMES",
+    "MAX_COUNT",
+    "MAX_LOCAL_EPOCHS",
+    "MAX_LOCAL_STEPS",
+    "MAX_ROUNDS",
+    "METHOD_FIELDS",
+    "PARSERS",
+    "PARTITIONS",
+    "PARTITION_FIELDS",
+    "SCALES",
+    "ExperimentConfig",
+    "check_method_reads",
+    "chance_accuracy",
+    "check_partition_reads",
+    "client_state_of",
+    "describe_methods",
+    "load_config_file",
+    "method_defaults",
+    "normalise_keys",
+    "parse_int",
+    "resolve_config",
+    "scale_defaults",
+    "server_state_of",
+    "training_set_size",
 ]

@@ -26,14 +26,22 @@ from pathlib import Path
 from typing import Any
 
 from flcore.algorithms import METHOD_NAMES, get_method
-from flcore.data import DATASET_NAMES
-from flcore.errors import ConfigError
-from flcore.models import default_model_for
-from flcore.config.fields import (ADDED_OPTIONS, ALL_PARTITION_FIELDS, DEFAULTS, METHOD_FIELDS, NEUTRAL_DEFAULTS,
-                     NON_SEMANTIC_FIELDS, PARTITION_FIELDS, SCALES)
+from flcore.config.fields import (
+    ADDED_OPTIONS,
+    ALL_PARTITION_FIELDS,
+    DEFAULTS,
+    METHOD_FIELDS,
+    NEUTRAL_DEFAULTS,
+    NON_SEMANTIC_FIELDS,
+    PARTITION_FIELDS,
+    SCALES,
+)
 from flcore.config.parsing import parsers_for, read_mapping_file
 from flcore.config.presets import DEFAULT_DATASET, method_defaults, scale_defaults
 from flcore.config.validation import choice, validate
+from flcore.data import DATASET_NAMES
+from flcore.errors import ConfigError
+from flcore.models import default_model_for
 
 
 @dataclass(frozen=True)
@@ -161,7 +169,7 @@ class ExperimentConfig:
         """The keyword arguments of :func:`flcore.data.partition` for this config."""
         return {name: getattr(self, name) for name in PARTITION_FIELDS[self.partition]}
 
-    def replace(self, **changes) -> "ExperimentConfig":
+    def replace(self, **changes) -> ExperimentConfig:
         return resolve_config({**self.to_dict(), **changes})
 
 

@@ -7,14 +7,30 @@ from collections.abc import Iterable
 from typing import Any
 
 from flcore.algorithms import METHOD_NAMES, get_method
+from flcore.config.fields import (
+    ALL_PARTITION_FIELDS,
+    DATASET_DOMAINS,
+    DATASET_FACTS,
+    DEVICE_PATTERN,
+    ENGINES,
+    MAX_COUNT,
+    MAX_GENERATED_SAMPLES,
+    MAX_LOCAL_EPOCHS,
+    MAX_LOCAL_STEPS,
+    MAX_ROUNDS,
+    METHOD_FIELDS,
+    NEUTRAL_DEFAULTS,
+    OPTION_CHOICES,
+    PARTITION_FIELDS,
+    PARTITIONS,
+    SCALES,
+    training_set_size,
+)
+from flcore.config.probes import probe_names
 from flcore.data import DATASET_NAMES
 from flcore.errors import ConfigError
 from flcore.models import MODEL_NAMES, accepts_input
-from flcore.config.fields import (ALL_PARTITION_FIELDS, DATASET_DOMAINS, DATASET_FACTS, DEVICE_PATTERN, ENGINES,
-                     MAX_COUNT, MAX_GENERATED_SAMPLES, MAX_LOCAL_EPOCHS, MAX_LOCAL_STEPS, MAX_ROUNDS,
-                     METHOD_FIELDS, NEUTRAL_DEFAULTS, OPTION_CHOICES, PARTITION_FIELDS, PARTITIONS, SCALES,
-                     training_set_size)
-from flcore.config.probes import probe_names
+
 
 def _check_data_fit(cfg: dict[str, Any]) -> None:
     """Model/data compatibility and every count bounded by the data (before any I/O)."""

@@ -6,8 +6,7 @@ from flcore.data.datasets import DATASET_NAMES, Dataset, load_dataset
 from flcore.data.errors import DatasetError
 from flcore.data.fmnist_format import write_fake_fmnist
 from flcore.data.pacs_format import write_fake_pacs
-from flcore.data.partition import (partition, partition_dirichlet, partition_domains, partition_iid,
-                        partition_shards)
+from flcore.data.partition import partition, partition_dirichlet, partition_domains, partition_iid, partition_shards
 from flcore.data.synthetic import make_cifar_like, make_synthetic
 
 __all__ = [

@@ -10,9 +10,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 
 _overrides: contextvars.ContextVar[Mapping[str, Mapping[str, str]]] = (
-    contextvars.ContextVar("flcore_checksums", default={}))
+    contextvars.ContextVar("flcore_checksums", default=MappingProxyType({})))
 
 
 def required_files(name: str) -> list[str]:

@@ -50,7 +50,7 @@ class SignalStats:
     std: float
 
     @classmethod
-    def of(cls, x) -> "SignalStats":
+    def of(cls, x) -> SignalStats:
         values = np.asarray(x, dtype=np.float64)
         std = float(values.std())
         if not np.isfinite(std) or std <= 0:

@@ -28,8 +28,7 @@ from flcore.data.checksums import check_checksums, checksum_override
 from flcore.data.cifar_format import file_md5
 from flcore.data.datasets import Dataset
 from flcore.data.errors import DatasetError
-from flcore.data.fmnist_format import (FMNIST_FILES, FMNIST_FOLDER, IMAGE_SIDE, IMAGES_MAGIC, LABELS_MAGIC,
-                            NUM_CLASSES)
+from flcore.data.fmnist_format import FMNIST_FILES, FMNIST_FOLDER, IMAGE_SIDE, IMAGES_MAGIC, LABELS_MAGIC, NUM_CLASSES
 
 #: The published files (the names whose md5s a ``checksums`` mapping gives).
 FILES = tuple(FMNIST_FILES.values())

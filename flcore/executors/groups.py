@@ -33,9 +33,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from flcore.planning.planner import RunGroup, plan_groups
+from flcore.planning.planner import train_group as train_batched
 from flcore.planning.spec import RunSpec
-from flcore.planning.planner import RunGroup, plan_groups, train_group as train_batched
 from flcore.store import RunStore
+
 
 def group_runs(todo: dict[str, RunSpec], device: str = "auto", overrides: dict[str, Any] | None = None,
                workers: int = 1) -> list[list[RunSpec]]:

@@ -6,13 +6,12 @@ runs in a row); one group at a time in this process on a GPU or with one worker.
 """
 from __future__ import annotations
 
-import os
 import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from flcore.planning import RunSpec, default_workers
 from flcore.executors.groups import failed_group, train_group
+from flcore.planning import RunSpec, default_workers
 
 
 class LocalExecutor:

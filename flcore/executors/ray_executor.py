@@ -30,8 +30,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from flcore.planning.spec import RunSpec
 from flcore.executors.groups import failed_group, train_group
+from flcore.planning.spec import RunSpec
 
 INSTALL_HINT = 'the Ray executor needs Ray; install it with: pip install "flcore[cluster]"'
 

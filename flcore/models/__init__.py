@@ -22,8 +22,8 @@ Input shapes exclude the batch dimension.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from torch import nn
 
@@ -32,7 +32,7 @@ from flcore.models.cnn import CIFAR_CNN_IMAGE_SIZE, CifarCNN
 from flcore.models.fmnist_cnn import FMNIST_CNN_IMAGE_SIZE, FMNISTCNN
 from flcore.models.mnist1d import MNIST1D_CNN_MIN_LENGTH, MNIST1DCNN, MNIST1DMLP, mnist1d_cnn_output_length
 from flcore.models.resnet import ResNet18GN
-from flcore.models.vgg import VGG_IMAGE_SIZE, VGG11GN
+from flcore.models.vgg import VGG11GN, VGG_IMAGE_SIZE
 
 __all__ = [
     "MODEL_NAMES",

@@ -22,15 +22,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flcore.config import ExperimentConfig, resolve_config
-from flcore.sim import resolve_device
 from flcore.algorithms import get_method
 from flcore.analysis.recording import recording_callbacks
-from flcore.config import DATASET_FACTS
+from flcore.config import DATASET_FACTS, ExperimentConfig, resolve_config
 from flcore.flat import FlatModel
 from flcore.models import build_model
+from flcore.sim import resolve_device
 from flcore.sim.multi_run import group_key, run_group
-from flcore.store import RunStore, TERMINAL_STATUSES, run_locks
+from flcore.store import TERMINAL_STATUSES, RunStore, run_locks
 
 #: Most runs in one group: past this the batch gains nothing on the machines measured
 #: (``benchmarks/sweep_time.py``) and a failure costs more runs.

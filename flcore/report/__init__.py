@@ -10,8 +10,14 @@ run store and :mod:`flcore.reproduction` hand over.
 - :mod:`~flcore.report.plots`: accuracy against rounds, per-client accuracy of the global model.
 """
 from flcore.report.style import algorithm_color, set_style
-from flcore.report.tables import (DIVERGED_MARK, PENDING, compare_settings, format_comparison, ours_accuracy,
-                     paper_vs_ours)
+from flcore.report.tables import (
+                     DIVERGED_MARK,
+                     PENDING,
+                     compare_settings,
+                     format_comparison,
+                     ours_accuracy,
+                     paper_vs_ours,
+)
 
 __all__ = ["DIVERGED_MARK", "PENDING", "algorithm_color", "compare_settings",
            "format_comparison", "ours_accuracy", "paper_vs_ours", "set_style"]

@@ -8,6 +8,7 @@ keeps the committed page equal to the rendered one; regenerate it with
 ``python -m flcore.report.method_catalog > book/methods/catalog.md``.
 """
 from __future__ import annotations
+
 from flcore.config.method_catalog import describe_methods
 
 PART_NAMES = {

@@ -16,6 +16,7 @@ import io
 from collections.abc import Callable, Sequence
 
 import pandas as pd
+
 from flcore.config.presets import DEFAULT_DATASET, scale_defaults
 from flcore.reproduction.claims import evaluate_claims, spread_specs
 from flcore.reproduction.runner import ensure_runs
@@ -70,9 +71,8 @@ class Page:
 
     def figure(self, fig, caption: str, alt: str) -> None:
         """Show ``fig`` under "Figure N. caption" with ``alt`` as its alt text, then close it."""
-        from IPython.display import HTML
-
         import matplotlib.pyplot as plt
+        from IPython.display import HTML
 
         self.figures += 1
         _display(HTML(figure_html(fig, alt, f"<strong>Figure {self.figures}.</strong> {html.escape(caption)}")))

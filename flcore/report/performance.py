@@ -127,11 +127,13 @@ def render_performance(path: str | Path, sweeps: str | Path | None = None) -> st
     for r in rows:
         lines.append(
             f"| {r['method']} | {r.get('machine', r['device'])} | {r.get('clients_per_round', '')} | "
-            f"{r.get('engine', '')} | {r['flcore_rounds_per_s']:.3f} | {_num(r.get('reference_rounds_per_s'), '.3f')} | "
+            f"{r.get('engine', '')} | {r['flcore_rounds_per_s']:.3f} | "
+            f"{_num(r.get('reference_rounds_per_s'), '.3f')} | "
             f"{_num(r.get('ratio'), '.2f')} | {_num(r.get('ratio_vs_retained_reference'), '.2f')} | "
             f"{_num(r.get('protocol_ratio'), '.2f')} | {r['flcore_s_per_round']:.2f} | "
             f"{_num(r.get('over_floor'), '.1f', 'x')} | {_num(r.get('peak_memory_mb'), '.0f')} | "
-            f"{r.get('date', '')} |")
+            f"{r.get('date', '')} |"
+        )
     lines += [
         "",
         "- **ratio**: flcore's rounds per second over the reference's, training rounds only",

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from flcore.planning.spec import RunSpec, registered_methods
+from flcore.planning.spec import RunSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ SETTINGS_COLUMNS = ("dataset", "model", "partition", "alpha", "clients", "per_ro
 
 
 def settings_table(specs: Sequence[RunSpec], by: Sequence[str] = ("algorithm",),
-                   grid: Sequence[str] = ("alpha", "per_round", "seed")) -> "pd.DataFrame":
+                   grid: Sequence[str] = ("alpha", "per_round", "seed")) -> pd.DataFrame:
     """What the runs of ``specs`` use, one row per ``by`` group.
 
     Values come from the resolved configs, restricted to :data:`SETTINGS_COLUMNS` and to

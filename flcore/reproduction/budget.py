@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
 from flcore.config import resolve_config
 from flcore.planning.planner import plan_groups, run_cost
 
@@ -80,9 +81,8 @@ def book_specs(scale: str, root: str | Path, seeds: Sequence[int] = (0,)) -> lis
     """The distinct available runs the book trains: every artifact's whose notebook exists
     under ``root``, and the reference runs whose seed spread decides the claims' ties."""
 
-    from flcore.reproduction.claims import spread_specs
-
     from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for
+    from flcore.reproduction.claims import spread_specs
 
     ids = [a for a in artifact_ids() if (Path(root) / get_artifact(a).notebook_path).exists()]
     specs = [s for s in runs_for(ids, scale, seeds) if s.available]

@@ -242,9 +242,8 @@ class CellValue:
 
 def _cell_value(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], store) -> CellValue:
 
-    from flcore.reproduction.runner import results_frame
-
     from flcore.reproduction.artifacts import artifact_ids, get_artifact
+    from flcore.reproduction.runner import results_frame
 
     known = set(artifact_ids())
     registered = [a for a in claim.artifacts if a in known]

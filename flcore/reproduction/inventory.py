@@ -18,10 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import yaml
-
 
 STATUSES = ("reproduced", "pending", "not_regenerable")
 NOT_REGENERABLE_CLASSES = ("heavy", "schematic")

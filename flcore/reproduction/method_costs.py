@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from flcore.algorithms import get_method
-from flcore.config.method_catalog import client_state_of, server_state_of
+from flcore.config.method_catalog import client_state_of
 
 #: The papers' method names -> flcore's registered methods.  FedGF's Table 3 runs FedSMOO
 #: without its dynamic regulariser (its footnote 3), which communicates the same.

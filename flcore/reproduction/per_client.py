@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pandas as pd
 import torch
+
 from flcore.config import resolve_config
 from flcore.flat import FlatModel
 from flcore.models import build_model

@@ -10,7 +10,6 @@ numbers have an entry with ``file: null``.
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
 import pandas as pd
 import yaml

@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.hvp import DatasetHVP
 from flcore.analysis.io import load_run, resolve_device

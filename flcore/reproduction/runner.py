@@ -22,8 +22,8 @@ from typing import Any
 
 import pandas as pd
 
-from flcore.planning.spec import RunSpec
 from flcore.executors import LocalExecutor, group_runs
+from flcore.planning.spec import RunSpec
 from flcore.store import RunStore
 
 TERMINAL = ("finished", "diverged")

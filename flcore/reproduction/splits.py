@@ -23,8 +23,8 @@ import pandas as pd
 
 from flcore.config import resolve_config
 from flcore.data import partition
-from flcore.data.cifar_stats import CIFAR_SIZES
 from flcore.data.cifar import load_cifar
+from flcore.data.cifar_stats import CIFAR_SIZES
 from flcore.data.errors import DatasetError
 
 NOT_IN_FLCORE = "not in flcore"

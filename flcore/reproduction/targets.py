@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
+
 from flcore.algorithms import get_method
 
 __all__ = [

@@ -59,7 +59,7 @@ def _glibc():
         return None
     try:
         libc = ctypes.CDLL(name)
-        libc.gnu_get_libc_version
+        _ = libc.gnu_get_libc_version  # glibc has it; another C library raises AttributeError
     except (OSError, AttributeError):
         return None
     return libc

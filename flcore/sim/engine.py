@@ -17,7 +17,6 @@ evaluation, checkpoints and the run record.
 from __future__ import annotations
 
 import copy
-import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from flcore.seeding import derive_seed
 from flcore.sim.cpu_memory import retain_freed_memory
 from flcore.sim.local_training import train_round
 from flcore.sim.sampling import plan_client_round, sample_clients
+
 
 def resolve_device(name: str) -> torch.device:
     """``auto`` picks CUDA when available; an unavailable device is a config error."""
@@ -256,7 +256,7 @@ class Simulation:
     @classmethod
     def from_config(cls, config=None, data=None, model: nn.Module | None = None, device: str | None = None,
                     run=None, progress: bool = False, chunk_size: int | None = None,
-                    callbacks: tuple = ()) -> "Simulation":
+                    callbacks: tuple = ()) -> Simulation:
         """A simulation of ``config`` (an :class:`~flcore.config.ExperimentConfig`, or a
         dict of config fields resolved with :func:`~flcore.config.resolve_config`).
 
@@ -318,8 +318,10 @@ class Simulation:
         """Restore a state from :meth:`state_dict` (of a simulation of the same config,
         data and model)."""
         if state.get("w") is None or state["w"].shape != self.w.shape:
-            raise ValueError(f"state holds a model of shape {tuple(state['w'].shape) if state.get('w') is not None else None}; "
-                             f"this simulation's has {tuple(self.w.shape)}")
+            raise ValueError(
+                f"state holds a model of shape {tuple(state['w'].shape) if state.get('w') is not None else None}; "
+                f"this simulation's has {tuple(self.w.shape)}"
+            )
         self.load_state(_clone_tree(state))
 
     def state(self) -> dict:

@@ -44,7 +44,7 @@ class FederatedData:
                      alpha: float | None = None, classes_per_client: int | None = None,
                      samples_per_client: int | None = None, num_classes: int | None = None,
                      seed: int = 0, mean: Sequence[float] | None = None, std: Sequence[float] | None = None,
-                     device: str | torch.device = "cpu") -> "FederatedData":
+                     device: str | torch.device = "cpu") -> FederatedData:
         """Your own tensors as a federated dataset (no named dataset, no scale).
 
         ``x [N, ...]`` and ``test_x [M, ...]`` are floating inputs with the same
@@ -98,7 +98,7 @@ class FederatedData:
             num_classes=int(num_classes), augment=False, mean=mean, std=std,
         )
 
-    def to(self, device: str | torch.device) -> "FederatedData":
+    def to(self, device: str | torch.device) -> FederatedData:
         """The same data on ``device`` (``self`` when it is already there)."""
         device = torch.device(device)
         if self.train_x.device == device or (device.type == self.train_x.device.type and device.index is None):
@@ -223,7 +223,9 @@ def _client_parts(partition, y: torch.Tensor, num_samples: int, num_clients, alp
         if partition == "dirichlet" and (alpha is None or not alpha >= 0):
             raise ValueError(f"alpha: partition='dirichlet' needs alpha >= 0, got {alpha!r}")
         if partition == "shards" and (classes_per_client is None or int(classes_per_client) < 1):
-            raise ValueError(f"classes_per_client: partition='shards' needs an integer >= 1, got {classes_per_client!r}")
+            raise ValueError(
+                f"classes_per_client: partition='shards' needs an integer >= 1, got {classes_per_client!r}"
+            )
         if samples_per_client is not None and (int(samples_per_client) < 1
                                                or int(samples_per_client) * num_clients > num_samples):
             raise ValueError(f"samples_per_client: got {samples_per_client!r}; need 1 <= samples_per_client "
@@ -235,8 +237,14 @@ def _client_parts(partition, y: torch.Tensor, num_samples: int, num_clients, alp
                                   **{name: args[name] for name in used})
         except ValueError as exc:
             raise ValueError(f"partition: {exc}") from None
-    if isinstance(partition, (str, bytes)) or not isinstance(partition, Sequence) and not isinstance(partition, torch.Tensor):
-        raise TypeError(f"partition: expected a partition name or a list of client index lists, got {type(partition).__name__}")
+    if (
+        isinstance(partition, (str, bytes))
+        or not isinstance(partition, Sequence)
+        and not isinstance(partition, torch.Tensor)
+    ):
+        raise TypeError(
+            f"partition: expected a partition name or a list of client index lists, got {type(partition).__name__}"
+        )
     if num_clients is not None and num_clients != len(partition):
         raise ValueError(f"num_clients: got {num_clients} but partition lists {len(partition)} clients")
     parts, seen = [], torch.zeros(num_samples, dtype=torch.bool)

@@ -92,8 +92,10 @@ def coverage_page(rows: list[dict], root: Path, scale: str) -> str:
     for paper in paper_ids():
         mine = [row for row in rows if row["paper"] == paper]
         c = _counts(mine)
-        lines.append(f"| [{get_paper(paper).name}]({paper}/index.md) | {len(mine)} | {c['reproduced']} | {c['pending']} "
-                     f"| {c['not_regenerable']} |")
+        lines.append(
+            f"| [{get_paper(paper).name}]({paper}/index.md) | {len(mine)} | {c['reproduced']} | {c['pending']} "
+            f"| {c['not_regenerable']} |"
+        )
     lines.append(f"| **all** | **{len(rows)}** | **{counts['reproduced']}** | **{counts['pending']}** "
                  f"| **{counts['not_regenerable']}** |")
     for paper in paper_ids():

@@ -26,17 +26,18 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from flcore.version import __version__
 from flcore.executors import make_executor
 from flcore.report.page import scale_banner
 from flcore.reproduction.artifacts import get_artifact, runs_for
 from flcore.reproduction.claims import spread_specs
-from flcore.reproduction.inventory import entry
+from flcore.reproduction.inventory import entry as inventory_entry
 from flcore.reproduction.runner import ensure_runs
+from flcore.version import __version__
 
 
 def _parameters(notebook: Path, values: dict[str, Any]) -> dict[str, Any]:
@@ -54,9 +55,9 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
     The run store reaches the kernel as ``$FLCORE_STORE``, not as a parameter, so that no
     path of the building machine is written into the page.
     """
-    from flcore.site.manifest import one_line_error
-
     import papermill
+
+    from flcore.site.manifest import one_line_error
 
     source = root / artifact.notebook_path
     output = root / artifact.book_path
@@ -135,7 +136,7 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
 def _artifact_class(artifact) -> str:
 
     try:
-        return entry(artifact.id).cls
+        return inventory_entry(artifact.id).cls
     except KeyError:
         return "result"
 
@@ -223,7 +224,14 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
     (a dict) is filled as the batch goes, so a caller still holds what was done if the
     batch is interrupted."""
 
-    from flcore.site.manifest import flcore_fingerprint, load_manifest, notebook_hash, one_line_error, save_manifest, stale_reason
+    from flcore.site.manifest import (
+        flcore_fingerprint,
+        load_manifest,
+        notebook_hash,
+        one_line_error,
+        save_manifest,
+        stale_reason,
+    )
 
     root = Path(args.root).resolve()
     store = str(Path(args.store).expanduser().resolve())

@@ -8,8 +8,19 @@ from flcore.store.errors import DamagedRunError, RunBusyError, StoreError, Unsaf
 from flcore.store.integrity import check_run, prepare_resume
 from flcore.store.jsonable import to_jsonable
 from flcore.store.lock import RunLock, run_locks
-from flcore.store.run import (CHECKPOINT_FILE, CONFIG_FILE, FINAL_MODEL_FILE, METRICS_FILE, NEW_STATUS, RUN_STATUSES,
-                  STATUS_FILE, SUMMARY_FILE, TERMINAL_STATUSES, Run, config_digest)
+from flcore.store.run import (
+                  CHECKPOINT_FILE,
+                  CONFIG_FILE,
+                  FINAL_MODEL_FILE,
+                  METRICS_FILE,
+                  NEW_STATUS,
+                  RUN_STATUSES,
+                  STATUS_FILE,
+                  SUMMARY_FILE,
+                  TERMINAL_STATUSES,
+                  Run,
+                  config_digest,
+)
 from flcore.store.run_store import RunStore
 
 __all__ = [

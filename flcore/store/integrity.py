@@ -31,9 +31,17 @@ from typing import Any
 from flcore.record_format import CHECKPOINT_FORMAT, is_evaluation_round, summarize
 from flcore.store.errors import DamagedRunError, StoreError
 from flcore.store.metrics_log import rewrite_jsonl
-from flcore.store.run import (CHECKPOINT_FILE, CONFIG_FILE, FINAL_MODEL_FILE, METRICS_FILE, RUN_STATUSES,
-                  TERMINAL_STATUSES,
-                  STATUS_FILE, SUMMARY_FILE, Run)
+from flcore.store.run import (
+    CHECKPOINT_FILE,
+    CONFIG_FILE,
+    FINAL_MODEL_FILE,
+    METRICS_FILE,
+    RUN_STATUSES,
+    STATUS_FILE,
+    SUMMARY_FILE,
+    TERMINAL_STATUSES,
+    Run,
+)
 
 _SUMMARY_KEYS = ("final_accuracy", "mean_last_100", "best_accuracy")
 
@@ -85,7 +93,9 @@ def log_problems(scan: LogScan, run_id: str, config: dict[str, Any], upto: int,
     """What is wrong with the log of a run that has done ``upto`` rounds."""
     problems = [f"{METRICS_FILE}:{n}: corrupt line (not a JSON object)" for n in scan.bad_lines]
     if scan.torn_tail and terminal:
-        problems.append(f"{METRICS_FILE}: the last line is torn in a {'finished' if diverged_round is None else 'diverged'} run")
+        problems.append(
+            f"{METRICS_FILE}: the last line is torn in a {'finished' if diverged_round is None else 'diverged'} run"
+        )
     previous = 0
     seen: dict[int, dict] = {}
     for number, row in scan.rows:

@@ -70,7 +70,7 @@ class RunLock:
             os.close(fd)
         return False
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         self.acquire()
         return self
 

@@ -36,9 +36,9 @@ from typing import Any
 import pandas as pd
 
 from flcore.store.atomic import atomic_write_json
-from flcore.store.jsonable import to_jsonable
 from flcore.store.errors import DamagedRunError, StoreError
 from flcore.store.integrity import check_run
+from flcore.store.jsonable import to_jsonable
 from flcore.store.run import CONFIG_FILE, Run
 from flcore.store.tables import flatten_dict, merge_sections
 

@@ -57,12 +57,12 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.reproduction.artifacts import get_artifact
 from flcore.papers.fedgf.analysis import global_flatness
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import algorithm_color, set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgf-fig-1")

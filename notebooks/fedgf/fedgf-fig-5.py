@@ -56,16 +56,15 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgf import runs as fedgf
-from flcore.reproduction.artifacts import get_artifact
 from flcore.papers.fedgf.analysis import perturbation_losses, settings_for
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import algorithm_color, set_style
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgf-fig-5")

@@ -60,10 +60,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs, run_metrics
 
 set_style()
 artifact = get_artifact("fedgf-fig-7")

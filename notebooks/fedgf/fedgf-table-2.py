@@ -63,14 +63,13 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.papers.fedgf import runs as fedgf
-from flcore.reproduction.artifacts import get_artifact
 from flcore.papers.fedgf.analysis import LPF_SIGMA, global_flatness, settings_for
-from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgf-table-2")

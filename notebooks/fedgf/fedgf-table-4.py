@@ -61,12 +61,12 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.reproduction.artifacts import get_artifact
 from flcore.papers.fedgf.analysis import transmissions_table
-from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs, run_metrics
 
 set_style()
 artifact = get_artifact("fedgf-table-4")

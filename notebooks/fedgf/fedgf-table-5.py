@@ -55,17 +55,16 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgf import runs as fedgf
 from flcore.papers.fedsam import runs as fedsam
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, verdict_counts
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgf-table-5")

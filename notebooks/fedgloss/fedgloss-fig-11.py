@@ -58,10 +58,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import analysis as fa
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-fig-11")

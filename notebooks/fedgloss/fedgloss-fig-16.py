@@ -59,10 +59,10 @@ DATASET_LABEL = "CIFAR-100"
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact(ARTIFACT_ID)

@@ -56,11 +56,11 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs, run_metrics
 
 set_style()
 artifact = get_artifact("fedgloss-fig-17")

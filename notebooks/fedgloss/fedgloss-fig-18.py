@@ -63,12 +63,12 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs, run_metrics
-from flcore.reproduction.targets import transmissions_per_round
 from flcore.report import algorithm_color, set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.targets import transmissions_per_round
 
 set_style()
 artifact = get_artifact("fedgloss-fig-18")

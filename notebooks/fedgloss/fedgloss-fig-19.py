@@ -63,11 +63,11 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
+from flcore.report import set_style
+from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.claims import METRICS
 from flcore.reproduction.runner import ensure_runs
-from flcore.report import set_style
-from flcore.report.page import Page
 
 set_style()
 artifact = get_artifact("fedgloss-fig-19")

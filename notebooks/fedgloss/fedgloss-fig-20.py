@@ -54,9 +54,9 @@ data_root = "data"  # CIFAR folder; without the files the splits use CIFAR's cla
 # %%
 from IPython.display import Markdown, display
 
-from flcore.reproduction.splits import paper_splits, plot_class_distribution, split_summary
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.reproduction.splits import paper_splits, plot_class_distribution, split_summary
 
 set_style()
 page = Page("fedgloss-fig-20")

@@ -62,8 +62,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.algorithms import get_method
-from flcore.reproduction.artifacts import get_artifact
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
 
 artifact = get_artifact("fedgloss-fig-3")
 page = Page(artifact.id)

@@ -51,18 +51,17 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import analysis as fa
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.published import published
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.landscape_figures import bars
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import published
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-fig-7")

@@ -54,9 +54,9 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss.config_tables import mark_missing_presets, table12_ours
-from flcore.reproduction.published import published, source
 from flcore.report import compare_settings
 from flcore.report.page import Page
+from flcore.reproduction.published import published, source
 
 page = Page("fedgloss-table-12")
 

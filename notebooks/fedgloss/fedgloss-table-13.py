@@ -56,8 +56,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss.config_tables import table13_ours, table13_wide
-from flcore.reproduction.published import published, source
 from flcore.report.page import Page
+from flcore.reproduction.published import published, source
 
 page = Page("fedgloss-table-13")
 

@@ -57,8 +57,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss.config_tables import table2_comparison, table2_ours
-from flcore.reproduction.published import published, source
 from flcore.report.page import Page
+from flcore.reproduction.published import published, source
 
 page = Page("fedgloss-table-2")
 

@@ -67,12 +67,12 @@ from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
 from flcore.papers.fedsam import runs as fedsam
-from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.published import source
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, ranking_findings
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.published import source
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-table-3")

@@ -61,10 +61,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
+from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.inventory import entry
 from flcore.reproduction.published import source
-from flcore.report.page import Page
 
 artifact = get_artifact("fedgloss-table-4")
 page = Page(artifact.id)

@@ -64,11 +64,11 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
+from flcore.report import set_style
+from flcore.report.page import Page, verdict_counts
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import ensure_runs
-from flcore.report import set_style
-from flcore.report.page import Page, verdict_counts
 
 set_style()
 artifact = get_artifact("fedgloss-table-6")

@@ -59,12 +59,12 @@ from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
 from flcore.papers.fedsam import runs as fedsam
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.published import source
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import source
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-table-7")

@@ -62,12 +62,12 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import analysis as fa
-from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-table-8")

@@ -60,12 +60,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.report.analysis_plots import plot_surface_2d
 from flcore.papers.fedima import analysis as analysis
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedima-fig-5")

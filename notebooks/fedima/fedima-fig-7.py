@@ -61,10 +61,10 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from flcore.papers.fedima import runs as fedima
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs, run_metrics
 
 set_style()
 artifact = get_artifact("fedima-fig-7")

@@ -69,16 +69,15 @@ data_root = "data"  # CIFAR / Fashion-MNIST / PACS folder (paper scale)
 download = True  # fetch CIFAR and Fashion-MNIST through torchvision when missing (paper scale)
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.papers.fedima import runs as fedima
-from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedima-table-1")

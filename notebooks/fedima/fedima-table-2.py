@@ -62,12 +62,12 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.papers.fedima import runs as fedima
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedima-table-2")

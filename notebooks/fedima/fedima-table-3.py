@@ -62,12 +62,12 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 from IPython.display import Markdown, display
 
 from flcore.papers.fedima import runs as fedima
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedima-table-3")

@@ -63,8 +63,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 from IPython.display import Markdown, display
 
 from flcore.papers.fedima.settings import model_summary, table4_ours
-from flcore.reproduction.published import published, source
 from flcore.report.page import Page
+from flcore.reproduction.published import published, source
 
 page = Page("fedima-table-4")
 

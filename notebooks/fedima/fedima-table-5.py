@@ -54,8 +54,8 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 from IPython.display import Markdown, display
 
 from flcore.papers.fedima.settings import compare_table5, table5_ours
-from flcore.reproduction.published import published, source
 from flcore.report.page import Page
+from flcore.reproduction.published import published, source
 
 page = Page("fedima-table-5")
 

@@ -56,11 +56,11 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-from flcore.reproduction.artifacts import get_artifact
 from flcore.papers.fedlesam.surfaces import show_global_surfaces
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedlesam-fig-1")

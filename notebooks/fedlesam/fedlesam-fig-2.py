@@ -72,12 +72,12 @@ from IPython.display import Markdown, display
 
 from flcore.analysis.flatness import sharpness
 from flcore.analysis.io import load_run
-from flcore.reproduction.artifacts import get_artifact
 from flcore.papers.fedlesam.probe import MAX_POOLED, SHARPNESS_RADIUS
-from flcore.reproduction.published import source
-from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.published import source
+from flcore.reproduction.runner import ensure_runs, run_metrics
 
 set_style()
 artifact = get_artifact("fedlesam-fig-2")

@@ -56,14 +56,13 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
+from flcore.report import set_style
+from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import ensure_runs, run_metrics
-from flcore.report import set_style
-from flcore.report.page import Page
 
 set_style()
 artifact = get_artifact("fedlesam-fig-4")

@@ -63,8 +63,8 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from flcore.papers.fedlesam.partition_maps import fig5_panels, pathological_counts, summary_table
-from flcore.reproduction.published import source
 from flcore.report.page import Page
+from flcore.reproduction.published import source
 
 page = Page("fedlesam-fig-5")
 seed = seeds[0]

@@ -71,9 +71,9 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
+from flcore.report.page import Page
 from flcore.reproduction.inventory import entry as inventory_entry
 from flcore.reproduction.published import source
-from flcore.report.page import Page
 
 page = Page("fedlesam-table-3")
 entry = inventory_entry("fedlesam-table-3")

@@ -57,11 +57,11 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.papers.fedlesam import runs as fedlesam
+from flcore.report import ours_accuracy, set_style
+from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import ensure_runs
-from flcore.report import ours_accuracy, set_style
-from flcore.report.page import Page
 
 set_style()
 artifact = get_artifact("fedlesam-table-4")

@@ -57,8 +57,8 @@ data_root = "data"  # CIFAR folder (the files are read, never downloaded)
 from IPython.display import Markdown, display
 
 from flcore.papers.fedlesam.dataset_stats import compare_statistics, dataset_statistics
-from flcore.reproduction.published import published, source
 from flcore.report.page import Page
+from flcore.reproduction.published import published, source
 
 page = Page("fedlesam-table-6")
 

@@ -59,13 +59,13 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.papers.fedlesam.efficiency import timing
-from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.published import published, source
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedlesam-table-8")

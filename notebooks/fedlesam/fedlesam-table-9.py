@@ -65,11 +65,11 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.papers.fedlesam.efficiency import show_efficiency, show_published_beside_ours
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedlesam-table-9")

@@ -62,12 +62,12 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.analysis.io import resolve_device
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.run_geometry import geometry_settings, random_surface, settings_rows
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.geometry_plots import surface_3d
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.run_geometry import geometry_settings, random_surface, settings_rows
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-1")

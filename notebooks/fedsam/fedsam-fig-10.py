@@ -59,13 +59,13 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 # %%
 from IPython.display import Markdown, display
 
-from flcore.papers.fedsam import runs as fedsam
 from flcore.papers.fedsam import robustness as robustness
-from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.papers.fedsam import runs as fedsam
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.runner import ensure_runs, run_metrics
 
 set_style()
 artifact = get_artifact("fedsam-fig-10")

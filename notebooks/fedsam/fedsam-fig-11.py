@@ -55,15 +55,14 @@ data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
 
 # %%
-import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import runs as fedsam
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs, run_metrics
 
 set_style()
 artifact = get_artifact("fedsam-fig-11")

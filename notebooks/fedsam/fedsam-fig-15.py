@@ -61,11 +61,11 @@ from IPython.display import Markdown, display
 
 from flcore.analysis.io import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
+from flcore.report import set_style
+from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.run_geometry import geometry_settings
 from flcore.reproduction.runner import ensure_runs
-from flcore.report import set_style
-from flcore.report.page import Page
 
 set_style()
 artifact = get_artifact("fedsam-fig-15")

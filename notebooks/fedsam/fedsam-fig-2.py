@@ -70,12 +70,12 @@ from IPython.display import Markdown, display
 
 from flcore.analysis.io import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.run_geometry import geometry_settings, global_models_plane, settings_rows
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.geometry_plots import plane_panel
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.run_geometry import geometry_settings, global_models_plane, settings_rows
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-2")

@@ -62,12 +62,12 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import runs as fedsam
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.per_client import client_accuracy_history, final_client_accuracy
-from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves, client_accuracy_curves, client_accuracy_final
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.per_client import client_accuracy_history, final_client_accuracy
+from flcore.reproduction.runner import ensure_runs, run_metrics
 
 set_style()
 artifact = get_artifact("fedsam-fig-3")

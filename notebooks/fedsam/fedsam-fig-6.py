@@ -70,11 +70,11 @@ import seaborn as sns
 from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import robustness as robustness
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.style import algorithm_palette
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-6")

@@ -66,12 +66,12 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import analysis as fedsam_analysis
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.run_geometry import client_majority_class, client_spread, probe_history
-from flcore.reproduction.runner import ensure_runs, run_metrics
 from flcore.report import set_style
 from flcore.report.geometry_plots import client_heatmap
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.run_geometry import client_majority_class, client_spread, probe_history
+from flcore.reproduction.runner import ensure_runs, run_metrics
 
 set_style()
 artifact = get_artifact("fedsam-fig-7")

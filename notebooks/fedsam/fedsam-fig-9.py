@@ -66,10 +66,10 @@ import seaborn as sns
 from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import robustness as robustness
-from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-9")

@@ -71,13 +71,13 @@ from IPython.display import Markdown, display
 
 from flcore.analysis.io import resolve_device
 from flcore.papers.fedsam import runs as fedsam
+from flcore.report import format_comparison, paper_vs_ours, set_style
+from flcore.report.ordering import ordering_table
+from flcore.report.page import Page, verdict_counts
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
 from flcore.reproduction.run_geometry import geometry_settings, hessian_spectrum, settings_rows, sharpness_ratio
 from flcore.reproduction.runner import ensure_runs
-from flcore.report import format_comparison, paper_vs_ours, set_style
-from flcore.report.ordering import ordering_table
-from flcore.report.page import Page, verdict_counts
 
 set_style()
 artifact = get_artifact("fedsam-table-1")

@@ -50,9 +50,9 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 from IPython.display import Markdown, display
 
 from flcore.papers.fedsam.hyperparams import swa_available, table12_ours
-from flcore.reproduction.published import published, source
 from flcore.report import compare_settings
 from flcore.report.page import Page
+from flcore.reproduction.published import published, source
 
 page = Page("fedsam-table-12")
 

@@ -68,13 +68,13 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import runs as fedsam
-from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.published import published
-from flcore.reproduction.runner import ensure_runs
 from flcore.report import ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, ranking_findings
 from flcore.report.tables import show_accuracy_tables
+from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.published import published
+from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-table-2")

@@ -58,10 +58,10 @@ data_root = "data"  # CIFAR folder; without the files the splits use CIFAR's cla
 # %%
 from IPython.display import Markdown, display
 
-from flcore.reproduction.published import published, source
-from flcore.reproduction.splits import dataset_stats_ours, paper_splits, split_summary
 from flcore.report import compare_settings
 from flcore.report.page import Page
+from flcore.reproduction.published import published, source
+from flcore.reproduction.splits import dataset_stats_ours, paper_splits, split_summary
 
 page = Page("fedsam-table-9")
 splits = paper_splits(data_root, seed=seeds[0])

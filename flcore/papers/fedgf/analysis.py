@@ -22,9 +22,9 @@ where the paper is silent (its appendix with the analysis details is missing):
   data set and alpha (FedAvg has no radius of its own), so the methods are measured in
   the same ball.
 - **Transmissions to a target** (Table 4, with :mod:`flcore.reproduction.targets`): the
-  first evaluated round at which the test accuracy reaches FedAvg's final accuracy (its mean over the last 100 rounds, the
-  number Table 1 reports), times the method's model transmissions per round and client
-  (Table 3: upload + download), in hundreds.  A run that never reaches the target is
+  first evaluated round at which the test accuracy reaches FedAvg's final accuracy (its
+  mean over the last 100 rounds, the number Table 1 reports), times the method's model
+  transmissions per round and client (Table 3: upload + download), in hundreds.  A run that never reaches the target is
   counted at its last round plus one (censored: at least that many).
 
 Results of the expensive analyses are cached in the run's folder
@@ -42,6 +42,7 @@ from pathlib import Path
 
 import pandas as pd
 import torch
+
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.flatness import flatness_discrepancy
 from flcore.analysis.hvp import make_hvp

@@ -30,12 +30,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from flcore.papers.fedsam import runs as fedsam
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
-from flcore.reproduction.claims import register_metric
 from flcore.analysis.probes import Probe
 from flcore.analysis.recording import register_probe
 from flcore.config.presets import scale_defaults
+from flcore.papers.fedsam import runs as fedsam
+from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.claims import register_metric
 from flcore.store import RunStore
 
 PAPER = "fedgf"
@@ -227,9 +227,9 @@ def _analysis(row: dict, key: str) -> float | None:
 def _communication(row: dict) -> float | None:
     """Table 4's cell of a run: transmissions (x10^2) to reach the final accuracy of the
     FedAvg run of the same data set, alpha, clients and seed (same store)."""
-    from flcore.papers.fedgf.analysis import finite, transmissions_to_target
-
     import json
+
+    from flcore.papers.fedgf.analysis import finite, transmissions_to_target
 
 
     run_dir = row.get("run_dir")

@@ -48,21 +48,29 @@ import math
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flcore.papers.fedsam import runs as fedsam
-from flcore.reproduction.artifacts import Artifact, RunSpec, register_artifact
-from flcore.reproduction.claims import register_metric
-from flcore.config.presets import scale_defaults
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.interpolation import interpolate
 from flcore.analysis.io import load_run
-from flcore.analysis.landscape import grid_points, landscapes_on_datasets, random_directions, shared_direction_landscapes
+from flcore.analysis.landscape import (
+    grid_points,
+    landscapes_on_datasets,
+    random_directions,
+    shared_direction_landscapes,
+)
 from flcore.analysis.probes import client_top_eigenvalue
 from flcore.analysis.recording import load_snapshot, snapshot_path, snapshot_rounds_of
+from flcore.config.presets import scale_defaults
 from flcore.data import normalize
+from flcore.papers.fedsam import runs as fedsam
 from flcore.report.landscape_figures import local_global_panels, net_over_solid
+from flcore.reproduction.artifacts import Artifact, RunSpec, register_artifact
+from flcore.reproduction.claims import register_metric
 from flcore.reproduction.runner import run_metrics
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PAPER = "fedgloss"
 
@@ -464,7 +472,7 @@ register_metric("client_lambda_max", client_lambda_max_metric, spread_from="fedg
 
 # --------------------------------------------------------------------------- tables
 
-def lambda_table(runs) -> "pd.DataFrame":
+def lambda_table(runs) -> pd.DataFrame:
     """Table 8: ``lambda_1`` of each finished run's final model (NaN otherwise)."""
     values = [global_lambda_max(r["run_dir"]) if r["status"] == "finished" else float("nan")
               for r in runs.to_dict("records")]
@@ -473,7 +481,7 @@ def lambda_table(runs) -> "pd.DataFrame":
     return out
 
 
-def table1_values(runs) -> "pd.DataFrame":
+def table1_values(runs) -> pd.DataFrame:
     """Table 1 from its runs' rows: dataset, algorithm, client (position), paper's class,
     our client's id and class, eval_data, lambda_1."""
     import pandas as pd
@@ -505,7 +513,7 @@ def global_landscapes(run_dirs: dict, grid: int | None = None, seed: int | None 
     x, y = _pooled_train(first, settings["samples"])
     evaluate = DatasetEvaluator(first.flat, x, y)
     axis = grid_points(1.0, grid or settings["grid"])
-    return shared_direction_landscapes(evaluate, first.flat, {n: l.w for n, l in loaded.items()},
+    return shared_direction_landscapes(evaluate, first.flat, {n: ln.w for n, ln in loaded.items()},
                                        seed=first.config.seed if seed is None else seed, xs=axis, ys=axis)
 
 
@@ -564,7 +572,7 @@ def landscape_settings(runs, methods: Sequence[str]) -> list[dict]:
     return out
 
 
-def landscape_summary(panels: Sequence[dict]) -> "pd.DataFrame":
+def landscape_summary(panels: Sequence[dict]) -> pd.DataFrame:
     """One row per (panel, method): the loss at the model and the mean rise over the grid."""
     import pandas as pd
 
@@ -585,7 +593,7 @@ def surface_rise(surface) -> float:
     return float(surface.loss.mean() - centre)
 
 
-def client_landscape_finding(summary: "pd.DataFrame") -> str:
+def client_landscape_finding(summary: pd.DataFrame) -> str:
     """Figs. 2, 5, 10 and 11: in how many cases the loss rises faster around a client model on
     the global data than on its own (columns ``rise on global data``, ``rise on local data``)."""
     sharper = int((summary["rise on global data"] > summary["rise on local data"]).sum()) if len(summary) else 0
@@ -639,7 +647,7 @@ def show_client_landscapes(page, runs, seed: int, panels: Sequence[tuple[str, Se
     return finding
 
 
-def probe_summary(curves: "pd.DataFrame", probe: str) -> "tuple[pd.DataFrame, str]":
+def probe_summary(curves: pd.DataFrame, probe: str) -> tuple[pd.DataFrame, str]:
     """Figs. 4 and 8: per (dataset, alpha, algorithm) the first recorded value of the probe
     column ``probe`` and its mean over the last 10% of the rounds, and the finding that orders
     the methods by the latter (lowest first)."""
@@ -687,7 +695,7 @@ def show_probe_curves(page, runs, seed: int, probe: str, label: str, scale: str,
     return finding
 
 
-def flatter_net_finding(summary: "pd.DataFrame", net: str, solids: Sequence[str]) -> str:
+def flatter_net_finding(summary: pd.DataFrame, net: str, solids: Sequence[str]) -> str:
     """Figs. 1, 6, 12, 13 and 14: in how many (setting, compared method) panels the ``net``
     method's surface rises less over the grid than the compared method's (rows of
     :func:`landscape_summary`)."""

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from flcore.algorithms import get_method
-from flcore.config.method_catalog import client_state_of, server_state_of
 from flcore.config import resolve_config
+from flcore.config.method_catalog import client_state_of, server_state_of
 from flcore.reproduction.splits import CIFAR_NAMES, NOT_IN_FLCORE
 
 NO_PRESET = "no preset"

@@ -42,19 +42,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flcore.papers.fedsam import runs as fedsam
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
-from flcore.reproduction.claims import register_metric
 from flcore.config.presets import scale_defaults
+from flcore.papers.fedsam import runs as fedsam
 from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
 from flcore.report.plots import accuracy_curves
+from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.claims import register_metric
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import run_metrics
 from flcore.reproduction.targets import accuracy_curve, cost_row
 from flcore.store.run import Run
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PAPER = "fedgloss"
 DATASETS = ("CIFAR-10", "CIFAR-100")
@@ -321,16 +324,12 @@ def fig19_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     return specs
 
 
-def no_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
-    return []
-
-
 #: Columns of the published FedGloSS tables that hold numbers (blank: not converged / not reached).
 NUMERIC_COLUMNS = ("alpha", "accuracy", "std", "rounds", "speedup", "cost_B", "lambda_1", "lambda_1_std",
                    "training_progress")
 
 
-def published_numeric(artifact_id: str) -> "pd.DataFrame":
+def published_numeric(artifact_id: str) -> pd.DataFrame:
     """:func:`flcore.reproduction.published.published` with the number columns as floats
     (blank cells -- a run that did not converge, a target not reached -- as NaN)."""
     import pandas as pd
@@ -439,7 +438,7 @@ def _accuracy_at_progress(row: dict) -> float | None:
     return accuracy_at_progress(_curve(str(run_dir)), total, progress, row.get("mean_last_100"))
 
 
-def cost_frame(runs: "pd.DataFrame", keys: Sequence[str]) -> "pd.DataFrame":
+def cost_frame(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Tables 5 and 10 from the runs of :func:`~flcore.reproduction.runner.ensure_runs`: one row
     per ``keys`` group (mean over seeds) with ``rounds`` to reach FedAvg's accuracy, ``speedup``
     (T / rounds), ``relative_bits`` (x B) and FedAvg's accuracy ``target`` (%); ``reached`` is
@@ -467,7 +466,7 @@ def cost_frame(runs: "pd.DataFrame", keys: Sequence[str]) -> "pd.DataFrame":
     return numbers.join(status).reset_index()
 
 
-def progress_accuracy_frame(runs: "pd.DataFrame", keys: Sequence[str]) -> "pd.DataFrame":
+def progress_accuracy_frame(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Table 6: accuracy (%) at each run's ``training_progress`` (see :func:`accuracy_at_progress`),
     mean over seeds per ``keys`` group (``keys`` should include ``training_progress``)."""
     import pandas as pd
@@ -490,7 +489,7 @@ def _cost_text(value, digits: int = 1, unit: str = "") -> str:
     return f"{value:.{digits}f}{unit}" if digits else f"{int(value)}{unit}"
 
 
-def cost_comparison(runs: "pd.DataFrame", artifact_id: str) -> "tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]":
+def cost_comparison(runs: pd.DataFrame, artifact_id: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Tables 5 and 10: ``(merged, ours, published)``, our :func:`cost_frame` (restricted to the
     table's own settings, the MobileNetV2 column left out: Table 4's page) joined with the
     published rounds / speed-up / bits, suffixes `` (ours)`` and `` (paper)``."""
@@ -505,7 +504,7 @@ def cost_comparison(runs: "pd.DataFrame", artifact_id: str) -> "tuple[pd.DataFra
     return merged, ours, paper_values
 
 
-def cost_cells(merged: "pd.DataFrame") -> "pd.DataFrame":
+def cost_cells(merged: pd.DataFrame) -> pd.DataFrame:
     """The cells of Tables 5 and 10 from :func:`cost_comparison`: rounds, speed-up (``2.0x``)
     and bits (``0.50 B`` ours, ``0.5 B`` published) side by side; "-": never reached;
     ``\u2717``: the paper's run did not converge.  The published speed-up column is only
@@ -532,7 +531,7 @@ def cost_cells(merged: "pd.DataFrame") -> "pd.DataFrame":
     return shown
 
 
-def show_cost_tables(page, runs: "pd.DataFrame", scale: str) -> "pd.DataFrame":
+def show_cost_tables(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
     """Tables 5 and 10 on ``page``: one table per setting (:func:`cost_cells`) whose caption
     names the method with the fewest bits, ours and the paper's, and FedAvg's accuracy (the
     target); returns the merged frame of :func:`cost_comparison`."""
@@ -563,7 +562,7 @@ def show_cost_tables(page, runs: "pd.DataFrame", scale: str) -> "pd.DataFrame":
     return merged
 
 
-def show_cost_orderings(page, merged: "pd.DataFrame") -> float:
+def show_cost_orderings(page, merged: pd.DataFrame) -> float:
     """Tables 5 and 10: per setting the methods from fewest to most bits (FedAvg left out; a
     method that never reaches the target ranks last), the paper's and ours, with Kendall's tau;
     returns the mean tau over the settings."""
@@ -580,7 +579,7 @@ def show_cost_orderings(page, merged: "pd.DataFrame") -> float:
     return mean_tau
 
 
-def cost_findings(verdicts: "pd.DataFrame", mean_tau: float, scale: str) -> list[str]:
+def cost_findings(verdicts: pd.DataFrame, mean_tau: float, scale: str) -> list[str]:
     """Tables 5 and 10's "What we found": the agreement of the rankings by bits and the
     claims' verdict counts (and, at ``smoke``, that it proves the code path only)."""
 
@@ -591,7 +590,7 @@ def cost_findings(verdicts: "pd.DataFrame", mean_tau: float, scale: str) -> list
     return lines
 
 
-def final_accuracy_leaders(federated: "pd.DataFrame", panels: Sequence[str]) -> "tuple[pd.Series, dict]":
+def final_accuracy_leaders(federated: pd.DataFrame, panels: Sequence[str]) -> tuple[pd.Series, dict]:
     """Figs. 15 and 16: each (panel, algorithm)'s final accuracy (%, ``mean_last_100`` of its
     first seed; runs without one left out) and, per panel of ``panels`` that has runs, the
     algorithm with the highest."""
@@ -601,13 +600,13 @@ def final_accuracy_leaders(federated: "pd.DataFrame", panels: Sequence[str]) -> 
     return final, leaders
 
 
-def accuracy_leaders_text(final: "pd.Series", leaders: dict) -> str:
+def accuracy_leaders_text(final: pd.Series, leaders: dict) -> str:
     """``"panel: method (81.2%); ..."`` from :func:`final_accuracy_leaders`."""
     return "; ".join(f"{p}: {name} ({final[(p, name)]:.1f}%)" for p, name in leaders.items())
 
 
-def show_accuracy_curves(page, runs: "pd.DataFrame", dataset_label: str, scale: str,
-                         store=None) -> "tuple[pd.Series, dict]":
+def show_accuracy_curves(page, runs: pd.DataFrame, dataset_label: str, scale: str,
+                         store=None) -> tuple[pd.Series, dict]:
     """Figs. 15 (CIFAR-10) and 16 (CIFAR-100) of the FedGloSS paper: test accuracy against
     rounds with the CNN, one panel per heterogeneity level and client optimizer (SAM / SGD
     block), the centralized reference of the panel's optimizer as a dashed line; returns

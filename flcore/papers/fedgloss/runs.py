@@ -9,15 +9,9 @@ the CIFAR splits).  See :mod:`flcore.papers.fedgloss.config_tables` and
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.artifacts import Artifact, no_runs, register_artifact
 
 PAPER = "fedgloss"
-
-
-def no_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
-    return []
 
 
 register_artifact(Artifact(

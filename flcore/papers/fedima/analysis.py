@@ -28,18 +28,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from flcore.reproduction.artifacts import RunSpec
-from flcore.config.presets import DEFAULT_DATASET
 from flcore.analysis.decomposition import loss_decomposition
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.interpolation import interpolate
 from flcore.analysis.io import client_indices, load_run, split_data
 from flcore.analysis.landscape import loss_plane
 from flcore.analysis.recording import load_snapshot, snapshot_rounds_of
+from flcore.config.presets import DEFAULT_DATASET
 from flcore.report.analysis_plots import plot_surface_2d
+from flcore.reproduction.artifacts import RunSpec
 
 if TYPE_CHECKING:
     import pandas as pd
+    import torch
 
 #: Rounds of the analysis runs by scale (cross-device, cross-silo).
 ROUNDS = {"paper": {"cross-device": 400, "cross-silo": 400}, "small": {"cross-device": 100, "cross-silo": 50},
@@ -107,8 +108,15 @@ def vis_run(scale: str, fl: str = "cross-device", lr_decay: bool = False, partit
         config.update(partition="shards", classes_per_client=2)
     else:
         config.update(partition="dirichlet", alpha=0.1)
-    labels = {"algorithm": "FedAvg", "fl": fl, "dataset": dataset, "model": model, "lr_decay": "x0.99 per round" if lr_decay else "none",
-              "partition": partition, "seed": int(seed)}
+    labels = {
+        "algorithm": "FedAvg",
+        "fl": fl,
+        "dataset": dataset,
+        "model": model,
+        "lr_decay": "x0.99 per round" if lr_decay else "none",
+        "partition": partition,
+        "seed": int(seed),
+    }
     return RunSpec(labels, config)
 
 
@@ -125,7 +133,7 @@ def _test_evaluator(run, samples: int | None, device: str = "cpu"):
     return DatasetEvaluator(run.flat, x, y)
 
 
-def _with_points(plane, evaluate, W: "torch.Tensor"):
+def _with_points(plane, evaluate, W: torch.Tensor):
     """``plane`` with ``points``: the test loss and error of the three models and of their
     average (the white cross), evaluated exactly (not read off the grid)."""
     import torch
@@ -210,7 +218,7 @@ def global_interpolation(run_dir: str, round_a: int, round_b: int, num: int = 11
 
 
 def decomposition_over_rounds(run_dir: str, rounds: Sequence[int] | None = None, samples: int | None = 2000,
-                              device: str = "cpu") -> "pd.DataFrame":
+                              device: str = "cpu") -> pd.DataFrame:
     """Figs. 2-4: the FedIMA factors of each snapshot (:func:`flcore.analysis.loss_decomposition`):
     TrainBias and HeterBias of the round's client models on the training set (the union of
     the clients' data, the paper's global dataset), Locality ``max_k |w_k - w_g|`` and the
@@ -238,7 +246,7 @@ def decomposition_over_rounds(run_dir: str, rounds: Sequence[int] | None = None,
 
 
 
-def decomposition_by_decay(runs: "pd.DataFrame", samples: int | None = 2000) -> "pd.DataFrame":
+def decomposition_by_decay(runs: pd.DataFrame, samples: int | None = 2000) -> pd.DataFrame:
     """Figs. 2-4: :func:`decomposition_over_rounds` of every run of ``runs`` (a frame with
     ``run_dir`` and ``lr_decay``), stacked with a leading ``lr decay`` column."""
     import pandas as pd
@@ -250,7 +258,7 @@ def decomposition_by_decay(runs: "pd.DataFrame", samples: int | None = 2000) -> 
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
-def variance_curve(frame: "pd.DataFrame") -> "pd.DataFrame":
+def variance_curve(frame: pd.DataFrame) -> pd.DataFrame:
     """Fig. 4(a): Var against the number of averaged clients, one row per (round, M)."""
     import pandas as pd
 

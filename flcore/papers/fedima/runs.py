@@ -43,7 +43,6 @@ Scales (design guide section 8):
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -53,14 +52,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
-from flcore.reproduction.claims import register_metric
-from flcore.config.presets import DEFAULT_DATASET
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.interpolation import interpolate
 from flcore.analysis.io import load_run, split_data
 from flcore.config import FIELD_NAMES, resolve_config
+from flcore.config.presets import DEFAULT_DATASET
 from flcore.papers.fedima import analysis as _analysis
+from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.claims import register_metric
 from flcore.reproduction.targets import rounds_to_target as first_reach
 from flcore.store import Run
 
@@ -426,7 +425,7 @@ register_artifact(Artifact(
 
 # ----------------------------------------------------------------------------- pages
 
-def with_last_10(runs: "pd.DataFrame") -> "pd.DataFrame":
+def with_last_10(runs: pd.DataFrame) -> pd.DataFrame:
     """``runs`` (from :func:`~flcore.reproduction.runner.ensure_runs`) with ``mean_last_100``
     replaced by the paper's number, the mean accuracy of the last ten rounds (a fraction; over
     the domains for PACS: :func:`reported_accuracy`), so :func:`flcore.report.ours_accuracy`
@@ -437,7 +436,7 @@ def with_last_10(runs: "pd.DataFrame") -> "pd.DataFrame":
     return out
 
 
-def gain_table(comparison: "pd.DataFrame", keys: Sequence[str]) -> "pd.DataFrame":
+def gain_table(comparison: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Table I laid out per method: FMA and IMA accuracy, published and ours, and the gain of
     IMA (IMA - FMA) in both.  ``comparison``: :func:`flcore.report.paper_vs_ours` rows with an
     ``algorithm`` column (``X`` and ``X+IMA``) and the ``keys`` of a row."""
@@ -457,7 +456,7 @@ def gain_table(comparison: "pd.DataFrame", keys: Sequence[str]) -> "pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def table2_ours(runs: "pd.DataFrame") -> "pd.DataFrame":
+def table2_ours(runs: pd.DataFrame) -> pd.DataFrame:
     """Rounds to the target (and speed-up over the method's FMA run) per method and IMA start
     (``FMA``: without IMA), from the runs of :func:`table2_runs`."""
     import pandas as pd
@@ -479,7 +478,7 @@ def table2_ours(runs: "pd.DataFrame") -> "pd.DataFrame":
     return frame
 
 
-def fig6_frame(runs: "pd.DataFrame") -> "pd.DataFrame":
+def fig6_frame(runs: pd.DataFrame) -> pd.DataFrame:
     """Fig. 6's points: per panel (``alpha``, ``per_round``, ``local_epochs``), x value and
     algorithm, the accuracy (%, mean of the last ten rounds) without and with IMA and the gain."""
     import pandas as pd

@@ -201,9 +201,9 @@ def table6_ours(settings: pd.DataFrame) -> pd.DataFrame:
     (:func:`flcore.papers.fedima.analysis.vis_run`; ``0/0.01``: runs without and with
     the lr decay).  A data set is marked "(not run)" when flcore has it but none of the row's
     figures' runs trains on it."""
-    from flcore.papers.fedima.analysis import vis_run
-
     import re
+
+    from flcore.papers.fedima.analysis import vis_run
 
 
     rows = []

@@ -25,7 +25,6 @@ Rounds to a target and transmissions per round are the shared helpers of
 """
 from __future__ import annotations
 
-import json
 import math
 from functools import lru_cache
 from pathlib import Path
@@ -33,9 +32,9 @@ from typing import Any
 
 import pandas as pd
 
-from flcore.reproduction.targets import rounds_to_target, transmissions_per_round
 from flcore.report.ordering import ordering_table
 from flcore.reproduction.published import published, source
+from flcore.reproduction.targets import rounds_to_target, transmissions_per_round
 from flcore.store import RunStore
 
 __all__ = ["efficiency_table", "rounds_to_target", "run_efficiency", "target_accuracy", "timing",

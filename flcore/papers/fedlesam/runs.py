@@ -41,13 +41,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
-from flcore.config.presets import DEFAULT_DATASET
 from flcore.algorithms import get_method
 from flcore.analysis.recording import register_probe
+from flcore.config.presets import DEFAULT_DATASET
+from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
 from flcore.reproduction.claims import register_metric
 
 PAPER = "fedlesam"

@@ -16,6 +16,7 @@ at the grid's edge (radius ``span``).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -24,6 +25,9 @@ from flcore.analysis.io import load_run
 from flcore.analysis.landscape import Landscape2D, grid_points, landscape_2d, random_directions
 from flcore.report.analysis_plots import plot_surface_2d
 from flcore.reproduction.published import source
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def global_surface(run_dir: str | Path, num: int = 11, span: float = 1.0, samples: int | None = 2000,
@@ -61,7 +65,7 @@ def flatness_order(summary, name: str = "algorithm") -> list[str]:
     return list(summary.sort_values("edge_rise")[name])
 
 
-def show_global_surfaces(page, runs, scale: str, name: str = "algorithm") -> "pd.DataFrame":
+def show_global_surfaces(page, runs, scale: str, name: str = "algorithm") -> pd.DataFrame:
     """Figs. 1 (a)-(c), 3 and 6 of the FedLESAM paper: the loss surface of each finished run's
     final global model on its pooled training data (:func:`global_surface`, grid and samples
     of :data:`PAGE_GRID` / :data:`PAGE_SAMPLES`), one contour panel per run named by its

@@ -26,15 +26,25 @@ local training, :mod:`flcore.papers.fedgf.analysis`), hence the separate name.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from flcore.config.presets import scale_defaults
 from flcore.papers.fedsam import runs as fedsam
+from flcore.report.geometry_plots import client_heatmap, plane_panel, spectrum_curves
 from flcore.reproduction.artifacts import Artifact, RunSpec, register_artifact
 from flcore.reproduction.claims import register_metric
-from flcore.config.presets import scale_defaults
-from flcore.reproduction.run_geometry import lambda_max_of_row
-from flcore.report.geometry_plots import client_heatmap, plane_panel, spectrum_curves
-from flcore.reproduction.run_geometry import client_models_plane, geometry_settings, hessian_spectrum, probe_history, settings_rows
+from flcore.reproduction.run_geometry import (
+    client_models_plane,
+    geometry_settings,
+    hessian_spectrum,
+    lambda_max_of_row,
+    probe_history,
+    settings_rows,
+)
 from flcore.reproduction.runner import run_metrics
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PAPER = "fedsam"
 DATASET = "CIFAR-100"
@@ -128,17 +138,34 @@ for _id, _kind, _title, _runs in (
     ("fedsam-table-1", "table", "Table 1: top Hessian eigenvalue of the global model", table1_runs),
     ("fedsam-fig-1", "figure", "Figure 1: loss landscapes of the global model", fig1_runs),
     ("fedsam-fig-2", "figure", "Figure 2: where the global and the local models converge", fig2_runs),
-    ("fedsam-fig-4", "figure", "Figure 4: top Hessian eigenvalue of each client's model as rounds pass",
-     _recorded(FIG4_PANELS)),
+    (
+        "fedsam-fig-4",
+        "figure",
+        "Figure 4: top Hessian eigenvalue of each client's model as rounds pass",
+        _recorded(FIG4_PANELS),
+    ),
     ("fedsam-fig-5", "figure", "Figure 5: Hessian spectra of the global model", fig5_runs),
-    ("fedsam-fig-7", "figure", "Figure 7: the global model's output norm on each client's data", _recorded(FIG7_PANELS)),
-    ("fedsam-fig-12", "figure", "Figure 12: test error around three local models at alpha = 0.5",
-     _recorded(FIG12_PANELS)),
+    (
+        "fedsam-fig-7",
+        "figure",
+        "Figure 7: the global model's output norm on each client's data",
+        _recorded(FIG7_PANELS),
+    ),
+    (
+        "fedsam-fig-12",
+        "figure",
+        "Figure 12: test error around three local models at alpha = 0.5",
+        _recorded(FIG12_PANELS),
+    ),
     ("fedsam-fig-13", "figure", "Figure 13: train loss around three local models", _recorded(FIG13_PANELS)),
     ("fedsam-fig-14", "figure", "Figure 14: FedAvg, FedSAM and FedASAM in one plane", fig14_runs),
     ("fedsam-fig-15", "figure", "Figure 15: Hessian spectra of the global model at alpha = 0.5", fig15_runs),
-    ("fedsam-fig-16", "figure", "Figure 16: top Hessian eigenvalue of each client's model, all settings",
-     _recorded(FIG16_PANELS)),
+    (
+        "fedsam-fig-16",
+        "figure",
+        "Figure 16: top Hessian eigenvalue of each client's model, all settings",
+        _recorded(FIG16_PANELS),
+    ),
 ):
     register_artifact(Artifact(_id, PAPER, _kind, _title, _runs))
 
@@ -153,7 +180,7 @@ def _short(algorithm: str) -> str:
     return algorithm.replace(" E=1", "")
 
 
-def show_recorded_runs(page, runs: "pd.DataFrame", scale: str, panels: Sequence[tuple[str, float]]) -> list[str]:
+def show_recorded_runs(page, runs: pd.DataFrame, scale: str, panels: Sequence[tuple[str, float]]) -> list[str]:
     """Figs. 4 and 16: the table of the figure's recorded runs; returns the panels not trained
     at ``scale`` (named ``"FedASAM at alpha = 0"``; see :data:`RECORDED`)."""
     trained = recorded_at(scale, panels)
@@ -165,7 +192,7 @@ def show_recorded_runs(page, runs: "pd.DataFrame", scale: str, panels: Sequence[
     return missing
 
 
-def client_eigenvalue_row(algorithm: str, alpha: float, history: "pd.DataFrame", global_max: float) -> dict:
+def client_eigenvalue_row(algorithm: str, alpha: float, history: pd.DataFrame, global_max: float) -> dict:
     """One row of Figs. 4 and 16's table from a ``client_lambda_max`` probe history (columns
     ``round``, ``value``): the clients' mean top eigenvalue at the first and the last probed
     round, its largest value, and the final global model's top eigenvalue (Table 1's measure)."""
@@ -176,7 +203,7 @@ def client_eigenvalue_row(algorithm: str, alpha: float, history: "pd.DataFrame",
             "client lambda_max (largest)": history["value"].max(), "global lambda_max (final model)": global_max}
 
 
-def show_client_eigenvalues(page, runs: "pd.DataFrame", scale: str, store=None, device: str = "cpu",
+def show_client_eigenvalues(page, runs: pd.DataFrame, scale: str, store=None, device: str = "cpu",
                             data_root: str | None = None) -> list[dict]:
     """Figs. 4 and 16 (FedSAM paper): one heat-map per finished recorded run of the top Hessian
     eigenvalue of each sampled client's model on its own data (columns: probed rounds), on a
@@ -238,7 +265,7 @@ def _plane_column(field: str) -> str:
     return "train loss" if field == "loss" else "test error (%)"
 
 
-def client_planes(runs: "pd.DataFrame", settings, device: str = "cpu", data_root: str | None = None) -> dict:
+def client_planes(runs: pd.DataFrame, settings, device: str = "cpu", data_root: str | None = None) -> dict:
     """Figs. 2 (c, d), 12 and 13 of the FedSAM paper: per finished recorded run of ``runs``, its
     alpha -> (the plane through three clients' models after the last round's local training,
     :func:`~flcore.reproduction.run_geometry.client_models_plane`, and those clients' ids)."""
@@ -268,8 +295,8 @@ def draw_client_planes(planes: dict, field: str, title):
     return figure
 
 
-def show_client_planes(page, runs: "pd.DataFrame", scale: str, field: str, device: str = "cpu",
-                       data_root: str | None = None) -> "pd.DataFrame":
+def show_client_planes(page, runs: pd.DataFrame, scale: str, field: str, device: str = "cpu",
+                       data_root: str | None = None) -> pd.DataFrame:
     """Figs. 12 (``field="error"``, test error) and 13 (``field="loss"``, train loss) of the
     FedSAM paper: per finished recorded run, ``field`` on the plane through three clients' models
     after the last round's local training (their average marked), the values at the models and
@@ -305,7 +332,7 @@ def show_client_planes(page, runs: "pd.DataFrame", scale: str, field: str, devic
     return values
 
 
-def client_plane_findings(values: "pd.DataFrame", field: str) -> list[str]:
+def client_plane_findings(values: pd.DataFrame, field: str) -> list[str]:
     """Figs. 12 and 13's "What we found": per alpha, the range of ``field`` over the three
     clients' models and its value at their average (rows of :func:`show_client_planes`)."""
     what = "train loss" if field == "loss" else "test error"
@@ -319,7 +346,7 @@ def client_plane_findings(values: "pd.DataFrame", field: str) -> list[str]:
     return lines
 
 
-def spectrum_table(spectra: dict) -> "pd.DataFrame":
+def spectrum_table(spectra: dict) -> pd.DataFrame:
     """Figs. 5 and 15's table: one row per (algorithm, alpha) of ``spectra`` with its
     eigenvalues ``lambda_1`` (largest) .. ``lambda_k``."""
     import pandas as pd
@@ -329,8 +356,8 @@ def spectrum_table(spectra: dict) -> "pd.DataFrame":
                          for (label, alpha), values in spectra.items()])
 
 
-def show_spectra(page, runs: "pd.DataFrame", scale: str, device: str = "cpu",
-                 data_root: str | None = None) -> "pd.DataFrame":
+def show_spectra(page, runs: pd.DataFrame, scale: str, device: str = "cpu",
+                 data_root: str | None = None) -> pd.DataFrame:
     """Figs. 5 and 15 of the FedSAM paper: the top Hessian eigenvalues of the finished runs'
     global models, one panel per alpha and one line per algorithm of
     :data:`SPECTRUM_ALGORITHMS`; then the eigenvalues (:func:`spectrum_table`, returned) and
@@ -369,7 +396,7 @@ def show_spectra(page, runs: "pd.DataFrame", scale: str, device: str = "cpu",
     return table
 
 
-def spectrum_findings(table: "pd.DataFrame", top_k: int) -> list[str]:
+def spectrum_findings(table: pd.DataFrame, top_k: int) -> list[str]:
     """Figs. 5 and 15's "What we found": per alpha, how many of FedASAM's top ``top_k``
     eigenvalues lie below FedAvg's (the paper: all of them)."""
     lines = []

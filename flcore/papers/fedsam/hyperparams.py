@@ -15,8 +15,8 @@ from typing import Any
 import pandas as pd
 
 from flcore.config import resolve_config
-from flcore.reproduction.artifacts import registered_methods
 from flcore.papers.fedsam.runs import CLIENTS_PER_ROUND, PAPER_DATASET, dataset_for
+from flcore.reproduction.artifacts import registered_methods
 
 NOT_IN_FLCORE = "not in flcore"
 PENDING = "pending"

@@ -40,13 +40,13 @@ from typing import Any
 
 import pandas as pd
 
-from flcore.papers.fedsam import runs as fedsam
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
-from flcore.papers.fedsam.runs import Algorithm, sam_main_run
 from flcore.config.presets import scale_defaults
+from flcore.papers.fedsam import runs as fedsam
+from flcore.papers.fedsam.runs import Algorithm, sam_main_run
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours
 from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
+from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
 from flcore.reproduction.inventory import entry
 from flcore.reproduction.published import published, source
 
@@ -516,10 +516,6 @@ def show_published_only(page, caption: str, index: Sequence[str] | None = None, 
     page.table(paper_values, caption, show=shown)
     cited = source(page.artifact_id)
     display(Markdown(f"Published values: {cited['source']}. {cited['value']}."))
-
-
-def no_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
-    return []
 
 
 register_artifact(Artifact(

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from flcore.reproduction.artifacts import Artifact, RunSpec, register_artifact
-from flcore.papers.fedsam.runs import DATASETS, PAPER, Algorithm, alphas_for, sam_main_run
 from flcore.analysis.io import resolve_device
 from flcore.analysis.robustness import corrupted_accuracy_of_runs
 from flcore.data import DatasetError
+from flcore.papers.fedsam.runs import DATASETS, PAPER, Algorithm, alphas_for, sam_main_run
+from flcore.reproduction.artifacts import Artifact, RunSpec, register_artifact
 
 #: Clients per round of Figs. 6, 8 and 10 (the paper: 20; below it Table 2's 5).
 CLIENTS = {"smoke": 5, "small": 5, "paper": 20}

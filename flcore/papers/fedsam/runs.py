@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from flcore.config.presets import DEFAULT_DATASET, scale_defaults
 from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
 from flcore.reproduction.claims import set_spread_reference
-from flcore.config.presets import DEFAULT_DATASET, scale_defaults
 
 PAPER = "fedsam"
 DATASETS = ("CIFAR-100", "CIFAR-10")
