@@ -38,8 +38,9 @@ def run_simulation(federations, rounds: int, *, num_cpus: int | None = None, cli
 
     ``num_cpus``: CPUs of the local Ray (default: all); ``client_cpus``: CPUs per client
     actor (Flower runs ``num_cpus / client_cpus`` clients at a time); ``evaluate``:
-    server-side test accuracy after each round; ``verbose``: Flower's INFO log and the
-    workers' output.  Returns the strategies, holding the final model and server state.
+    server-side test accuracy after each round; ``verbose``: Flower's INFO log and warnings,
+    Ray's INFO log and the workers' output (otherwise Flower's errors and Ray's warnings
+    only).  Returns the strategies, holding the final model and server state.
     """
     federations = [federations] if isinstance(federations, Federation) else list(federations)
     if not federations:
@@ -53,17 +54,19 @@ def run_simulation(federations, rounds: int, *, num_cpus: int | None = None, cli
     if not verbose:
         init_args["log_to_driver"] = False
     backend = {"client_resources": {"num_cpus": client_cpus, "num_gpus": 0.0}, "init_args": init_args}
-    logger = logging.getLogger("flwr")
-    level = logger.level
-    if not verbose:
-        logger.setLevel(logging.WARNING)
+    loggers = {name: logging.getLogger(name) for name in ("flwr", "ray")}
+    levels = {name: logger.level for name, logger in loggers.items()}
+    if not verbose:  # Flower's notices (run_simulation is deprecated in favour of `flwr run`), Ray's INFO
+        loggers["flwr"].setLevel(logging.ERROR)
+        loggers["ray"].setLevel(logging.WARNING)
     stop = threading.Event()
     try:
         flwr_run_simulation(server_app(strategies, rounds, evaluate=evaluate, stop=stop), client_app(*federations),
                             num_supernodes=sizes.pop(), backend_config=backend)
     finally:
         stop.set()  # a server still waiting (the engine failed) gives up instead of waiting out its timeout
-        logger.setLevel(level)
+        for name, logger in loggers.items():
+            logger.setLevel(levels[name])
     unfinished = [s.name for s in strategies if s.rounds_done != rounds]
     if unfinished:
         raise RuntimeError(f"the Flower simulation ended before {rounds} rounds of {unfinished}")
