@@ -211,3 +211,24 @@ for federation, strategy in ((fedsam, sam_strategy), (fedgloss, gloss_strategy))
 #   sampled set; a failed client ends the run with an error naming it.
 # - **Evaluation** runs on the server, on the model flcore evaluates (SWA's average once
 #   it exists), not on the clients.
+#
+# Every method of flcore's registry goes through the same strategy and client app (the
+# tests run each of them through Flower's messages against flcore's engine). What each
+# keeps in the nodes' `Context.state`, and which needs the second exchange:
+
+# %%
+import textwrap
+from collections import defaultdict
+
+from flcore import resolve_config
+from flcore.algorithms import METHODS
+
+by_state, probed = defaultdict(list), []
+for name, method in METHODS.items():
+    cfg = resolve_config({"method": name, "dataset": "mnist1d", "scale": "smoke"})
+    if method.build_server(cfg).needs_probe:
+        probed.append(name)
+    by_state[", ".join(row["name"] for row in method.client_state(cfg)) or "nothing"].append(name)
+for state, names in by_state.items():
+    print(textwrap.fill(f"{state}: {', '.join(names)}", width=100, subsequent_indent="    "))
+print("two exchanges per round (a probe, then training):", ", ".join(probed))
