@@ -12,8 +12,9 @@ from flcore.data import load_dataset
 from flcore.models import build_model
 
 CLIENTS, PER_ROUND, ROUNDS, SEED = 6, 3, 3, 0
-COMMON = {"dataset": "mnist1d", "scale": "smoke", "num_samples": 600, "per_round": PER_ROUND, "local_steps": 2, "batch_size": 32, "lr": 0.05,
-          "momentum": 0.0, "rounds": ROUNDS, "seed": SEED, "device": "cpu", "engine": "sequential"}
+COMMON = {"dataset": "mnist1d", "scale": "smoke", "num_samples": 600, "per_round": PER_ROUND, "local_steps": 2,
+          "batch_size": 32, "lr": 0.05, "momentum": 0.0, "rounds": ROUNDS, "seed": SEED, "device": "cpu",
+          "engine": "sequential"}
 #: family -> (method, its hyper-parameters); SWA and IMA start at round 1 so that they act
 FAMILIES = {
     "FedSAM": ("fedsam", {"rho": 0.05}),
