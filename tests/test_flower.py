@@ -30,7 +30,9 @@ import torch
 pytest.importorskip("flwr")
 pytest.importorskip("flwr_datasets")
 
+import flower_federations as ffed  # noqa: E402
 from flwr.app import ArrayRecord, ConfigRecord, Context, Error, Message, RecordDict  # noqa: E402
+from ray_namespace import ray_in_namespace  # noqa: E402
 
 import flcore.flower as ff  # noqa: E402
 from flcore import FederatedData  # noqa: E402
@@ -39,9 +41,6 @@ from flcore.config import resolve_config  # noqa: E402
 from flcore.errors import ConfigError  # noqa: E402
 from flcore.sim import Simulation, sample_clients  # noqa: E402
 from flcore.sim.engine import flatten_state  # noqa: E402
-
-import flower_federations as ffed  # noqa: E402
-from ray_namespace import ray_in_namespace  # noqa: E402
 
 TESTS = Path(__file__).resolve().parent
 
@@ -381,7 +380,8 @@ def test_partition_flwr_mistakes_get_one_line():
 
 
 def test_without_flower_the_import_says_how_to_install():
-    probe = "import sys; sys.modules['flwr'] = None\ntry:\n    import flcore.flower\nexcept ImportError as e:\n    print(e)\n"
+    probe = ("import sys; sys.modules['flwr'] = None\n"
+             "try:\n    import flcore.flower\nexcept ImportError as e:\n    print(e)\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(TESTS.parent)})
     assert done.stdout.strip() == 'flcore.flower needs Flower: pip install "flcore[flower]"', done.stderr[-2000:]

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_tutorials import FLOWER_TUTORIALS
 
 pytest.importorskip("nbval")

@@ -83,7 +83,6 @@ from flwr_datasets.partitioner import DirichletPartitioner
 import flcore.flower as ff
 from flcore.algorithms import get_method
 
-
 torch.set_num_threads(1)  # as Ray's client workers: see the last section
 
 
@@ -164,7 +163,8 @@ print(f"{2 * rounds} Flower rounds in {time.perf_counter() - started:.1f} s")
 for strategy in (sam_strategy, gloss_strategy):
     print(strategy.name)
     for row in strategy.history:
-        print(f"  round {row['round'] + 1}: clients {row['clients']}, train loss {sum(row['train_loss']) / len(row['train_loss']):.4f}, "
+        loss = sum(row["train_loss"]) / len(row["train_loss"])
+        print(f"  round {row['round'] + 1}: clients {row['clients']}, train loss {loss:.4f}, "
               f"test accuracy {row['test_accuracy']:.4f}")
 
 # %% [markdown]
