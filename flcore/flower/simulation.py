@@ -5,8 +5,9 @@ raylets and their agents).  :func:`run_simulation` therefore connects to the Ray
 named by ``RAY_ADDRESS`` when it is set -- flcore's tests start one in a private network
 namespace with only the loopback interface (``flcore.executors.local_cluster``) and run
 the simulation inside it -- and otherwise starts a local Ray with its node address on
-127.0.0.1, no dashboard and no usage reporting, which Flower stops when the simulation
-ends, even when it fails.
+127.0.0.1 and no dashboard, which Flower stops when the simulation ends, even when it
+fails.  A local Ray keeps its session under ``/tmp/ray`` and an authentication token in
+``~/.ray``; Flower keeps its configuration in ``~/.flwr``.
 """
 from __future__ import annotations
 
