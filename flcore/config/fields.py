@@ -10,13 +10,16 @@ import re
 from typing import Any
 
 SCALES = ("smoke", "small", "paper")
-PARTITIONS = ("dirichlet", "shards", "iid", "domains")
+#: "flwr": the clients are a flwr-datasets partitioner's partitions, which only the Python
+#: API can pass (``flcore.flower.Federation.from_config(..., partitioner=...)``).
+PARTITIONS = ("dirichlet", "shards", "iid", "domains", "flwr")
 #: Config fields each partition reads; the others do not enter the run id.
 PARTITION_FIELDS = {
     "dirichlet": ("alpha", "samples_per_client"),
     "shards": ("classes_per_client",),
     "iid": ("samples_per_client",),
     "domains": ("alpha",),  # FedIMA's label + feature skew (flcore.data.partition_domains)
+    "flwr": (),  # the partitioner's own arguments
 }
 ALL_PARTITION_FIELDS = frozenset(f for names in PARTITION_FIELDS.values() for f in names)
 ENGINES = ("auto", "sequential", "batched")

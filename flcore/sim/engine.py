@@ -127,6 +127,16 @@ def init_client_state(spec: dict[str, str], w: torch.Tensor, num_clients: int) -
     return tables
 
 
+def client_round_plan(cfg, data, round: int, client: int):
+    """Client ``client``'s :class:`~flcore.sim.ClientPlan` of round ``round`` under ``cfg``
+    on ``data``: what :meth:`Simulation.plan_round` gives it, computed by the client alone
+    (every draw comes from ``(seed, purpose, round, client)``), as a client that trains
+    somewhere else (``flcore.flower``) needs."""
+    return plan_client_round(cfg.seed, round, client, data.client_indices[client], cfg.batch_size,
+                             local_epochs_at(cfg, round), cfg.local_steps, data.augment, cfg.mixup_alpha,
+                             cfg.cutout_size, data.input_shape)
+
+
 def flatten_state(tree: dict, prefix: str = "") -> dict[str, torch.Tensor]:
     """A nested state dict as ``{"part.name": tensor}`` (e.g. ``fedgf.c``, ``step.opt.m``),
     the names ``flcore methods --json`` lists; tensors are detached copies."""
@@ -374,13 +384,7 @@ class Simulation:
         (:class:`~flcore.sim.ClientPlan`: global sample indices of every step)."""
         cfg = self.cfg
         clients = sample_clients(cfg.seed, round, self.data.num_clients, cfg.per_round).tolist()
-        plans = [
-            plan_client_round(cfg.seed, round, k, self.data.client_indices[k], cfg.batch_size,
-                              local_epochs_at(cfg, round), cfg.local_steps, self.data.augment,
-                              cfg.mixup_alpha, cfg.cutout_size, self.data.input_shape)
-            for k in clients
-        ]
-        return clients, plans
+        return clients, [client_round_plan(cfg, self.data, round, k) for k in clients]
 
     def train_one_round(self, round: int) -> torch.Tensor:
         """Run round ``round`` (0-based); returns the clients' mean training loss (on device)."""
