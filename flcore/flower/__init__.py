@@ -4,7 +4,7 @@
 of :mod:`flcore.algorithms`:
 
 - :class:`Federation` holds what both sides share -- the resolved config, the data
-  (:class:`~flcore.sim.FederatedData`, from a named data set, your tensors or a
+  (:class:`~flcore.FederatedData`, from a named data set, your tensors or a
   flwr-datasets partitioner: ``partition: flwr``) and the initial model ``w^0`` -- built as
   :meth:`flcore.Simulation.from_config` builds them;
 - :class:`FlcoreStrategy` is a Flower ``Strategy`` whose aggregation is the method's server

@@ -40,7 +40,7 @@ class Federation:
     def from_config(cls, config=None, data: FederatedData | None = None, model: nn.Module | None = None,
                     partitioner=None, device: str | None = None, name: str | None = None) -> Federation:
         """A federation of ``config`` (a dict of config fields or an
-        :class:`~flcore.config.ExperimentConfig`), with the arguments of
+        :class:`~flcore.ExperimentConfig`), with the arguments of
         :meth:`flcore.Simulation.from_config`, plus:
 
         ``partitioner``: a flwr-datasets partitioner (not yet given a data set) whose

@@ -95,7 +95,7 @@ class FlcoreStrategy(Strategy):
 
     After (or during) a run: :attr:`global_model` (``w^t``, flat), :attr:`eval_model`
     (SWA's average once it exists, else ``w^t``), :attr:`server_state` (named as
-    :class:`flcore.sim.RoundResult` names it), :attr:`rounds_done` and :attr:`history`
+    :class:`flcore.RoundResult` names it), ``rounds_done`` and ``history``
     (per round: the clients in training order, their training losses, and the server-side
     test accuracy when :meth:`evaluate` ran).  The ``ArrayRecord`` it hands Flower after
     each round is ``w^{t+1}`` as the model's ``state_dict``.

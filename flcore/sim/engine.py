@@ -217,7 +217,7 @@ class Simulation:
     """A federated simulation driven round by round.
 
     Build it with :meth:`from_config` (a named dataset, or your own
-    :class:`~flcore.sim.FederatedData` and ``nn.Module``); :meth:`step` runs one round and
+    :class:`~flcore.FederatedData` and ``nn.Module``); :meth:`step` runs one round and
     returns a :class:`RoundResult`; :meth:`state_dict` / :meth:`load_state_dict` save and
     restore everything a later round depends on; :meth:`run_rounds` runs the remaining
     rounds with evaluation, checkpoints and the run record (what
@@ -267,14 +267,14 @@ class Simulation:
     def from_config(cls, config=None, data=None, model: nn.Module | None = None, device: str | None = None,
                     run=None, progress: bool = False, chunk_size: int | None = None,
                     callbacks: tuple = ()) -> Simulation:
-        """A simulation of ``config`` (an :class:`~flcore.config.ExperimentConfig`, or a
-        dict of config fields resolved with :func:`~flcore.config.resolve_config`).
+        """A simulation of ``config`` (an :class:`~flcore.ExperimentConfig`, or a
+        dict of config fields resolved with :func:`~flcore.resolve_config`).
 
         Fields a dict does not give take flcore's defaults (the ``small`` scale's unless
         ``scale`` is given); with your own data, ``dataset``, ``model`` and the partition
         fields of the config are not used.
-        ``data`` (a :class:`~flcore.sim.FederatedData`, e.g. from
-        :meth:`FederatedData.from_tensors`) replaces the config's named dataset: its
+        ``data`` (a :class:`~flcore.FederatedData`, e.g. from
+        :meth:`flcore.FederatedData.from_tensors`) replaces the config's named dataset: its
         clients are the simulation's (``clients`` is set from it, and a different value
         given in ``config`` is an error).  ``model`` (any ``torch.nn.Module`` without
         buffers) replaces the config's named model; its current parameters are ``w^0``.
