@@ -32,7 +32,7 @@ def test_notebooks_outside_the_registry_run_under_nbval(tmp_path_factory):
                     and str(p.relative_to(ROOT)) not in started_elsewhere)
     assert others, "no notebook outside the artifact registry (the tutorials) was found"
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--nbval-lax", "-p", "no:cacheprovider", "-q", *others],
+        [sys.executable, "-m", "pytest", "-o", "addopts=", "--nbval-lax", "-p", "no:cacheprovider", "-q", *others],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
     assert " passed" in result.stdout and "failed" not in result.stdout.splitlines()[-1]

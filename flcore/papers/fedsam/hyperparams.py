@@ -16,7 +16,7 @@ import pandas as pd
 
 from flcore.config import resolve_config
 from flcore.papers.fedsam.runs import CLIENTS_PER_ROUND, PAPER_DATASET, dataset_for
-from flcore.reproduction.artifacts import registered_methods
+from flcore.planning import registered_methods
 
 NOT_IN_FLCORE = "not in flcore"
 PENDING = "pending"
