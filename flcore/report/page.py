@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from flcore.config.presets import DEFAULT_DATASET, scale_defaults
+from flcore.report.numbers import csv_frame, display_frame
 from flcore.reproduction.claims import evaluate_claims, spread_specs
 from flcore.reproduction.runner import ensure_runs
 
@@ -32,8 +33,9 @@ def _display(obj) -> None:
 
 
 def csv_link(frame: pd.DataFrame, filename: str, label: str) -> str:
-    """An HTML link that downloads ``frame`` as ``filename`` (CSV, UTF-8)."""
-    data = base64.b64encode(frame.to_csv(index=False).encode("utf-8")).decode("ascii")
+    """An HTML link that downloads ``frame`` as ``filename`` (CSV, UTF-8), its numbers
+    rounded as the page prints them (:func:`flcore.report.numbers.csv_frame`)."""
+    data = base64.b64encode(csv_frame(frame).to_csv(index=False).encode("utf-8")).decode("ascii")
     return (f'<a download="{html.escape(filename)}" href="data:text/csv;charset=utf-8;base64,{data}">'
             f"{html.escape(label)}</a>")
 
@@ -58,12 +60,13 @@ class Page:
     def table(self, frame: pd.DataFrame, caption: str, downloads: dict[str, pd.DataFrame] | None = None,
               show: pd.DataFrame | None = None) -> None:
         """Show ``show`` (default ``frame``) under "Table N. caption", with CSV links for
-        ``downloads`` (name -> frame; default ``{"table": frame}``)."""
+        ``downloads`` (name -> frame; default ``{"table": frame}``).  Numbers and missing
+        values print by one rule (:mod:`flcore.report.numbers`), in the table and its CSVs."""
         from IPython.display import HTML, Markdown
 
         self.tables += 1
         _display(Markdown(f"**Table {self.tables}.** {caption}"))
-        _display(frame if show is None else show)
+        _display(display_frame(frame if show is None else show))
         links = [csv_link(data.reset_index() if _has_named_index(data) else data,
                           f"{self.artifact_id}-table-{self.tables}-{name}.csv", f"{name} (CSV)")
                  for name, data in (downloads or {"table": frame}).items()]
