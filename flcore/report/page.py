@@ -17,8 +17,16 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from flcore.config.presets import DEFAULT_DATASET, scale_defaults
 from flcore.report.numbers import csv_frame, display_frame
+from flcore.report.run_settings import (
+    DATASET_LABELS,
+    models_text,
+    names,
+    protocol_text,
+    run_settings,
+    seeds_text,
+    span,
+)
 from flcore.reproduction.claims import evaluate_claims, spread_specs
 from flcore.reproduction.runner import ensure_runs
 
@@ -164,13 +172,16 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
 
 
 
-def scale_banner(scale: str, seeds: Sequence[int], built: str | None = None, cls: str = "result") -> str:
-    """The first lines of an artifact page: the scale and data set it was built at
-    (``cls``: the artifact's class; ``config``, ``heavy`` and ``schematic`` pages train nothing
-    and say so)."""
+def scale_banner(scale: str, specs: Sequence = (), built: str | None = None, cls: str = "result",
+                 paper_specs: Sequence = ()) -> str:
+    """The first lines of an artifact page: the scale it was built at and what its runs are
+    -- data set, model, clients, rounds and seeds read from the runs' own resolved configs
+    (``specs``: the artifact's ``runs(scale, seeds)``; :mod:`flcore.report.run_settings`),
+    with what they stand in for below the paper scale (``paper_specs``: its runs at the
+    ``paper`` scale).  ``cls`` is the artifact's class: ``config``, ``heavy`` and
+    ``schematic`` pages train nothing and say so."""
 
     when = f" on {built}" if built else ""
-    seeds_text = ", ".join(str(s) for s in seeds)
     if cls == "config":
         return (f"**Built at the `{scale}` scale**{when}. This page trains nothing: it renders the paper's "
                 "settings from flcore's own configuration (the `paper`-scale presets, the method registry, the "
@@ -183,13 +194,22 @@ def scale_banner(scale: str, seeds: Sequence[int], built: str | None = None, cls
     if cls == "schematic":
         return (f"**Built at the `{scale}` scale**{when}. This page trains nothing: the paper's figure is an "
                 "illustration without data, described here in words and linked to the methods it depicts.")
+    settings = run_settings(specs)
+    if settings is None:
+        return (f"**Built at the `{scale}` scale**{when}. No run of this page trains at this scale; "
+                "`--scale paper` runs it on a GPU.")
+    runs = f"{settings.runs} run{'s' if settings.runs > 1 else ''}"
+    data = names(settings.datasets, DATASET_LABELS)
     if scale == "paper":
-        return (f"**Built at the `paper` scale**{when}, seeds {seeds_text}: the paper's data sets (CIFAR-10 / "
-                "CIFAR-100 through torchvision) and its protocol. Published and our numbers are compared cell by "
+        return (f"**Built at the `paper` scale**{when}: {runs}, {seeds_text(settings)}, on {data} with "
+                f"{models_text(settings)}; {protocol_text(settings)}. Published and our numbers are compared cell by "
                 "cell (\u0394 = ours \u2212 paper).")
-    dataset = DEFAULT_DATASET[scale]
-    d = scale_defaults(scale, dataset)
-    return (f"**Built at the `{scale}` scale**{when}, seeds {seeds_text}: **MNIST-1D** ({d['num_samples']:,} "
-            f"samples generated locally) stands in for the paper's CIFAR-10 / CIFAR-100; {d['clients']} clients, "
-            f"{d['per_round']} per round, {d['rounds']} rounds. At this scale our *orderings* of the methods are "
-            "compared with the paper's, not the numbers. Rerun at the paper's scale: `--scale paper` on a GPU.")
+    data = f"**{data}**" + (f" ({span(settings.num_samples)} samples generated locally)" if settings.num_samples
+                            else "")
+    paper = run_settings(paper_specs)
+    stands_in = (f"the paper's {names(paper.datasets, DATASET_LABELS)} with {models_text(paper)}" if paper is not None
+                 else "the paper's data and model")
+    return (f"**Built at the `{scale}` scale**{when}: {runs}, {seeds_text(settings)}. {data} with "
+            f"{models_text(settings)} stands in for {stands_in}; {protocol_text(settings)}. At this scale our "
+            "*orderings* of the methods are compared with the paper's, not the numbers. Rerun at the paper's scale: "
+            "`--scale paper` on a GPU.")
