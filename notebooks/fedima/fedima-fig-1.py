@@ -99,7 +99,7 @@ page.figure(fig, f"Test loss (top) and error (bottom) on planes through three mo
                  f"average). The average is below the best of the three models in {lower} of {len(table)} panels.",
             alt="Eight contour plots: test loss and error on the plane through three client models at three "
                 "training stages and through the last three global models, with the models and their mean marked.")
-page.table(table.round(4), "Loss at the three models, at their average (cross) and the lowest loss of the plane.")
+page.table(table, "Loss at the three models, at their average (cross) and the lowest loss of the plane.")
 display(Markdown(f"**What we found.** The average of the three models has a lower test loss than the best of "
                  f"them in {lower} of {len(table)} panels (the paper: in every panel)."
                  + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."

@@ -93,6 +93,6 @@ def show_global_surfaces(page, runs, scale: str, name: str = "algorithm") -> pd.
                     alt=f"Contour plots of the training loss around each final global model ({', '.join(surfaces)}).")
         page.table(summary, f"The surfaces in numbers: loss at the centre, mean rise over the grid, rise at the edge; "
                             f"from flattest to sharpest: {' > '.join(ranked)}.",
-                   show=summary.round(4))
+                   show=summary)
     display(Markdown(f"Published values: {source(page.artifact_id)['value']}."))
     return summary
