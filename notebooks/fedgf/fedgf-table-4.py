@@ -117,7 +117,8 @@ page.table(pairs, f"Our comparisons, one per distinct pair of runs: {finding} A 
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-lines = [f"At the **{scale}** scale: {finding} Of the claims, {verdict_counts(verdicts)}."]
+counts = verdict_counts(verdicts)
+lines = [f"At the **{scale}** scale: {finding} {counts[:1].upper()}{counts[1:]}."]
 if scale != "paper":
     lines.append("Below the paper scale FedSMOO and FedGF run at alpha = 0 (both CIFAR labels name the same runs) "
                  "and at CIFAR-100's IID alpha only.")

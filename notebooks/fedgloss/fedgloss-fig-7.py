@@ -76,7 +76,7 @@ at_paper = scale == "paper"
 runs = ensure_runs(artifact.runs(scale, seeds), store=store, device=device, workers=workers, data_root=data_root,
                    download=download)
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
-show_run_status(page, shown, scale, artifact.kind)
+run_status = show_run_status(page, shown, scale, artifact.kind)
 
 # %% [markdown]
 # ## The paper's bars (Table 8) and ours

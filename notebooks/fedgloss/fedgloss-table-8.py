@@ -82,7 +82,7 @@ at_paper = scale == "paper"
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
-show_run_status(page, shown, scale, artifact.kind)
+run_status = show_run_status(page, shown, scale, artifact.kind)
 settings = settings_table([s for s in specs if at_paper or s.labels["dataset"] == "CIFAR-10"],
                           by=("dataset", "algorithm"))
 common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())

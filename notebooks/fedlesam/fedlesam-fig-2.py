@@ -93,7 +93,7 @@ data_name = "CIFAR-10" if scale == "paper" else f"MNIST-1D ({scale} scale, stand
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-show_run_status(page, runs, scale, artifact.kind)
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Drift and sharpness as rounds pass

@@ -95,7 +95,7 @@ at_paper = scale == "paper"
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-show_run_status(page, runs, scale, artifact.kind)
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## How the eigenvalues are computed

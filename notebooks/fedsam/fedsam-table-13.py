@@ -76,7 +76,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-show_run_status(page, runs, scale, artifact.kind)
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Settings used
