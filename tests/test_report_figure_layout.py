@@ -129,3 +129,7 @@ def test_bars_of_many_methods_stay_within_the_page():
     assert figure.get_size_inches()[0] == pytest.approx(layout.MAX_WIDTH_IN)  # 0.55 x 44 + 2 = 26 in before
     assert layout.smallest_font_px(figure) >= layout.MIN_FONT_PX
     assert layout.overprinted_text(figure) == []
+    # the legend sits above the bars, not over them
+    renderer = figure.canvas.get_renderer()
+    ax = figure.axes[0]
+    assert ax.get_legend().get_window_extent(renderer).y0 >= ax.patch.get_window_extent(renderer).y1 - 1

@@ -92,6 +92,6 @@ def bars(frame, value: str, category: str, group: str, order: Sequence[str] | No
     ax.set_ylabel(ylabel or value)
     if log:
         ax.set_yscale("log")
-    if len(groups) > 1:
-        ax.legend()
+    if len(groups) > 1:  # above the axes, where no bar can be hidden under it
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=min(4, len(groups)))
     return fig
