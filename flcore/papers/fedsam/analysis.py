@@ -359,7 +359,6 @@ def show_spectra(page, runs: pd.DataFrame, scale: str, device: str = "cpu",
     global models, one panel per alpha and one line per algorithm of
     :data:`SPECTRUM_ALGORITHMS`; then the eigenvalues (:func:`spectrum_table`, returned) and
     the measurement settings as tables."""
-    import matplotlib.pyplot as plt
     import pandas as pd
 
 
@@ -370,11 +369,10 @@ def show_spectra(page, runs: pd.DataFrame, scale: str, device: str = "cpu",
     spectra = {(row["algorithm"], row["alpha"]): hessian_spectrum(row["run_dir"], settings, device=device,
                                                                   data_root=data_root)
                for row in finished.to_dict("records")}
-    figure, axes = plt.subplots(1, max(1, len(alphas)), figsize=(6 * max(1, len(alphas)), 4), squeeze=False)
-    for ax, alpha in zip(axes[0], alphas):
+    figure, axes = panel_figure(max(1, len(alphas)), 5.0, 3.6)
+    for ax, alpha in zip(axes, alphas):
         spectrum_curves(ax, {label: spectra[(label, alpha)] for label in SPECTRUM_ALGORITHMS
                              if (label, alpha) in spectra}, title=f"alpha = {alpha:g}")
-    figure.tight_layout()
     table = spectrum_table(spectra)
 
     def flattest(alpha):
