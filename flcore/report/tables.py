@@ -26,11 +26,13 @@ from flcore.config import DATASET_FACTS, chance_accuracy
 from flcore.report.numbers import MISSING
 from flcore.reproduction.published import source
 
+#: A cell whose method flcore does not implement yet.
 PENDING = "pending"
 #: The status (and the note) of a published cell that this scale does not run.
 NOT_RUN = "not run at this scale"
 #: How a :data:`NOT_RUN` cell of ours prints in a laid-out table.
 NOT_RUN_MARK = "not run"
+#: Marks a cell whose run diverged (shown at chance accuracy).
 DIVERGED_MARK = "\u2020"  # dagger
 #: The legend of a :func:`format_comparison` table.
 LEGEND = (f"A paper cell shown {MISSING} has no published number (the paper's method did not converge there; the "
