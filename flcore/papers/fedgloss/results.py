@@ -652,7 +652,7 @@ def best_in_block(comparison: pd.DataFrame, column: str, block: str) -> str:
 def show_table3(page, comparison: pd.DataFrame, paper_values: pd.DataFrame, cells: pd.DataFrame,
                 scale: str) -> None:
     """Table 3 of the FedGloSS paper: one table per model and data set of the published
-    values (every published cell: :func:`flcore.report.paper_vs_ours`' ``comparison``), with
+    values (every published cell: :func:`flcore.report.tables.paper_vs_ours`' ``comparison``), with
     ours beside them (the difference at the ``paper`` scale only), captioned with the best
     SGD and SAM method per alpha, the paper's and ours, among the cells run here; the CSVs
     are ``paper_values`` and our ``cells`` of the table."""
