@@ -13,7 +13,7 @@ from matplotlib import patheffects
 
 from flcore.report.style import algorithm_color
 
-__all__ = ["client_heatmap", "plane_panel", "spectrum_curves", "surface_3d"]
+__all__ = ["MAX_PLANE_ELONGATION", "client_heatmap", "plane_panel", "spectrum_curves", "surface_3d"]
 
 
 def surface_3d(ax, surface, field: str = "loss", title: str | None = None, zmax: float | None = None):
