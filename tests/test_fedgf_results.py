@@ -94,6 +94,38 @@ def test_transmissions_table_targets_fedavg_of_the_same_setting():
     assert row["transmissions"] == pytest.approx(2 * 3 / 100)
 
 
+def _cell(dataset, alpha, algorithm, run_id, rounds, reached, per_round):
+    return {"dataset": dataset, "alpha": alpha, "seed": 0, "algorithm": algorithm, "target": 50.0, "rounds": rounds,
+            "reached": reached, "per_round": per_round, "transmissions": rounds * per_round / 100, "run_id": run_id}
+
+
+def test_first_to_target_counts_each_pair_of_runs_once_and_never_a_censored_count():
+    table = pd.DataFrame([
+        # both CIFAR labels at alpha = 0 are the same two runs: one comparison
+        _cell("CIFAR-10", 0.0, "FedGF", "gf0", 10, True, 3), _cell("CIFAR-10", 0.0, "FedSMOO", "sm0", 10, True, 4),
+        _cell("CIFAR-100", 0.0, "FedGF", "gf0", 10, True, 3), _cell("CIFAR-100", 0.0, "FedSMOO", "sm0", 10, True, 4),
+        # neither reaches the target: both counted at the last round + 1, 4/3 apart by construction
+        _cell("CIFAR-100", 1000.0, "FedGF", "gf1", 31, False, 3),
+        _cell("CIFAR-100", 1000.0, "FedSMOO", "sm1", 31, False, 4),
+        # only FedSMOO reaches it
+        _cell("CIFAR-10", 100.0, "FedGF", "gf2", 31, False, 3), _cell("CIFAR-10", 100.0, "FedSMOO", "sm2", 20, True, 4),
+    ])
+    pairs = fedgf_analysis.first_to_target(table)
+    assert len(pairs) == 3
+    assert list(pairs["settings"]) == ["CIFAR-10, alpha = 0; CIFAR-100, alpha = 0", "CIFAR-100, alpha = 1000",
+                                       "CIFAR-10, alpha = 100"]
+    assert list(pairs["outcome"]) == [fedgf_analysis.FIRST, fedgf_analysis.NEITHER, fedgf_analysis.SECOND]
+    sentence = fedgf_analysis.first_to_target_sentence(pairs)
+    assert sentence == ("FedGF needs fewer transmissions than FedSMOO in 1 of 3 distinct comparisons (4 settings; "
+                        "settings that are the same runs count once); FedSMOO needs fewer in 1, neither reaches the "
+                        "target in 1, FedGF never reaches it in 2.")
+    # the sentence's counts are the table's
+    assert int((pairs["outcome"] == fedgf_analysis.FIRST).sum()) == 1 and int((~pairs["FedGF reached"]).sum()) == 2
+    same = fedgf_analysis.first_to_target(pd.DataFrame([_cell("D", 0.0, "FedGF", "a", 10, True, 4),
+                                                        _cell("D", 0.0, "FedSMOO", "b", 10, True, 4)]))
+    assert list(same["outcome"]) == [fedgf_analysis.SAME]
+
+
 # ----------------------------------------------------------------------------- stored runs
 
 @pytest.fixture(scope="module")

@@ -200,3 +200,18 @@ def test_cost_findings_count_the_verdicts():
         "this scale."
     ]
     assert len(gloss.cost_findings(verdicts, 0.25, "smoke")) == 2
+
+
+def test_fig18_says_which_panels_compare_both_methods():
+    federated = pd.DataFrame({
+        "panel": ["CIFAR-10, alpha = 0"] * 2 + ["CIFAR-10, alpha = 0.05"] + ["CIFAR-100, alpha = 0"] * 2,
+        "algorithm": ["FedGloSS-SAM", "NaiveFedGloSS", "FedGloSS-SAM", "FedGloSS-SAM", "NaiveFedGloSS"],
+        "mean_last_100": [0.701, 0.698, 0.71, 0.701, 0.698], "run_id": ["a", "b", "c", "a", "b"]})
+    panels = gloss.fig18_panels(federated)
+    assert list(panels["runs"]) == [2, 1, 2] and math.isnan(panels.loc[1, "NaiveFedGloSS"])
+    assert gloss.fig18_ends(panels) == ("CIFAR-10, alpha = 0: FedGloSS 70.1%, NaiveFedGloSS 69.8%; CIFAR-10, alpha = "
+                                        "0.05: FedGloSS 71.0%, NaiveFedGloSS not run; CIFAR-100, alpha = 0: FedGloSS "
+                                        "70.1%, NaiveFedGloSS 69.8%")
+    assert gloss.fig18_coverage(panels, "small") == ("At the small scale 2 of the 3 panels draw both methods "
+                                                     "(CIFAR-10, alpha = 0; CIFAR-100, alpha = 0); CIFAR-10, alpha = "
+                                                     "0.05 has one method only.")

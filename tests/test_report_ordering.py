@@ -59,14 +59,51 @@ def test_csv_link_round_trips_the_frame():
     assert 'download="t.csv"' in link
 
 
-def test_scale_banner_names_scale_and_data():
-    small = scale_banner("small", [0, 1])
-    assert "`small`" in small and "MNIST-1D" in small and "10,000" in small and "seeds 0, 1" in small
-    assert "300 rounds" in small
-    paper = scale_banner("paper", [0])
-    assert "CIFAR-10" in paper and "\u0394" in paper
-    config = scale_banner("smoke", [0], cls="config")
+def _spec(**config):
+    from flcore.planning.spec import RunSpec
+
+    return RunSpec({}, {"method": "fedavg", **config})
+
+
+def test_scale_banner_reads_the_runs_own_settings():
+    # the scale's default is 300 rounds: a page whose runs train 75 must say 75
+    specs = [_spec(scale="small", rounds=75, seed=s) for s in (0, 1)]
+    paper = [_spec(scale="paper", dataset="cifar100", seed=0)]
+    small = scale_banner("small", specs, paper_specs=paper)
+    assert "`small`" in small and "2 runs, seeds 0, 1" in small and "**MNIST-1D** (10,000 samples" in small
+    assert "100 clients, 5 per round, 75 rounds" in small and "300" not in small
+    assert "stands in for the paper's CIFAR-100 with the CIFAR CNN" in small
+    # runs that differ: a range; a configuration run with fewer seeds than another: said
+    mixed = scale_banner("small", specs + [_spec(scale="small", rounds=3000, alpha=0.5, seed=0)])
+    assert "75-3,000 rounds" in mixed and "seeds 0, 1 (1 to 2 per configuration)" in mixed
+    assert "3 runs" in mixed
+    # a run listed twice (two cells of one run) is one run
+    assert "2 runs" in scale_banner("small", specs + specs[:1])
+    at_paper = scale_banner("paper", paper + [_spec(scale="paper", dataset="cifar10", model="resnet18gn", seed=0)])
+    assert "CIFAR-10 and CIFAR-100 with the CIFAR CNN and ResNet-18 (GroupNorm)" in at_paper and "\u0394" in at_paper
+    assert "MNIST-1D" not in at_paper
+    none = scale_banner("small", [])
+    assert "No run of this page trains at this scale" in none and "rounds" not in none
+    config = scale_banner("smoke", specs, cls="config")
     assert "`smoke`" in config and "trains nothing" in config and "MNIST-1D" not in config
+
+
+def test_finish_page_banner_comes_from_the_artifacts_runs(tmp_path):
+    import nbformat
+
+    from flcore.reproduction.artifacts import get_artifact
+    from flcore.site.reproduce import finish_page
+
+    cases = {"fedgloss-fig-19": "75 rounds", "fedsam-fig-3": "300-3,000 rounds", "fedima-fig-1": "100 rounds",
+             "fedgloss-table-3": "300 rounds"}
+    for artifact_id, rounds in cases.items():
+        path = tmp_path / f"{artifact_id}.ipynb"
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title\n\nText.")])
+        nbformat.write(nb, path)
+        finish_page(path, "small", [0], "result", artifact=get_artifact(artifact_id))
+        banner = nbformat.read(path, as_version=4).cells[1].source
+        assert rounds in banner, (artifact_id, banner)
+        assert banner.count("rounds") == 1
 
 
 def test_claims_markdown_shows_gaps_and_verdicts():

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from flcore.report import DIVERGED_MARK, PENDING, format_comparison, ours_accuracy, paper_vs_ours
+from flcore.report.tables import NOT_RUN
 
 KEYS = ["dataset", "algorithm", "alpha", "clients_per_round"]
 
@@ -108,5 +109,114 @@ def test_accuracy_tables_name_the_best_algorithms_of_the_focus_rows():
                          {"algorithm": ["A", "B"]}, "smoke", {"alpha": 0}, "At alpha = 0")
     frame, caption, downloads = page.shown[0]
     assert caption == ("D (ours: MNIST-1D at the smoke scale): accuracy (%) by algorithm, alpha and clients per round. "
-                       "At alpha = 0 the paper's best is B, ours is A.")
+                       "At alpha = 0, among the cells run here, the paper's best is B, ours is A.")
     assert len(frame) == 4 and set(downloads) == {"published", "ours"}
+
+
+# ----------------------------------------------------------------------------- every published cell
+
+class _Shown:
+    """A page that keeps what :meth:`flcore.report.page.Page.table` would show."""
+
+    def __init__(self, artifact_id):
+        self.artifact_id = artifact_id
+        self.shown = []
+
+    def table(self, frame, caption, downloads=None, show=None):
+        self.shown.append((frame, caption, show))
+
+
+def _ours_from(published_cells: pd.DataFrame, keys) -> pd.DataFrame:
+    """Our cells for ``published_cells``' keys: finished, one seed, a made-up accuracy."""
+    cells = published_cells[list(keys)].copy()
+    cells["ours"] = 12.5
+    return cells.assign(ours_std=np.nan, seeds=1, status="finished")
+
+
+def test_paper_vs_ours_keeps_the_published_cells_it_did_not_run():
+    ours = ours_accuracy(_runs(), KEYS, {"CIFAR-10": "cifar10"})
+    published = pd.concat([_published(), pd.DataFrame(
+        {"dataset": ["CIFAR-10"], "algorithm": ["FedDyn"], "alpha": [0.05], "clients_per_round": [5],
+         "accuracy": [70.1], "note": [""]})], ignore_index=True)
+    table = paper_vs_ours(published, ours, KEYS)
+    assert len(table) == 4 and list(table["algorithm"])[:3] == list(ours["algorithm"])
+    dyn = table.set_index("algorithm").loc["FedDyn"]
+    assert dyn["paper"] == 70.1 and np.isnan(dyn["ours"]) and np.isnan(dyn["delta"])
+    assert dyn["status"] == NOT_RUN and dyn["note"] == NOT_RUN
+    wide = format_comparison(table, ["algorithm"], ["alpha", "clients_per_round"])
+    assert wide.loc["FedDyn"][(0.05, 5, "paper ")] == "70.10" and wide.loc["FedDyn"][(0.05, 5, "ours ")] == "not run"
+    assert wide.loc["FedSAM"][(0.05, 5, "paper ")] == ""  # neither published nor run: blank
+    assert [c[0] for c in wide.columns] == [0.0, 0.0, 0.0, 0.05, 0.05, 0.05]
+
+
+def _assert_every_published_cell_shown(published_cells, shown_tables, row_keys, column_keys, value="accuracy"):
+    """Every published number is printed in the ``paper`` column of the table of its data set."""
+    checked = 0
+    for cell in published_cells.to_dict("records"):
+        wanted = f"{float(cell[value]):.2f}" if not pd.isna(cell[value]) else "\u2013"
+        found = []
+        for show in shown_tables:
+            row = tuple(cell[k] for k in row_keys)
+            column = tuple(cell[k] for k in column_keys) + ("paper ",)
+            if column in show.columns and (row[0] if len(row) == 1 else row) in show.index:
+                found.append(show.loc[row[0] if len(row) == 1 else row, column])
+        assert wanted in found, (cell, found)
+        checked += 1
+    return checked
+
+
+def test_fedgf_table1_shows_every_published_cell_when_ours_are_missing():
+    from flcore.papers.fedgf import runs as fedgf
+    from flcore.reproduction.published import published
+
+    keys = ["dataset", "algorithm", "alpha", "clients_per_round"]
+    paper_values = published("fedgf-table-1")
+    paper_values["accuracy"] = pd.to_numeric(paper_values["accuracy"], errors="coerce")
+    # ours: the issue's cells are the ones missing (CIFAR-10, alpha = 0.05, 5 clients per round)
+    missing = (paper_values["dataset"] == "CIFAR-10") & (paper_values["alpha"] == 0.05) & (
+        paper_values["algorithm"].isin(["FedDyn", "MoFedSAM", "FedSMOO", "FedGF"]))
+    ours = _ours_from(paper_values[~missing & (paper_values["clients_per_round"] == 5)], keys)
+    comparison = paper_vs_ours(paper_values, ours, keys)
+    page = _Shown("fedgf-table-1")
+    from flcore.report.tables import show_accuracy_tables
+
+    show_accuracy_tables(page, comparison, paper_values, ours, fedgf.DATASETS, {"algorithm": list(fedgf.ALGORITHMS)},
+                         "small", focus={"alpha": 0, "clients_per_round": 5}, focus_text="At alpha = 0 with 5 clients")
+    shown = [show for _, _, show in page.shown]
+    assert _assert_every_published_cell_shown(paper_values, shown, ["algorithm"],
+                                              ["alpha", "clients_per_round"]) == 198
+    c10 = shown[0]
+    for algorithm, value in (("FedDyn", "70.74"), ("MoFedSAM", "74.43"), ("FedSMOO", "71.90"), ("FedGF", "78.79")):
+        assert c10.loc[algorithm, (0.05, 5, "paper ")] == value
+        assert c10.loc[algorithm, (0.05, 5, "ours ")] == "not run"
+    assert c10.loc["FedAvg", (0.05, 5, "ours ")] == "12.50"
+
+
+def test_fedgloss_table3_shows_every_published_cell_when_ours_are_missing():
+    from flcore.papers.fedgloss import results as gloss
+
+    keys = ["model", "dataset", "alpha", "block", "algorithm"]
+    paper_values = gloss.published_numeric("fedgloss-table-3")
+    # ours as at the small scale: CNN only, no CIFAR-100 alpha = 0.5, no FedDyn / SCAFFOLD at CIFAR-10 alpha = 0.05
+    run = (paper_values["model"] == "CNN") & ~((paper_values["dataset"] == "CIFAR-100")
+                                               & (paper_values["alpha"] == 0.5))
+    run &= ~((paper_values["dataset"] == "CIFAR-10") & (paper_values["alpha"] == 0.05)
+             & paper_values["algorithm"].isin(["FedDyn", "SCAFFOLD"]))
+    ours = _ours_from(paper_values[run], keys)
+    comparison = paper_vs_ours(paper_values, ours, keys)
+    page = _Shown("fedgloss-table-3")
+    gloss.show_table3(page, comparison, paper_values, ours, "small")
+    shown = [show for _, _, show in page.shown]
+    assert len(shown) == paper_values.groupby(["model", "dataset"]).ngroups
+    assert _assert_every_published_cell_shown(paper_values, shown, ["block", "algorithm"], ["alpha"]) == len(
+        paper_values)
+    c10 = shown[0]
+    assert c10.loc[("SGD", "FedDyn"), (0.05, "paper ")] == "70.10"
+    assert c10.loc[("SGD", "SCAFFOLD"), (0.05, "paper ")] == "54.00"
+    assert c10.loc[("SGD", "FedDyn"), (0.05, "ours ")] == "not run"
+    captions = [caption for _, caption, _ in page.shown]
+    assert captions[0].endswith("Among the cells run here: alpha = 0: best SGD FedAvg (paper FedGloSS-SGD), best SAM "
+                                "FedSAM (paper FedGloSS-SAM); alpha = 0.05: best SGD FedAvg (paper FedGloSS-SGD), best "
+                                "SAM FedSAM (paper FedGloSS-SAM).")
+    resnet = [c for c in captions if c.startswith("ResNet")]
+    assert resnet and all(c.endswith("No cell of this table runs at the small scale.") for c in resnet)

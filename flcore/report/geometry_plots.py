@@ -13,7 +13,7 @@ from matplotlib import patheffects
 
 from flcore.report.style import algorithm_color
 
-__all__ = ["client_heatmap", "plane_panel", "spectrum_curves", "surface_3d"]
+__all__ = ["MAX_PLANE_ELONGATION", "client_heatmap", "plane_panel", "spectrum_curves", "surface_3d"]
 
 
 def surface_3d(ax, surface, field: str = "loss", title: str | None = None, zmax: float | None = None):
@@ -34,11 +34,18 @@ def surface_3d(ax, surface, field: str = "loss", title: str | None = None, zmax:
     return ax
 
 
+#: Largest ratio of a plane's two extents drawn at equal scales (:func:`plane_panel`).
+MAX_PLANE_ELONGATION = 2.5
+
+
 def plane_panel(ax, surface, field: str = "loss", labels: Sequence[str] = (), title: str | None = None,
                 levels: int = 20, vmax: float | None = None):
     """Filled contours of ``surface.<field>`` on a plane through three models, the models as
     black triangles labelled ``labels`` and their mean as a white cross (the FedSAM
-    paper's Figs. 2, 12-14).  Test error is shown in percent."""
+    paper's Figs. 2, 12-14).  Test error is shown in percent.  Both axes share one scale
+    unless one extent of the plane exceeds the other :data:`MAX_PLANE_ELONGATION` times:
+    the panel then fills its box (the tick labels give the two scales) instead of
+    printing a strip."""
     values = np.asarray(getattr(surface, field), dtype=float) * (100.0 if field == "error" else 1.0)
     if vmax is not None:
         values = np.minimum(values, vmax)
@@ -55,7 +62,11 @@ def plane_panel(ax, surface, field: str = "loss", labels: Sequence[str] = (), ti
         ax.annotate(label, (x, y), textcoords="offset points", xytext=(-5 if right else 5, 5), color="w",
                     fontsize=9, fontweight="bold", ha="right" if right else "left", path_effects=outline)
     ax.scatter([mean[0]], [mean[1]], marker="x", s=70, c="w", linewidths=2, zorder=4)
-    ax.set_aspect("equal", adjustable="box")
+    # The plane's axes are orthonormal, so equal scales show its true shape; a plane far
+    # longer than wide would then be a strip, so beyond MAX_PLANE_ELONGATION it fills the panel.
+    extent = (float(np.ptp(np.asarray(surface.xs, dtype=float))), float(np.ptp(np.asarray(surface.ys, dtype=float))))
+    equal = min(extent) > 0 and max(extent) / min(extent) <= MAX_PLANE_ELONGATION
+    ax.set_aspect("equal" if equal else "auto", adjustable="box")
     ax.set_xlabel("x (along model 2 - model 1)")
     ax.set_ylabel("y")
     if title:

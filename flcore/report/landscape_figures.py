@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from flcore.report.figure_layout import MAX_WIDTH_IN
+
 
 def _grid(surface):
     xs, ys = surface.xs.numpy(), surface.ys.numpy()
@@ -77,7 +79,9 @@ def bars(frame, value: str, category: str, group: str, order: Sequence[str] | No
 
     groups = list(dict.fromkeys(frame[group]))
     cats = [c for c in (order or list(dict.fromkeys(frame[category]))) if c in set(frame[category])]
-    fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(cats) * len(groups) + 2), 3.8))
+    # as wide as the bars need, but no wider than the book shows at full size
+    fig, ax = plt.subplots(figsize=(min(MAX_WIDTH_IN, max(6, 0.55 * len(cats) * len(groups) + 2)), 3.8),
+                           layout="constrained")
     width = 0.8 / max(1, len(groups))
     for k, g in enumerate(groups):
         sub = frame[frame[group] == g].set_index(category)[value]
@@ -88,7 +92,6 @@ def bars(frame, value: str, category: str, group: str, order: Sequence[str] | No
     ax.set_ylabel(ylabel or value)
     if log:
         ax.set_yscale("log")
-    if len(groups) > 1:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+    if len(groups) > 1:  # above the axes, where no bar can be hidden under it
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=min(4, len(groups)))
     return fig

@@ -17,7 +17,16 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from flcore.config.presets import DEFAULT_DATASET, scale_defaults
+from flcore.report.numbers import csv_frame, display_frame
+from flcore.report.run_settings import (
+    DATASET_LABELS,
+    models_text,
+    names,
+    protocol_text,
+    run_settings,
+    seeds_text,
+    span,
+)
 from flcore.reproduction.claims import evaluate_claims, spread_specs
 from flcore.reproduction.runner import ensure_runs
 
@@ -32,8 +41,9 @@ def _display(obj) -> None:
 
 
 def csv_link(frame: pd.DataFrame, filename: str, label: str) -> str:
-    """An HTML link that downloads ``frame`` as ``filename`` (CSV, UTF-8)."""
-    data = base64.b64encode(frame.to_csv(index=False).encode("utf-8")).decode("ascii")
+    """An HTML link that downloads ``frame`` as ``filename`` (CSV, UTF-8), its numbers
+    rounded as the page prints them (:func:`flcore.report.numbers.csv_frame`)."""
+    data = base64.b64encode(csv_frame(frame).to_csv(index=False).encode("utf-8")).decode("ascii")
     return (f'<a download="{html.escape(filename)}" href="data:text/csv;charset=utf-8;base64,{data}">'
             f"{html.escape(label)}</a>")
 
@@ -58,12 +68,13 @@ class Page:
     def table(self, frame: pd.DataFrame, caption: str, downloads: dict[str, pd.DataFrame] | None = None,
               show: pd.DataFrame | None = None) -> None:
         """Show ``show`` (default ``frame``) under "Table N. caption", with CSV links for
-        ``downloads`` (name -> frame; default ``{"table": frame}``)."""
+        ``downloads`` (name -> frame; default ``{"table": frame}``).  Numbers and missing
+        values print by one rule (:mod:`flcore.report.numbers`), in the table and its CSVs."""
         from IPython.display import HTML, Markdown
 
         self.tables += 1
         _display(Markdown(f"**Table {self.tables}.** {caption}"))
-        _display(frame if show is None else show)
+        _display(display_frame(frame if show is None else show))
         links = [csv_link(data.reset_index() if _has_named_index(data) else data,
                           f"{self.artifact_id}-table-{self.tables}-{name}.csv", f"{name} (CSV)")
                  for name, data in (downloads or {"table": frame}).items()]
@@ -161,13 +172,16 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
 
 
 
-def scale_banner(scale: str, seeds: Sequence[int], built: str | None = None, cls: str = "result") -> str:
-    """The first lines of an artifact page: the scale and data set it was built at
-    (``cls``: the artifact's class; ``config``, ``heavy`` and ``schematic`` pages train nothing
-    and say so)."""
+def scale_banner(scale: str, specs: Sequence = (), built: str | None = None, cls: str = "result",
+                 paper_specs: Sequence = ()) -> str:
+    """The first lines of an artifact page: the scale it was built at and what its runs are
+    -- data set, model, clients, rounds and seeds read from the runs' own resolved configs
+    (``specs``: the artifact's ``runs(scale, seeds)``; :mod:`flcore.report.run_settings`),
+    with what they stand in for below the paper scale (``paper_specs``: its runs at the
+    ``paper`` scale).  ``cls`` is the artifact's class: ``config``, ``heavy`` and
+    ``schematic`` pages train nothing and say so."""
 
     when = f" on {built}" if built else ""
-    seeds_text = ", ".join(str(s) for s in seeds)
     if cls == "config":
         return (f"**Built at the `{scale}` scale**{when}. This page trains nothing: it renders the paper's "
                 "settings from flcore's own configuration (the `paper`-scale presets, the method registry, the "
@@ -180,13 +194,22 @@ def scale_banner(scale: str, seeds: Sequence[int], built: str | None = None, cls
     if cls == "schematic":
         return (f"**Built at the `{scale}` scale**{when}. This page trains nothing: the paper's figure is an "
                 "illustration without data, described here in words and linked to the methods it depicts.")
+    settings = run_settings(specs)
+    if settings is None:
+        return (f"**Built at the `{scale}` scale**{when}. No run of this page trains at this scale; "
+                "`--scale paper` runs it on a GPU.")
+    runs = f"{settings.runs} run{'s' if settings.runs > 1 else ''}"
+    data = names(settings.datasets, DATASET_LABELS)
     if scale == "paper":
-        return (f"**Built at the `paper` scale**{when}, seeds {seeds_text}: the paper's data sets (CIFAR-10 / "
-                "CIFAR-100 through torchvision) and its protocol. Published and our numbers are compared cell by "
+        return (f"**Built at the `paper` scale**{when}: {runs}, {seeds_text(settings)}, on {data} with "
+                f"{models_text(settings)}; {protocol_text(settings)}. Published and our numbers are compared cell by "
                 "cell (\u0394 = ours \u2212 paper).")
-    dataset = DEFAULT_DATASET[scale]
-    d = scale_defaults(scale, dataset)
-    return (f"**Built at the `{scale}` scale**{when}, seeds {seeds_text}: **MNIST-1D** ({d['num_samples']:,} "
-            f"samples generated locally) stands in for the paper's CIFAR-10 / CIFAR-100; {d['clients']} clients, "
-            f"{d['per_round']} per round, {d['rounds']} rounds. At this scale our *orderings* of the methods are "
-            "compared with the paper's, not the numbers. Rerun at the paper's scale: `--scale paper` on a GPU.")
+    data = f"**{data}**" + (f" ({span(settings.num_samples)} samples generated locally)" if settings.num_samples
+                            else "")
+    paper = run_settings(paper_specs)
+    stands_in = (f"the paper's {names(paper.datasets, DATASET_LABELS)} with {models_text(paper)}" if paper is not None
+                 else "the paper's data and model")
+    return (f"**Built at the `{scale}` scale**{when}: {runs}, {seeds_text(settings)}. {data} with "
+            f"{models_text(settings)} stands in for {stands_in}; {protocol_text(settings)}. At this scale our "
+            "*orderings* of the methods are compared with the paper's, not the numbers. Rerun at the paper's scale: "
+            "`--scale paper` on a GPU.")

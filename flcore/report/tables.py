@@ -8,9 +8,12 @@
   ``paper / ours / delta`` triple per column (``paper / ours`` below the paper scale).
 
 Cells that have no run are never filled in: a method flcore does not implement yet is
-``pending``; a diverged run is shown as the papers show one -- at chance accuracy (the
-FedSAM paper prints 10.00 on CIFAR-10 and 1.00 on CIFAR-100) -- marked with
-:data:`DIVERGED_MARK`.
+``pending``; a published cell the scale does not run is :data:`NOT_RUN` (the published
+value is still shown: every published cell appears on its page); a diverged run is shown
+as the papers show one -- at chance accuracy (the FedSAM paper prints 10.00 on CIFAR-10
+and 1.00 on CIFAR-100) -- marked with :data:`DIVERGED_MARK`.  A paper cell without a
+number (the paper's method did not converge, or the paper has no such cell) shows
+:data:`~flcore.report.numbers.MISSING`; :data:`LEGEND` says all of this in one sentence.
 """
 from __future__ import annotations
 
@@ -20,13 +23,24 @@ import numpy as np
 import pandas as pd
 
 from flcore.config import DATASET_FACTS, chance_accuracy
+from flcore.report.numbers import MISSING
 from flcore.reproduction.published import source
 
 #: A cell whose method flcore does not implement yet.
 PENDING = "pending"
+#: The status (and the note) of a published cell that this scale does not run.
 NOT_RUN = "not run at this scale"
+#: How a :data:`NOT_RUN` cell of ours prints in a laid-out table.
+NOT_RUN_MARK = "not run"
 #: Marks a cell whose run diverged (shown at chance accuracy).
 DIVERGED_MARK = "\u2020"  # dagger
+#: The legend of a :func:`format_comparison` table.
+LEGEND = (f"A paper cell shown {MISSING} has no published number (the paper's method did not converge there; the "
+          f"note of the published CSV says why); *{NOT_RUN_MARK}* marks a published cell this scale does not run; "
+          f"*{PENDING}* a method flcore does not implement yet; a dagger ({DIVERGED_MARK}) a run of ours that "
+          "diverged, shown at chance accuracy.")
+#: Statuses of a cell that has a run of ours behind it.
+RUN_STATUSES = ("finished", "diverged")
 def ours_accuracy(frame: pd.DataFrame, by: Sequence[str], datasets: dict | None = None) -> pd.DataFrame:
     """One row per ``by`` group: ``ours`` (%, mean over seeds), ``ours_std`` (% over seeds,
     NaN for one seed), ``seeds``, ``status`` (finished | diverged | pending | failed | new).
@@ -61,18 +75,26 @@ def ours_accuracy(frame: pd.DataFrame, by: Sequence[str], datasets: dict | None 
 
 def paper_vs_ours(published: pd.DataFrame, ours: pd.DataFrame, keys: Sequence[str],
                   value: str = "accuracy") -> pd.DataFrame:
-    """Published ``value`` beside ours for every cell of ``ours`` (the cells run at this
-    scale): columns ``keys``, ``paper``, ``ours``, ``delta``, ``status``, ``note``."""
+    """Published ``value`` beside ours for every cell of ``ours`` and every published cell
+    (a published cell without a run here has status :data:`NOT_RUN`): columns ``keys``,
+    ``paper``, ``ours``, ``delta``, ``status``, ``note``; ours' cells first, in their order,
+    then the published cells not run, in the paper's order."""
     pub = published[list(keys) + [value] + (["note"] if "note" in published else [])].rename(
         columns={value: "paper", "note": "paper_note"})
     merged = ours.merge(pub, on=list(keys), how="left")
-    shown = merged["status"].isin(["finished", "diverged"])
+    run_keys = set(ours[list(keys)].itertuples(index=False, name=None))
+    missing = pub[[key not in run_keys for key in pub[list(keys)].itertuples(index=False, name=None)]]
+    if len(missing):
+        merged = pd.concat([merged, missing.assign(status=NOT_RUN, seeds=0)], ignore_index=True)
+    shown = merged["status"].isin(RUN_STATUSES)
     merged["delta"] = (merged["ours"] - merged["paper"]).where(shown)
     notes = []
     for row in merged.itertuples():
         note = []
         if row.status == "pending":
             note.append("method not implemented yet")
+        elif row.status == NOT_RUN:
+            note.append(NOT_RUN)
         elif row.status == "diverged":
             note.append(f"diverged (round {int(row.diverged_round)}); shown at chance accuracy"
                         if "diverged_round" in merged and not pd.isna(row.diverged_round)
@@ -90,23 +112,27 @@ def paper_vs_ours(published: pd.DataFrame, ours: pd.DataFrame, keys: Sequence[st
 def _cell(value: float, status: str, digits: int = 2) -> str:
     if status == "pending":
         return PENDING
+    if status == NOT_RUN:
+        return NOT_RUN_MARK
     if status == "failed":
         return "failed"
     if pd.isna(value):
-        return "\u2013"
+        return MISSING
     text = f"{value:.{digits}f}"
     return text + DIVERGED_MARK if status == "diverged" else text
 
 
 def _delta(value: float, digits: int = 2) -> str:
-    return "\u2013" if pd.isna(value) else f"{value:+.{digits}f}"
+    return MISSING if pd.isna(value) else f"{value:+.{digits}f}"
 
 
 def format_comparison(comparison: pd.DataFrame, index: Sequence[str], columns: Sequence[str],
                       index_order: dict | None = None, delta: bool = True) -> pd.DataFrame:
     """The comparison as the paper lays it out: rows ``index``, one
     ``paper / ours / delta`` triple of text cells under each ``columns`` combination
-    (``paper / ours`` without ``delta``: below the paper scale, where the data sets differ)."""
+    (``paper / ours`` without ``delta``: below the paper scale, where the data sets differ);
+    numeric column combinations in increasing order.  A combination that is neither
+    published nor run is left blank."""
     table = comparison.copy()
     parts = ("paper ", "ours ", "\u0394") if delta else ("paper ", "ours ")
     table["paper "] = [_cell(v, "finished") for v in table["paper"]]
@@ -115,9 +141,10 @@ def format_comparison(comparison: pd.DataFrame, index: Sequence[str], columns: S
     wide = table.pivot_table(index=list(index), columns=list(columns), values=list(parts),
                              aggfunc="first", sort=False)
     wide = wide.reorder_levels(list(range(1, len(columns) + 1)) + [0], axis=1)
-    order = []
-    for combo in dict.fromkeys(tuple(c[:-1]) for c in wide.columns):
-        order.extend(combo + (part,) for part in parts)
+    combos = list(dict.fromkeys(tuple(c[:-1]) for c in wide.columns))
+    if all(_is_number(v) for combo in combos for v in combo):
+        combos.sort(key=lambda combo: tuple(float(v) for v in combo))  # 0, 0.05, 100 as the papers print them
+    order = [combo + (part,) for combo in combos for part in parts]
     wide = wide[order]
     wide.columns = wide.columns.set_names([*columns, ""])
     wide = wide.fillna("")
@@ -126,6 +153,12 @@ def format_comparison(comparison: pd.DataFrame, index: Sequence[str], columns: S
             present = [v for v in values if v in wide.index.get_level_values(level)]
             wide = wide.reindex(present, level=level)
     return wide
+
+
+def run_here(comparison: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a :func:`paper_vs_ours` frame that this scale runs (all but the
+    :data:`NOT_RUN` published cells): what a caption compares the paper with."""
+    return comparison[comparison["status"] != NOT_RUN] if "status" in comparison else comparison
 
 
 def best_item(frame: pd.DataFrame, column: str, item: str = "algorithm") -> str:
@@ -139,7 +172,8 @@ def show_accuracy_tables(page, comparison: pd.DataFrame, paper_values: pd.DataFr
                          labels: Sequence[str], order: dict, scale: str, focus: dict, focus_text: str) -> None:
     """FedSAM Table 2 and FedGF Table 1: per data set ``labels``, the accuracy by algorithm,
     alpha and clients per round (:func:`format_comparison`, the difference at the ``paper``
-    scale only), captioned with the paper's and our best algorithm among the rows matching
+    scale only; every published cell, those not run at this scale marked :data:`NOT_RUN_MARK`),
+    captioned with the paper's and our best algorithm among the cells run here that match
     ``focus`` (column -> value; ``focus_text`` says which), then the published source."""
     from IPython.display import Markdown, display
 
@@ -147,10 +181,11 @@ def show_accuracy_tables(page, comparison: pd.DataFrame, paper_values: pd.DataFr
     at_paper = scale == "paper"
     for label in labels:
         block = comparison[comparison["dataset"] == label]
-        focused = block[np.logical_and.reduce([block[k] == v for k, v in focus.items()])]
+        focused = run_here(block[np.logical_and.reduce([block[k] == v for k, v in focus.items()])])
         stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
-        caption = (f"{label}{stand_in}: accuracy (%) by algorithm, alpha and clients per round. {focus_text} the "
-                   f"paper's best is {best_item(focused, 'paper')}, ours is {best_item(focused, 'ours')}.")
+        caption = (f"{label}{stand_in}: accuracy (%) by algorithm, alpha and clients per round. {focus_text}, among "
+                   f"the cells run here, the paper's best is {best_item(focused, 'paper')}, ours is "
+                   f"{best_item(focused, 'ours')}.")
         page.table(block, caption, show=format_comparison(block, ["algorithm"], ["alpha", "clients_per_round"], order,
                                                           delta=at_paper),
                    downloads={"published": paper_values[paper_values["dataset"] == label],

@@ -83,7 +83,8 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
         else:
             os.environ["FLCORE_STORE"] = saved_store
     if output.is_file():
-        finish_page(output, parameters.get("scale", "small"), parameters.get("seeds", [0]), _artifact_class(artifact))
+        finish_page(output, parameters.get("scale", "small"), parameters.get("seeds", [0]), _artifact_class(artifact),
+                    artifact=artifact)
     entry["duration_s"] = round(time.perf_counter() - started, 1)
     return entry
 
@@ -141,11 +142,15 @@ def _artifact_class(artifact) -> str:
         return "result"
 
 
-def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result") -> None:
-    """Make an executed notebook a book page: the scale and data set in its first lines
-    (after the title), every code cell's input collapsed under its output (``hide-input``)
-    and code cells without output left out of the page (``remove-cell``)."""
+def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", artifact=None) -> None:
+    """Make an executed notebook a book page: the scale and what its runs are in its first
+    lines (after the title; read from ``artifact``'s runs at ``scale`` and ``seeds``:
+    :func:`flcore.report.page.scale_banner`), every code cell's input collapsed under its
+    output (``hide-input``) and code cells without output left out of the page (``remove-cell``)."""
     import nbformat
+
+    specs = artifact.runs(scale, seeds) if artifact is not None else []
+    paper_specs = artifact.runs("paper", seeds) if artifact is not None and scale != "paper" else []
 
 
     nb = nbformat.read(path, as_version=4)
@@ -160,7 +165,8 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result") -
                 tags.append(tag)
     title = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"), -1)
     day = datetime.now(timezone.utc).date().isoformat()
-    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, seeds, day, cls), metadata={"tags": ["flcore-banner"]})
+    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, specs, day, cls, paper_specs),
+                                           metadata={"tags": ["flcore-banner"]})
     if title >= 0 and cells[title].source.lstrip().startswith("#"):
         # The title is the cell's first line; the banner goes right below it.
         first, _, rest = cells[title].source.partition("\n")

@@ -84,7 +84,7 @@ for row in runs[runs["status"] == "finished"].to_dict("records"):
     parts.append(curve)
 curves = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
     columns=["magnitude", "loss", "loss_std", "algorithm", "alpha", "seed"])
-wide = curves.pivot_table(index=["alpha", "algorithm"], columns="magnitude", values="loss").round(3)
+wide = curves.pivot_table(index=["alpha", "algorithm"], columns="magnitude", values="loss")
 page.table(curves, show=wide, caption=f"Training loss of each final global model at perturbation magnitude r "
                                       f"(Gaussian, {settings_for(scale)['curve_samples']} draws each), at the "
                                       f"{scale} scale.")

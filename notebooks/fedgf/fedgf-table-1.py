@@ -69,6 +69,7 @@ from flcore.papers.fedsam import runs as fedsam
 from flcore.report import ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, ranking_findings
+from flcore.report.run_status import show_run_status
 from flcore.report.tables import show_accuracy_tables
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import published
@@ -84,9 +85,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs)} cells make this table at the {scale} scale "
-                                 f"({runs['run_id'].nunique()} distinct runs), by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Settings used
@@ -100,8 +99,9 @@ page.table(settings, f"What differs between the algorithms' runs; every run shar
 # ## Published beside ours
 #
 # Accuracy (%): the paper's, ours at this scale and, at the `paper` scale only, the
-# difference. The paper's "(X)" (fails to train) cells have no number; a dagger marks a
-# diverged run of ours, shown at chance accuracy as the paper does.
+# difference. Every published cell is shown: the paper's "(X)" (fails to train) cells have
+# no number and show –; *not run* marks a published cell this scale does not run; a dagger
+# marks a diverged run of ours, shown at chance accuracy as the paper does.
 
 # %%
 keys = ["dataset", "algorithm", "alpha", "clients_per_round"]

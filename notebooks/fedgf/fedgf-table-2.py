@@ -104,7 +104,7 @@ metrics = ["lpf", "lambda_max", "flatness_discrepancy"]
 mean = ours.groupby(["algorithm", "alpha"], sort=False)[metrics].mean().reset_index()
 merged = paper_values.merge(mean, on=["algorithm", "alpha"], how="left", suffixes=(" (paper)", " (ours)"))
 columns = ["algorithm", "alpha"] + [f"{m} ({side})" for m in metrics for side in ("paper", "ours")]
-shown = merged[columns].set_index(["alpha", "algorithm"]).round(3)
+shown = merged[columns].set_index(["alpha", "algorithm"])
 
 
 def flattest(frame, column):

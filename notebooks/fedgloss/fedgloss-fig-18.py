@@ -29,8 +29,9 @@
 # Beside the curves against rounds, the same curves against the model-sized vectors each
 # client has exchanged (2 a round for FedGloSS, 4 for NaiveFedGloSS, from the method
 # registry), which is the comparison the paper's cost argument makes. Below the `paper`
-# scale MNIST-1D stands in for CIFAR and only alpha = 0 runs (the CIFAR-100 panel is the
-# CIFAR-10 runs).
+# scale MNIST-1D stands in for CIFAR and fewer settings run: the table of runs lists them,
+# every setting with a run gets a panel (the CIFAR-100 alpha = 0 panel is then the CIFAR-10
+# runs), and the captions say which panels draw both methods.
 #
 # **How to rerun.** `flcore reproduce fedgloss-fig-18 --scale small`; `--scale paper` on a
 # GPU, or open this notebook in Colab and set `scale = "paper"`.
@@ -104,13 +105,12 @@ for ax in figure.axes:
             ax.axhline(value, linestyle=style, color="0.4", linewidth=1.0)
             ax.annotate(name.replace("Centralized ", "centralized "), (0.02, value), xycoords=("axes fraction", "data"),
                         fontsize=8, va="bottom", color="0.3")
-final = federated.drop_duplicates(["panel", "algorithm"]).set_index(["panel", "algorithm"])["mean_last_100"]
-final = final.astype(float).mul(100)
-ends = "; ".join(f"{p}: FedGloSS {final.get((p, 'FedGloSS-SAM'), float('nan')):.1f}%, NaiveFedGloSS "
-                 f"{final.get((p, 'NaiveFedGloSS'), float('nan')):.1f}%" for p in panels)
+panel_table = gloss.fig18_panels(federated)
+ends = gloss.fig18_ends(panel_table)
+coverage = gloss.fig18_coverage(panel_table, scale)
 data_name = "CIFAR" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR)"
 page.figure(figure, f"FedGloSS and NaiveFedGloSS against rounds on {data_name}, with the centralized SAM (dashed) and "
-                    f"SAM~ (dotted) bounds. Final accuracy (mean of the last 100 rounds): {ends}.",
+                    f"SAM~ (dotted) bounds. {coverage} Final accuracy (mean of the last 100 rounds): {ends}.",
             alt=f"Line charts of test accuracy in percent against rounds on {data_name}, one panel per data set and "
                 f"alpha, two lines (FedGloSS-SAM, NaiveFedGloSS) and horizontal lines for centralized SAM and SAM~. "
                 f"{ends}.")
@@ -138,7 +138,7 @@ page.figure(fig, "The same curves against communication: at any number of exchan
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-lines = [f"At the **{scale}** scale: {ends}."]
+lines = [f"At the **{scale}** scale: {ends}. {coverage}"]
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines)))

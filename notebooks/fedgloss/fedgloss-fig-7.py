@@ -59,6 +59,7 @@ from flcore.report import set_style
 from flcore.report.landscape_figures import bars
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published
 from flcore.reproduction.runner import ensure_runs
@@ -75,8 +76,7 @@ at_paper = scale == "paper"
 runs = ensure_runs(artifact.runs(scale, seeds), store=store, device=device, workers=workers, data_root=data_root,
                    download=download)
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
-page.table(shown.groupby("status").size().rename("runs").reset_index(),
-           f"{len(shown)} runs make this figure at the {scale} scale, by status.")
+run_status = show_run_status(page, shown, scale, artifact.kind)
 
 # %% [markdown]
 # ## The paper's bars (Table 8) and ours

@@ -109,7 +109,7 @@ order = list(fa.TABLE1_ALGORITHMS)
 
 def wide(frame, index):
     table = frame.pivot_table(index=index, columns=["algorithm", "eval_data"], values="lambda_1", sort=False)
-    return table.reindex(columns=[(a, e) for a in order for e in fa.EVAL_DATA if (a, e) in table.columns]).round(2)
+    return table.reindex(columns=[(a, e) for a in order for e in fa.EVAL_DATA if (a, e) in table.columns])
 
 
 for dataset in (["CIFAR-10", "CIFAR-100"] if at_paper else ["CIFAR-10", "CIFAR-100"]):

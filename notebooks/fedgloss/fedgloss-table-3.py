@@ -67,9 +67,10 @@ from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
+from flcore.report import ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, ranking_findings
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import ensure_runs
@@ -84,9 +85,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs)} cells make this table at the {scale} scale "
-                                 f"({runs['run_id'].nunique()} distinct runs), by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Settings used
@@ -100,7 +99,8 @@ page.table(settings, f"What differs between the algorithms' runs; every run shar
 # ## Published beside ours
 #
 # Accuracy (%): the paper's, ours at this scale and, at the `paper` scale only, the
-# difference. An empty paper cell did not converge in the paper; a dagger marks a run of
+# difference. Every published cell is shown. A paper cell shown – did not converge in the
+# paper; *not run* marks a published cell this scale does not run; a dagger marks a run of
 # ours that diverged (shown at chance accuracy).
 
 # %%
@@ -109,25 +109,7 @@ datasets = {label: fedsam.dataset_for(label, scale) for label in gloss.DATASETS}
 paper_values = gloss.published_numeric("fedgloss-table-3")
 cells = ours_accuracy(runs, keys, datasets)
 comparison = paper_vs_ours(paper_values, cells, keys)
-order = {"algorithm": [a.label for a in gloss.GLOSS_ALGORITHMS]}
-at_paper = scale == "paper"
-
-
-def best(frame, column, block):
-    shown = frame[frame["block"] == block].dropna(subset=[column])
-    return shown.loc[shown[column].idxmax(), "algorithm"] if len(shown) else "none"
-
-
-for (model, label), part in comparison.groupby(["model", "dataset"], sort=False):
-    stand_in = "" if at_paper else f" (ours: MNIST-1D CNN at the {scale} scale)"
-    findings = "; ".join(f"alpha = {alpha:g}: best SGD {best(block, 'ours', 'SGD')} (paper {best(block, 'paper', 'SGD')}), "
-                         f"best SAM {best(block, 'ours', 'SAM')} (paper {best(block, 'paper', 'SAM')})"
-                         for alpha, block in part.groupby("alpha", sort=False))
-    page.table(part, f"{model}, {label}{stand_in}: accuracy (%) by block, algorithm and alpha. Ours: {findings}.",
-               show=format_comparison(part, ["block", "algorithm"], ["alpha"], order, delta=at_paper),
-               downloads={"published": paper_values[(paper_values["model"] == model)
-                                                    & (paper_values["dataset"] == label)],
-                          "ours": cells[(cells["model"] == model) & (cells["dataset"] == label)]})
+gloss.show_table3(page, comparison, paper_values, cells, scale)
 display(Markdown(f"Published values: {source('fedgloss-table-3')['source']}."))
 
 # %% [markdown]

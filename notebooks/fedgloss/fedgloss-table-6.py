@@ -97,7 +97,7 @@ table = ours.merge(published_fed[keys + ["accuracy", "comm_cost"]], on=keys, how
 table["progress"] = table["training_progress"].map({0.5: "Acc@50%", 1.0: "Acc@100%"})
 wide = table.pivot_table(index=["dataset", "alpha", "algorithm"], columns="progress", values=["paper", "ours"],
                          aggfunc="first", sort=False)
-wide = wide.reorder_levels([1, 0], axis=1).sort_index(axis=1, level=0, ascending=False).round(2)
+wide = wide.reorder_levels([1, 0], axis=1).sort_index(axis=1, level=0, ascending=False)
 
 
 def equal_communication(frame):

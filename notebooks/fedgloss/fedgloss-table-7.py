@@ -60,8 +60,11 @@ from IPython.display import Markdown, display
 from flcore.papers.fedgloss import results as gloss
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
+from flcore.report.numbers import format_number
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
+from flcore.report.run_status import show_run_status
+from flcore.report.tables import run_here
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import ensure_runs
@@ -76,14 +79,13 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs)} cells make this table at the {scale} scale "
-                                 f"({runs['run_id'].nunique()} distinct runs of Table 3), by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Published beside ours
 #
-# Accuracy (%); an empty paper cell did not converge in the paper.
+# Accuracy (%); a paper cell shown – did not converge in the paper; *not run* marks a
+# published cell this scale does not run.
 
 # %%
 keys = ["block", "algorithm", "model", "dataset", "alpha"]
@@ -101,10 +103,10 @@ show = format_comparison(comparison, ["block", "algorithm", "consistency / flatn
 
 
 def ladder(block):
-    part = comparison[comparison["block"] == block]
+    part = run_here(comparison[comparison["block"] == block])
     names = order["algorithm"][:3] if block == "SAM" else order["algorithm"][3:]
     firsts = part.drop_duplicates("algorithm").set_index("algorithm")["ours"]
-    return " \u2192 ".join(f"{n} {firsts.get(n, float('nan')):.1f}" for n in names)
+    return " \u2192 ".join(f"{n} {format_number(firsts.get(n))}" for n in names)
 
 
 stand_in = "" if at_paper else f" (ours: MNIST-1D CNN at the {scale} scale)"

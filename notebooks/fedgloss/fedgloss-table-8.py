@@ -65,6 +65,7 @@ from flcore.papers.fedgloss import analysis as fa
 from flcore.report import set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import ensure_runs
@@ -81,8 +82,7 @@ at_paper = scale == "paper"
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
-page.table(shown.groupby("status").size().rename("runs").reset_index(),
-           f"{len(shown)} runs make this table at the {scale} scale, by status.")
+run_status = show_run_status(page, shown, scale, artifact.kind)
 settings = settings_table([s for s in specs if at_paper or s.labels["dataset"] == "CIFAR-10"],
                           by=("dataset", "algorithm"))
 common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
@@ -92,7 +92,7 @@ page.table(settings, f"What differs between the methods' runs; every run shares 
 # ## Published beside ours
 #
 # lambda_1 of the final global model (lower is flatter); the paper's mean over 3 seeds,
-# ours over the seeds run here. An empty paper cell: the method did not converge there.
+# ours over the seeds run here. A paper cell shown –: the method did not converge there.
 
 # %%
 ours = fa.lambda_table(shown)
@@ -106,7 +106,7 @@ comparison["status"] = "finished"
 if at_paper:
     comparison["delta"] = comparison["ours"] - comparison["paper"]
 wide = comparison.pivot_table(index=["block", "algorithm"], columns=["dataset", "alpha"],
-                              values=["paper", "ours"], sort=False).round(2)
+                              values=["paper", "ours"], sort=False)
 wide = wide.reorder_levels([1, 2, 0], axis=1)
 wide = wide[[(d, a, v) for d, a in dict.fromkeys(zip(comparison["dataset"], comparison["alpha"]))
              for v in ("paper", "ours") if (d, a, v) in wide.columns]]

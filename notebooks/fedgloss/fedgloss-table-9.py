@@ -63,6 +63,7 @@ from flcore.papers.fedsam import runs as fedsam
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page
+from flcore.report.tables import run_here
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import ensure_runs
@@ -93,7 +94,7 @@ cells = ours_accuracy(runs, keys, datasets)
 comparison = paper_vs_ours(paper_values, cells, keys)
 order = {"algorithm": list(gloss.HOMOG_ALGORITHMS)}
 at_paper = scale == "paper"
-ours_by = comparison.set_index("algorithm")["ours"]
+ours_by = run_here(comparison).set_index("algorithm")["ours"]
 with_admm, without = ours_by.get("FedGloSS-SAM", float("nan")), ours_by.get("FedGloSS-SAM w/o ADMM", float("nan"))
 stand_in = "" if at_paper else f" (ours: MNIST-1D at alpha = 100, {specs[0].resolve().rounds} rounds, {scale} scale)"
 page.table(comparison, f"Accuracy (%) in the homogeneous settings{stand_in}. FedGloSS-SAM with ADMM {with_admm:.1f}%, "

@@ -93,13 +93,13 @@ last = analysis.last_rounds(scale)
 planes.append((f"global, rounds {last[0]}-{last[-1]}", analysis.global_plane(run_dir, last, grid=grid,
                                                                             samples=samples)))
 fig, table = analysis.draw_planes([(title, title, plane) for title, plane in planes], key="panel", gap=False,
-                                  figsize=(17, 7.5), field_prefix="test ")
+                                  field_prefix="test ")
 lower = int((table["mean loss"] < table["best model loss"]).sum())
-page.figure(fig, f"Test loss (top) and error (bottom) on planes through three models (triangles; cross: their "
+page.figure(fig, f"Test loss (left) and error (right) on planes through three models (triangles; cross: their "
                  f"average). The average is below the best of the three models in {lower} of {len(table)} panels.",
             alt="Eight contour plots: test loss and error on the plane through three client models at three "
                 "training stages and through the last three global models, with the models and their mean marked.")
-page.table(table.round(4), "Loss at the three models, at their average (cross) and the lowest loss of the plane.")
+page.table(table, "Loss at the three models, at their average (cross) and the lowest loss of the plane.")
 display(Markdown(f"**What we found.** The average of the three models has a lower test loss than the best of "
                  f"them in {lower} of {len(table)} panels (the paper: in every panel)."
                  + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."

@@ -101,7 +101,7 @@ page.figure(fig, "TrainBias and HeterBias of the round's client models over roun
                  "TrainBias.",
             alt="Two line plots of TrainBias, HeterBias and the global test loss against round, without and with "
                 "lr decay.")
-page.table(factors[["lr decay", "round", "train_bias", "heter_bias", "test_loss", "test_error"]].round(4),
+page.table(factors[["lr decay", "round", "train_bias", "heter_bias", "test_loss", "test_error"]],
            "The plotted values.")
 display(Markdown(f"**What we found.** HeterBias {'dominates' if dominates else 'does not dominate'} TrainBias late "
                  "in training (the paper: it dominates after early training)."

@@ -101,7 +101,7 @@ page.figure(fig, "Locality (left) and the global model's test error (right) over
                  f"Locality is {'smaller' if smaller else 'not smaller'} with lr decay.",
             alt="Line plots of the largest client-to-global distance and of the test error against round, with "
                 "and without lr decay.")
-page.table(factors[["lr decay", "round", "locality", "mean_distance", "test_error"]].round(4), "The plotted values.")
+page.table(factors[["lr decay", "round", "locality", "mean_distance", "test_error"]], "The plotted values.")
 display(Markdown(f"**What we found.** With lr decay the final Locality is {'smaller' if smaller else 'not smaller'} "
                  "than without (the paper: smaller)."
                  + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."

@@ -107,8 +107,8 @@ page.figure(fig, f"Var against the number of averaged client models at round {la
                  f"({'falling' if falling else 'not monotone'} in M), and the CKA covariance over rounds.",
             alt="Left: variance of the averaged output against the number of client models averaged. Right: "
                 "mean pairwise CKA of the client models' outputs against round.")
-page.table(curves.round(5), "Var(M) at every saved round.",)
-page.table(factors[["lr decay", "round", "variance", "covariance"]].round(4), "Mean client variance and CKA covariance.")
+page.table(curves, "Var(M) at every saved round.",)
+page.table(factors[["lr decay", "round", "variance", "covariance"]], "Mean client variance and CKA covariance.")
 display(Markdown(f"**What we found.** Var {'falls' if falling else 'does not fall monotonically'} as more client "
                  f"models are averaged; the CKA covariance ranges over {factors['covariance'].min():.2f}-"
                  f"{factors['covariance'].max():.2f} (the paper: small, bounded below)."

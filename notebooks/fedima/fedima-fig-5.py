@@ -111,7 +111,7 @@ page.figure(fig, f"Test loss and error between two global models; a point strict
                  f"ends for {lower} of {len(table)} pairs.",
             alt="Test loss and error along the straight line between the global models of two rounds, extended "
                 "half a segment on both sides, for two pairs of rounds.")
-page.table(table.round(4), "Loss at both ends and the lowest loss strictly between them.")
+page.table(table, "Loss at both ends and the lowest loss strictly between them.")
 display(Markdown(f"**What we found.** For {lower} of {len(table)} pairs a point between the two global models has a "
                  "lower test loss than both (the paper: consistently)."
                  + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."

@@ -62,6 +62,7 @@ from IPython.display import Markdown, display
 from flcore.papers.fedima import runs as fedima
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.runner import ensure_runs
 
@@ -75,8 +76,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame().reset_index()
-page.table(status, f"{runs['run_id'].nunique()} distinct runs make this figure at the {scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Accuracy without and with IMA
@@ -106,7 +106,7 @@ page.figure(fig, f"Accuracy without (dashed) and with IMA (solid) as one setting
                 "one dashed line per method without IMA and one solid line with it.")
 
 # %%
-page.table(points.round(2), "The points of the figure: accuracy (%) without and with IMA and the gain.")
+page.table(points, "The points of the figure: accuracy (%) without and with IMA and the gain.")
 
 
 def trend(panel):

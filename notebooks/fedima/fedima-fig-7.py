@@ -63,6 +63,7 @@ from IPython.display import Markdown, display
 from flcore.papers.fedima import runs as fedima
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.runner import ensure_runs, run_metrics
 
@@ -76,8 +77,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame().reset_index()
-page.table(status, f"{runs['run_id'].nunique()} distinct runs make this figure at the {scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## (a) IMA start round and (b) window size
@@ -111,7 +111,7 @@ page.figure(fig, "Test accuracy over rounds (5-round moving average). Best final
                  + "; ".join(f"{r.panel}: {r.run}" for r in best.itertuples()) + ".",
             alt="Two line plots of smoothed test accuracy against round: left, FedAvg without IMA and with IMA "
                 "started at different rounds; right, FedAvg with IMA for different window sizes.")
-page.table(summary.round(2), "Final accuracy (mean of the last ten rounds) of every curve.")
+page.table(summary, "Final accuracy (mean of the last ten rounds) of every curve.")
 
 # %% [markdown]
 # ## (c) Between the FMA and IMA models

@@ -93,7 +93,7 @@ page.figure(fig, f"Test loss and error on planes through three client models of 
                  f"the best client in {lower} of {len(table)} settings.",
             alt="Contour plots of test loss and error on the plane through three client models, for cross-device "
                 "and cross-silo FedAvg, with the models and their average marked.")
-page.table(table.round(4), "Loss at the models, at their average, and how far the average sits above the plane's "
+page.table(table, "Loss at the models, at their average, and how far the average sits above the plane's "
                            "lowest point.")
 display(Markdown(f"**What we found.** The clients' average is below the best client in {lower} of {len(table)} "
                  "settings (the paper: in both)."

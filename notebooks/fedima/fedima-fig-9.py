@@ -92,7 +92,7 @@ page.figure(fig, f"Test loss and error on planes through the last three global m
                  f"the best of them in {lower} of {len(table)} settings.",
             alt="Contour plots of test loss and error on the plane through the last three global models, for cross-device "
                 "and cross-silo FedAvg, with the models and their average marked.")
-page.table(table.round(4), "Loss at the models, at their average, and how far the average sits above the plane's "
+page.table(table, "Loss at the models, at their average, and how far the average sits above the plane's "
                            "lowest point.")
 display(Markdown("**What we found.** The average of the last three global models is below the best of them in "
                  f"{lower} of {len(table)} "

@@ -65,6 +65,7 @@ from flcore.papers.fedima import runs as fedima
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import ensure_runs
@@ -80,8 +81,7 @@ page = Page(artifact.id)
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
 runs = fedima.with_last_10(runs)
-status = runs.groupby("status").size().rename("runs").to_frame().reset_index()
-page.table(status, f"{len(runs)} runs make this table at the {scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Published beside ours
@@ -94,11 +94,21 @@ paper_values = published("fedima-table-3")
 cells = ours_accuracy(runs, keys)
 comparison = paper_vs_ours(paper_values, cells, keys)
 wide = format_comparison(comparison, ["algorithm"], ["client_decay"], delta=scale == "paper")
-pairs = comparison.pivot_table(index="algorithm", columns="client_decay", values="ours", sort=False)
-beats = (pairs["exponential"] > pairs["none"]).sum() if {"exponential", "none"} <= set(pairs.columns) else 0
-both = pairs[["exponential", "none"]].dropna().shape[0] if {"exponential", "none"} <= set(pairs.columns) else 0
+
+
+def exponential_beats_none(column):
+    """(methods where exponential decay beats none, methods with both) in ``column``."""
+    pairs = comparison.pivot_table(index="algorithm", columns="client_decay", values=column, sort=False)
+    if not {"exponential", "none"} <= set(pairs.columns):
+        return 0, 0
+    both = pairs[["exponential", "none"]].dropna()
+    return int((both["exponential"] > both["none"]).sum()), len(both)
+
+
+beats, both = exponential_beats_none("ours")
+paper_beats, paper_both = exponential_beats_none("paper")
 page.table(comparison, f"Exponential decay beats no additional decay for {beats} of our {both} methods "
-                       f"(the paper: 8 of 8).", show=wide,
+                       f"(the paper: {paper_beats} of {paper_both}).", show=wide,
            downloads={"published": paper_values, "ours": cells})
 display(Markdown(f"Published values: {source('fedima-table-3')['source']}; schemes: "
                  + ", ".join(f"`{k}` = {v}" for k, v in fedima.SCHEMES.items()) + "."))

@@ -59,6 +59,7 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 from flcore.papers.fedlesam.surfaces import show_global_surfaces
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.runner import ensure_runs
 
@@ -74,9 +75,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs.drop_duplicates('run_id'))} runs make this {artifact.kind} at the "
-                                 f"{scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %%
 runs["panel"] = [("Centralized" if a == "Centralized" else f"Federated ({split[4:]})")

@@ -75,6 +75,7 @@ from flcore.analysis.io import load_run
 from flcore.papers.fedlesam.probe import MAX_POOLED, SHARPNESS_RADIUS
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import ensure_runs, run_metrics
@@ -92,9 +93,7 @@ data_name = "CIFAR-10" if scale == "paper" else f"MNIST-1D ({scale} scale, stand
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs.drop_duplicates('run_id'))} runs make this {artifact.kind} at the "
-                                 f"{scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Drift and sharpness as rounds pass
@@ -133,7 +132,7 @@ columns = [c for c in ("perturbation.drift", "perturbation.mean_cosine", "pertur
                        "perturbation.sharpness") if c in last]
 page.table(last[columns].reset_index(), "The last recorded round of each method"
            + ("" if reference is None else f"; the centralized model's sharpness is {reference:.4f}") + ".",
-           show=last[columns].round(4))
+           show=last[columns])
 display(Markdown(f"Published values: {source('fedlesam-fig-2')['value']}."))
 
 # %% [markdown]

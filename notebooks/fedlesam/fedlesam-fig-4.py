@@ -60,6 +60,7 @@ from IPython.display import Markdown, display
 
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import ensure_runs, run_metrics
@@ -76,9 +77,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs.drop_duplicates('run_id'))} runs make this {artifact.kind} at the "
-                                 f"{scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Accuracy against rho
@@ -110,7 +109,7 @@ for ax, (label, block) in zip(axes[0], table.groupby("dataset", sort=False)):
 fig.tight_layout()
 page.figure(fig, "FedLESAM-S test accuracy against rho, FedAvg dashed. " + "; ".join(lines) + ".",
             alt="Test accuracy of FedLESAM-S for each rho on a log axis, with FedAvg's accuracy as a dashed line.")
-page.table(table, "The points of the figure (accuracy: mean of the last 10 evaluations, %).", show=table.round(2))
+page.table(table, "The points of the figure (accuracy: mean of the last 10 evaluations, %).", show=table)
 display(Markdown(f"Published values: {source('fedlesam-fig-4')['value']}."))
 
 # %% [markdown]

@@ -71,6 +71,7 @@ from IPython.display import Markdown, display
 from flcore.papers.fedlesam import runs as fedlesam
 from flcore.report import ours_accuracy, set_style
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import ensure_runs
@@ -87,9 +88,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs.drop_duplicates('run_id'))} runs make this {artifact.kind} at the "
-                                 f"{scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %%
 settings = settings_table(specs, by=("dataset", "algorithm"), grid=("alpha", "classes_per_client", "partition",
@@ -117,7 +116,7 @@ for label in fedlesam.datasets_for(scale):
     lesam_rank = list(best.index).index("FedLESAM-S") + 1 if "FedLESAM-S" in best.index else None
     page.table(block, f"{label}{stand_in}: accuracy (%) by method and setting. Best on average: {best.index[0]}; "
                       f"FedLESAM-S ranks {lesam_rank} of {len(best)} (the paper: best or second best in most cases).",
-               show=wide.round(2))
+               show=wide)
 display(Markdown(f"Published values: {source('fedlesam-table-2')['value']}."))
 
 # %% [markdown]

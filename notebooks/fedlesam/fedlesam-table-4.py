@@ -59,6 +59,7 @@ from IPython.display import Markdown, display
 from flcore.papers.fedlesam import runs as fedlesam
 from flcore.report import ours_accuracy, set_style
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import ensure_runs
@@ -75,9 +76,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs.drop_duplicates('run_id'))} runs make this {artifact.kind} at the "
-                                 f"{scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Each variant beside its base
@@ -100,7 +99,7 @@ best = mean.groupby(level=0).idxmax().map(lambda key: key[1]).to_dict()
 page.table(table, f"Each FedLESAM variant against its base ({'MNIST-1D' if scale != 'paper' else 'CIFAR'} at the "
                   f"{scale} scale): {wins} of {len(table)} variants beat their base (the paper: all of them); best of "
                   f"the six: {best}. The OfficeHome and DomainNet columns are not computed (heavy).",
-           show=table.round(2))
+           show=table)
 display(Markdown(f"Published values: {source('fedlesam-table-4')['value']}."))
 
 # %% [markdown]

@@ -69,6 +69,7 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 from flcore.papers.fedlesam.efficiency import show_efficiency, show_published_beside_ours
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.runner import ensure_runs
 
@@ -84,9 +85,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs.drop_duplicates('run_id'))} runs make this {artifact.kind} at the "
-                                 f"{scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %%
 settings = settings_table([s for s in specs if s.labels["target"] == 68], by=("algorithm",), grid=("seed",))

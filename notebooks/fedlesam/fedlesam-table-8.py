@@ -63,6 +63,7 @@ from flcore.papers.fedlesam.efficiency import timing
 from flcore.report import set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import ensure_runs
@@ -79,9 +80,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs.drop_duplicates('run_id'))} runs make this {artifact.kind} at the "
-                                 f"{scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %%
 settings = settings_table(specs, by=("algorithm",), grid=("seed",))
@@ -119,7 +118,7 @@ sam_like = lesam.reindex(["FedSAM", "MoFedSAM", "FedGAMMA", "FedSMOO"])
 page.table(table, f"Seconds per round and the ratio to FedAvg: ours, FedLESAM takes {lesam.get('FedLESAM', float('nan')):.2f}x "
                   f"FedAvg's round time and the SAM-based methods {sam_like.min():.2f}-{sam_like.max():.2f}x (paper: 1.03x "
                   f"and 1.26-1.47x); the orders of the two ratio columns agree with Kendall's \u03c4 = {tau:.2f}.",
-           show=table.round(3))
+           show=table)
 display(Markdown(f"Published values: {source('fedlesam-table-8')['source']}. Ours were measured on the machine "
                  f"that trained the runs, at the {scale} scale" + ("" if scale == "paper" else
                  " (MNIST-1D stands in for CIFAR-10: the model is smaller, so the fixed costs of a round weigh more)")

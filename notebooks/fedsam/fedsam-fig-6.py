@@ -112,7 +112,7 @@ if scores is not None:
     asam_wins = {d: int(sum("ASAM" in a for a in table[d].idxmax(axis=1))) for d in panels}
     found = "; ".join(f"{d}: {best[d]}, an ASAM variant best on {asam_wins[d]} of {len(table)} corruptions"
                       for d in panels)
-    page.table(table.round(2), f"Accuracy (%) per corruption at severity 5{stand_in}; best mean over the "
+    page.table(table, f"Accuracy (%) per corruption at severity 5{stand_in}; best mean over the "
                                f"corruptions: {found}.",
                downloads={"ours": top[["dataset", "algorithm", "corruption", "severity", "accuracy", "loss", "n",
                                        "run_id"]]})
@@ -155,7 +155,7 @@ if scores is not None:
     by_severity = scores.groupby(["dataset", "algorithm", "severity"])["accuracy (%)"].mean().unstack("severity")
     by_severity = by_severity.reindex([(d, a) for d in panels for a in order if (d, a) in by_severity.index])
     drop = (by_severity[0] - by_severity[5]).round(1)
-    page.table(by_severity.round(2), f"Mean accuracy (%) over the corruptions by severity{stand_in}; from the clean "
+    page.table(by_severity, f"Mean accuracy (%) over the corruptions by severity{stand_in}; from the clean "
                                      f"set to severity 5 the accuracy drops by "
                                      + ", ".join(f"{a} {v:.1f}" for (_, a), v in drop.items()) + " points.",
                downloads={"ours": scores[["dataset", "algorithm", "corruption", "severity", "accuracy", "run_id"]]})

@@ -111,7 +111,7 @@ if scores is not None:
     table = points.pivot_table(index=["dataset", "alpha"], columns="algorithm", values="accuracy (%)")
     table = table[[a for a in order if a in table.columns]]
     evaluated = f" on {int(corrupted['n'].max())} test examples each"
-    page.table(table.round(2), f"Mean accuracy (%) over the {corrupted['corruption'].nunique()} corruptions at "
+    page.table(table, f"Mean accuracy (%) over the {corrupted['corruption'].nunique()} corruptions at "
                                f"severity 5{evaluated}; an ASAM variant is the best in {asam_best} of {len(best)} "
                                "(data set, alpha) settings.",
                downloads={"means": points, "ours": scores[["dataset", "alpha", "algorithm", "corruption", "severity",

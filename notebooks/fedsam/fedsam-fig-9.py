@@ -136,7 +136,7 @@ sam = finished[finished["panel"] == "a"]
 largest = max(robustness.SWEEP[scale]["a"][2])
 drops = {a: float(group["accuracy (%)"].max() - group.loc[group["value"] == largest, "accuracy (%)"].mean())
          for a, group in sam.groupby("alpha")}
-page.table(table.round(2), "Accuracy (%) of every grid point by alpha; SAM at the largest rho "
+page.table(table, "Accuracy (%) of every grid point by alpha; SAM at the largest rho "
                            f"({largest:g}) is below its best by " + ", ".join(f"{v:.1f} points (alpha {a:g})"
                                                                                for a, v in drops.items()) + ".",
            downloads={"ours": finished[["panel", "algorithm", "parameter", "value", "alpha", "seed", "accuracy (%)",

@@ -74,6 +74,7 @@ from flcore.papers.fedsam import runs as fedsam
 from flcore.report import format_comparison, paper_vs_ours, set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
 from flcore.reproduction.run_geometry import geometry_settings, hessian_spectrum, settings_rows, sharpness_ratio
@@ -94,8 +95,7 @@ at_paper = scale == "paper"
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs)} runs make this table at the {scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## How the eigenvalues are computed

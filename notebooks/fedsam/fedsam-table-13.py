@@ -59,6 +59,7 @@ from IPython.display import Markdown, display
 from flcore.papers.fedsam import results as results
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.runner import ensure_runs
 
@@ -75,8 +76,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs)} runs make this table at the {scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Settings used
@@ -93,7 +93,8 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 #
 # Accuracy (%): the paper's, ours at this scale and, at the `paper` scale only, the
 # difference (ours - paper). A dagger marks a diverged run, shown at chance accuracy as the
-# paper does; cells the paper's text lost are empty in the *paper* column.
+# paper does; a *paper* cell the paper's text lost shows –, and *not run* marks a
+# published cell this scale does not run.
 
 # %%
 comparison = results.show_comparison(page, runs, scale, rows=["optimizer", "server_lr"],

@@ -71,6 +71,7 @@ from flcore.papers.fedsam import runs as fedsam
 from flcore.report import ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, ranking_findings
+from flcore.report.run_status import show_run_status
 from flcore.report.tables import show_accuracy_tables
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import published
@@ -89,8 +90,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs)} runs make this table at the {scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Settings used

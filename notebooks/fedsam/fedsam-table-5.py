@@ -61,6 +61,7 @@ from IPython.display import Markdown, display
 from flcore.papers.fedsam import results as results
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.runner import ensure_runs
 
@@ -77,8 +78,7 @@ page = Page(artifact.id)
 # %%
 specs = artifact.runs(scale, seeds)
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
-status = runs.groupby("status").size().rename("runs").to_frame()
-page.table(status.reset_index(), f"{len(runs)} runs make this table at the {scale} scale, by status.")
+run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Settings used

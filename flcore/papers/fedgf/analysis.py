@@ -375,6 +375,67 @@ def transmissions_table(runs: pd.DataFrame, metrics: pd.DataFrame, target_algori
         target = float(targets.loc[key])
         curve = metrics[metrics["run_id"] == row["run_id"]]
         cell = transmissions_to_target(curve, row["method"], target)
-        rows.append({**{k: row[k] for k in keys}, "algorithm": row["algorithm"], "target": 100.0 * target, **cell})
+        rows.append({**{k: row[k] for k in keys}, "algorithm": row["algorithm"], "target": 100.0 * target, **cell,
+                     "run_id": row["run_id"]})
     return pd.DataFrame(rows, columns=keys + ["algorithm", "target", "rounds", "reached", "per_round",
-                                              "transmissions"])
+                                              "transmissions", "run_id"])
+
+
+#: Outcomes of :func:`first_to_target`.
+FIRST, SECOND, SAME, NEITHER = "first", "second", "same", "neither reached"
+
+
+def first_to_target(table: pd.DataFrame, first: str = "FedGF", second: str = "FedSMOO",
+                    keys: Sequence[str] = ("dataset", "alpha", "seed")) -> pd.DataFrame:
+    """Which of two methods reaches the target of :func:`transmissions_table` with fewer
+    transmissions, once per *distinct pair of runs*: two settings that are the same runs
+    (both CIFAR labels at alpha = 0 below the paper scale) are one comparison, listed with
+    both settings.  ``outcome``: :data:`FIRST` (``first`` reached it with fewer, or only it
+    reached it), :data:`SECOND`, :data:`SAME` (both reached it with as many) or
+    :data:`NEITHER` (neither reached it: a run that never reaches the target is counted at
+    its last round + 1, so its transmissions compare nothing)."""
+    keys = list(keys)
+    by_setting = {}
+    for key, block in table.groupby(keys, sort=False):
+        cells = block.set_index("algorithm")
+        if first in cells.index and second in cells.index:
+            by_setting[key] = (cells.loc[first], cells.loc[second])
+    pairs: dict[tuple[str, str], dict] = {}
+    for key, (a, b) in by_setting.items():
+        pair = (a["run_id"], b["run_id"])
+        setting = ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{v}" for k, v in zip(keys, key)
+                            if k != "seed")
+        if pair in pairs:
+            pairs[pair]["settings"] += f"; {setting}"
+            continue
+        if not a["reached"] and not b["reached"]:
+            outcome = NEITHER
+        elif a["reached"] and (not b["reached"] or a["transmissions"] < b["transmissions"]):
+            outcome = FIRST
+        elif b["reached"] and (not a["reached"] or b["transmissions"] < a["transmissions"]):
+            outcome = SECOND
+        else:
+            outcome = SAME
+        pairs[pair] = {"settings": setting, f"{first} reached": bool(a["reached"]),
+                       f"{second} reached": bool(b["reached"]), f"{first} (x10^2)": a["transmissions"],
+                       f"{second} (x10^2)": b["transmissions"], "outcome": outcome}
+    return pd.DataFrame(list(pairs.values()),
+                        columns=["settings", f"{first} reached", f"{second} reached", f"{first} (x10^2)",
+                                 f"{second} (x10^2)", "outcome"])
+
+
+def first_to_target_sentence(pairs: pd.DataFrame, first: str = "FedGF", second: str = "FedSMOO") -> str:
+    """``"FedGF needs fewer transmissions than FedSMOO in 1 of 2 distinct comparisons (3
+    settings; ...)"``: the counts of :func:`first_to_target`'s ``pairs``."""
+    counts = pairs["outcome"].value_counts()
+    settings = sum(len(s.split("; ")) for s in pairs["settings"])
+    text = (f"{first} needs fewer transmissions than {second} in {counts.get(FIRST, 0)} of {len(pairs)} distinct "
+            f"comparison{'s' if len(pairs) != 1 else ''} ({settings} setting{'s' if settings != 1 else ''}; "
+            "settings that are the same runs count once)")
+    others = [f"{second} needs fewer in {counts[SECOND]}" if counts.get(SECOND) else "",
+              f"both need as many in {counts[SAME]}" if counts.get(SAME) else "",
+              f"neither reaches the target in {counts[NEITHER]}" if counts.get(NEITHER) else "",
+              f"{first} never reaches it in {int((~pairs[f'{first} reached']).sum())}"
+              if len(pairs) and (~pairs[f"{first} reached"]).any() else ""]
+    others = [o for o in others if o]
+    return text + ("; " + ", ".join(others) if others else "") + "."

@@ -49,6 +49,7 @@ from flcore.papers.fedsam import runs as fedsam
 from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
 from flcore.report.plots import accuracy_curves
+from flcore.report.tables import format_comparison, run_here
 from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.published import published, source
@@ -638,6 +639,88 @@ def show_accuracy_curves(page, runs: pd.DataFrame, dataset_label: str, scale: st
                     + "; ".join(f"{p}: " + ", ".join(f"{a} ending at {v:.1f}%" for a, v in final[p].items())
                                 for p in leaders) + ". Dashed horizontal lines: centralized references.")
     return final, leaders
+
+
+def best_in_block(comparison: pd.DataFrame, column: str, block: str) -> str:
+    """The algorithm of ``comparison``'s ``block`` (``SGD`` / ``SAM``) with the highest
+    ``column`` among the cells run here (``"none"`` where none has a value)."""
+    shown = run_here(comparison)
+    shown = shown[shown["block"] == block].dropna(subset=[column])
+    return shown.loc[shown[column].idxmax(), "algorithm"] if len(shown) else "none"
+
+
+def show_table3(page, comparison: pd.DataFrame, paper_values: pd.DataFrame, cells: pd.DataFrame,
+                scale: str) -> None:
+    """Table 3 of the FedGloSS paper: one table per model and data set of the published
+    values (every published cell: :func:`flcore.report.tables.paper_vs_ours`' ``comparison``), with
+    ours beside them (the difference at the ``paper`` scale only), captioned with the best
+    SGD and SAM method per alpha, the paper's and ours, among the cells run here; the CSVs
+    are ``paper_values`` and our ``cells`` of the table."""
+    at_paper = scale == "paper"
+    order = {"algorithm": [a.label for a in GLOSS_ALGORITHMS]}
+    for (model, label), part in comparison.groupby(["model", "dataset"], sort=False):
+        stand_in = "" if at_paper else f" (ours: MNIST-1D CNN at the {scale} scale)"
+        ran = run_here(part)
+        if len(ran):
+            findings = "; ".join(
+                f"alpha = {alpha:g}: best SGD {best_in_block(block, 'ours', 'SGD')} (paper "
+                f"{best_in_block(block, 'paper', 'SGD')}), best SAM {best_in_block(block, 'ours', 'SAM')} (paper "
+                f"{best_in_block(block, 'paper', 'SAM')})" for alpha, block in ran.groupby("alpha", sort=False))
+            findings = f"Among the cells run here: {findings}."
+        else:
+            findings = f"No cell of this table runs at the {scale} scale."
+        page.table(part, f"{model}, {label}{stand_in}: accuracy (%) by block, algorithm and alpha. {findings}",
+                   show=format_comparison(part, ["block", "algorithm"], ["alpha"], order, delta=at_paper),
+                   downloads={"published": paper_values[(paper_values["model"] == model)
+                                                        & (paper_values["dataset"] == label)],
+                              "ours": cells[(cells["model"] == model) & (cells["dataset"] == label)]})
+
+
+#: The two methods Fig. 18 compares.
+FIG18_METHODS = ("FedGloSS-SAM", "NaiveFedGloSS")
+
+
+def fig18_panels(federated: pd.DataFrame) -> pd.DataFrame:
+    """One row per panel of Fig. 18 (``federated``: the runs with a ``panel`` column, in
+    panel order): each method's final accuracy (%, mean of the last 100 rounds; missing
+    where the scale does not run it) and the distinct runs the panel draws."""
+    import pandas as pd
+
+    rows = []
+    for panel, part in federated.groupby("panel", sort=False):
+        row = {"panel": panel}
+        for method in FIG18_METHODS:
+            cell = part[part["algorithm"] == method]
+            row[method] = float(cell["mean_last_100"].astype(float).mean() * 100) if len(cell) else float("nan")
+        row["runs"] = int(part["run_id"].nunique())
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["panel", *FIG18_METHODS, "runs"])
+
+
+def fig18_ends(panels: pd.DataFrame) -> str:
+    """``"CIFAR-10, alpha = 0: FedGloSS 70.1%, NaiveFedGloSS 69.8%; CIFAR-10, alpha = 0.05:
+    FedGloSS 71.0%, NaiveFedGloSS not run"``: :func:`fig18_panels` in words."""
+    def value(v):
+        return "not run" if _missing(v) else f"{v:.1f}%"
+
+    return "; ".join(f"{row['panel']}: FedGloSS {value(row['FedGloSS-SAM'])}, NaiveFedGloSS "
+                     f"{value(row['NaiveFedGloSS'])}" for row in panels.to_dict("records"))
+
+
+def fig18_coverage(panels: pd.DataFrame, scale: str) -> str:
+    """The sentence that says which panels compare the two methods at ``scale``, counted
+    from :func:`fig18_panels`."""
+    both = panels.dropna(subset=list(FIG18_METHODS))
+    alone = panels[~panels["panel"].isin(both["panel"])]
+    text = (f"At the {scale} scale {len(both)} of the {len(panels)} panels draw both methods"
+            + (f" ({'; '.join(both['panel'])})" if len(both) else ""))
+    if len(alone):
+        text += f"; {' and '.join(alone['panel'])} {'has' if len(alone) == 1 else 'have'} one method only"
+    return text + "."
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 register_metric("relative_bits", _communication)

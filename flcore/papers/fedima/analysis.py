@@ -36,6 +36,7 @@ from flcore.analysis.landscape import loss_plane
 from flcore.analysis.recording import load_snapshot, snapshot_rounds_of
 from flcore.config.presets import DEFAULT_DATASET
 from flcore.report.analysis_plots import plot_surface_2d
+from flcore.report.figure_layout import panel_figure
 from flcore.reproduction.artifacts import RunSpec
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ CROSS_SILO_SAMPLES = {"small": 2500, "smoke": 600}
 #: Analysis evaluations: test samples and plane grid by scale.
 SAMPLES = {"paper": 2000, "small": 1000, "smoke": 200}
 GRID = {"paper": 21, "small": 11, "smoke": 5}
+#: Width and height (inches) of one contour panel with its colour bar (:func:`draw_planes`).
+PLANE_PANEL = (5.0, 3.8)
 
 
 def stage_rounds(scale: str, fl: str = "cross-device") -> tuple[int, int, int]:
@@ -154,27 +157,26 @@ def plane_values(plane) -> dict:
 
 
 def draw_planes(panels: Sequence[tuple[str, str, Any]], key: str = "setting", gap: bool = True,
-                figsize: tuple[float, float] | None = None, field_prefix: str = ""):
+                field_prefix: str = ""):
     """Figs. 1, 8, 9 and 10: each plane of ``panels`` (``(label, title, plane)``) drawn as a
-    column of test loss over test error, and a table with a row per plane (``key``: the
-    label, then :func:`plane_values`, and with ``gap`` how far the models' average sits above
-    the plane's lowest point); a panel's title is ``"<title>: <field_prefix><loss|error>"``.
-    Returns ``(figure, table)``."""
-    import matplotlib.pyplot as plt
+    row of test loss beside test error (the paper's columns become rows so the figure keeps
+    the book's width: :func:`flcore.report.figure_layout.panel_figure`), and a table with a
+    row per plane (``key``: the label, then :func:`plane_values`, and with ``gap`` how far the
+    models' average sits above the plane's lowest point); a panel's title is
+    ``"<title>: <field_prefix><loss|error>"``. Returns ``(figure, table)``."""
     import pandas as pd
 
-
-    n = len(panels)
-    fig, axes = plt.subplots(2, n, figsize=figsize or (8.5 * n / 2 + 1, 7.5), squeeze=False)
+    figure, axes = panel_figure(2 * len(panels), PLANE_PANEL[0], PLANE_PANEL[1])
     rows = []
-    for column, (label, title, plane) in enumerate(panels):
-        for r, field in enumerate(("loss", "error")):
-            plot_surface_2d(plane, ax=axes[r][column], field=field, levels=15, title=f"{title}: {field_prefix}{field}")
+    for index, (label, title, plane) in enumerate(panels):
+        for column, field in enumerate(("loss", "error")):
+            plot_surface_2d(plane, ax=axes[2 * index + column], field=field, levels=15,
+                            title=f"{title}: {field_prefix}{field}")
         values = plane_values(plane)
         if gap:
             values["cross above the lowest point"] = values["mean loss"] - values["lowest on the plane"]
         rows.append({key: label, **values})
-    return fig, pd.DataFrame(rows)
+    return figure, pd.DataFrame(rows)
 
 
 def client_plane(run_dir: str, round: int, grid: int = 11, samples: int | None = 1000, margin: float = 0.3,

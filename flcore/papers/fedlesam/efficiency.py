@@ -154,7 +154,7 @@ def show_efficiency(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
     to FedAvg, captioned with :func:`compute_finding`; returns :func:`efficiency_table`."""
     ours = efficiency_table(runs)
     page.table(ours[SHOWN_COLUMNS] if len(ours) else ours, f"Ours at the {scale} scale: {compute_finding(ours)}.",
-               show=(ours[SHOWN_COLUMNS].round(3) if len(ours) else ours))
+               show=ours[SHOWN_COLUMNS] if len(ours) else ours)
     return ours
 
 
@@ -198,7 +198,7 @@ def show_published_beside_ours(page, ours: pd.DataFrame) -> float:
 
     paper = _numeric_ratios(published(page.artifact_id))
     merged = efficiency_beside_published(paper, ours)
-    page.table(merged, "Ratios to FedAvg, the paper's beside ours (1 = FedAvg).", show=merged.round(2),
+    page.table(merged, "Ratios to FedAvg, the paper's beside ours (1 = FedAvg).", show=merged,
                downloads={"published": paper, "ours": ours})
     orderings = efficiency_orderings(merged)
     mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")

@@ -24,6 +24,7 @@ from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.io import load_run
 from flcore.analysis.landscape import Landscape2D, grid_points, landscape_2d, random_directions
 from flcore.report.analysis_plots import plot_surface_2d
+from flcore.report.figure_layout import panel_figure
 from flcore.reproduction.published import source
 
 if TYPE_CHECKING:
@@ -71,7 +72,6 @@ def show_global_surfaces(page, runs, scale: str, name: str = "algorithm") -> pd.
     of :data:`PAGE_GRID` / :data:`PAGE_SAMPLES`), one contour panel per run named by its
     ``name`` column, then :func:`surface_summary` as a table ordered by flatness; ends with the
     published source.  Returns the summary (one row per panel)."""
-    import matplotlib.pyplot as plt
     import pandas as pd
     from IPython.display import Markdown, display
 
@@ -83,16 +83,15 @@ def show_global_surfaces(page, runs, scale: str, name: str = "algorithm") -> pd.
                 for row in finished.to_dict("records")}
     summary = pd.DataFrame([{name: key, **surface_summary(s)} for key, s in surfaces.items()])
     if len(surfaces):
-        fig, axes = plt.subplots(1, len(surfaces), figsize=(3.6 * len(surfaces), 3.2), squeeze=False)
-        for ax, (key, surface) in zip(axes[0], surfaces.items()):
+        fig, axes = panel_figure(len(surfaces), 3.6, 3.2)
+        for ax, (key, surface) in zip(axes, surfaces.items()):
             plot_surface_2d(surface, ax=ax, levels=20, colorbar=False, title=key)
-        fig.tight_layout()
         ranked = flatness_order(summary, name)
         page.figure(fig, f"Global loss surfaces on {data_name}: the flattest (smallest loss rise at the grid's edge) "
                          f"is {ranked[0]}.",
                     alt=f"Contour plots of the training loss around each final global model ({', '.join(surfaces)}).")
         page.table(summary, f"The surfaces in numbers: loss at the centre, mean rise over the grid, rise at the edge; "
                             f"from flattest to sharpest: {' > '.join(ranked)}.",
-                   show=summary.round(4))
+                   show=summary)
     display(Markdown(f"Published values: {source(page.artifact_id)['value']}."))
     return summary

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from flcore.config.presets import scale_defaults
 from flcore.papers.fedsam import runs as fedsam
+from flcore.report.figure_layout import panel_figure
 from flcore.report.geometry_plots import client_heatmap, plane_panel, spectrum_curves
 from flcore.reproduction.artifacts import Artifact, RunSpec, register_artifact
 from flcore.reproduction.claims import register_metric
@@ -208,7 +209,6 @@ def show_client_eigenvalues(page, runs: pd.DataFrame, scale: str, store=None, de
     """Figs. 4 and 16 (FedSAM paper): one heat-map per finished recorded run of the top Hessian
     eigenvalue of each sampled client's model on its own data (columns: probed rounds), on a
     common colour scale, and the table of :func:`client_eigenvalue_row`; returns its rows."""
-    import matplotlib.pyplot as plt
     import pandas as pd
     from IPython.display import Markdown, display
 
@@ -225,12 +225,11 @@ def show_client_eigenvalues(page, runs: pd.DataFrame, scale: str, store=None, de
         display(Markdown("No recorded run is finished: nothing to draw."))
         return rows
     top = max(float(h["value"].max()) for h in histories.values())
-    figure, axes = plt.subplots(1, len(histories), figsize=(5.5 * len(histories), 3.6), squeeze=False)
-    for ax, ((algorithm, alpha), history) in zip(axes[0], histories.items()):
+    figure, axes = panel_figure(len(histories), 5.0, 3.4)
+    for ax, ((algorithm, alpha), history) in zip(axes, histories.items()):
         client_heatmap(ax, history, "slot", title=f"{_short(algorithm)}, alpha = {alpha:g}", vmin=0, vmax=top,
                        label="client lambda_max")
         ax.set_ylabel("sampled client")
-    figure.tight_layout()
     page.figure(figure, f"Top Hessian eigenvalue of each sampled client's model on its own data as rounds pass on "
                         f"{data_name}: " + "; ".join(
                             f"{_short(r['algorithm'])} at alpha = {r['alpha']:g}: at most "
@@ -285,13 +284,11 @@ def client_plane_rows(surface, ids: Sequence[int]) -> list[dict]:
 def draw_client_planes(planes: dict, field: str, title):
     """One panel of ``field`` (``"loss"`` or ``"error"``) per plane of :func:`client_planes`, by
     increasing alpha, the clients marked; ``title(index, alpha)`` names the panel. Returns the figure."""
-    import matplotlib.pyplot as plt
 
 
-    figure, axes = plt.subplots(1, len(planes), figsize=(6 * len(planes), 5), squeeze=False)
-    for index, (ax, (alpha, (surface, ids))) in enumerate(zip(axes[0], sorted(planes.items()))):
+    figure, axes = panel_figure(len(planes), 5.0, 4.2)
+    for index, (ax, (alpha, (surface, ids))) in enumerate(zip(axes, sorted(planes.items()))):
         plane_panel(ax, surface, field, [f"client {i}" for i in ids], title=title(index, alpha))
-    figure.tight_layout()
     return figure
 
 
@@ -362,7 +359,6 @@ def show_spectra(page, runs: pd.DataFrame, scale: str, device: str = "cpu",
     global models, one panel per alpha and one line per algorithm of
     :data:`SPECTRUM_ALGORITHMS`; then the eigenvalues (:func:`spectrum_table`, returned) and
     the measurement settings as tables."""
-    import matplotlib.pyplot as plt
     import pandas as pd
 
 
@@ -373,11 +369,10 @@ def show_spectra(page, runs: pd.DataFrame, scale: str, device: str = "cpu",
     spectra = {(row["algorithm"], row["alpha"]): hessian_spectrum(row["run_dir"], settings, device=device,
                                                                   data_root=data_root)
                for row in finished.to_dict("records")}
-    figure, axes = plt.subplots(1, max(1, len(alphas)), figsize=(6 * max(1, len(alphas)), 4), squeeze=False)
-    for ax, alpha in zip(axes[0], alphas):
+    figure, axes = panel_figure(max(1, len(alphas)), 5.0, 3.6)
+    for ax, alpha in zip(axes, alphas):
         spectrum_curves(ax, {label: spectra[(label, alpha)] for label in SPECTRUM_ALGORITHMS
                              if (label, alpha) in spectra}, title=f"alpha = {alpha:g}")
-    figure.tight_layout()
     table = spectrum_table(spectra)
 
     def flattest(alpha):

@@ -46,6 +46,7 @@ from flcore.papers.fedsam.runs import Algorithm, sam_main_run
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours
 from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
+from flcore.report.tables import NOT_RUN, run_here
 from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
 from flcore.reproduction.inventory import entry
 from flcore.reproduction.published import published, source
@@ -426,7 +427,9 @@ def comparison(artifact_id: str, runs: pd.DataFrame, scale: str) -> pd.DataFrame
 
 
 def improvement_comparison(artifact_id: str, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
-    """Tables 5 / 16: published accuracy and improvements beside ours (:func:`improvements`)."""
+    """Tables 5 / 16: published accuracy and improvements beside ours (:func:`improvements`),
+    every published row; a setting this scale does not run has no values of ours and says
+    so in its note."""
 
     datasets = {"CIFAR-100": fedsam.dataset_for("CIFAR-100", scale)}
     cells = ours_accuracy(runs.assign(dataset="CIFAR-100"), ["dataset", "setting", "algorithm"], datasets)
@@ -434,7 +437,9 @@ def improvement_comparison(artifact_id: str, runs: pd.DataFrame, scale: str) -> 
     paper = published(artifact_id)
     for column in ("absolute_improvement", "relative_improvement"):
         paper[column] = pd.to_numeric(paper[column], errors="coerce")
-    paper = paper[paper["setting"].isin(set(cells["setting"]))]
+    run = paper["setting"].isin(set(cells["setting"]))
+    paper["note"] = [note if ran else "; ".join(filter(None, [NOT_RUN, note]))
+                     for note, ran in zip(paper["note"], run)]
     merged = paper.drop(columns="dataset").merge(ours, on=["setting", "algorithm"], how="left",
                                                  suffixes=(" (paper)", " (ours)"))
     return merged
@@ -550,8 +555,10 @@ register_artifact(Artifact(
 # ----------------------------------------------------------------------------- pages
 
 def best_items(block: pd.DataFrame) -> tuple[str, str]:
-    """The rows (``item``) with the highest published and the highest of our accuracy in a
-    block of :func:`comparison` (``"none"`` where no cell has a value): ``(paper, ours)``."""
+    """The rows (``item``) with the highest published and the highest of our accuracy among
+    the cells of a block of :func:`comparison` that run here (``"none"`` where no cell has a
+    value): ``(paper, ours)``."""
+    block = run_here(block)
     paper_rows = block.dropna(subset=["paper"])
     ours = block.dropna(subset=["ours"])
     paper_best = paper_rows.loc[paper_rows["paper"].idxmax(), "item"] if len(paper_rows) else "none"
@@ -612,7 +619,7 @@ def show_improvements(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
     page.table(table, f"Accuracy (%) and improvements over the reference of each setting.{stand_in} In our runs the "
                       f"relative gain is larger in federated than in centralized training for {len(larger)} of "
                       f"{compared} rows{': ' + ', '.join(larger) if larger else ''}.",
-               show=table.set_index(["setting", "algorithm"]).round(2),
+               show=table.set_index(["setting", "algorithm"]),
                downloads={"published": published(page.artifact_id), "ours": table})
     display(Markdown(f"Published values: {source(page.artifact_id)['source']}."))
     return table
