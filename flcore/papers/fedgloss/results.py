@@ -640,9 +640,9 @@ def show_accuracy_curves(page, runs: pd.DataFrame, dataset_label: str, scale: st
     return final, leaders
 
 
-register_metric("relative_bits", _communication)
-register_metric("speedup", _speedup)
-register_metric("accuracy_at_progress", _accuracy_at_progress)
+register_metric("relative_bits", _communication, "x B (FedAvg's bits over all rounds)")
+register_metric("speedup", _speedup, "x speed-up (T / rounds)")
+register_metric("accuracy_at_progress", _accuracy_at_progress, "points", accuracy=True)
 
 
 # ----------------------------------------------------------------------------- artifacts
