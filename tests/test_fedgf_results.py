@@ -183,18 +183,23 @@ def test_claims_metrics_read_stored_runs(store, monkeypatch):
     assert METRICS["lpf"]({**row, "status": "running"}) is None
 
 
-def test_seed_spread_of_a_claim_is_measured_in_its_own_metric(monkeypatch):
+def test_reference_spread_of_a_claim_is_measured_in_its_own_metric(monkeypatch):
     from flcore.reproduction import claims as claims_module
     from flcore.reproduction import runner
 
-    rows = [{"algorithm": "FedAvg E=1", "alpha": 0.0, "status": "finished", "mean_last_100": 0.3, "lam": v}
-            for v in (10.0, 12.0, 14.0)]
-    monkeypatch.setattr(runner, "results_frame", lambda specs, store=None: pd.DataFrame(rows))
-    monkeypatch.setitem(claims_module.METRICS, "lambda_max", lambda row: row["lam"])
-    spread = claims_module.seed_spread("small", metric="lambda_max")
-    assert spread["sigma"] == pytest.approx(2.0) and spread["runs"] == 3
-    assert claims_module.seed_spread("small")["sigma"] == pytest.approx(0.0)  # accuracy: all 30%
-    assert claims_module.seed_spread("small", metric="no-such-metric") is None
+    # lambda_max: FedSAM 10 + 3 x seed over FedAvg 10 at both alphas -> differences (0, 3, 6), sd 3
+    def frame(specs, store=None):
+        return pd.DataFrame([{"status": "finished", "mean_last_100": 0.3,
+                              "lam": 10.0 + (3.0 * s.labels["seed"] if s.labels["algorithm"] == "FedSAM" else 0.0)}
+                             for s in specs])
+
+    monkeypatch.setattr(runner, "results_frame", frame)
+    monkeypatch.setitem(claims_module.METRICS, "lambda_max",
+                        claims_module.Metric("lambda_max", lambda row: row["lam"], "lambda_max"))
+    spread = claims_module.reference_spread("small", metric="lambda_max")
+    assert spread["sd"] == pytest.approx(3.0) and spread["df"] == 4 and spread["runs"] == 12
+    assert claims_module.reference_spread("small") is None  # accuracy: all 30 %, the differences cannot vary
+    assert claims_module.reference_spread("small", metric="no-such-metric") is None
 
 
 # ----------------------------------------------------------------------------- Figures 2 and 6 pages

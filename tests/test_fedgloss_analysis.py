@@ -166,12 +166,12 @@ def test_client_landscapes_are_centred_on_the_client_model_for_both_data(recorde
 
 def test_client_lambda_claims_take_the_spread_of_the_global_lambda(monkeypatch, tmp_path):
     """The reference runs keep no client models, so client_lambda_max cannot be measured on
-    them: its ties are decided with the seed spread of the global model's lambda_1."""
+    them: its comparisons take the reference pairs' spread of the global model's lambda_1."""
     from flcore.reproduction import claims as claims_module
 
     asked = []
-    monkeypatch.setattr(claims_module, "seed_spread",
-                        lambda scale, store=None, metric="accuracy": asked.append(metric) or {"sigma": 1.0})
+    monkeypatch.setattr(claims_module, "reference_spread",
+                        lambda scale, store=None, metric="accuracy": asked.append(metric) or {"sd": 1.0, "df": 4})
     results = claims_module.evaluate_claims("small", tmp_path / "empty-store", papers=["fedgloss"])
     assert "client_lambda_max" in {r["metric"] for r in results}
     assert "fedgloss_lambda_max" in asked and "client_lambda_max" not in asked

@@ -135,20 +135,25 @@ def test_accuracy_at_progress(store):
 
 
 def test_cost_metrics_spread_leaves_out_configurations_where_they_cannot_vary(monkeypatch):
-    """FedAvg's own speed-up is 1 at every seed: its configuration says nothing about the
-    spread, so only the other configuration's seeds count."""
+    """The reference pairs' speed-up differences: at the first alpha FedSAM's speed-up is
+    1, 2, 3 over FedAvg's 1 (differences 0, 1, 2: sd 1); at the second both sit at 1 at every
+    seed (differences all 0): that configuration says nothing about the spread, so only the
+    first one's seeds count."""
     import pandas as pd
 
     from flcore.reproduction import claims as claims_module
     from flcore.reproduction import runner
 
-    rows = ([{"algorithm": "FedAvg E=1", "alpha": 0.0, "status": "finished", "mean_last_100": 0.3, "s": 1.0}] * 3
-            + [{"algorithm": "FedSAM", "alpha": 0.0, "status": "finished", "mean_last_100": 0.3, "s": v}
-               for v in (1.0, 2.0, 3.0)])
-    monkeypatch.setattr(runner, "results_frame", lambda specs, store=None: pd.DataFrame(rows))
-    monkeypatch.setitem(claims_module.METRICS, "speedup", lambda row: row["s"])
-    spread = claims_module.seed_spread("small", metric="speedup")
-    assert spread["sigma"] == pytest.approx(1.0) and spread["configurations"] == 1 and spread["runs"] == 3
+    def frame(specs, store=None):
+        return pd.DataFrame([{"status": "finished", "mean_last_100": 0.3,
+                              "s": 1.0 + s.labels["seed"] if s.labels["algorithm"] == "FedSAM"
+                              and s.labels["alpha"] == 0.0 else 1.0} for s in specs])
+
+    monkeypatch.setattr(runner, "results_frame", frame)
+    monkeypatch.setitem(claims_module.METRICS, "speedup", claims_module.Metric("speedup", lambda row: row["s"], "x"))
+    spread = claims_module.reference_spread("small", metric="speedup")
+    assert spread["sd"] == pytest.approx(1.0) and spread["df"] == 2
+    assert spread["pairs"] == 1 and spread["runs"] == 6
 
 
 def _cost_merged(with_speedup: bool) -> pd.DataFrame:
@@ -192,12 +197,12 @@ def test_final_accuracy_leaders_pick_the_best_method_per_panel():
 
 
 def test_cost_findings_count_the_verdicts():
-    verdicts = pd.DataFrame({"verdict": ["holds", "tie", "tie", "not_checked"]})
+    verdicts = pd.DataFrame({"verdict": ["holds", "inconclusive", "inconclusive", "not_run"]})
     lines = gloss.cost_findings(verdicts, 0.25, "small")
     assert lines == [
         "At the **small** scale the paper's and our rankings by bits agree with a mean Kendall's \u03c4 of "
-        "0.25; of the 4 claims this table checks, 1 hold, 2 are ties, 0 fail and 1 are not checked at "
-        "this scale."
+        "0.25; of the 4 claims this table checks, 1 is decided at this scale (1 hold); 2 inconclusive, "
+        "1 not run at this scale."
     ]
     assert len(gloss.cost_findings(verdicts, 0.25, "smoke")) == 2
 

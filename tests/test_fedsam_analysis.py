@@ -57,25 +57,31 @@ def test_below_paper_only_fedavg_is_recorded_and_pages_say_which_panels_are_miss
 
 
 def test_the_flatness_claim_is_judged_by_its_own_metric_and_spread(monkeypatch):
+    from flcore.config import resolve_config
+
     asked = []
 
     def spread(scale, store=None, metric="accuracy"):
         asked.append(metric)
-        return {"sigma": {"accuracy": 1.0, "fedsam_lambda_max": 7.0}[metric]}
+        return {"sd": {"accuracy": 1.0, "fedsam_lambda_max": 7.0}[metric], "df": 4}
 
-    monkeypatch.setattr(claims_module, "seed_spread", spread)
-    monkeypatch.setattr(claims_module, "_cell_value",
-                        lambda claim, cell, *a: claims_module.CellValue(50.0 if cell.get("algorithm") != "FedAvg E=1"
-                                                                        else 60.0, 1, None))
+    small = resolve_config({"method": "fedavg", "scale": "small"})
+    monkeypatch.setattr(claims_module, "reference_spread", spread)
+    monkeypatch.setattr(claims_module, "_cell_values",
+                        lambda claim, cell, *a: claims_module.CellValues(
+                            {0: 50.0 if cell.get("algorithm") != "FedAvg E=1" else 60.0},
+                            {0: repr(sorted(cell.items()))}, [small]))
     results = {r["id"]: r for r in claims_module.evaluate_claims("small", papers=["fedsam"])}
-    assert claims_module.METRICS["fedsam_lambda_max"] is fedsam_analysis.lambda_max_of_row
+    assert claims_module.METRICS["fedsam_lambda_max"].function is fedsam_analysis.lambda_max_of_row
     assert results["fedsam-flatter-minima"]["metric"] == "fedsam_lambda_max"
-    assert results["fedsam-flatter-minima"]["sigma"] == 7.0
-    assert results["fedsam-sam-improves-fedavg"]["sigma"] == 1.0
-    # gap -10 (lower is better): 10 > 2 * 7 * sqrt(2) = 19.8 is false -> a tie, not "holds"
-    assert results["fedsam-flatter-minima"]["verdict"] == "tie"
+    assert results["fedsam-flatter-minima"]["spread"]["sd"] == 7.0
+    assert results["fedsam-sam-improves-fedavg"]["spread"]["sd"] == 1.0
+    # one seed, gap -10 (lower is better): 10 > t(0.975, 4) x 7 = 19.4 is false -> inconclusive, not "holds"
+    flatter = results["fedsam-flatter-minima"]["comparisons"][0]
+    assert results["fedsam-flatter-minima"]["verdict"] == "inconclusive" and flatter["gap"] == -10.0
     assert sorted(set(asked)) == ["accuracy", "fedsam_lambda_max"]
-    assert math.isclose(results["fedsam-flatter-minima"]["ours"][0]["threshold"], 2 * 7.0 * math.sqrt(2), rel_tol=1e-4)
+    assert math.isclose(flatter["threshold"], 2.776445 * 7.0, rel_tol=1e-4)
+    assert flatter["units"] == "lambda_max"
 
 
 def test_client_eigenvalue_row_means_the_first_and_last_probed_rounds():

@@ -1,6 +1,6 @@
 """The inventory of the papers' 110 tables and figures, and the claims registry: checked
-against the shared master inventory and the papers' text; verdicts against hand-computed
-thresholds."""
+against the shared master inventory and the papers' text; verdicts (paired t test,
+threshold, MDE, distinct pairs, what a scale can test) against hand computations."""
 from __future__ import annotations
 
 import json
@@ -14,10 +14,21 @@ import pandas as pd
 import pytest
 import yaml
 
+from flcore.config import resolve_config
 from flcore.reproduction import claims as claims_module
 from flcore.reproduction.artifacts import artifact_ids
-from flcore.reproduction.claims import CellValue, Claim, Comparison, all_claims, evaluate, seed_spread
+from flcore.reproduction.claims import (
+    CellValues,
+    Claim,
+    Comparison,
+    aggregate,
+    all_claims,
+    claim_specs,
+    evaluate,
+    reference_spread,
+)
 from flcore.reproduction.inventory import coverage, inventory, status
+from flcore.reproduction.paired import pooled_sd, t_cdf, t_quantile
 from flcore.reproduction.papers import paper_ids
 
 PAPERS = paper_ids()
@@ -100,63 +111,236 @@ def test_published_numbers_and_quotes_are_in_the_paper_text(paper):
                 assert found, f"{claim.id}: {value} not in {paper}.txt"
 
 
-def _claim(direction="higher"):
+MAIN = {"dataset": ["cifar10", "cifar100"], "model": "cnn"}
+#: The small scale's run config (MNIST-1D, its CNN): what the cells' runs train.
+SMALL_CONFIG = resolve_config({"method": "fedavg", "scale": "small"})
+
+
+def _claim(direction="higher", comparisons=None, about=None, metric="accuracy"):
+    comparisons = comparisons or (Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0),)
     return Claim(id="x-claim", paper="fedsam", text="A beats B", quote="", artifacts=("fedsam-table-2",),
-                 source="", metric="accuracy", direction=direction,
-                 comparisons=(Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0),))
+                 source="", metric=metric, direction=direction, comparisons=comparisons,
+                 about=about or {"dataset": "cifar10", "model": "cnn"}, main_setting=MAIN)
 
 
-@pytest.mark.parametrize("better, worse, spread, expected", [
-    ((70.0, 1, None), (65.0, 1, None), 1.0, "holds"),      # gap 5 > 2 * 1 * sqrt(2) = 2.83
-    ((67.0, 1, None), (65.0, 1, None), 1.0, "tie"),        # gap 2 < 2.83
-    ((62.0, 1, None), (65.0, 1, None), 1.0, "fails"),      # gap -3 < -2.83
-    ((67.0, 3, 0.5), (65.0, 3, 0.5), 9.0, "holds"),        # own seeds: 2 * 0.5 * sqrt(2/3) = 0.82 < 2
-    ((65.5, 3, 0.5), (65.0, 3, 0.5), 0.01, "tie"),         # own seeds win over the reference spread
+def _cells(monkeypatch, values: dict[str, dict[int, float]], reasons: dict[str, str] | None = None):
+    """Cells ``algorithm -> {seed: value}`` read by the engine instead of a store (run ids from
+    the algorithm and seed; configs: the small scale's)."""
+    reasons = reasons or {}
+
+    def fake(claim, cell, scale, seeds, store):
+        name = cell["algorithm"]
+        got = values.get(name, {})
+        return CellValues(dict(got), {s: f"{name}-{s}" for s in got}, [SMALL_CONFIG] if got or name not in reasons
+                          else [], reasons.get(name, ""))
+
+    monkeypatch.setattr(claims_module, "_cell_values", fake)
+
+
+def test_t_distribution_matches_the_printed_tables():
+    # Student's t tables: t(0.975) = 12.706, 4.303, 2.776, 2.228 at df 1, 2, 4, 10; t(0.80) = 1.061 at df 2
+    for df, q in ((1, 12.7062), (2, 4.3027), (4, 2.7764), (10, 2.2281), (30, 2.0423)):
+        assert t_quantile(0.975, df) == pytest.approx(q, abs=1e-4)
+    assert t_quantile(0.80, 2) == pytest.approx(1.0607, abs=1e-4)
+    assert t_quantile(0.80, 4) == pytest.approx(0.9410, abs=1e-4)
+    assert t_cdf(0.0, 3) == pytest.approx(0.5) and t_cdf(1.0, 1) == pytest.approx(0.75)  # Cauchy at df 1
+    assert t_quantile(0.025, 4) == pytest.approx(-t_quantile(0.975, 4))
+
+
+def test_pooled_sd_is_the_degrees_of_freedom_weighted_variance():
+    # variances 1 (df 2) and 4 (df 2) -> sqrt(2.5) on df 4; a group of one value adds nothing
+    sd, df = pooled_sd([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [9.0]])
+    assert sd == pytest.approx(math.sqrt(2.5)) and df == 4
+    assert pooled_sd([[1.0]]) is None
+
+
+def test_a_comparison_is_the_paired_difference_across_seeds(monkeypatch):
+    # the cells vary by 10 points between seeds, their per-seed differences by 0.1: a paired test
+    # decides (an unpaired one, sd ~ 10 per cell, could not)
+    _cells(monkeypatch, {"A": {0: 61.0, 1: 71.2, 2: 81.1}, "B": {0: 60.0, 1: 70.0, 2: 80.0}})
+    result = evaluate(_claim(), "small")
+    (comparison,) = result["comparisons"]
+    diffs = [1.0, 1.2, 1.1]
+    sd = math.sqrt(sum((d - 1.1) ** 2 for d in diffs) / 2)  # 0.1
+    assert comparison["seeds"] == [0, 1, 2] and comparison["gap"] == pytest.approx(1.1)
+    assert comparison["sd"] == pytest.approx(sd, abs=1e-4) and comparison["df"] == 2
+    assert comparison["sd_from"] == "paired seeds"
+    assert comparison["threshold"] == pytest.approx(4.302653 * sd / math.sqrt(3), abs=1e-4)  # 0.248
+    assert comparison["mde"] == pytest.approx((4.302653 + 1.060660) * sd / math.sqrt(3), abs=1e-4)
+    assert comparison["verdict"] == "holds" and comparison["units"] == "points"
+    assert result["verdict"] == "holds"
+
+
+@pytest.mark.parametrize("a, expected", [
+    ({0: 70.0, 1: 71.0, 2: 72.5}, "inconclusive"),  # diffs 1, 1.5, 2.5: gap 1.667 < 4.303 x 0.764 / sqrt 3 = 1.897
+    ({0: 70.0, 1: 70.7, 2: 71.4}, "holds"),         # diffs 1, 1.2, 1.4: gap 1.2 > 4.303 x 0.2 / sqrt 3 = 0.497
+    ({0: 67.0, 1: 68.3, 2: 68.6}, "fails"),         # diffs -2, -1.2, -1.4: gap -1.533 < -1.036
 ])
-def test_verdict_threshold_is_twice_the_standard_error_of_the_gap(monkeypatch, better, worse, spread, expected):
-    values = {"A": CellValue(better[0], better[1], better[2]), "B": CellValue(worse[0], worse[1], worse[2])}
-    monkeypatch.setattr(claims_module, "_cell_value", lambda claim, cell, *a: values[cell["algorithm"]])
-    result = evaluate(_claim(), "small", spread={"sigma": spread})
-    assert result["verdict"] == expected
-    ours = result["ours"][0]
-    sigma = math.sqrt((better[2] ** 2 + worse[2] ** 2) / 2) if better[2] is not None else spread
-    assert ours["threshold"] == pytest.approx(2 * sigma * math.sqrt(1 / better[1] + 1 / worse[1]), abs=1e-4)
-    assert ours["gap"] == pytest.approx(better[0] - worse[0])
-    assert result["published"][0]["gap"] == pytest.approx(5.0)
+def test_verdict_is_the_two_sided_95_t_interval_on_the_mean_difference(monkeypatch, a, expected):
+    b = {0: 69.0, 1: 69.5, 2: 70.0}
+    _cells(monkeypatch, {"A": a, "B": b})
+    (comparison,) = evaluate(_claim(), "small")["comparisons"]
+    diffs = [a[s] - b[s] for s in range(3)]
+    mean = sum(diffs) / 3
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / 2)
+    assert comparison["gap"] == pytest.approx(mean, abs=1e-4)
+    assert comparison["threshold"] == pytest.approx(4.302653 * sd / math.sqrt(3), abs=1e-4)
+    assert comparison["verdict"] == expected
+
+
+@pytest.mark.parametrize("gap, expected", [(5.0, "holds"), (2.0, "inconclusive"), (-3.0, "fails")])
+def test_one_seed_takes_the_reference_pairs_spread_and_its_degrees_of_freedom(monkeypatch, gap, expected):
+    _cells(monkeypatch, {"A": {0: 65.0 + gap}, "B": {0: 65.0}})
+    (comparison,) = evaluate(_claim(), "small", spread={"sd": 1.0, "df": 4, "pairs": 2, "runs": 12})["comparisons"]
+    assert comparison["sd_from"] == "reference pairs" and comparison["df"] == 4
+    assert comparison["threshold"] == pytest.approx(2.776445, abs=1e-4)  # t(0.975, 4) x 1.0 / sqrt(1)
+    assert comparison["mde"] == pytest.approx(2.776445 + 0.940965, abs=1e-4)
+    assert comparison["verdict"] == expected
 
 
 def test_lower_is_better_flips_the_sign(monkeypatch):
-    values = {"A": CellValue(30.0, 1, None), "B": CellValue(90.0, 1, None)}
-    monkeypatch.setattr(claims_module, "_cell_value", lambda claim, cell, *a: values[cell["algorithm"]])
-    claim = _claim("lower")
-    claim = Claim(
-        **{**claim.__dict__, "comparisons": (Comparison({"algorithm": "A"}, {"algorithm": "B"}, 30.1, 93.5),)}
-    )
-    assert evaluate(claim, "small", spread={"sigma": 1.0})["verdict"] == "holds"
+    _cells(monkeypatch, {"A": {0: 30.0}, "B": {0: 90.0}})
+    claim = _claim("lower", (Comparison({"algorithm": "A"}, {"algorithm": "B"}, 30.1, 93.5),))
+    result = evaluate(claim, "small", spread={"sd": 1.0, "df": 4})
+    assert result["verdict"] == "holds" and result["comparisons"][0]["gap"] == pytest.approx(-60.0)
 
 
-def test_unmeasured_spread_or_missing_runs_are_not_checked(monkeypatch):
-    values = {"A": CellValue(70.0, 1, None), "B": CellValue(None, 0, None, "its runs are not in the store")}
-    monkeypatch.setattr(claims_module, "_cell_value", lambda claim, cell, *a: values[cell["algorithm"]])
-    result = evaluate(_claim(), "small", spread={"sigma": 1.0})
-    assert result["verdict"] == "not_checked" and result["reason"] == "its runs are not in the store"
-    values["B"] = CellValue(60.0, 1, None)
+def test_missing_runs_are_not_run_and_an_unmeasured_spread_is_inconclusive_without_mde(monkeypatch):
+    _cells(monkeypatch, {"A": {0: 70.0}}, reasons={"B": "its runs are not in the store"})
+    result = evaluate(_claim(), "small", spread={"sd": 1.0, "df": 4})
+    assert result["verdict"] == "not_run" and result["reason"] == "its runs are not in the store"
+    assert result["counts"]["run"] == 0 and result["summary"].startswith("0 of 1 comparison run")
+    _cells(monkeypatch, {"A": {0: 70.0}, "B": {0: 60.0}})
     result = evaluate(_claim(), "small", spread=None)
-    assert result["verdict"] == "not_checked" and "spread is not measured" in result["reason"]
+    (comparison,) = result["comparisons"]
+    assert comparison["verdict"] == "inconclusive" and comparison["mde"] is None
+    assert "no measured spread" in comparison["reason"]
 
 
-def test_seed_spread_is_the_pooled_standard_deviation(monkeypatch):
+def test_two_cells_at_chance_fail_as_neither_learns(monkeypatch):
+    # MNIST-1D's chance level is 10 %: both cells within the threshold (2.78) of it
+    _cells(monkeypatch, {"A": {0: 11.5}, "B": {0: 9.92}})
+    result = evaluate(_claim(), "small", spread={"sd": 1.0, "df": 4})
+    assert result["verdict"] == "neither_learns" and result["comparisons"][0]["verdict"] == "neither_learns"
+    _cells(monkeypatch, {"A": {0: 40.0}, "B": {0: 9.92}})  # one learns: an ordinary comparison
+    assert evaluate(_claim(), "small", spread={"sd": 1.0, "df": 4})["verdict"] == "holds"
+
+
+def test_each_distinct_pair_of_runs_counts_once(monkeypatch):
+    # CIFAR-10 and CIFAR-100 at alpha = 0 are the same runs below the paper scale
+    _cells(monkeypatch, {"A": {0: 70.0, 1: 70.7, 2: 71.4}, "B": {0: 69.0, 1: 69.5, 2: 70.0},
+                         "C": {0: 69.0, 1: 70.0, 2: 71.0}})
+    listed = (Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0),
+              Comparison({"algorithm": "A"}, {"algorithm": "B"}, 60.0, 55.0),
+              Comparison({"algorithm": "A"}, {"algorithm": "C"}, 70.0, 69.0),
+              Comparison({"algorithm": "A"}, {"algorithm": "D"}, 70.0, 69.0))
+    result = evaluate(_claim(comparisons=listed), "small")
+    assert [c["listed"] for c in result["comparisons"]] == [[0, 1], [2], [3]]
+    counts = result["counts"]
+    assert (counts["listed"], counts["distinct"], counts["run"]) == (4, 3, 2)
+    assert counts["holds"] == 1 and counts["inconclusive"] == 1 and counts["not_run"] == 1
+    assert result["summary"] == ("2 of 3 comparisons run: 1 hold, 1 inconclusive; 1 not run at this scale "
+                                 "(4 listed, 1 the same runs as another)")
+    assert result["verdict"] == "inconclusive"
+    run_pairs = [(tuple(c["run_ids"]["better"]), tuple(c["run_ids"]["worse"])) for c in result["comparisons"]]
+    assert len(set(run_pairs)) == len(run_pairs)
+
+
+def test_a_stand_in_never_decides_a_claim_about_what_it_stands_in_for(monkeypatch):
+    _cells(monkeypatch, {"A": {0: 80.0}, "B": {0: 60.0}})
+    spread = {"sd": 1.0, "df": 4}
+    for about in ({"dataset": "fmnist", "model": "fmnist_cnn"}, {"dataset": "cifar10", "model": "resnet18gn"}):
+        result = evaluate(_claim(about=about), "small", spread=spread)
+        assert result["verdict"] == "not_testable" and result["comparisons"][0]["gap"] is None
+        assert "stand in for cifar10/cifar100 with cnn only" in result["reason"]
+    # the paper's main setting is what MNIST-1D stands in for: decided
+    assert evaluate(_claim(about={"dataset": "cifar100", "model": "cnn"}), "small", spread=spread)["verdict"] == "holds"
+    # at the paper scale the runs must train what the claim is about
+    result = evaluate(_claim(about={"dataset": "cifar10", "model": "cnn"}), "paper", spread=spread)
+    assert result["verdict"] == "not_testable" and "runs mnist1d with mnist1d_cnn" in result["reason"]
+
+
+def test_by_construction_is_shown_and_not_counted_as_evidence(monkeypatch):
+    _cells(monkeypatch, {"A": {0: 1.0}, "B": {0: 2.0}})
+    claim = _claim("lower", metric="backprops_per_step",
+                   comparisons=(Comparison({"algorithm": "A"}, {"algorithm": "B"}, 1.0, 2.0),))
+    result = evaluate(claim, "small", spread=None)
+    assert result["verdict"] == "by_construction" and result["comparisons"][0]["verdict"] == "by_construction"
+    assert aggregate(["by_construction", "holds"]) == "holds"
+    assert aggregate(["by_construction", "inconclusive"]) == "inconclusive"
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    (["holds", "holds", "not_run"], "holds"),
+    (["holds", "inconclusive"], "inconclusive"),
+    (["holds", "fails", "neither_learns"], "fails"),
+    (["holds", "neither_learns"], "neither_learns"),
+    (["not_testable", "not_testable"], "not_testable"),
+    (["not_testable", "not_run"], "not_run"),
+    ([], "not_run"),
+])
+def test_a_claims_verdict_aggregates_its_distinct_comparisons(verdicts, expected):
+    assert aggregate(verdicts) == expected
+
+
+def test_reference_spread_is_the_pooled_sd_of_paired_differences(monkeypatch):
     from flcore.reproduction import runner
 
-    # two configurations with three seeds each: variances 1 and 4 (points^2) -> pooled sqrt(2.5)
-    rows = [{"algorithm": "FedAvg E=1", "alpha": 0.0, "status": "finished", "mean_last_100": v / 100}
-            for v in (30.0, 31.0, 32.0)]
-    rows += [{"algorithm": "FedSAM", "alpha": 0.0, "status": "finished", "mean_last_100": v / 100}
-             for v in (40.0, 42.0, 44.0)]
-    monkeypatch.setattr(runner, "results_frame", lambda specs, store=None: pd.DataFrame(rows))
-    spread = seed_spread("small")
-    assert spread["sigma"] == pytest.approx(math.sqrt(2.5)) and spread["runs"] == 6
-    assert spread["configurations"] == 2
+    # FedSAM - FedAvg at two alphas, three seeds each: differences (1, 2, 3) and (2, 4, 6)
+    # -> variances 1 and 4 -> pooled sqrt(2.5) on 4 degrees of freedom
+    fedsam = {0.0: (31.0, 42.0, 53.0), 100.0: (62.0, 74.0, 86.0)}
+    fedavg = {0.0: (30.0, 40.0, 50.0), 100.0: (60.0, 70.0, 80.0)}
+
+    def frame(specs, store=None):
+        rows = []
+        for spec in specs:
+            table = fedsam if spec.labels["algorithm"] == "FedSAM" else fedavg
+            rows.append({"status": "finished", "mean_last_100": table[spec.labels["alpha"]][spec.labels["seed"]] / 100})
+        return pd.DataFrame(rows)
+
+    monkeypatch.setattr(runner, "results_frame", frame)
+    spread = reference_spread("small")
+    assert spread["sd"] == pytest.approx(math.sqrt(2.5)) and spread["df"] == 4
+    assert spread["pairs"] == 2 and spread["runs"] == 12
+
+
+def test_claim_cells_run_three_seeds_at_small_batched_per_configuration():
+    from flcore.planning.planner import plan_groups
+
+    specs = claim_specs("small", ["fedsam-table-2"])
+    seeds: dict[str, set] = {}
+    for spec in specs:
+        values = {k: v for k, v in spec.resolve().canonical().items() if k != "seed"}
+        seeds.setdefault(repr(sorted(values.items())), set()).add(spec.resolve().seed)
+    assert seeds and all(s == {0, 1, 2} for s in seeds.values())
+    # the seeds of one configuration share the planner's batch key, so with one worker they
+    # train as one group (more workers cut a set of batchable runs for parallelism)
+    from flcore.sim.multi_run import group_key
+
+    by_config: dict[str, set] = {}
+    for spec in specs:
+        cfg = spec.resolve()
+        by_config.setdefault(repr(sorted((k, repr(v)) for k, v in cfg.canonical().items() if k != "seed")),
+                             set()).add(group_key(cfg))
+    assert all(len(keys) == 1 for keys in by_config.values())
+    groups_of: dict[str, set] = {}
+    for index, group in enumerate(plan_groups(specs, device="cpu", workers=1)):
+        for config in group.configs:
+            key = repr(sorted((k, repr(v)) for k, v in resolve_config(config).canonical().items() if k != "seed"))
+            groups_of.setdefault(key, set()).add(index)
+    assert len(groups_of) == len(seeds) and all(len(g) == 1 for g in groups_of.values())
+    # a claim that keeps one seed adds none, nor does a scale with one claim seed
+    one_seed = [c for c in all_claims() if c.one_seed]
+    assert one_seed and claim_specs("smoke") == []
+    assert all(c.metric == "accuracy" for c in one_seed)
+
+
+def test_every_claim_says_what_it_is_about_and_fmnist_and_resnet_claims_are_not_testable_below_paper():
+    for claim in all_claims():
+        assert {"dataset", "model"} <= set(claim.about), claim.id
+    by_id = {c.id: c for c in all_claims()}
+    assert by_id["fedima-ima-improves-all-methods-fmnist"].about["dataset"] == "fmnist"
+    assert by_id["fedima-ima-improves-resnet18-cifar10"].about["model"] == "resnet18gn"
 
 
 def test_reproduce_list_json_has_one_object_per_artifact(tmp_path):
@@ -178,9 +362,18 @@ def test_claims_cli_reports_every_claim_and_refuses_an_unknown_paper(tmp_path):
                           str(tmp_path / "empty")], capture_output=True, text=True, check=True).stdout
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["id"] for r in rows] == [c.id for c in all_claims()]
+    vocabulary = set(claims_module.VERDICTS)
     for row in rows:
-        assert {"id", "paper", "text", "artifacts", "verdict", "published", "ours"} <= set(row)
-        assert row["verdict"] == "not_checked"  # an empty store checks nothing
+        assert {"id", "paper", "text", "artifacts", "verdict", "counts", "summary", "units", "comparisons"} <= set(row)
+        # an empty store decides nothing
+        assert row["verdict"] in vocabulary and row["verdict"] not in claims_module.DECIDED
+        assert row["counts"]["distinct"] == len(row["comparisons"]) >= 1
+        for comparison in row["comparisons"]:
+            assert {"cells", "seeds", "gap", "sd", "threshold", "mde", "units", "verdict"} <= set(comparison)
+            assert comparison["verdict"] in vocabulary
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["fedima-ima-improves-resnet18-cifar10"]["verdict"] == "not_testable"
+    assert by_id["fedlesam-one-backprop-per-step"]["verdict"] == "by_construction"
     bad = subprocess.run([sys.executable, "-m", "flcore", "claims", "--paper", "fedfoo"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "fedsam fedgloss" not in bad.stderr and "allowed values" in bad.stderr
@@ -203,3 +396,40 @@ def test_toc_lists_every_paper_page_and_every_registered_artifact_under_its_pape
         registered = [get_artifact(a).book_path[:-len(".ipynb")] for a in artifact_ids()
                       if get_artifact(a).paper == paper]
         assert sorted(sections) == sorted(registered), paper
+
+
+def test_timing_claims_read_three_timed_runs_each_trained_alone():
+    from flcore.planning.planner import plan_groups
+    from flcore.reproduction.claims import cell_specs, get_claim
+
+    claim = get_claim("fedlesam-faster-per-round-than-sam-methods")
+    specs = claim_specs("small", ["fedlesam-table-8"])
+    assert specs and all(s.config.get("timed") for s in specs)
+    seeds: dict[str, set] = {}
+    for spec in specs:
+        seeds.setdefault(spec.labels["algorithm"], set()).add(spec.resolve().seed)
+    assert all(s == {0, 1, 2} for s in seeds.values())
+    assert all(group.size == 1 for group in plan_groups(specs, device="cpu", workers=2))  # never batched
+    cell, _ = cell_specs(claim, claim.comparisons[0].better, "small", (0, 1, 2))
+    assert len(cell) == 3 and all(s.config.get("timed") for s in cell)
+
+
+def _page_result(verdict, metric="accuracy", paper="fedsam"):
+    return {"id": f"x-{verdict}", "paper": paper, "text": f"claim {verdict}", "artifacts": ["fedsam-table-2"],
+            "verdict": verdict, "metric": metric, "units": "points", "reason": None,
+            "summary": "1 of 1 comparison run", "comparisons": []}
+
+
+def test_claims_and_landing_pages_open_with_the_counts_and_what_the_scale_decides(tmp_path):
+    from flcore.site.pages import claims_page, paper_page
+
+    results = [_page_result("holds"), _page_result("inconclusive"), _page_result("not_testable"),
+               _page_result("by_construction", metric="backprops_per_step")]
+    page = claims_page(results, tmp_path, "small", {"sd": 0.35, "df": 4, "pairs": 2, "runs": 12})
+    opening = page.split("\n")[2]
+    assert opening.startswith("**4 claims at the `small` scale: 1 hold, 1 inconclusive, 1 by construction, "
+                              "1 not testable here.**")
+    assert "Of the 3 accuracy claims this scale runs 2 and decides 1 (holds or fails)" in opening
+    assert "pooled standard deviation of the per-seed accuracy difference is **0.35** points on 4" in page
+    landing = paper_page("fedsam", [], results, tmp_path, "small")
+    assert landing.split("\n")[4].startswith("**4 claims at the `small` scale:")

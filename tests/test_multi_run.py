@@ -83,6 +83,11 @@ def test_runs_that_cannot_share_a_batch_get_keys_of_their_own():
     assert group_key(_cfg("scaffold", seed=0, lr=0.05)) != group_key(_cfg("scaffold", seed=0))  # reads ctx.lr
     fedfa = [_cfg("fedfa", seed=0), _cfg("fedfa", seed=1)]
     assert not run_batchable("fedfa") and group_key(fedfa[0]) != group_key(fedfa[1])
+    # a timed run trains alone (its round times are the measurement); timing enters the run id
+    timed = [_cfg("fedavg", seed=0, timed=True), _cfg("fedavg", seed=1, timed=True)]
+    assert group_key(timed[0]) != group_key(timed[1]) and group_key(timed[0])[0] == "alone"
+    assert timed[0].run_id() != _cfg("fedavg", seed=0).run_id()
+    assert group_key(_cfg("fedavg", seed=0)) == group_key(_cfg("fedavg", seed=1))
     with pytest.raises(ValueError, match="plan them into groups"):
         run_group(fedfa, CPU)
 

@@ -106,23 +106,34 @@ def test_finish_page_banner_comes_from_the_artifacts_runs(tmp_path):
         assert banner.count("rounds") == 1
 
 
-def test_claims_markdown_shows_gaps_and_verdicts():
-    results = [{"text": "A beats B", "artifacts": ["fedsam-table-2"], "verdict": "tie", "reason": None,
-                "published": [{"gap": 5.0}], "ours": [{"gap": 0.5}]},
-               {"text": "C beats D", "artifacts": ["fedsam-table-1"], "verdict": "not_checked",
-                "reason": "its artifact has no notebook yet", "published": [{"gap": 2.0}], "ours": [None]}]
+def test_claims_markdown_shows_gaps_thresholds_mdes_units_and_counts():
+    comparison = {"published": {"gap": 5.0}, "gap": 0.5, "threshold": 1.24, "mde": 1.55, "verdict": "inconclusive"}
+    results = [{"text": "A beats B", "artifacts": ["fedsam-table-2"], "verdict": "inconclusive", "reason": None,
+                "units": "points", "summary": "1 of 1 comparison run: 1 inconclusive", "comparisons": [comparison]},
+               {"text": "C beats D", "artifacts": ["fedsam-table-1"], "verdict": "not_run", "units": "lambda_max",
+                "reason": "its artifact has no notebook yet",
+                "summary": "0 of 1 comparison run; 1 not run at this scale",
+                "comparisons": [{"published": {"gap": 2.0}, "gap": None, "threshold": None, "mde": None,
+                                 "verdict": "not_run"}]}]
     text = claims_markdown(results, "small")
-    assert "| A beats B | +5.00 | +0.50 | **tie (within seed spread)** | fedsam-table-2 |" in text
-    assert "not checked at this scale (its artifact has no notebook yet)" in text and "| \u2013 |" in text
+    assert "| claim | units | published gap | our gap | threshold (95 %) | MDE (80 %) | verdict | checked by |" in text
+    assert ("| A beats B | points | +5.00 | +0.50 | 1.24 | 1.55 | **inconclusive** (1 of 1 comparison run: 1 "
+            "inconclusive) | fedsam-table-2 |") in text
+    assert ("| C beats D | lambda_max | +2.00 | \u2013 | \u2013 | \u2013 | **not run at this scale** (0 of 1 "
+            "comparison "
+            "run; 1 not run at this scale); its artifact has no notebook yet | fedsam-table-1 |") in text
+    assert "two-sided 95 % t interval" in text  # the decision rule above the table
 
 
 def test_verdict_counts_count_each_verdict():
-    verdicts = pd.DataFrame({"verdict": ["holds", "fails", "holds", "not_checked"]})
-    assert verdict_counts(verdicts) == ("of the 4 claims this table checks, 2 hold, 0 are ties, 1 fail and 1 are not "
-                                        "checked at this scale")
-    assert verdict_counts(verdicts.iloc[:0], "figure").startswith("of the 0 claims this figure checks, 0 hold")
-    assert verdict_counts(verdicts, at="").endswith("1 fail and 1 are not checked")
-    assert verdict_counts(verdicts, at="at the paper scale").endswith("are not checked at the paper scale")
+    verdicts = pd.DataFrame({"verdict": ["holds", "fails", "holds", "not_testable", "inconclusive"]})
+    assert verdict_counts(verdicts) == ("of the 5 claims this table checks, 3 are decided at this scale (2 hold, "
+                                        "1 fail); 1 inconclusive, 1 not testable here")
+    assert verdict_counts(verdicts.iloc[:0], "figure") == (
+        "of the 0 claims this figure checks, 0 are decided at this scale")
+    assert verdict_counts(verdicts, at="").startswith("of the 5 claims this table checks, 3 are decided (2 hold")
+    assert verdict_counts(verdicts.iloc[:1], at="at the paper scale") == (
+        "of the 1 claim this table checks, 1 is decided at the paper scale (1 hold)")
 
 
 class _RecordingPage:
@@ -152,10 +163,10 @@ def test_show_orderings_captions_the_mean_tau_over_the_blocks():
 def test_ranking_findings_by_scale():
     from flcore.report.page import SMOKE_NOTE, ranking_findings
 
-    verdicts = pd.DataFrame({"verdict": ["holds", "tie"]})
+    verdicts = pd.DataFrame({"verdict": ["holds", "inconclusive"]})
     smoke = ranking_findings(verdicts, 0.25, "smoke", "MNIST-1D stands in.")
     assert smoke == ["At the **smoke** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of 0.25; "
-                     "of the 2 claims this table checks, 1 hold, 1 are ties, 0 fail and 0 are not checked at this "
-                     "scale.", "MNIST-1D stands in.", SMOKE_NOTE]
+                     "of the 2 claims this table checks, 1 is decided at this scale (1 hold); 1 inconclusive.",
+                     "MNIST-1D stands in.", SMOKE_NOTE]
     assert ranking_findings(verdicts, 0.25, "paper", "MNIST-1D stands in.") == [
         smoke[0].replace("**smoke**", "**paper**")]

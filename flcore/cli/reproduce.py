@@ -31,7 +31,7 @@ from pathlib import Path
 
 from flcore.executors.ray_executor import ExecutorError
 from flcore.reproduction.artifacts import artifact_ids, get_artifact
-from flcore.reproduction.claims import evaluate_claims
+from flcore.reproduction.claims import VERDICT_TEXT, VERDICTS, evaluate_claims, verdict_totals
 from flcore.reproduction.inventory import coverage
 from flcore.reproduction.papers import paper_ids
 from flcore.site.manifest import flcore_fingerprint, load_manifest, stale_reason
@@ -143,13 +143,28 @@ def _cmd_claims(args: argparse.Namespace) -> int:
         return 0
     width = max((len(r["id"]) for r in results), default=10)
     for result in results:
-        gaps = ", ".join("-" if o is None else f"{o['gap']:+.2f}" for o in result["ours"])
-        print(f"{result['id']:<{width}}  {result['verdict']:<11}  ours: {gaps}"
-              + (f"  ({result['reason']})" if result["verdict"] == "not_checked" and result["reason"] else ""))
-    counts = {v: sum(r["verdict"] == v for r in results) for v in ("holds", "tie", "fails", "not_checked")}
-    print(f"{len(results)} claims at the {args.scale} scale: {counts['holds']} hold, {counts['tie']} tie, "
-          f"{counts['fails']} fail, {counts['not_checked']} not checked")
+        gaps = ", ".join(_comparison_text(c) for c in result["comparisons"])
+        print(f"{result['id']:<{width}}  {VERDICT_TEXT[result['verdict']]:<21}  {result['summary']}"
+              + (f"  ({result['reason']})" if result["reason"] else ""))
+        print(f"{'':<{width}}  {'':<21}  {result['units'] or ''}: {gaps}")
+    totals = verdict_totals(results)
+    print(f"{len(results)} claims at the {args.scale} scale: "
+          + ", ".join(f"{totals[v]} {VERDICT_TEXT[v]}" for v in VERDICTS if totals[v]))
     return 0
+
+
+def _comparison_text(comparison: dict) -> str:
+    """``"+1.20 +- 0.80 (holds)"``: one distinct comparison's gap, threshold and verdict
+    (``MDE`` beside an inconclusive one)."""
+    if comparison["gap"] is None:
+        return f"- ({VERDICT_TEXT[comparison['verdict']]})"
+    text = f"{comparison['gap']:+.2f}"
+    if comparison["threshold"] is not None:
+        text += f" +- {comparison['threshold']:.2f}"
+    text += f" ({VERDICT_TEXT[comparison['verdict']]}"
+    if comparison["verdict"] == "inconclusive" and comparison["mde"] is not None:
+        text += f", MDE {comparison['mde']:.2f}"
+    return text + ")"
 
 
 def _connect_executor(args: argparse.Namespace) -> bool:

@@ -127,6 +127,7 @@ class ExperimentConfig:
     probes: tuple[str, ...]  # training-time probes logged into the metrics
     probe_every: int  # rounds between probes (0: at the evaluation rounds)
     snapshot_rounds: tuple[int, ...]  # rounds whose global and client models are saved
+    timed: bool  # a timed run: trained alone (never batched), so its round times are its own
     seed: int
     eval_every: int
     eval_last: int

@@ -88,7 +88,7 @@ METHOD_FIELDS = frozenset(
 #: Fields whose defaults leave a method unchanged; they enter the run id of every method
 #: only when set away from that default (so adding an option keeps old run ids).
 NEUTRAL_DEFAULTS = {"lr_decay": 1.0, "clip_norm": None, "mixup_alpha": 0.0, "cutout_size": 0,
-                    "probes": (), "probe_every": 0, "snapshot_rounds": ()}
+                    "probes": (), "probe_every": 0, "snapshot_rounds": (), "timed": False}
 
 #: Allowed values of the string-valued method options.
 OPTION_CHOICES = {
@@ -181,6 +181,7 @@ DEFAULTS: dict[str, Any] = {
     "probes": (),
     "probe_every": 0,
     "snapshot_rounds": (),
+    "timed": False,
     "seed": 0,
     "eval_batch_size": 2000,
     "device": "auto",

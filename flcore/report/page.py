@@ -27,11 +27,17 @@ from flcore.report.run_settings import (
     seeds_text,
     span,
 )
-from flcore.reproduction.claims import evaluate_claims, spread_specs
+from flcore.reproduction.claims import (
+    DECIDED,
+    RULE_TEXT,
+    VERDICT_TEXT,
+    VERDICTS,
+    claim_specs,
+    evaluate_claims,
+    spread_specs,
+    verdict_totals,
+)
 from flcore.reproduction.runner import ensure_runs
-
-VERDICT_TEXT = {"holds": "holds", "tie": "tie (within seed spread)", "fails": "fails",
-                "not_checked": "not checked at this scale"}
 
 
 def _display(obj) -> None:
@@ -94,17 +100,19 @@ class Page:
         """The verdicts of the claims this artifact checks (one row per claim, the fields
         of ``flcore claims --json``), kept for :meth:`show_claims`.
 
-        With ``ensure_spread`` the reference runs that measure the seed-to-seed spread are
-        trained first when missing (a few runs; the tie rule needs them).
+        With ``ensure_spread`` the runs the verdicts rest on are trained first when missing:
+        the claims' extra seeds of this artifact's cells and the reference pairs whose
+        spread decides comparisons with too few seeds.
         """
 
         if ensure_spread:
-            ensure_runs(spread_specs(scale), store=store, device=device, workers=workers, log=None)
+            needed = claim_specs(scale, [self.artifact_id]) + spread_specs(scale)
+            ensure_runs(needed, store=store, device=device, workers=workers, log=None)
         self.scale = scale
         self.claim_results = evaluate_claims(scale, store, seeds, artifact=self.artifact_id)
-        return pd.DataFrame(self.claim_results, columns=["id", "paper", "text", "artifacts", "verdict", "published",
-                                                          "ours", "metric", "direction", "source", "scale", "sigma",
-                                                          "reason"])
+        return pd.DataFrame(self.claim_results, columns=["id", "paper", "text", "artifacts", "verdict", "counts",
+                                                          "summary", "comparisons", "metric", "units", "direction",
+                                                          "source", "scale", "spread", "reason"])
 
     def show_claims(self) -> None:
         """The claims' verdicts as a table (call :meth:`check_claims` first); a result or
@@ -113,14 +121,29 @@ class Page:
 
         _display(Markdown(claims_markdown(self.claim_results, self.scale)))
 
+
+def totals_text(totals: dict[str, int]) -> str:
+    """``"2 hold, 1 inconclusive, 1 not testable here"``: claims per verdict (zeros left out)."""
+    words = {"holds": "hold", "fails": "fail"}
+    parts = [f"{totals[v]} {words.get(v, VERDICT_TEXT[v])}" for v in VERDICTS if totals.get(v)]
+    return ", ".join(parts) if parts else "none"
+
+
 def verdict_counts(verdicts: pd.DataFrame, what: str = "table", at: str = "at this scale") -> str:
-    """``"of the 4 claims this table checks, 2 hold, 1 are ties, 0 fail and 1 are not checked at
-    this scale"``: the verdicts of :meth:`Page.check_claims` counted for a page's findings
-    (``at``: what follows "not checked"; ``""`` ends the sentence there)."""
-    counts = verdicts["verdict"].value_counts()
-    return (f"of the {len(verdicts)} claims this {what} checks, {counts.get('holds', 0)} hold, {counts.get('tie', 0)} "
-            f"are ties, {counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are not checked"
+    """``"of the 4 claims this table checks, 2 are decided at this scale (1 hold, 1 fail); 1
+    inconclusive, 1 not testable here"``: the verdicts of :meth:`Page.check_claims` counted
+    for a page's findings (``at``: what follows "decided"; ``""`` leaves it out)."""
+    totals = verdict_totals(verdicts.to_dict("records"))
+    decided = {v: totals[v] for v in DECIDED if totals[v]}
+    rest = {v: totals[v] for v in VERDICTS if v not in DECIDED and totals[v]}
+    text = (f"of the {len(verdicts)} claim{'s' if len(verdicts) != 1 else ''} this {what} checks, "
+            f"{sum(decided.values())} {'is' if sum(decided.values()) == 1 else 'are'} decided"
             + (f" {at}" if at else ""))
+    if decided:
+        text += f" ({totals_text(decided)})"
+    if rest:
+        text += f"; {totals_text(rest)}"
+    return text
 
 
 #: The sentence a page's findings end with at the ``smoke`` scale.
@@ -145,31 +168,40 @@ def _has_named_index(frame: pd.DataFrame) -> bool:
     return any(name is not None for name in frame.index.names)
 
 
-def _gap_text(entries: list, key: str = "gap") -> str:
-    parts = [("\u2013" if e is None else f"{e[key]:+.2f}") for e in entries]
-    return ", ".join(parts)
+def _number(value, digits: int = 2) -> str:
+    return "\u2013" if value is None else f"{value:+.{digits}f}"
+
+
+def _comparison_cell(comparison: dict, key: str) -> str:
+    """One distinct comparison's ``key`` (``gap``, ``threshold``, ``mde``) as printed."""
+    value = comparison.get(key)
+    if value is None:
+        return "\u2013"
+    return f"{value:+.2f}" if key == "gap" else f"{value:.2f}"
 
 
 def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] | None = None,
                     explain: bool = True) -> str:
-    """A Markdown table of claim verdicts (rows of :func:`flcore.reproduction.claims.evaluate`);
-    ``link`` turns an artifact id into the text shown for it (default: the id); ``explain``
-    puts the verdict rule above the table."""
+    """A Markdown table of claim verdicts (rows of :func:`flcore.reproduction.claims.evaluate`):
+    the published and our gap of each distinct comparison, its threshold and MDE, in the
+    metric's units, and the claim's verdict with its counts; ``link`` turns an artifact id into
+    the text shown for it (default: the id); ``explain`` puts the decision rule above the table."""
     if not results:
         return "No claim of the registry is checked by this page."
-    lines = [f"Verdicts at the **{scale}** scale. A claim *holds* when every comparison it rests on goes the "
-             "paper's way by more than twice the standard error of the gap (the seed-to-seed spread, measured), "
-             "is a *tie* when a gap is within that, and *fails* when one goes the other way.", ""] if explain else []
-    lines += ["| claim | published gap | our gap | verdict | checked by |", "|---|---|---|---|---|"]
+    lines = [f"Verdicts at the **{scale}** scale. {RULE_TEXT}", ""] if explain else []
+    lines += ["| claim | units | published gap | our gap | threshold (95 %) | MDE (80 %) | verdict | checked by |",
+              "|---|---|---|---|---|---|---|---|"]
     for result in results:
         checked_by = ", ".join((link or str)(a) for a in result["artifacts"])
-        verdict = VERDICT_TEXT[result["verdict"]]
-        if result["verdict"] == "not_checked" and result.get("reason"):
-            verdict += f" ({result['reason']})"
-        lines.append(f"| {result['text']} | {_gap_text(result['published'])} | {_gap_text(result['ours'])} "
-                     f"| **{verdict}** | {checked_by} |")
+        comparisons = result["comparisons"]
+        published = ", ".join(_number(c["published"]["gap"]) for c in comparisons)
+        cells = {key: ", ".join(_comparison_cell(c, key) for c in comparisons) for key in ("gap", "threshold", "mde")}
+        verdict = f"**{VERDICT_TEXT[result['verdict']]}** ({result['summary']})"
+        if result.get("reason"):
+            verdict += f"; {result['reason']}"
+        lines.append(f"| {result['text']} | {result.get('units') or ''} | {published} | {cells['gap']} "
+                     f"| {cells['threshold']} | {cells['mde']} | {verdict} | {checked_by} |")
     return "\n".join(lines)
-
 
 
 def scale_banner(scale: str, specs: Sequence = (), built: str | None = None, cls: str = "result",

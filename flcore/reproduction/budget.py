@@ -79,15 +79,20 @@ def estimate_seconds(specs: Sequence, model: CostModel, cores: int = 2, device: 
 
 def book_specs(scale: str, root: str | Path, seeds: Sequence[int] = (0,)) -> list:
     """The distinct available runs the book trains: every artifact's whose notebook exists
-    under ``root``, and the reference runs whose seed spread decides the claims' ties."""
+    under ``root``, the seeds the claims' cells add (:func:`~flcore.reproduction.claims.claim_specs`)
+    and the reference pairs whose spread decides comparisons with too few seeds."""
 
     from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for
-    from flcore.reproduction.claims import spread_specs
+    from flcore.reproduction.claims import claim_specs, spread_specs
 
     ids = [a for a in artifact_ids() if (Path(root) / get_artifact(a).notebook_path).exists()]
     specs = [s for s in runs_for(ids, scale, seeds) if s.available]
     known = {s.run_id() for s in specs}
-    return specs + [s for s in spread_specs(scale) if s.run_id() not in known]
+    for spec in claim_specs(scale, ids) + spread_specs(scale):
+        if spec.run_id() not in known:
+            known.add(spec.run_id())
+            specs.append(spec)
+    return specs
 
 
 def book_estimate(scale: str, root: str | Path, model: CostModel, cores: int = 2) -> dict:

@@ -1,41 +1,84 @@
 """The papers' headline claims as checkable comparisons, and their verdicts on our runs.
 
-Each paper's claims are data (``claims/<paper>.yaml``): the claim in words, the sentence of
-the paper that makes it (``quote``), the artifacts whose runs check it, the metric and
-which direction is better, and one or more *comparisons* between two cells of a
-published table -- ``better`` should beat ``worse`` -- with the numbers the paper prints
-for both.  A cell is a set of run labels (``dataset``, ``algorithm``, ``alpha``, ...) as the
+Each paper's claims are data (``<paper folder>/claims.yaml``): the claim in words, the
+sentence of the paper that makes it (``quote``), the artifacts whose runs check it, the
+metric and which direction is better, what it is *about* (the data set and model, and any
+other setting, in flcore's names), and one or more *comparisons* between two cells of a
+published table -- ``better`` should beat ``worse`` -- with the numbers the paper prints for
+both.  A cell is a set of run labels (``dataset``, ``algorithm``, ``alpha``, ...) as the
 artifact's :class:`~flcore.reproduction.artifacts.RunSpec` s carry them, so a cell names the
-same runs at every scale (MNIST-1D stands in for CIFAR below ``paper``).
+same runs at every scale.  Nothing is trained here: the runs are read from the store.
 
-**Verdict of a comparison** (nothing is trained here: the runs are read from the store).
-The gap is ``ours(better) - ours(worse)`` (negated when lower is better).  With n_b and
-n_w seeds in the two cells and sigma the seed-to-seed standard deviation of one run's
-metric, the gap's standard error is ``sigma * sqrt(1/n_b + 1/n_w)`` and the comparison
+**What a scale can test.**  At the ``paper`` scale a comparison is testable when its runs
+train what the claim is about (``about``: data set, model, any other config value).  Below
+it, the scale's data set (MNIST-1D) with its model stands in for each paper's *main
+setting* (``main_setting`` of its ``claims.yaml``: the CIFAR data sets with the paper's
+main model), and only for it: a claim about another data set or model of the paper
+(FedIMA's Fashion-MNIST or ResNet-18 rows, which the small scale runs as the same MNIST-1D
+runs as its CIFAR-10 CNN row) is *not testable here*, never decided on a stand-in.
 
-- *holds* when the gap exceeds twice that,
-- *fails* when it is below minus twice that,
-- is a *tie* in between (the two cells cannot be told apart from seed noise).
+**A comparison is paired.**  Every random draw of a run derives from ``(seed, purpose,
+round, client)``, so two cells at one seed share partition, initialisation, client sampling
+and batch order.  A comparison is the per-seed difference ``ours(better) - ours(worse)``
+over the seeds both cells ran (signed the claim's way when lower is better), and its
+verdict is the paired t test of :mod:`flcore.reproduction.paired`: the two-sided 95 % t
+interval on the mean difference,
 
-sigma is *measured*: from the cells' own seeds when both have at least two, otherwise
-from the reference spread group (:func:`spread_specs`: FedAvg and FedSAM at the extreme
-alphas of the FedSAM CIFAR-10 protocol, three seeds each, pooled over the four
-configurations) at the same scale, for the claim's own metric (a claim on lambda_max is
-judged against the spread of lambda_max over those runs, not of accuracy).  A metric may
-instead register its own ``sigma(row)`` (:data:`METRIC_SIGMAS`: 0 for a count fixed by the
-method, a measured standard error for a time); a cell of one seed then uses it.  When
-none exists the comparison is *not checked*.
+- *holds* when the interval lies on the claim's side of 0 (the gap exceeds the
+  *threshold*, the interval's half-width),
+- *fails* when it lies on the other side,
+- *inconclusive* otherwise, stated with its *minimum detectable effect* (MDE, 80 % power).
 
-**Verdict of a claim**: *fails* if any checked comparison fails, *holds* if all hold,
-*tie* otherwise; *not checked* when no comparison could be checked at this scale (the
-artifact has no notebook yet, the scale does not run that cell, its runs are not in the
-store, or the metric is not computed yet).
+The spread is the standard deviation of the per-seed differences, with ``n - 1`` degrees of
+freedom, when the pair has at least three shared seeds; with fewer it is the pooled
+standard deviation of the differences of the *reference pairs* (:func:`reference_spread`:
+FedSAM - FedAvg at the extreme alphas of the FedSAM CIFAR-10 protocol, three seeds each) at
+the same scale, in the claim's own metric, with their pooled degrees of freedom --
+measured, never assumed; a comparison whose spread is not measured is inconclusive without
+an MDE.  Threshold, MDE and gap are in the metric's unit (:func:`register_metric`).
+
+Besides these, a comparison may be:
+
+- *fails: neither learns*: an accuracy claim whose two cells both sit at the data set's
+  chance level (:func:`flcore.config.chance_accuracy`): each cell's mean is within the
+  comparison's threshold of chance;
+- *by construction*: the metric follows from the methods' definitions (backpropagations
+  per step from the recipes): shown, not counted as evidence;
+- *not run at this scale*: the scale does not run a cell, its runs are not in the store,
+  its method is not implemented, or the metric is missing from them;
+- *not testable here*: see above.
+
+**Timing.**  A metric registered ``timed`` (seconds per round, and what is computed from
+it) is read only from *timed* runs (config ``timed``: trained alone, never batched, so a
+run's round times are its own), and its repeats are their seeds: three timed seeds on the
+machine that trained the store give the spread, not the rounds of one run.
+
+**Each distinct comparison once.**  Two listed comparisons that name the same runs and
+read the same values from them (CIFAR-10 and CIFAR-100 at alpha = 0 below the paper scale)
+are one comparison; a claim's verdict rests on its distinct comparisons, with the counts
+shown ("3 of 4 comparisons run: 2 hold, 1 inconclusive").
+
+**Verdict of a claim** (:func:`aggregate`), from its distinct comparisons that were run and
+are evidence (not by construction): *fails* if any fails; else *fails: neither learns* if
+any is; else *holds* if all hold; else *inconclusive*.  With none run: *by construction*
+if every run comparison is by construction, *not testable here* if none is testable, *not
+run at this scale* otherwise.
+
+**Seeds where claims need them.**  At the ``small`` scale the cells of the claims whose
+metric asks for seeds run :data:`CLAIM_SEEDS` (``flcore reproduce`` and the pages train
+them: :func:`claim_specs`); other cells keep the seeds they are asked for.  What fits the
+small book's 30 minutes on 2 cores (``flcore.reproduction.budget``): every accuracy claim
+and every claim on a metric read from the runs' curves or timings (rounds, transmissions,
+bits, speed-up, cost and time ratios, seconds per round) gets three seeds, except the four
+appendix ablations whose ``claims.yaml`` says ``one_seed`` (and why); the Hessian analyses of
+stored models keep one seed.  A claim with one seed is judged with the reference pairs'
+spread, measured in its own metric.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -43,21 +86,55 @@ from typing import Any
 import yaml
 
 from flcore.config import chance_accuracy
+from flcore.config.presets import DEFAULT_DATASET
+from flcore.models import default_model_for
+from flcore.reproduction.paired import MIN_OWN_SEEDS, PairedTest, pooled_sd, sample_sd
 
-VERDICTS = ("holds", "tie", "fails", "not_checked")
-#: The comparison is decided at this many standard errors of the gap.
-Z_THRESHOLD = 2.0
+#: The verdicts, their words on the pages, and which of them decide a claim.
+VERDICT_TEXT = {
+    "holds": "holds",
+    "fails": "fails",
+    "neither_learns": "fails: neither learns",
+    "inconclusive": "inconclusive",
+    "by_construction": "by construction",
+    "not_run": "not run at this scale",
+    "not_testable": "not testable here",
+}
+VERDICTS = tuple(VERDICT_TEXT)
+DECIDED = ("holds", "fails", "neither_learns")
+#: Comparisons that were run (the others: not run, not testable).
+RUN = ("holds", "fails", "neither_learns", "inconclusive", "by_construction")
+#: The decision rule in words (the Claims page and every page's verdict table).
+RULE_TEXT = (
+    "A comparison is *paired*: the per-seed difference of the two cells over the seeds both ran (the same "
+    "partition, initialisation, client sampling and batch order at one seed). Its *threshold* is the half-width "
+    "of the two-sided 95 % t interval on the mean difference, t(0.975, df) x sd / sqrt(n), with sd the standard "
+    "deviation of the differences (df = n - 1) when the pair has at least 3 shared seeds, else the pooled sd of "
+    "differences measured on the reference pairs (FedSAM - FedAvg at two alphas, 3 seeds) in the same metric, "
+    "with their pooled df. It *holds* when the gap exceeds the threshold the paper's way, *fails* when it does "
+    "the other way, and is *inconclusive* otherwise, stated with its minimum detectable effect (MDE, "
+    "(t(0.975, df) + t(0.80, df)) x sd / sqrt(n): found four times in five). *Fails: neither learns*: both cells "
+    "within the threshold of the data set's chance accuracy. *By construction*: fixed by the methods' "
+    "definitions, shown, not evidence. *Not testable here*: the claim is about a data set or model this scale "
+    "does not run (never decided on a stand-in). A claim counts each distinct pair of runs once: it *fails* if "
+    "one distinct comparison fails, else *fails: neither learns* if one does, *holds* if every comparison run "
+    "(and not by construction) holds, *inconclusive* otherwise.")
+#: The seeds the cells of claims run at each scale (:func:`claim_specs`).
+CLAIM_SEEDS = {"smoke": (0,), "small": (0, 1, 2), "paper": (0,)}
+#: Seeds of the reference pairs.
 SPREAD_SEEDS = (0, 1, 2)
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """``better`` beats ``worse`` (cells: run labels); the paper's numbers for both."""
+    """``better`` beats ``worse`` (cells: run labels); the paper's numbers for both;
+    ``about``: what it is about where it differs from its claim's."""
 
     better: dict[str, Any]
     worse: dict[str, Any]
     published_better: float
     published_worse: float
+    about: dict[str, Any] = field(default_factory=dict)
 
     @property
     def published_gap(self) -> float:
@@ -75,25 +152,42 @@ class Claim:
     metric: str
     direction: str  # "higher" | "lower"
     comparisons: tuple[Comparison, ...]
+    about: dict[str, Any] = field(default_factory=dict)
+    main_setting: dict[str, Any] = field(default_factory=dict)
+    one_seed: str = ""  # why its cells keep one seed at every scale (the book's time budget)
 
     @property
     def sign(self) -> int:
         return 1 if self.direction == "higher" else -1
 
+    def about_of(self, comparison: Comparison) -> dict[str, Any]:
+        return {**self.about, **comparison.about}
+
+
+def _datasets(value) -> tuple[str, ...]:
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
+
 
 def _parse(paper_file: Path) -> list[Claim]:
     data = yaml.safe_load(paper_file.read_text())
     paper = data["paper"]
+    main = dict(data.get("main_setting") or {})
+    if not {"dataset", "model"} <= set(main):
+        raise ValueError(f"{paper_file.name}: main_setting needs a dataset and a model")
     out = []
     for raw in data["claims"]:
+        if not {"dataset", "model"} <= set(raw.get("about") or {}):
+            raise ValueError(f"{paper_file.name}: claim {raw['id']}: 'about' must name a dataset and a model")
         comparisons = tuple(Comparison(dict(c["better"]), dict(c["worse"]), float(c["published"]["better"]),
-                                       float(c["published"]["worse"])) for c in raw["comparisons"])
+                                       float(c["published"]["worse"]), dict(c.get("about") or {}))
+                            for c in raw["comparisons"])
         direction = raw.get("direction", "higher")
         if direction not in ("higher", "lower"):
             raise ValueError(f"{paper_file.name}: claim {raw['id']}: direction must be higher or lower")
         out.append(Claim(id=raw["id"], paper=paper, text=raw["text"], quote=raw.get("quote", ""),
                          artifacts=tuple(raw["artifacts"]), source=raw.get("source", ""),
-                         metric=raw.get("metric", "accuracy"), direction=direction, comparisons=comparisons))
+                         metric=raw.get("metric", "accuracy"), direction=direction, comparisons=comparisons,
+                         about=dict(raw["about"]), main_setting=main, one_seed=raw.get("one_seed", "")))
     return out
 
 
@@ -135,91 +229,120 @@ def claims_by_artifact() -> dict[str, list[Claim]]:
     return out
 
 
-# --------------------------------------------------------------------------- metrics of a cell
+# --------------------------------------------------------------------------- metrics
+
+@dataclass(frozen=True)
+class Metric:
+    """A claim's metric: ``function(row)`` reads it from one run's row of
+    :func:`~flcore.reproduction.runner.results_frame` (None: missing), in ``unit``.
+
+    ``accuracy``: a test accuracy in points, whose chance level is the data set's;
+    ``by_construction``: fixed by the methods' definitions (read without runs);
+    ``timed``: read from timed runs only (module docstring); ``seeded``: the claims on
+    it run :data:`CLAIM_SEEDS` (a metric that needs an analysis of each stored model may
+    keep one seed and the reference spread); ``spread_from``: the metric whose reference
+    pairs give its spread when the reference runs cannot give its own (a client model's
+    lambda_max -> the global model's: the same unit)."""
+
+    name: str
+    function: Callable[[dict], float | None]
+    unit: str
+    accuracy: bool = False
+    by_construction: bool = False
+    timed: bool = False
+    seeded: bool = True
+    spread_from: str | None = None
+
+    def __call__(self, row: dict) -> float | None:
+        return self.function(row)
+
 
 def _accuracy(row) -> float | None:
     value = row.get("mean_last_100")
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else 100.0 * float(value)
 
 
-#: metric name -> value of one finished run's row of :func:`~flcore.reproduction.runner.results_frame`.
-#: Metrics that need an analysis of stored models register here when their artifact exists.
-METRICS: dict[str, Callable[[dict], float | None]] = {"accuracy": _accuracy}
+#: metric name -> :class:`Metric`.  Metrics that need an analysis of stored models register
+#: here when their artifact exists (``import flcore`` registers them all).
+METRICS: dict[str, Metric] = {"accuracy": Metric("accuracy", _accuracy, "points", accuracy=True)}
 
 
-#: metric name -> ``sigma(row)``: the standard error of one run's value of a metric that
-#: is not an accuracy (a count fixed by the method: 0; a time: from its rounds' spread),
-#: used for a cell of one seed instead of the accuracies' seed spread.
-METRIC_SIGMAS: dict[str, Callable[[dict], float | None]] = {}
+def register_metric(name: str, function: Callable[[dict], float | None], unit: str, *, accuracy: bool = False,
+                    by_construction: bool = False, timed: bool = False, seeded: bool = True,
+                    spread_from: str | None = None) -> Metric:
+    """Register ``function(row)`` as the claims' metric ``name`` (see :class:`Metric`)."""
+    METRICS[name] = Metric(name, function, unit, accuracy=accuracy, by_construction=by_construction, timed=timed,
+                           seeded=seeded, spread_from=spread_from)
+    return METRICS[name]
 
 
-#: metric name -> the metric whose seed spread on the reference runs decides its ties, for
-#: a metric the reference runs cannot give (they keep no client models) but that shares
-#: its unit with one they can (a client model's lambda_max -> the global model's).
-SPREAD_METRICS: dict[str, str] = {}
+def metric_unit(name: str) -> str | None:
+    return METRICS[name].unit if name in METRICS else None
 
 
-def register_metric(name: str, function: Callable[[dict], float | None],
-                    sigma: Callable[[dict], float | None] | None = None,
-                    spread_from: str | None = None) -> None:
-    """``function(row)`` as metric ``name``; ``sigma``: see :data:`METRIC_SIGMAS`;
-    ``spread_from``: see :data:`SPREAD_METRICS`."""
-    METRICS[name] = function
-    if sigma is not None:
-        METRIC_SIGMAS[name] = sigma
-    if spread_from is not None:
-        SPREAD_METRICS[name] = spread_from
+# --------------------------------------------------------------------------- reference pairs
 
-
-# --------------------------------------------------------------------------- seed spread
-
-#: ``function(scale, seeds) -> [RunSpec]``: the reference runs of the seed spread, set by
-#: the paper that defines them (:func:`set_spread_reference`).
+#: ``function(scale, seeds) -> [(RunSpec a, RunSpec b)]``: the reference pairs (the same
+#: configuration but the method, at one seed), set by the paper that defines them.
 _SPREAD_REFERENCE: list[Callable[[str, Sequence[int]], list]] = []
 
 
 def set_spread_reference(function: Callable[[str, Sequence[int]], list]) -> None:
-    """Name the reference runs whose seed-to-seed spread decides ties (module docstring);
-    the FedSAM paper's package sets them."""
+    """Name the reference pairs whose spread of differences decides comparisons with too
+    few seeds (module docstring); the FedSAM paper's package sets them."""
     _SPREAD_REFERENCE[:] = [function]
 
 
-def spread_specs(scale: str, seeds: Sequence[int] = SPREAD_SEEDS):
-    """The reference runs whose seed-to-seed spread decides ties (module docstring); none
-    when no paper has set them."""
+def reference_pairs(scale: str, seeds: Sequence[int] = SPREAD_SEEDS) -> list[tuple]:
+    """The reference pairs ``(a, b)`` of ``scale``: the difference ``a - b`` is measured per seed."""
     return list(_SPREAD_REFERENCE[0](scale, seeds)) if _SPREAD_REFERENCE else []
 
 
-def seed_spread(scale: str, store=None, metric: str = "accuracy") -> dict | None:
-    """``{"sigma", "configurations", "runs"}``: the pooled standard deviation over seeds of
-    the reference runs' ``metric`` (accuracy in points; another metric in its own unit, so
-    a claim on lambda_max is judged against the seed-to-seed spread of lambda_max), or None
-    when fewer than two seeds give a value.  For a metric other than accuracy,
-    configurations where it does not vary (FedAvg's own speed-up is 1 by definition) are left out."""
+def spread_specs(scale: str, seeds: Sequence[int] = SPREAD_SEEDS):
+    """The runs of the reference pairs (module docstring); none when no paper has set them."""
+    out, seen = [], set()
+    for a, b in reference_pairs(scale, seeds):
+        for spec in (a, b):
+            if id(spec) not in seen:
+                seen.add(id(spec))
+                out.append(spec)
+    return out
 
+
+def reference_spread(scale: str, store=None, metric: str = "accuracy") -> dict | None:
+    """``{"sd", "df", "pairs", "runs"}``: the pooled standard deviation (and its degrees of
+    freedom) of the per-seed differences of the reference pairs' ``metric``, pooled over
+    the pairs' configurations (one group per configuration, its seeds the values; a
+    configuration whose differences are all equal is left out); None when no configuration
+    has two seeds with differing values."""
     from flcore.reproduction.runner import results_frame
 
-    if metric not in METRICS:
+    if metric not in METRICS or METRICS[metric].by_construction:
         return None
-    frame = results_frame(spread_specs(scale), store)
-    frame = frame[frame["status"] == "finished"]
-    variances, runs = [], 0
-    for _, group in frame.groupby(["algorithm", "alpha"]):
-        values = [v for v in (METRICS[metric](row) for row in group.to_dict("records")) if v is not None]
-        if metric != "accuracy":
-            values = [float(v) for v in values if math.isfinite(v)]
-            if len(set(values)) <= 1:
-                continue
-        if len(values) >= 2:
-            mean = sum(values) / len(values)
-            variances.append(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-            runs += len(values)
-    if not variances:
+    pairs = reference_pairs(scale)
+    if not pairs:
         return None
-    return {"sigma": math.sqrt(sum(variances) / len(variances)), "configurations": len(variances), "runs": runs}
+    frame_a = results_frame([a for a, _ in pairs], store).to_dict("records")
+    frame_b = results_frame([b for _, b in pairs], store).to_dict("records")
+    groups: dict[tuple, list[float]] = {}
+    for (a, _), row_a, row_b in zip(pairs, frame_a, frame_b):
+        if row_a["status"] != "finished" or row_b["status"] != "finished":
+            continue
+        va, vb = METRICS[metric].function(row_a), METRICS[metric].function(row_b)
+        if va is None or vb is None or not math.isfinite(va - vb):
+            continue
+        key = tuple(sorted((k, repr(v)) for k, v in a.labels.items() if k != "seed"))
+        groups.setdefault(key, []).append(float(va - vb))
+    # a configuration whose differences are all equal (the metric cannot vary there: neither
+    # run reaches a target, both stay at one count) says nothing about the spread
+    used = [g for g in groups.values() if len(g) >= 2 and max(g) - min(g) > 0]
+    pooled = pooled_sd(used)
+    if pooled is None:
+        return None
+    return {"sd": pooled[0], "df": pooled[1], "pairs": len(used), "runs": 2 * sum(len(g) for g in used)}
 
 
-# --------------------------------------------------------------------------- evaluation
+# --------------------------------------------------------------------------- cells
 
 def _matches(labels: dict, cell: dict) -> bool:
     for key, wanted in cell.items():
@@ -232,105 +355,267 @@ def _matches(labels: dict, cell: dict) -> bool:
     return True
 
 
-@dataclass
-class CellValue:
-    value: float | None
-    seeds: int
-    std: float | None
-    reason: str = ""
+@lru_cache(maxsize=256)
+def _artifact_runs(artifact, scale: str, seeds: tuple[int, ...]) -> tuple:
+    """An artifact's runs (cached: every cell of every claim looks them up)."""
+    return tuple(artifact.runs(scale, seeds))
 
 
-def _cell_value(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], store) -> CellValue:
+def _seed_of(spec) -> int:
+    return int(spec.labels.get("seed", spec.config.get("seed", 0)))
 
+
+def cell_specs(claim: Claim, cell: dict, scale: str, seeds: Sequence[int]) -> tuple[list, str]:
+    """The specs of ``cell`` at ``scale`` and ``seeds`` (from the first of the claim's
+    registered artifacts that runs it; a timed metric's: the timed ones), and why there
+    are none."""
     from flcore.reproduction.artifacts import artifact_ids, get_artifact
-    from flcore.reproduction.runner import results_frame
 
     known = set(artifact_ids())
     registered = [a for a in claim.artifacts if a in known]
     if not registered:
-        return CellValue(None, 0, None, "its artifact has no notebook yet")
-    specs = []
+        return [], "its artifact has no notebook yet"
     for artifact_id in registered:
-        specs = [s for s in get_artifact(artifact_id).runs(scale, seeds) if _matches(s.labels, cell)]
+        specs = [s for s in _artifact_runs(get_artifact(artifact_id), scale, tuple(seeds)) if _matches(s.labels, cell)]
         if specs:
             break
+    else:
+        return [], f"the {scale} scale does not run this cell"
+    metric = METRICS.get(claim.metric)
+    if metric is not None and metric.timed:
+        specs = [s for s in specs if s.config.get("timed")]
+        if not specs:
+            return [], "the scale runs this cell without timing it"
+    return specs, ""
+
+
+@dataclass
+class CellValues:
+    """One cell's value per seed (the run of each seed), or why it has none."""
+
+    values: dict[int, float]
+    run_ids: dict[int, str]
+    configs: list
+    reason: str = ""
+
+
+def _cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], store) -> CellValues:
+    from flcore.reproduction.runner import results_frame
+
+    specs, reason = cell_specs(claim, cell, scale, seeds)
     if not specs:
-        return CellValue(None, 0, None, f"the {scale} scale does not run this cell")
-    if claim.metric not in METRICS:
-        return CellValue(None, 0, None, f"the metric {claim.metric} is not computed yet")
-    frame = results_frame(specs, store)
-    statuses = set(frame["status"])
-    if not statuses <= {"finished", "diverged"}:
-        return CellValue(None, 0, None, "its runs are not in the store" if statuses - {"pending"}
-                         else "a method is not implemented yet")
-    values = []
-    for spec, row in zip(specs, frame.to_dict("records")):
-        if row["status"] == "diverged":
-            values.append(chance_accuracy(spec.config.get("dataset", "")) if claim.metric == "accuracy" else None)
-        else:
-            values.append(METRICS[claim.metric](row))
-    if any(v is None for v in values):
-        return CellValue(None, 0, None, f"the metric {claim.metric} is missing from a run")
-    mean = sum(values) / len(values)
-    std = (math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None)
-    if std is None and claim.metric in METRIC_SIGMAS:
-        std = METRIC_SIGMAS[claim.metric](frame.to_dict("records")[0])
-    return CellValue(mean, len(values), std)
+        return CellValues({}, {}, [], reason)
+    if not all(s.available for s in specs):
+        return CellValues({}, {}, [], "a method is not implemented yet")
+    metric = METRICS.get(claim.metric)
+    if metric is None:
+        return CellValues({}, {}, [], f"the metric {claim.metric} is not computed yet")
+    by_seed: dict[int, Any] = {}
+    for spec in specs:
+        by_seed.setdefault(_seed_of(spec), spec)
+    specs = [by_seed[s] for s in sorted(by_seed)]
+    configs = [s.resolve() for s in specs]
+    run_ids = {_seed_of(s): c.run_id() for s, c in zip(specs, configs)}
+    if metric.by_construction:
+        values = {_seed_of(s): metric.function({**s.labels, "method": s.method}) for s in specs}
+        return CellValues({k: float(v) for k, v in values.items() if v is not None}, run_ids, configs)
+    values = {}
+    for spec, cfg, row in zip(specs, configs, results_frame(specs, store).to_dict("records")):
+        if row["status"] == "diverged" and metric.accuracy:
+            values[_seed_of(spec)] = chance_accuracy(cfg.dataset)
+        elif row["status"] == "finished":
+            value = metric.function(row)
+            if value is not None and math.isfinite(float(value)):
+                values[_seed_of(spec)] = float(value)
+    if not values:
+        statuses = {row["status"] for row in results_frame(specs, store).to_dict("records")}
+        reason = (f"the metric {claim.metric} is missing from its runs" if statuses & {"finished", "diverged"}
+                  else "its runs are not in the store")
+        return CellValues({}, run_ids, configs, reason)
+    return CellValues(values, {s: run_ids[s] for s in values}, configs)
 
 
-def _decide(signed_gap: float, threshold: float) -> str:
-    if signed_gap > threshold:
-        return "holds"
-    if signed_gap < -threshold:
+# --------------------------------------------------------------------------- what a scale can test
+
+def _same(have, wanted) -> bool:
+    if isinstance(wanted, (int, float)) and not isinstance(wanted, bool) and isinstance(have, (int, float)):
+        return math.isclose(float(have), float(wanted), rel_tol=1e-9, abs_tol=1e-12)
+    return have == wanted
+
+
+def untestable_reason(claim: Claim, comparison: Comparison, configs: Iterable, scale: str) -> str:
+    """Why the runs (``configs``) of ``comparison`` cannot test it at ``scale`` (module
+    docstring), or ``""`` when they can."""
+    about = claim.about_of(comparison)
+    wanted_datasets = _datasets(about["dataset"])
+    main_datasets = _datasets(claim.main_setting.get("dataset", ()))
+    stand_in = None
+    if scale != "paper":
+        dataset = DEFAULT_DATASET[scale]
+        stand_in = (dataset, default_model_for(dataset))
+    for cfg in configs:
+        if stand_in is not None and (cfg.dataset, cfg.model) == stand_in:
+            stands_for_main = (set(wanted_datasets) <= set(main_datasets)
+                               and about["model"] == claim.main_setting.get("model"))
+            if not stands_for_main:
+                return (f"about {'/'.join(wanted_datasets)} with {about['model']}; the {scale} scale's "
+                        f"{cfg.dataset} runs stand in for {'/'.join(main_datasets)} with "
+                        f"{claim.main_setting.get('model')} only")
+        elif cfg.dataset not in wanted_datasets or cfg.model != about["model"]:
+            return (f"about {'/'.join(wanted_datasets)} with {about['model']}; the {scale} scale runs "
+                    f"{cfg.dataset} with {cfg.model}")
+        for key, wanted in about.items():
+            if key in ("dataset", "model"):
+                continue
+            if not _same(getattr(cfg, key, None), wanted):
+                return f"about {key} = {wanted}; the {scale} scale runs {key} = {getattr(cfg, key, None)}"
+    return ""
+
+
+# --------------------------------------------------------------------------- one comparison
+
+def _mean(values: Iterable[float]) -> float:
+    values = list(values)
+    return sum(values) / len(values)
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(float(value), digits)
+
+
+def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues, scale: str,
+            spread: dict | None) -> dict:
+    """The verdict of one comparison from its two cells' values (module docstring); the
+    fields of ``flcore claims --json``'s comparisons."""
+    metric = METRICS.get(claim.metric)
+    out: dict[str, Any] = {
+        "cells": {"better": comparison.better, "worse": comparison.worse},
+        "published": {"better": comparison.published_better, "worse": comparison.published_worse,
+                      "gap": _round(comparison.published_gap)},
+        "seeds": [], "better": None, "worse": None, "gap": None, "sd": None, "sd_from": None, "df": None,
+        "threshold": None, "mde": None, "units": metric.unit if metric else None, "verdict": "not_run",
+        "reason": hi.reason or lo.reason or None,
+        "run_ids": {"better": sorted(set(hi.run_ids.values())), "worse": sorted(set(lo.run_ids.values()))},
+    }
+    if hi.configs and lo.configs:
+        reason = untestable_reason(claim, comparison, hi.configs + lo.configs, scale)
+        if reason:
+            out.update(verdict="not_testable", reason=reason)
+            return out
+    if not hi.values or not lo.values:
+        return out
+    seeds = sorted(set(hi.values) & set(lo.values))
+    if not seeds:
+        out["reason"] = "the two cells share no seed"
+        return out
+    diffs = [hi.values[s] - lo.values[s] for s in seeds]
+    gap = _mean(diffs)
+    out.update(seeds=seeds, better=_round(_mean(hi.values[s] for s in seeds)),
+               worse=_round(_mean(lo.values[s] for s in seeds)), gap=_round(gap), reason=None,
+               run_ids={"better": [hi.run_ids[s] for s in seeds], "worse": [lo.run_ids[s] for s in seeds]})
+    if metric.by_construction:
+        out["verdict"] = "by_construction" if claim.sign * gap > 0 else "fails"
+        out["reason"] = "follows from the methods' definitions: not evidence"
+        return out
+    if len(seeds) >= MIN_OWN_SEEDS:
+        sd, df, sd_from = sample_sd(diffs), len(seeds) - 1, "paired seeds"
+    elif spread is not None:
+        sd, df, sd_from = spread["sd"], spread["df"], "reference pairs"
+    else:
+        out.update(verdict="inconclusive",
+                   reason=f"{len(seeds)} shared seed(s) and no measured spread of differences at this scale")
+        return out
+    test = PairedTest(gap=claim.sign * gap, sd=sd, n=len(seeds), df=df)
+    out.update(sd=_round(sd), sd_from=sd_from, df=df, threshold=_round(test.threshold), mde=_round(test.mde),
+               verdict=test.decide())
+    if metric.accuracy:
+        chance = chance_accuracy(hi.configs[0].dataset)
+        if max(out["better"], out["worse"]) <= chance + test.threshold:
+            out.update(verdict="neither_learns",
+                       reason=f"both cells within {test.threshold:.2f} points of chance ({chance:.0f}%)")
+    return out
+
+
+# --------------------------------------------------------------------------- a claim
+
+def _distinct_key(result: dict, hi: CellValues, lo: CellValues):
+    """Two listed comparisons are one when they name the same runs and read the same values
+    (None -- never merged -- while a cell has no value)."""
+    if not hi.values or not lo.values:
+        return None
+    return (tuple(sorted(hi.run_ids.items())), tuple(sorted(lo.run_ids.items())),
+            tuple(sorted(hi.values.items())), tuple(sorted(lo.values.items())))
+
+
+def aggregate(verdicts: Sequence[str]) -> str:
+    """A claim's verdict from its distinct comparisons' (module docstring)."""
+    ran = [v for v in verdicts if v in RUN]
+    evidence = [v for v in ran if v != "by_construction"]
+    if not evidence:
+        if ran:
+            return "by_construction"
+        return "not_testable" if verdicts and all(v == "not_testable" for v in verdicts) else "not_run"
+    if "fails" in evidence:
         return "fails"
-    return "tie"
+    if "neither_learns" in evidence:
+        return "neither_learns"
+    if all(v == "holds" for v in evidence):
+        return "holds"
+    return "inconclusive"
+
+
+def counts_text(counts: dict) -> str:
+    """``"3 of 4 comparisons run: 2 hold, 1 inconclusive"`` from a claim's ``counts``."""
+    words = {"holds": "hold", "fails": "fail", "neither_learns": "fail (neither learns)",
+             "inconclusive": "inconclusive", "by_construction": "by construction"}
+    parts = [f"{counts[v]} {words[v]}" for v in RUN if counts.get(v)]
+    text = f"{counts['run']} of {counts['distinct']} comparison{'s' if counts['distinct'] != 1 else ''} run"
+    text += (": " + ", ".join(parts)) if parts else ""
+    rest = [f"{counts[v]} {VERDICT_TEXT[v]}" for v in ("not_testable", "not_run") if counts.get(v)]
+    if rest:
+        text += "; " + ", ".join(rest)
+    if counts["listed"] != counts["distinct"]:
+        text += f" ({counts['listed']} listed, {counts['listed'] - counts['distinct']} the same runs as another)"
+    return text
 
 
 def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), spread: dict | None = None) -> dict:
     """The claim's verdict at ``scale`` from the runs in ``store`` (module docstring).
 
     Returns the fields of ``flcore claims --json``: ``id``, ``paper``, ``text``, ``artifacts``,
-    ``verdict``, ``published`` and ``ours`` (one entry per comparison), plus ``metric``,
-    ``direction``, ``source``, ``scale``, ``sigma`` and ``reason`` (why not checked).
+    ``metric``, ``units``, ``direction``, ``source``, ``scale``, ``verdict``, ``counts`` (per
+    verdict, with ``listed``, ``distinct`` and ``run``), ``summary`` (the counts in words),
+    ``comparisons`` (the distinct ones, each with ``cells``, ``seeds``, ``gap``, ``sd``,
+    ``threshold``, ``mde``, ``units``, ``verdict``, ``listed`` -- the indices of the listed
+    comparisons it stands for -- and ``published``), ``spread`` (the reference spread used
+    for pairs with too few seeds) and ``reason`` (why none was run, when none was).
     """
-    published, ours, reasons = [], [], []
-    for comparison in claim.comparisons:
-        published.append({"better": comparison.published_better, "worse": comparison.published_worse,
-                          "gap": round(comparison.published_gap, 4), "cells": {"better": comparison.better,
-                                                                              "worse": comparison.worse}})
-        hi = _cell_value(claim, comparison.better, scale, seeds, store)
-        lo = _cell_value(claim, comparison.worse, scale, seeds, store)
-        if hi.value is None or lo.value is None:
-            reasons.append(hi.reason or lo.reason)
-            ours.append(None)
+    seeds = sorted(set(seeds) | set(CLAIM_SEEDS.get(scale, ())))
+    distinct: list[dict] = []
+    index_of: dict[Any, int] = {}
+    for i, comparison in enumerate(claim.comparisons):
+        hi = _cell_values(claim, comparison.better, scale, seeds, store)
+        lo = _cell_values(claim, comparison.worse, scale, seeds, store)
+        result = compare(claim, comparison, hi, lo, scale, spread)
+        key = _distinct_key(result, hi, lo)
+        if key is not None and key in index_of:
+            distinct[index_of[key]]["listed"].append(i)
             continue
-        if hi.std is not None and lo.std is not None:
-            sigma, sigma_from = math.sqrt((hi.std ** 2 + lo.std ** 2) / 2), "cells"
-        elif spread is not None:
-            sigma, sigma_from = spread["sigma"], "reference"
-        else:
-            reasons.append("the seed-to-seed spread is not measured at this scale")
-            ours.append(None)
-            continue
-        threshold = Z_THRESHOLD * sigma * math.sqrt(1 / hi.seeds + 1 / lo.seeds)
-        gap = hi.value - lo.value
-        ours.append({"better": round(hi.value, 4), "worse": round(lo.value, 4), "gap": round(gap, 4),
-                     "threshold": round(threshold, 4), "seeds": [hi.seeds, lo.seeds], "sigma_from": sigma_from,
-                     "verdict": _decide(claim.sign * gap, threshold)})
-    decided = [o["verdict"] for o in ours if o is not None]
-    if not decided:
-        verdict = "not_checked"
-    elif "fails" in decided:
-        verdict = "fails"
-    elif all(v == "holds" for v in decided):
-        verdict = "holds"
-    else:
-        verdict = "tie"
-    reason = "; ".join(dict.fromkeys(r for r in reasons if r)) or None
+        result["listed"] = [i]
+        if key is not None:
+            index_of[key] = len(distinct)
+        distinct.append(result)
+    verdicts = [c["verdict"] for c in distinct]
+    counts = {v: verdicts.count(v) for v in VERDICTS}
+    counts.update(listed=len(claim.comparisons), distinct=len(distinct), run=sum(v in RUN for v in verdicts))
+    verdict = aggregate(verdicts)
+    reasons = [c["reason"] for c in distinct if c["verdict"] not in RUN and c["reason"]]
     return {"id": claim.id, "paper": claim.paper, "text": claim.text, "artifacts": list(claim.artifacts),
-            "verdict": verdict, "published": published, "ours": ours, "metric": claim.metric,
-            "direction": claim.direction, "source": claim.source, "scale": scale,
-            "sigma": None if spread is None else round(spread["sigma"], 4), "reason": reason}
+            "metric": claim.metric, "units": metric_unit(claim.metric), "direction": claim.direction,
+            "source": claim.source, "scale": scale, "verdict": verdict, "counts": counts,
+            "summary": counts_text(counts), "comparisons": distinct,
+            "spread": None if spread is None else {k: _round(v) for k, v in spread.items()},
+            "reason": "; ".join(dict.fromkeys(reasons)) if verdict in ("not_run", "not_testable") else None}
 
 
 def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers: Iterable[str] | None = None,
@@ -344,7 +629,42 @@ def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers:
             continue
         if artifact is not None and artifact not in claim.artifacts:
             continue
-        if claim.metric not in spreads:
-            spreads[claim.metric] = seed_spread(scale, store, SPREAD_METRICS.get(claim.metric, claim.metric))
-        out.append(evaluate(claim, scale, store, seeds, spreads[claim.metric]))
+        metric = METRICS.get(claim.metric)
+        source = (metric.spread_from if metric is not None and metric.spread_from else claim.metric)
+        if source not in spreads:
+            spreads[source] = reference_spread(scale, store, source)
+        out.append(evaluate(claim, scale, store, seeds, spreads[source]))
     return out
+
+
+def verdict_totals(results: Sequence[dict]) -> dict[str, int]:
+    """How many claims of ``results`` have each verdict."""
+    return {v: sum(r["verdict"] == v for r in results) for v in VERDICTS}
+
+
+# --------------------------------------------------------------------------- the runs claims need
+
+def claim_specs(scale: str, artifacts: Iterable[str] | None = None) -> list:
+    """The runs the claims' seeds add at ``scale``: every cell of the claims (checked by
+    ``artifacts``; default all) whose metric is ``seeded``, at :data:`CLAIM_SEEDS`, when the
+    scale can test the comparison.  Pending specs are left out."""
+    seeds = CLAIM_SEEDS.get(scale, (0,))
+    if len(seeds) <= 1:
+        return []
+    wanted = None if artifacts is None else set(artifacts)
+    out: dict[str, Any] = {}
+    for claim in all_claims():
+        if wanted is not None and not wanted & set(claim.artifacts):
+            continue
+        metric = METRICS.get(claim.metric)
+        if metric is None or metric.by_construction or not metric.seeded or claim.one_seed:
+            continue
+        for comparison in claim.comparisons:
+            cells = [cell_specs(claim, cell, scale, seeds)[0] for cell in (comparison.better, comparison.worse)]
+            if not all(cells) or not all(s.available for specs in cells for s in specs):
+                continue
+            if untestable_reason(claim, comparison, [s.resolve() for specs in cells for s in specs], scale):
+                continue
+            for spec in cells[0] + cells[1]:
+                out.setdefault(spec.run_id(), spec)
+    return list(out.values())

@@ -68,11 +68,12 @@ COLUMN_FIELDS = {
 def group_key(cfg) -> tuple:
     """What runs must share to be trained as one batch: the canonical config without the
     fields that may differ between them (:data:`RUN_FIELDS`, the method's
-    :data:`COLUMN_FIELDS`).  A run of a method outside :func:`run_batchable`, or one that
-    records probes or snapshots (:mod:`flcore.analysis.recording`), has a key of its own
-    (its run id)."""
+    :data:`COLUMN_FIELDS`).  A run of a method outside :func:`run_batchable`, one that
+    records probes or snapshots (:mod:`flcore.analysis.recording`), or a *timed* run (its
+    round times are the measurement: a batch would record a share of a shared round) has a
+    key of its own (its run id)."""
     canonical = cfg.canonical()
-    if not run_batchable(cfg.method) or cfg.probes or cfg.snapshot_rounds:  # recorded runs train alone
+    if not run_batchable(cfg.method) or cfg.probes or cfg.snapshot_rounds or cfg.timed:  # these train alone
         return ("alone", cfg.run_id())
     free = RUN_FIELDS | set(COLUMN_FIELDS.get(cfg.method, ()))
     shared = {k: v for k, v in canonical.items() if k not in free}

@@ -19,8 +19,16 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from flcore.report.page import VERDICT_TEXT, claims_markdown
-from flcore.reproduction.claims import evaluate_claims, seed_spread
+from flcore.report.page import claims_markdown, totals_text
+from flcore.reproduction.claims import (
+    DECIDED,
+    METRICS,
+    RULE_TEXT,
+    VERDICT_TEXT,
+    evaluate_claims,
+    reference_spread,
+    verdict_totals,
+)
 from flcore.reproduction.inventory import InventoryEntry, coverage, entry, inventory
 from flcore.reproduction.papers import get_paper, paper_ids
 
@@ -104,26 +112,52 @@ def coverage_page(rows: list[dict], root: Path, scale: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def verdict_summary(results: list[dict], scale: str) -> str:
+    """The paragraph a Claims or landing page opens with: the claims per verdict, and what the
+    scale can and cannot decide (accuracy claims decided of those it runs; claims about what it
+    does not run; claims that hold by construction), counted from ``results``."""
+    totals = verdict_totals(results)
+    accuracy = [r for r in results if r["metric"] in METRICS and METRICS[r["metric"]].accuracy]
+    accuracy_run = [r for r in accuracy if r["verdict"] not in ("not_run", "not_testable")]
+    accuracy_decided = [r for r in accuracy_run if r["verdict"] in DECIDED]
+    lines = [f"**{len(results)} claim{'s' if len(results) != 1 else ''} at the `{scale}` scale: "
+             f"{totals_text(totals)}.**"]
+    lines.append(f"Of the {len(accuracy)} accuracy claims this scale runs {len(accuracy_run)} and decides "
+                 f"{len(accuracy_decided)} (holds or fails); an inconclusive one states the smallest gap it could "
+                 "have detected (MDE).")
+    if totals["not_testable"]:
+        lines.append(f"{totals['not_testable']} cannot be decided here: they are about a data set or model this "
+                     "scale does not run, and a stand-in never decides them.")
+    if totals["not_run"]:
+        lines.append(f"{totals['not_run']} rest on cells this scale or this store does not run.")
+    if totals["by_construction"]:
+        lines.append(f"{totals['by_construction']} follow from the methods' definitions (by construction): shown, "
+                     "not counted as evidence.")
+    return " ".join(lines)
+
+
+def _spread_text(spread: dict | None) -> str:
+    if not spread:
+        return ("The spread of paired differences is not measured on the reference pairs at this scale: a "
+                "comparison with fewer than 3 shared seeds is inconclusive without an MDE.")
+    return (f"Reference pairs at this scale ({spread['pairs']} configurations, {spread['runs']} runs): the pooled "
+            f"standard deviation of the per-seed accuracy difference is **{spread['sd']:.2f}** points on "
+            f"{spread['df']} degrees of freedom; comparisons with at least 3 shared seeds use their own.")
+
+
 def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None) -> str:
     links = _Links(root, 0)
-    counts = Counter(result["verdict"] for result in results)
-    if spread:
-        noise = (f"The seed-to-seed standard deviation of one run's accuracy, measured on {spread['runs']} reference "
-                 f"runs ({spread['configurations']} configurations x seeds), is **{spread['sigma']:.2f}** points "
-                 "at this scale; cells with several seeds use their own.")
-    else:
-        noise = "The seed-to-seed spread is not measured at this scale, so no comparison is decided."
-    lines = ["# Claims", "",
+    lines = ["# Claims", "", verdict_summary(results, scale), "",
              f"Each paper's headline claims, taken from its abstract, introduction and conclusions, each a comparison "
              f"of cells of a published table with the numbers it rests on, and its verdict on our runs at the "
-             f"**{scale}** scale: **{counts['holds']}** hold, **{counts['tie']}** are ties, **{counts['fails']}** fail "
-             f"and **{counts['not_checked']}** are not checked at this scale (their artifact is not reproduced yet, "
-             "or the scale does not run the cells).", "", noise, "",
-             "Below the `paper` scale MNIST-1D stands in for CIFAR: a verdict there says whether the *effect* "
-             "appears on the small problem, not whether the paper's numbers are reproduced.", "",
-             "A claim *holds* when every comparison it rests on goes the paper's way by more than twice the "
-             "standard error of the gap, is a *tie* when a gap is within that, and *fails* when one goes the other "
-             "way. The same as JSON: `flcore claims --scale " + scale + " --json`."]
+             f"**{scale}** scale. Gaps, thresholds and MDEs are in each claim's units (the units column).", "",
+             "Below the `paper` scale MNIST-1D stands in for each paper's main setting (its CIFAR data sets with "
+             "its main model), and for nothing else: a verdict there says whether the *effect* appears on the small "
+             "problem, not whether the paper's numbers are reproduced.", "",
+             "## How a verdict is decided", "", RULE_TEXT, "", _spread_text(spread), "",
+             f"Timing claims read only *timed* runs (trained alone, never batched); their repeats are three seeds, "
+             "each trained again on the same machine, so the spread is the machine's timing noise across runs. "
+             f"The same as JSON: `flcore claims --scale {scale} --json`."]
     for paper in paper_ids():
         mine = [r for r in results if r["paper"] == paper]
         lines += ["", f"## {get_paper(paper).name}", "", claims_markdown(mine, scale, links.artifact, explain=False)]
@@ -136,14 +170,11 @@ def paper_page(paper: str, rows: list[dict], results: list[dict], root: Path, sc
     mine = [row for row in rows if row["paper"] == paper]
     counts = _counts(mine)
     claims = [r for r in results if r["paper"] == paper]
-    verdicts = Counter(r["verdict"] for r in claims)
     lines = [f"# {get_paper(paper).name}", "", f"*{info['title']}*, {info['authors']}, {info['venue']}.", "",
+             verdict_summary(claims, scale) + " How verdicts are decided: [Claims](../claims.md).", "",
              "## The question", "", info["question"].strip(), "", "## The method", "", info["method"].strip(), "",
              "## The protocol", "", info["protocol"].strip(), "",
              "## Headline claims", "",
-             f"{len(claims)} claims; at the {scale} scale {verdicts['holds']} hold, {verdicts['tie']} are ties, "
-             f"{verdicts['fails']} fail, {verdicts['not_checked']} are not checked. How verdicts are decided: "
-             "[Claims](../claims.md).", "",
              claims_markdown(claims, scale, links.artifact, explain=False), "",
              "## Every table and figure", "",
              f"{len(mine)} tables and figures: {counts['reproduced']} reproduced, {counts['pending']} pending, "
@@ -159,7 +190,7 @@ def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: d
     manifest = manifest if manifest is not None else load_manifest(root)
     rows = coverage(manifest)
     results = evaluate_claims(scale, store, seeds)
-    spread = seed_spread(scale, store)
+    spread = reference_spread(scale, store)
     pages = {"book/coverage.md": coverage_page(rows, root, scale),
              "book/claims.md": claims_page(results, root, scale, spread)}
     for paper in paper_ids():

@@ -34,7 +34,7 @@ from typing import Any
 from flcore.executors import make_executor
 from flcore.report.page import scale_banner
 from flcore.reproduction.artifacts import get_artifact, runs_for
-from flcore.reproduction.claims import spread_specs
+from flcore.reproduction.claims import claim_specs, spread_specs
 from flcore.reproduction.inventory import entry as inventory_entry
 from flcore.reproduction.runner import ensure_runs
 from flcore.version import __version__
@@ -194,7 +194,13 @@ def prefetch_runs(artifacts, args, store: str, log) -> None:
     specs = runs_for([a.id for a in artifacts], args.scale, args.seeds)
     if not specs:
         return
-    specs += spread_specs(args.scale)  # the claims' tie rule needs the measured seed spread
+    # the claims' cells run their seeds, and the reference pairs measure the spread of a
+    # comparison with too few seeds (flcore.reproduction.claims)
+    known = {s.run_id() for s in specs}
+    for spec in claim_specs(args.scale, [a.id for a in artifacts]) + spread_specs(args.scale):
+        if spec.run_id() not in known:
+            known.add(spec.run_id())
+            specs.append(spec)
     executor = getattr(args, "run_executor", None)
     try:
         frame = ensure_runs(specs, store=store, device=args.device, workers=args.workers,

@@ -74,7 +74,7 @@ from IPython.display import Markdown, display
 from flcore.papers.fedima import runs as fedima
 from flcore.report import ours_accuracy, paper_vs_ours, set_style
 from flcore.report.ordering import ordering_table
-from flcore.report.page import Page
+from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import published, source
@@ -151,10 +151,8 @@ page.table(orderings, show=orderings.set_index(keys),
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
-lines = [f"At the **{scale}** scale IMA improves {wins} of our {len(improved)} cells; of the {len(verdicts)} "
-         f"claims this table checks, {counts.get('holds', 0)} hold, {counts.get('tie', 0)} are ties, "
-         f"{counts.get('fails', 0)} fail and {counts.get('not_checked', 0)} are not checked at this scale."]
+lines = [f"At the **{scale}** scale IMA improves {wins} of our {len(improved)} cells; "
+         f"{verdict_counts(verdicts)}."]
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines)))

@@ -64,7 +64,7 @@ from IPython.display import Markdown, display
 from flcore.papers.fedima import runs as fedima
 from flcore.report import set_style
 from flcore.report.ordering import kendall_tau
-from flcore.report.page import Page
+from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
@@ -140,11 +140,7 @@ page.table(orderings, f"IMA start columns ranked by rounds to the target; mean K
 
 # %%
 verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-counts = verdicts["verdict"].value_counts()
-lines = [f"At the **{scale}** scale, of the {len(verdicts)} claims this table checks, {counts.get('holds', 0)} "
-         f"hold, {counts.get('tie', 0)} are ties, {counts.get('fails', 0)} fail and "
-         f"{counts.get('not_checked', 0)} are not checked. The tie rule compares rounds with the seed-to-seed "
-         "spread of accuracy (the only spread measured), so it is a loose guide for this metric."]
+lines = [f"At the **{scale}** scale, {verdict_counts(verdicts)}."]
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines)))

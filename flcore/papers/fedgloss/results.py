@@ -723,9 +723,9 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-register_metric("relative_bits", _communication)
-register_metric("speedup", _speedup)
-register_metric("accuracy_at_progress", _accuracy_at_progress)
+register_metric("relative_bits", _communication, "x B (FedAvg's bits over all rounds)")
+register_metric("speedup", _speedup, "x speed-up (T / rounds)")
+register_metric("accuracy_at_progress", _accuracy_at_progress, "points", accuracy=True)
 
 
 # ----------------------------------------------------------------------------- artifacts

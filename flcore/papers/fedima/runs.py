@@ -401,8 +401,8 @@ def _rounds(row) -> float | None:
     return float(reached)
 
 
-register_metric("accuracy_last_10", _accuracy_last_10)
-register_metric("rounds", _rounds)
+register_metric("accuracy_last_10", _accuracy_last_10, "points", accuracy=True)
+register_metric("rounds", _rounds, "rounds")
 
 
 register_artifact(Artifact(

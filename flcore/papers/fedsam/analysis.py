@@ -133,7 +133,8 @@ FIG7_PANELS = (("FedAvg E=1", 0.0), ("FedAvg E=1", 1000.0))
 FIG12_PANELS = (("FedAvg E=1", 0.5),)
 FIG13_PANELS = (("FedAvg E=1", 0.0), ("FedAvg E=1", 0.5), ("FedAvg E=1", 1000.0))
 
-register_metric("fedsam_lambda_max", lambda_max_of_row)
+# a Hessian analysis of each stored model: the claim keeps one seed and the reference spread
+register_metric("fedsam_lambda_max", lambda_max_of_row, "lambda_max", seeded=False)
 
 for _id, _kind, _title, _runs in (
     ("fedsam-table-1", "table", "Table 1: top Hessian eigenvalue of the global model", table1_runs),

@@ -135,12 +135,14 @@ register_artifact(Artifact(
     "fedsam-table-9", PAPER, "table", "Table 9: data-set statistics", no_runs))
 
 
-def spread_reference(scale: str, seeds: Sequence[int]) -> list[RunSpec]:
-    """The claims' reference runs for the seed spread: FedAvg and FedSAM at the extreme
-    alphas of the CIFAR-10 protocol, 5 clients per round (:mod:`flcore.reproduction.claims`)."""
+def spread_reference(scale: str, seeds: Sequence[int]) -> list[tuple[RunSpec, RunSpec]]:
+    """The claims' reference pairs: FedSAM and FedAvg at the extreme alphas of the CIFAR-10
+    protocol, 5 clients per round, one pair per alpha and seed (their per-seed difference
+    measures the spread of a paired comparison: :mod:`flcore.reproduction.claims`)."""
     alphas = alphas_for("CIFAR-10", scale)
-    return [sam_main_run("CIFAR-10", label, alpha, 5, seed, scale)
-            for label in ("FedAvg E=1", "FedSAM") for alpha in (alphas[0], alphas[-1]) for seed in seeds]
+    return [(sam_main_run("CIFAR-10", "FedSAM", alpha, 5, seed, scale),
+             sam_main_run("CIFAR-10", "FedAvg E=1", alpha, 5, seed, scale))
+            for alpha in (alphas[0], alphas[-1]) for seed in seeds]
 
 
 set_spread_reference(spread_reference)
