@@ -117,9 +117,10 @@ def test_below_the_paper_scale_the_pacs_rows_are_published_only():
         specs = fedima.table1_runs(scale)
         assert len(specs) == 7 * 16 and all(s.labels["dataset"] != "PACS" for s in specs)
         assert all(s.resolve().dataset == "mnist1d" for s in specs)
-    # the run counts of every artifact below the paper scale (measured before PACS was added)
+    # the run counts of every artifact below the paper scale (measured before PACS was added; at
+    # smoke FedLESAM's two timed efficiency runs no longer coincide with untimed runs of other pages)
     assert len(runs_for(artifact_ids(), "small")) == 214
-    assert len(runs_for(artifact_ids(), "smoke")) == 176
+    assert len(runs_for(artifact_ids(), "smoke")) == 178
 
 
 def test_reported_accuracy_of_a_pacs_run_is_the_mean_over_domains(tmp_path):
