@@ -1,5 +1,5 @@
 """Parsing of raw config values (from YAML/JSON files or command-line strings) into typed
-values; every failure is a :class:`~flcore.errors.ConfigError` naming the field and
+values; every failure is a :class:`~flcore.ConfigError` naming the field and
 quoting at most 200 characters of the value (:func:`flcore.errors.quote`).
 
 Values mean one thing only:

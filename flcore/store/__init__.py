@@ -3,9 +3,9 @@
 See :mod:`flcore.store.run_store` for the store and its tables and
 :mod:`flcore.store.run` for the files in a run directory.
 
-Reading what someone else may have written: :func:`safe_read_json` (a bounded, strict
+Reading what someone else may have written: :func:`~flcore.store.records.safe_read_json` (a bounded, strict
 JSON record checked against a schema, :mod:`flcore.store.records`) and
-:func:`open_regular_file` (a bounded regular file reached without links,
+:func:`~flcore.safe_io.open_regular_file` (a bounded regular file reached without links,
 :mod:`flcore.safe_io`).
 """
 from flcore.safe_io import UnsafePathError, open_regular_file

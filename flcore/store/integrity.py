@@ -25,7 +25,7 @@ raises, whatever the files hold):
 :func:`prepare_resume` runs before a run is (re)started: if the log up to the
 checkpoint's round is complete once identical duplicates and torn or foreign lines are
 dropped, the log is cut back to that round and training resumes from the checkpoint,
-recomputing the rest; otherwise :class:`DamagedRunError` says which file is wrong and what
+recomputing the rest; otherwise :class:`~flcore.store.errors.DamagedRunError` says which file is wrong and what
 to do.  Nothing is deleted before the damage has been found repairable.
 
 :func:`live_status` is the status a reader should show: a run recorded ``running`` whose

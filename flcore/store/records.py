@@ -232,8 +232,8 @@ def safe_read_json(path: str | Path, schema: Schema | None = None, max_bytes: in
     ``None`` if the file does not exist.
 
     ``root``: the directory the file lies under without links (default: its parent must
-    not be a link).  Raises :class:`UnsafeFileError` or :class:`InvalidRecordError`
-    naming the file."""
+    not be a link).  Raises :class:`~flcore.store.errors.UnsafeFileError` or
+    :class:`~flcore.store.errors.InvalidRecordError` naming the file."""
     path = Path(path)
     try:
         data = read_regular_bytes(path, max_bytes, root)

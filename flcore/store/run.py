@@ -66,13 +66,21 @@ from flcore.store.errors import DamagedLogError, DamagedRunError, InvalidRecordE
 from flcore.store.metrics_log import MAX_LOG_BYTES, append_jsonl, read_jsonl, rewrite_jsonl
 from flcore.store.records import Int, JSONValue, ListOf, Nullable, Number, Record, Text, safe_read_json
 
+#: The canonical config of the run (its id is this file's hash).
 CONFIG_FILE = "config.json"
+#: Status, round counter, device, timings, error.
 STATUS_FILE = "status.json"
+#: One JSON object per evaluated or probed round, appended.
 METRICS_FILE = "metrics.jsonl"
+#: The last checkpoint (stamped with the run id and config digest).
 CHECKPOINT_FILE = "checkpoint.pt"
+#: The evaluated model after the last round.
 FINAL_MODEL_FILE = "final_model.pt"
+#: Final, last-100 mean and best accuracy.
 SUMMARY_FILE = "summary.json"
+#: The run id, config digest and SHA-256 of every tensor file.
 DIGESTS_FILE = "files.json"
+#: The folder of the snapshot files.
 SNAPSHOT_DIR = "snapshots"
 
 #: Statuses a run can be set to.  ``"diverged"`` is a finished outcome (NaN/inf loss),
@@ -171,7 +179,7 @@ class Run:
         return os.path.lexists(self.path / CONFIG_FILE)
 
     def check_directory(self) -> None:
-        """Raise :class:`UnsafeFileError` unless the run directory is a real directory
+        """Raise :class:`~flcore.store.errors.UnsafeFileError` unless the run directory is a real directory
         under the root (``FileNotFoundError`` if it does not exist)."""
         try:
             check_real_directory(self.path, self.root)
@@ -190,7 +198,7 @@ class Run:
 
     def config(self) -> dict[str, Any]:
         """The stored config; ``FileNotFoundError`` if the run was never created, and
-        :class:`DamagedRunError` if it is unreadable or does not hash to the run id."""
+        :class:`~flcore.store.errors.DamagedRunError` if it is unreadable or does not hash to the run id."""
         config = self._read_json(CONFIG_FILE, CONFIG_SCHEMA)
         if config is None:
             raise FileNotFoundError(f"run {self.run_id!r} has no {CONFIG_FILE} in {self.path}")
@@ -276,7 +284,7 @@ class Run:
 
         The ``run_id`` stamp is removed from rows of this run; a row of another run keeps
         it (``flcore.store.integrity`` reports such rows).  A corrupt line before the last
-        or a row outside its schema raises :class:`DamagedRunError`."""
+        or a row outside its schema raises :class:`~flcore.store.errors.DamagedRunError`."""
         try:
             rows = read_jsonl(self.metrics_bytes(), str(self.path / METRICS_FILE))
         except ValueError as exc:
@@ -362,7 +370,7 @@ class Run:
     def load_tensor_file(self, name: str, map_location: Any = "cpu", check_config: bool = True) -> Any:
         """The content of tensor file ``name``, or ``None`` if it does not exist.
 
-        Refused (:class:`UnsafeFileError` naming the file and the fix; it is never
+        Refused (:class:`~flcore.store.errors.UnsafeFileError` naming the file and the fix; it is never
         unpickled) unless it is a bounded regular file whose SHA-256 ``files.json``
         records for this run and config, and it loads with ``weights_only=True``."""
         path = self.path / name
@@ -424,8 +432,8 @@ class Run:
     def load_checkpoint(self, map_location: Any = "cpu") -> dict[str, Any] | None:
         """The last completely written checkpoint (without the store's stamp), or ``None``.
 
-        Raises :class:`UnsafeFileError` for a file that is not a plain tensor file and
-        :class:`DamagedRunError` for a checkpoint without a valid digest or stamp, or of
+        Raises :class:`~flcore.store.errors.UnsafeFileError` for a file that is not a plain tensor
+        file and :class:`~flcore.store.errors.DamagedRunError` for a checkpoint without a valid digest or stamp, or of
         another run or config."""
         state = self._stamped_checkpoint(map_location, check_config=True)
         if state is None:
