@@ -20,7 +20,11 @@ Categories and what "handled" means for each case:
 - ``concurrent_runs``: identical ``flcore run`` processes started together all return the
   same record and the log holds each round once; ``--no-wait`` against a held run exits 4;
 - ``poisoned_files``: a ``.pt`` file whose pickle runs code when unpickled is refused
-  (``flcore run``, ``runs --verify``, ``analyze``, the Python API) and the code never runs.
+  (``flcore run``, ``runs --verify``, ``analyze``, the Python API) and the code never runs;
+- ``links_and_special_files``, ``trust_without_proof``, ``listing_records``,
+  ``interruption``, ``read_only_stores``, ``unbounded_inputs``: an adversarial store and
+  unbounded inputs (``benchmarks/fault_classes.py`` says what each tries and what counts
+  as handled).  Nothing outside a store's root may change in any case.
 
 Everything runs on the CPU at the smoke scale (MNIST-1D, 10 clients) in a temporary
 directory; the whole matrix takes a few minutes on two cores.
@@ -46,6 +50,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from flcore import resolve_config  # noqa: E402
 from flcore.cli.main import main as cli_main  # noqa: E402
@@ -655,7 +660,38 @@ def run_poisoned(tmp: Path) -> Category:
 
 # --------------------------------------------------------------------------- main
 
-CATEGORIES = ("bad_configs", "kills", "store_corruptions", "data_faults", "concurrent_runs", "poisoned_files")
+CATEGORIES = ("bad_configs", "kills", "store_corruptions", "data_faults", "concurrent_runs", "poisoned_files",
+              "links_and_special_files", "trust_without_proof", "listing_records", "interruption",
+              "read_only_stores", "unbounded_inputs")
+
+
+def _make_interrupted(store: Path) -> None:
+    """``store`` holding the store run interrupted after round 5 (checkpoint at round 3)."""
+    from flcore.api import run_experiment
+
+    cfg = resolve_config(scale="smoke", device="cpu", rounds=8, eval_every=1, checkpoint_every=3)
+    try:
+        run_experiment(cfg, store=store, callbacks=(_StopAt(5),))
+    except KeyboardInterrupt:
+        pass
+
+
+def _class_runner(tmp: Path, name: str, templates: dict):
+    """A runner of one of :mod:`fault_classes`' categories (the templates built once)."""
+    def go() -> Category:
+        import fault_classes  # read when the first class runs: the six first categories take minutes
+
+        if "tpl" not in templates:
+            templates["tpl"] = fault_classes.Templates(tmp, cli, _make_interrupted)
+        tpl, cat = templates["tpl"], Category(name)
+        {"links_and_special_files": lambda: fault_classes.run_links(cat, tpl, cli),
+         "trust_without_proof": lambda: fault_classes.run_trust(cat, tpl, cli, tmp),
+         "listing_records": lambda: fault_classes.run_listing_records(cat, tpl, cli),
+         "interruption": lambda: fault_classes.run_interruption(cat, tpl, cli, tmp),
+         "read_only_stores": lambda: fault_classes.run_read_only(cat, tpl, tmp),
+         "unbounded_inputs": lambda: fault_classes.run_unbounded(cat, tpl, cli, tmp)}[name]()
+        return cat
+    return go
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -678,6 +714,8 @@ def main(argv: list[str] | None = None) -> int:
             "concurrent_runs": lambda: run_concurrency(tmp),
             "poisoned_files": lambda: run_poisoned(tmp),
         }
+        templates: dict = {}
+        runners.update({name: _class_runner(tmp, name, templates) for name in CATEGORIES[6:]})
         for name in args.only.split(","):
             t0 = time.perf_counter()
             cat = runners[name]()

@@ -8,10 +8,13 @@ the round-level API: a :class:`flcore.Simulation` whose
 :meth:`~flcore.Simulation.run_rounds` are :meth:`~flcore.Simulation.step`'s rounds.
 
 One process trains a run at a time: the run directory's lock (``flcore.store.lock``) is
-held from the first look at the record to the last write.  A second process asking for
-the same run waits for the lock and then returns the record the first one wrote
-(``wait=True``, the default), or raises :class:`flcore.store.RunBusyError` at once
-(``wait=False``).
+held from the decision to train to the last write.  A finished run whose record checks
+out (its log, summary and final model's digest) is returned without taking the lock, so
+a read-only store (a published or CI-cached one) can be queried; only training and
+repairs need the lock, and a store that cannot be written then raises
+:class:`flcore.store.ReadOnlyStoreError`.  A second process asking for the same run
+waits for the lock and then returns the record the first one wrote (``wait=True``, the
+default), or raises :class:`flcore.store.RunBusyError` at once (``wait=False``).
 
 A damaged record is repaired from the checkpoint when the log up to the checkpoint's
 round is intact (what is repaired is printed on stderr); otherwise
@@ -21,6 +24,7 @@ training marks the run ``failed`` (with the error) before it propagates.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -66,12 +70,15 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
 
     store = RunStore(store)
     handle = store.run(cfg.run_id())
-    fresh_root, fresh_dir = not store.root.exists(), not handle.path.exists()
+    finished = _intact_terminal_summary(handle)  # no lock, no write: a read-only store answers
+    if finished is not None:
+        return decorate_summary(finished, cfg, handle)
+    fresh_root, fresh_dir = not os.path.lexists(store.root), not os.path.lexists(handle.path)
     lock = RunLock(handle.path)
     try:
         _acquire(lock, wait)
         try:
-            finished = _intact_terminal_summary(handle)
+            finished = _intact_terminal_summary(handle, quiet=True)
             if finished is not None:
                 return decorate_summary(finished, cfg, handle)
             data = build_federated_data(cfg, device)  # missing data fails here, before the run is created
@@ -90,7 +97,7 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
         finally:
             lock.release()
     except BaseException:
-        if fresh_dir and handle.path.is_dir() and not handle.exists():
+        if fresh_dir and handle.path.is_dir() and not handle.path.is_symlink() and not handle.exists():
             shutil.rmtree(handle.path, ignore_errors=True)  # nothing was recorded: leave no trace
             if fresh_root:
                 with contextlib.suppress(OSError):
@@ -108,9 +115,13 @@ def _acquire(lock, wait: bool) -> None:
         lock.acquire(wait=True)
 
 
-def _intact_terminal_summary(run) -> dict[str, Any] | None:
+def _intact_terminal_summary(run, quiet: bool = False) -> dict[str, Any] | None:
     """The stored summary of a finished/diverged run whose record checks out, else None
-    (the run is then (re)started, which repairs or reports the damage)."""
+    (the run is then (re)started, which repairs or reports the damage).  A run directory
+    that is a link raises: nothing is read or written through it."""
+    if not os.path.lexists(run.path):
+        return None
+    run.check_directory()
     if not run.exists():
         return None
     try:
@@ -126,10 +137,27 @@ def _intact_terminal_summary(run) -> dict[str, Any] | None:
         except StoreError as exc:
             problems.append(str(exc))
     if problems:
-        print(f"flcore: the record of {run.path} is damaged ({'; '.join(problems)}); "
-              "repairing it from its checkpoint", file=sys.stderr)
+        if not quiet:
+            print(f"flcore: the record of {run.path} is damaged ({'; '.join(problems)}); "
+                  "repairing it from its checkpoint", file=sys.stderr)
         return None
-    return run.summary()
+    try:
+        return run.summary()
+    except StoreError:
+        return None
+
+
+def lookup_finished(store: str | Path, cfg: ExperimentConfig) -> dict[str, Any] | None:
+    """The summary (as :func:`run_experiment` returns it) of ``cfg``'s run when the store
+    holds it finished or diverged with a record that checks out; ``None`` otherwise.
+    Takes no lock and writes nothing, so it answers on a read-only store."""
+    store = RunStore(store)
+    handle = store.run(cfg.run_id())
+    try:
+        finished = _intact_terminal_summary(handle, quiet=True)
+    except (StoreError, OSError):
+        return None
+    return None if finished is None else decorate_summary(finished, cfg, handle)
 
 
 def _create(store, cfg):

@@ -35,6 +35,14 @@ def test_every_subpackage_has_a_page_and_the_toc_lists_them():
         assert f"book/api/{name}" in toc
 
 
+def test_every_top_level_module_has_a_page():
+    generator = _generator()
+    listed = {m for _, _, _, _, extra in generator.PAGES for m in extra}
+    top = {f"flcore.{p.stem}" for p in (ROOT / "flcore").glob("*.py")
+           if not p.stem.startswith("_") and p.stem != "version"}
+    assert top <= listed, top - listed
+
+
 def test_every_public_module_and_exported_name_is_on_a_page():
     generator = _generator()
     text = "\n".join((API / n).read_text() for n in generator.pages())

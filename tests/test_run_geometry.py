@@ -14,7 +14,7 @@ from flcore.analysis.io import load_run
 from flcore.analysis.spectrum import lanczos_eigenvalues
 from flcore.config import resolve_config
 from flcore.reproduction import run_geometry as rg
-from flcore.store import RunStore
+from flcore.store import Run, RunStore
 
 TINY = rg.GeometrySettings(hessian_samples=64, hessian_method="lanczos", top_k=3, iters=12, surface_grid=3,
                            surface_span=0.5, plane_grid=3, loss_samples=64, error_samples=64)
@@ -37,15 +37,11 @@ def _stored_run(store, alpha=0.0, seed=0, perturb=0.0, snapshot=False):
     run.save_final_model(flat.state_dict(w))
     run.set_status("finished", rounds_done=cfg.rounds)
     if snapshot:
-        from flcore.analysis.recording import snapshot_path
-        from flcore.store.atomic import atomic_torch_save
+        from flcore.analysis.recording import save_snapshot
 
         gen = torch.Generator().manual_seed(2)
         clients = torch.stack([w + 0.05 * torch.randn(w.shape, generator=gen) for _ in range(4)])
-        path = snapshot_path(run.path, cfg.rounds)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_torch_save({"round": torch.tensor(cfg.rounds), "w": w, "client_models": clients,
-                           "client_ids": torch.tensor([7, 3, 5, 1])}, path)
+        save_snapshot(run, cfg.rounds, w, clients, torch.tensor([7, 3, 5, 1]))  # its digest recorded
     return run.path
 
 
@@ -69,7 +65,8 @@ def test_spectrum_is_cached_and_recomputed_when_the_model_changes(tmp_path, monk
     assert np.array_equal(rg.hessian_spectrum(run_dir, TINY), first) and not calls
     # another model in the same run directory: a new key, a new value
     other = _stored_run(tmp_path / "other", perturb=0.5)
-    (run_dir / "final_model.pt").write_bytes((other / "final_model.pt").read_bytes())
+    # written through the store (a file copied in by hand is refused: no digest of it)
+    Run(run_dir, run_dir.name).save_final_model(Run(other, other.name).load_final_model())
     second = rg.hessian_spectrum(run_dir, TINY)
     assert calls and not np.allclose(second, first)
 

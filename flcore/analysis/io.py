@@ -29,7 +29,7 @@ import torch
 
 from flcore.config import resolve_config
 from flcore.data import DatasetError, load_dataset, normalize
-from flcore.errors import ConfigError
+from flcore.errors import ConfigError, quote
 from flcore.flat import FlatModel
 from flcore.models import build_model
 from flcore.seeding import derive_seed, generator
@@ -62,11 +62,11 @@ def resolve_device(name: str | torch.device) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise RunLoadError(f"device {name!r} requested but CUDA is not available here")
+        raise RunLoadError(f"device {quote(name)} requested but CUDA is not available here")
     try:
         return torch.device(name)
     except RuntimeError as exc:
-        raise RunLoadError(f"unknown device {name!r}: {exc}") from None
+        raise RunLoadError(f"unknown device {quote(name)}: {exc}") from None
 
 
 @dataclass
@@ -93,10 +93,10 @@ def run_handle(run_dir: str | Path):
 
     path = Path(run_dir).expanduser()
     if not path.is_dir():
-        raise RunLoadError(f"run directory {str(path)!r} does not exist")
+        raise RunLoadError(f"run directory {quote(str(path))} does not exist")
     run = Run(path, path.name)
     if not run.exists():
-        raise RunLoadError(f"{str(path)!r} is not a run directory: it has no config.json")
+        raise RunLoadError(f"{quote(str(path))} is not a run directory: it has no config.json")
     return run
 
 
@@ -109,7 +109,7 @@ def resolved_config(run, data_root: str | None):
     try:
         return resolve_config(stored)
     except ConfigError as exc:
-        raise RunLoadError(f"the config of run {str(run.path)!r} no longer resolves: {exc}") from None
+        raise RunLoadError(f"the config of run {quote(str(run.path))} no longer resolves: {exc}") from None
 
 
 def build_template(cfg, input_shape, num_classes, device: torch.device | str = "cpu") -> FlatModel:
@@ -125,7 +125,7 @@ def load_run_weights(run, flat: FlatModel, which: str = "auto") -> tuple[torch.T
     """The stored flat parameters of ``run`` for ``flat``'s architecture, and their source
     (``"final"`` or ``"checkpoint"``); ``which="auto"`` prefers the final model."""
     if which not in WHICH:
-        raise RunLoadError(f"which must be one of {', '.join(WHICH)}, got {which!r}")
+        raise RunLoadError(f"which must be one of {', '.join(WHICH)}, got {quote(which)}")
     device = next(flat.module.parameters()).device
     if which in ("auto", "final"):
         state = run.load_final_model(map_location="cpu")
@@ -134,17 +134,17 @@ def load_run_weights(run, flat: FlatModel, which: str = "auto") -> tuple[torch.T
             try:
                 module.load_state_dict(state, strict=True)
             except RuntimeError as exc:
-                raise RunLoadError(f"final_model.pt of {str(run.path)!r} does not fit the "
+                raise RunLoadError(f"final_model.pt of {quote(str(run.path))} does not fit the "
                                    f"model {type(module).__name__}: {exc}") from None
             return flat.flatten(module).to(device), "final"
         if which == "final":
-            raise RunLoadError(f"run {str(run.path)!r} has no final_model.pt (not finished?)")
+            raise RunLoadError(f"run {quote(str(run.path))} has no final_model.pt (not finished?)")
     checkpoint = run.load_checkpoint(map_location="cpu")
     if checkpoint is None or "w" not in checkpoint:
-        raise RunLoadError(f"run {str(run.path)!r} has neither final_model.pt nor a checkpoint with 'w'")
+        raise RunLoadError(f"run {quote(str(run.path))} has neither final_model.pt nor a checkpoint with 'w'")
     w = checkpoint["w"]
     if w.shape != (flat.num_params,):
-        raise RunLoadError(f"the checkpoint of {str(run.path)!r} has {w.numel()} parameters, "
+        raise RunLoadError(f"the checkpoint of {quote(str(run.path))} has {w.numel()} parameters, "
                            f"the model {flat.num_params}")
     return w.to(device=device, dtype=torch.float32), "checkpoint"
 
@@ -176,7 +176,7 @@ def split_data(dataset, split: str = "train", samples: int | None = None, seed: 
     docstring), on ``device``."""
 
     if split not in SPLITS:
-        raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {quote(split)}")
     x = dataset.train_x if split == "train" else dataset.test_x
     y = dataset.train_y if split == "train" else dataset.test_y
     if samples is not None:

@@ -11,7 +11,8 @@ the run id only when set, so a recorded run is a different run from the plain on
 - ``snapshot_rounds``: at the end of each of these rounds the run saves the global model
   and the round's client models after local training, ``{"round", "w",
   "client_models", "client_ids"}``, to ``<run>/snapshots/round-<r>.pt`` (tensors only,
-  read back with ``weights_only=True``).
+  its digest recorded in the run's ``files.json`` and checked when it is read back with
+  ``weights_only=True``: :meth:`flcore.store.Run.load_tensor_file`).
 
 A probe is made for one simulation by a *factory*, ``factory(sim) -> Probe`` (``sim``:
 the engine's ``Simulation``, read for ``cfg``, ``flat``, ``data``, ``device``), kept in
@@ -25,6 +26,7 @@ Decision: recorded runs are trained alone, never batched with others
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +42,12 @@ from flcore.analysis.probes import (
     parameter_norm_probe,
 )
 from flcore.config.probes import PROBES, probe_names, register_probe
-from flcore.store.atomic import atomic_torch_save
+from flcore.store import SNAPSHOT_DIR, Run, snapshot_file
 
 __all__ = ["PROBES", "SnapshotCallback", "load_snapshot", "probe_names", "recording_callbacks",
-           "register_probe", "snapshot_path", "snapshot_rounds_of"]
+           "register_probe", "save_snapshot", "snapshot_path", "snapshot_rounds_of"]
 
-SNAPSHOT_DIR = "snapshots"
+_SNAPSHOT_NAME = re.compile(r"round-(\d{1,9})\.pt")
 
 
 # --------------------------------------------------------------------------- built-in probes
@@ -102,7 +104,16 @@ register_probe("client_lambda_max", _client_lambda_max)
 # --------------------------------------------------------------------------- snapshots
 
 def snapshot_path(run_dir: str | Path, round: int) -> Path:
-    return Path(run_dir) / SNAPSHOT_DIR / f"round-{int(round):06d}.pt"
+    return Path(run_dir) / snapshot_file(round)
+
+
+def save_snapshot(run: Run, round: int, w, client_models, client_ids) -> None:
+    """Save round ``round``'s global model ``w`` [P], client models [K, P] and client ids
+    [K] into ``run``, its digest recorded (module docstring)."""
+    run.save_tensor_file(snapshot_file(round), {"round": torch.tensor(int(round)),
+                                                "w": w.detach().cpu(),
+                                                "client_models": client_models.detach().cpu(),
+                                                "client_ids": torch.as_tensor(client_ids).detach().cpu()})
 
 
 class SnapshotCallback:
@@ -114,21 +125,16 @@ class SnapshotCallback:
 
     def on_round_end(self, round: int, sim_state) -> dict:
         if round in self.rounds and self.run is not None:
-            path = snapshot_path(self.run.path, round)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_torch_save({"round": torch.tensor(round),
-                               "w": sim_state["w"].detach().cpu(),
-                               "client_models": sim_state["client_models"].detach().cpu(),
-                               "client_ids": torch.as_tensor(sim_state["client_ids"]).detach().cpu()}, path)
+            save_snapshot(self.run, round, sim_state["w"], sim_state["client_models"], sim_state["client_ids"])
         return {}
 
 
 def snapshot_rounds_of(run_dir: str | Path) -> list[int]:
     """The rounds a run saved snapshots of, in order."""
     folder = Path(run_dir) / SNAPSHOT_DIR
-    if not folder.is_dir():
+    if not folder.is_dir() or folder.is_symlink():
         return []
-    return sorted(int(p.stem.split("-", 1)[1]) for p in folder.glob("round-*.pt"))
+    return sorted(int(match.group(1)) for p in folder.iterdir() if (match := _SNAPSHOT_NAME.fullmatch(p.name)))
 
 
 def load_snapshot(run_dir: str | Path, round: int, map_location: Any = "cpu") -> dict[str, Any]:
@@ -139,7 +145,12 @@ def load_snapshot(run_dir: str | Path, round: int, map_location: Any = "cpu") ->
         raise FileNotFoundError(f"{path}: no snapshot of round {round}; this run has "
                                 + (", ".join(map(str, have)) if have else "none") +
                                 " (set snapshot_rounds in the run's config)")
-    data = torch.load(path, map_location=map_location, weights_only=True)
+    run_dir = Path(run_dir)
+    data = Run(run_dir, run_dir.name).load_tensor_file(snapshot_file(round), map_location)
+    if data is None:
+        raise FileNotFoundError(f"{path}: no snapshot of round {round}")
+    if not isinstance(data, dict) or not {"round", "w", "client_models", "client_ids"} <= set(data):
+        raise FileNotFoundError(f"{path}: not a snapshot (expected round, w, client_models, client_ids)")
     data["round"] = int(data["round"])
     return data
 

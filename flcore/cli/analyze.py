@@ -16,6 +16,14 @@ weights), ``--data-root`` (CIFAR folder, if not the stored one) and ``--json`` (
 object on stdout; NaN/inf as null).  Values are checked before any data is loaded or
 computed: a bad value prints ``invalid argument '<field>': ...`` and exits with status 2.
 
+Every count is bounded.  The points of a curve or a surface (``--points``, ``--grid``,
+``--grid`` squared in 2-D) are capped by the memory their results need
+(:data:`BYTES_PER_POINT` each, at most a quarter of this machine's memory) and by the
+sanity caps :data:`MAX_CURVE_POINTS` and :data:`MAX_GRID`; the counts of probes,
+perturbations and iterations by :data:`MAX_ITERATIONS`; and once the model is known,
+``--top-k`` (and Lanczos steps) by its number of parameters and by the memory of
+``top_k`` model-sized vectors.
+
 - ``hessian``: ``--top-k K`` eigenvalues (``eigenvalues``, largest first) by
   ``--method power`` (deflated power iteration, ``--iters`` per eigenvalue, ``--tol``) or
   ``lanczos`` (``--iters`` Lanczos steps); ``--trace`` adds ``trace`` and
@@ -34,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -47,11 +56,21 @@ from flcore.analysis.io import RunLoadError, load_run
 from flcore.analysis.landscape import grid_points, landscape_1d, landscape_2d, random_directions
 from flcore.analysis.lpf import lpf
 from flcore.analysis.spectrum import hutchinson_trace, slq_density, top_eigenvalues
+from flcore.errors import quote
 from flcore.report.analysis_plots import plot_curve_1d, plot_surface_2d, save_figure
 from flcore.store import StoreError, to_jsonable
 
 EXIT_USAGE = 2
 TOOLS = ("hessian", "landscape", "barrier", "lpf")
+#: Memory one evaluated point of a curve or surface takes through to the printed result:
+#: its coordinate, loss and error as float64 tensors, as Python floats in lists, and as
+#: JSON text.
+BYTES_PER_POINT = 256
+#: Sanity caps: each point is a full pass over the data, so a mistyped count
+#: (``--points 1e9``) would otherwise run for months before memory ran out.
+MAX_CURVE_POINTS = 100_000
+MAX_GRID = 1_001
+MAX_ITERATIONS = 1_000_000
 _DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
 
 __all__ = ["EXIT_USAGE", "TOOLS", "AnalyzeArgumentError", "add_analyze_parser", "main", "run_analyze"]
@@ -127,22 +146,60 @@ def add_analyze_parser(subparsers) -> argparse.ArgumentParser:
 
 def _choice(field, value, allowed):
     if value not in allowed:
-        raise AnalyzeArgumentError(field, f"got {value!r}; allowed values: {', '.join(allowed)}")
+        raise AnalyzeArgumentError(field, f"got {quote(value)}; allowed values: {', '.join(allowed)}")
 
 
 def _at_least(field, value, low):
     if value is None or not (isinstance(value, (int, float)) and math.isfinite(value)) or value < low:
-        raise AnalyzeArgumentError(field, f"got {value!r}; must be >= {low}")
+        raise AnalyzeArgumentError(field, f"got {quote(value)}; must be >= {low}")
+
+
+def _at_most(field, value, high, why):
+    if value > high:
+        raise AnalyzeArgumentError(field, f"got {quote(value)}; must be <= {high} ({why})")
+
+
+def machine_memory() -> int:
+    """Bytes of memory of this machine (8 GiB where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def _points_cap(field: str, points: int, sanity: int) -> None:
+    """``points`` results must fit in a quarter of the machine's memory, and under ``sanity``."""
+    memory = machine_memory()
+    fits = memory // 4 // BYTES_PER_POINT
+    if points > fits:
+        raise AnalyzeArgumentError(field, f"got {points} points; their results need {points * BYTES_PER_POINT} "
+                                   f"bytes, more than a quarter of this machine's {memory} bytes: at most {fits}")
+    _at_most(field, points, sanity, "each point is a full pass over the data")
+
+
+def check_model_bounds(args: argparse.Namespace, num_params: int) -> None:
+    """The bounds that need the model: ``--top-k`` and Lanczos steps at most its number of
+    parameters, and ``top_k`` model-sized vectors in a quarter of the memory."""
+    if getattr(args, "analyze_tool", None) != "hessian":
+        return
+    _at_most("top_k", args.top_k, num_params, f"the model has {num_params} parameters")
+    vectors = machine_memory() // 4 // (8 * max(1, num_params))
+    _at_most("top_k", args.top_k, vectors, f"{args.top_k} vectors of {num_params} parameters must fit in memory")
+    if args.method == "lanczos":
+        _at_most("iters", args.iters, num_params, f"Lanczos on {num_params} parameters has at most that many steps")
+    if args.density:
+        _at_most("density_iters", args.density_iters, num_params,
+                 f"Lanczos on {num_params} parameters has at most that many steps")
 
 
 def _run_dir(field, value):
     path = Path(value).expanduser()
     if not path.is_dir():
-        raise AnalyzeArgumentError(field, f"run directory {str(path)!r} does not exist")
+        raise AnalyzeArgumentError(field, f"run directory {quote(str(path))} does not exist")
     if not (path / "config.json").is_file():
-        raise AnalyzeArgumentError(field, f"{str(path)!r} is not a run directory (no config.json)")
+        raise AnalyzeArgumentError(field, f"{quote(str(path))} is not a run directory (no config.json)")
     if not ((path / "final_model.pt").is_file() or (path / "checkpoint.pt").is_file()):
-        raise AnalyzeArgumentError(field, f"run {str(path)!r} has no final_model.pt or checkpoint.pt")
+        raise AnalyzeArgumentError(field, f"run {quote(str(path))} has no final_model.pt or checkpoint.pt")
 
 
 def validate_args(args: argparse.Namespace) -> None:
@@ -156,16 +213,21 @@ def validate_args(args: argparse.Namespace) -> None:
     _at_least("batch_size", args.batch_size, 1)
     _at_least("seed", args.seed, 0)
     if not _DEVICE_RE.match(str(args.device)):
-        raise AnalyzeArgumentError("device", f"got {args.device!r}; allowed values: auto, cpu, cuda, cuda:N, mps")
+        raise AnalyzeArgumentError("device", f"got {quote(args.device)}; allowed values: auto, cpu, cuda, cuda:N, mps")
     if str(args.device).startswith("cuda"):
         import torch
 
         if not torch.cuda.is_available():
-            raise AnalyzeArgumentError("device", f"got {args.device!r} but CUDA is not available here")
+            raise AnalyzeArgumentError("device", f"got {quote(args.device)} but CUDA is not available here")
     _choice("which", args.which, ("auto", "final", "checkpoint"))
+    if args.samples is not None:
+        _at_most("samples", args.samples, 10**9, "the documented sanity cap")
+    _at_most("batch_size", args.batch_size, MAX_ITERATIONS, "the documented sanity cap")
     if tool == "hessian":
         _at_least("top_k", args.top_k, 1)
         _at_least("iters", args.iters, 1)
+        for name in ("top_k", "iters", "trace_samples", "density_iters"):
+            _at_most(name, getattr(args, name), MAX_ITERATIONS, "the documented sanity cap")
         _at_least("tol", args.tol, 0)
         _choice("method", args.method, ("power", "lanczos"))
         if args.method == "lanczos" and args.iters < args.top_k:
@@ -174,21 +236,27 @@ def validate_args(args: argparse.Namespace) -> None:
         _at_least("density_iters", args.density_iters, 1)
     elif tool == "landscape":
         _at_least("grid", args.grid, 2)
+        _at_most("grid", args.grid, MAX_GRID, "the documented sanity cap")
+        _points_cap("grid", args.grid ** args.dim if args.dim in (1, 2) else args.grid, MAX_GRID ** 2)
         if not (math.isfinite(args.span) and args.span > 0):
-            raise AnalyzeArgumentError("span", f"got {args.span!r}; must be > 0")
+            raise AnalyzeArgumentError("span", f"got {quote(args.span)}; must be > 0")
         _choice("dim", args.dim, (1, 2))
         _choice("normalization", args.normalization, ("filter", "layer", "model", "none"))
     elif tool == "barrier":
         _run_dir("run_b", args.run_b)
         _at_least("points", args.points, 2)
+        _points_cap("points", args.points, MAX_CURVE_POINTS)
         for name in ("t_min", "t_max"):
             if not math.isfinite(getattr(args, name)):
-                raise AnalyzeArgumentError(name, f"got {getattr(args, name)!r}; must be finite")
+                raise AnalyzeArgumentError(name, f"got {quote(getattr(args, name))}; must be finite")
         if not args.t_max > args.t_min:
-            raise AnalyzeArgumentError("t_max", f"got {args.t_max!r}; must be > t_min ({args.t_min!r})")
+            raise AnalyzeArgumentError("t_max", f"got {quote(args.t_max)}; must be > t_min ({quote(args.t_min)})")
     elif tool == "lpf":
         _at_least("sigma", args.sigma, 0)
+        if not math.isfinite(args.sigma):
+            raise AnalyzeArgumentError("sigma", f"got {quote(args.sigma)}; must be finite")
         _at_least("m", args.m, 1)
+        _at_most("m", args.m, MAX_ITERATIONS, "the documented sanity cap")
 
 
 # --------------------------------------------------------------------------- tools
@@ -239,7 +307,7 @@ def _barrier(args, loaded, x, y) -> dict:
                      dataset=loaded.dataset)
     if other.config.dataset != loaded.config.dataset or other.config.model != loaded.config.model \
             or other.w.shape != loaded.w.shape:
-        raise RunLoadError(f"runs {str(loaded.path)!r} and {str(other.path)!r} differ in model or dataset "
+        raise RunLoadError(f"runs {quote(str(loaded.path))} and {quote(str(other.path))} differ in model or dataset "
                            f"({loaded.config.model}/{loaded.config.dataset} vs "
                            f"{other.config.model}/{other.config.dataset})")
     evaluator = DatasetEvaluator(loaded.flat, x, y, batch_size=args.batch_size)
@@ -272,6 +340,7 @@ def run_analyze(args: argparse.Namespace) -> int:
         validate_args(args)
         started = time.perf_counter()
         loaded = load_run(args.run, device=args.device, which=args.which, data_root=args.data_root)
+        check_model_bounds(args, int(loaded.w.numel()))
         if loaded.w.device.type == "cpu":
             from flcore.sim.cpu_memory import retain_freed_memory
 

@@ -14,19 +14,25 @@ compute: a bad value prints the field and the allowed values and exits with stat
 
 Exit statuses of ``flcore run`` (the book's Reference, "Run store"): 0 finished or diverged (the
 summary's ``status`` says which), 1 an unexpected error during training (the run is
-marked ``failed``), 2 bad input (config, data), 3 a damaged or unsafe run record that
-could not be repaired, 4 the run is being trained by another process (``--no-wait``),
-130 interrupted.  ``flcore runs --verify`` exits 3 when a record is damaged.
+marked ``failed``), 2 bad input (config, data, an option, a store that cannot be written
+when training is needed), 3 a damaged or unsafe run record that could not be repaired,
+4 the run is being trained by another process (``--no-wait``), 130 interrupted (Ctrl-C;
+143 for SIGTERM, 129 for SIGHUP: :mod:`flcore.cli.interrupts`).  ``flcore runs --verify``
+exits 3 when a record is damaged.  No command prints a traceback for anything a store
+or a config holds.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from flcore.api import run_experiment
+from flcore.cli.interrupts import exit_status, handled
 from flcore.config import (
     MAX_COUNT,
     ExperimentConfig,
@@ -38,20 +44,24 @@ from flcore.config import (
 )
 from flcore.config.method_catalog import describe_methods
 from flcore.data import DatasetError
-from flcore.errors import ConfigError
-from flcore.planning.sweep import expand_grid, resolve_grid, run_sweep, split_list
-from flcore.store import RunBusyError, RunStore, StoreError, check_run
+from flcore.errors import ConfigError, quote
+from flcore.planning.sweep import DEFAULT_MAX_RUNS, count_grid, iter_grid, resolve_grid, run_sweep, split_list
+from flcore.store import ReadOnlyStoreError, RunBusyError, RunLock, RunStore, StoreError, check_run, live_status
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_DAMAGED = 3
 EXIT_BUSY = 4
 EXIT_INTERRUPTED = 130
+#: Most worker processes ``--workers`` may ask for.
+MAX_WORKERS = 1024
 _BOOL_FIELDS = {f.name for f in fields(ExperimentConfig) if str(f.type) == "bool"}
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's own errors: same exit code, one line
+        if len(message) > 400:  # argparse quotes the value given, whatever its length
+            message = message[:397] + "..."
         print(f"flcore: error: {message} (`{self.prog} --help` lists the options)", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
@@ -82,10 +92,23 @@ def _chunk_size(text: str) -> int:
     try:
         value = parse_int("chunk_size", text)
     except ConfigError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected an integer, got {quote(text)}") from None
     if not 1 <= value <= MAX_COUNT:
         raise argparse.ArgumentTypeError(f"got {value}; must be in 1..{MAX_COUNT}")
     return value
+
+
+def count_option(low: int, high: int):
+    """An argparse type: a whole number in ``low..high`` (the error quotes the value)."""
+    def parse(text: str) -> int:
+        try:
+            value = parse_int("value", text)
+        except ConfigError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {quote(text)}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"got {value}; must be in {low}..{high}")
+        return value
+    return parse
 
 
 def _add_sweep_parser(sub) -> None:
@@ -94,8 +117,10 @@ def _add_sweep_parser(sub) -> None:
     p.add_argument("--store", default="runs", help="run store directory (default: runs)")
     p.add_argument("--json", action="store_true", help="print one JSON object per run on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=count_option(1, MAX_WORKERS), default=None,
                    help="worker processes (default: the CPU cores on a CPU, 1 on a GPU)")
+    p.add_argument("--max-runs", type=count_option(1, 10**9), default=DEFAULT_MAX_RUNS,
+                   help=f"refuse a grid of more points (counted before it is built; default {DEFAULT_MAX_RUNS})")
     for f in fields(ExperimentConfig):
         flag = "--" + f.name.replace("_", "-")
         if f.name in _BOOL_FIELDS:
@@ -111,7 +136,11 @@ def _add_runs_parser(sub) -> None:
     p.add_argument("--store", default="runs", help="run store directory (default: runs)")
     p.add_argument("--json", action="store_true", help="print a JSON list of runs")
     p.add_argument("--verify", action="store_true",
-                   help="re-check every record, loading checkpoints and final models too; exit 3 if any is damaged")
+                   help="re-check every record, checking every tensor file against its digest; exit 3 if any is "
+                        "damaged")
+    p.add_argument("--adopt", nargs="+", metavar="RUN_ID", default=None,
+                   help="record the digests of these runs' tensor files (`all`: every run), for runs written "
+                        "before digests were recorded whose files you trust; each must load as plain tensors")
 
 
 def _add_methods_parser(sub) -> None:
@@ -149,20 +178,32 @@ def _config_from_args(args: argparse.Namespace) -> ExperimentConfig:
         if given is not None:
             values[f.name] = given
     cfg = resolve_config(values)
-    given_names = {name for name, value in values.items() if value is not None}
-    check_method_reads(cfg.method, given_names)
-    check_partition_reads(cfg.partition, given_names)
+    check_given(cfg, {name for name, value in values.items() if value is not None})
     return cfg
 
 
+def check_given(cfg: ExperimentConfig, given: set[str]) -> None:
+    """The checks a resolved config cannot make itself: fields the user set that the
+    method or the partition does not read.  ``flcore run`` and every point of
+    ``flcore sweep`` make exactly these."""
+    check_method_reads(cfg.method, given)
+    check_partition_reads(cfg.partition, given)
+
+
+def check_store_option(store: str) -> None:
+    """``--store`` names a directory (or nothing yet): never a file or a device."""
+    path = Path(store).expanduser()
+    if os.path.lexists(path) and not path.is_dir():
+        raise ConfigError("store", f"{quote(str(path))} is not a directory")
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-
-
     try:
+        check_store_option(args.store)
         cfg = _config_from_args(args)
         summary = run_experiment(cfg, store=args.store, progress=not args.no_progress,
                                  chunk_size=args.chunk_size, wait=args.wait)
-    except (ConfigError, DatasetError) as exc:
+    except (ConfigError, DatasetError, ReadOnlyStoreError) as exc:
         print(f"flcore: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except RunBusyError as exc:
@@ -171,10 +212,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"flcore: error: {exc}", file=sys.stderr)
         return EXIT_DAMAGED
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("flcore: interrupted; rerun the same command to resume from the last checkpoint",
               file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return exit_status(exc)
     if args.json:
         print(json.dumps(summary, sort_keys=True))
     else:
@@ -184,8 +225,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-
     try:
+        check_store_option(args.store)
         base: dict[str, Any] = load_config_file(args.config) if args.config else {}
         lists = {}
         for f in fields(ExperimentConfig):
@@ -195,15 +236,23 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                     lists[f.name] = split_list(given)
                 except ValueError as exc:
                     raise ConfigError(f.name, str(exc)) from None
-        configs = resolve_grid(expand_grid(base, lists))
+        points = count_grid(lists)
+        if points > args.max_runs:
+            raise ConfigError("max_runs", f"the grid has {points} points, more than --max-runs {args.max_runs}; "
+                              "split it, or raise --max-runs if you mean it")
+        given = {name for name, value in base.items() if value is not None} | set(lists)
+        configs = resolve_grid(iter_grid(base, lists), check=lambda cfg: check_given(cfg, given))
         results = run_sweep(configs, args.store, workers=args.workers, progress=not args.no_progress)
-    except (ConfigError, DatasetError) as exc:
+    except (ConfigError, DatasetError, ReadOnlyStoreError) as exc:
         print(f"flcore: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except StoreError as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_DAMAGED
+    except KeyboardInterrupt as exc:
         print("flcore: interrupted; rerun the same command to resume from the last checkpoints",
               file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return exit_status(exc)
     for summary in results:
         if args.json:
             print(json.dumps(summary, sort_keys=True))
@@ -213,29 +262,55 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 1 if any(s["status"] == "failed" for s in results) else 0
 
 
-def _cmd_runs(args: argparse.Namespace) -> int:
-
-    store = RunStore(args.store)
-    records = []
-    for run_id in store.run_ids():
-        run = store.run(run_id)
-        record = {"run_id": run_id, "run_dir": str(run.path), "status": "damaged", "rounds_done": None,
-                  "config": None, "summary": None}
-        problems = check_run(run, deep=args.verify)
+def _run_record(run, deep: bool) -> dict[str, Any]:
+    """One run of ``flcore runs``: what can be read of it, and its problems."""
+    record: dict[str, Any] = {"run_id": run.run_id, "run_dir": str(run.path), "status": "damaged",
+                              "rounds_done": None, "config": None, "summary": None}
+    problems = check_run(run, deep=deep)
+    if not any(p.startswith(str(run.path)) for p in problems):  # not a link: its files may be read
         for key, read in (("config", run.config), ("summary", run.summary)):
             try:
                 record[key] = read()
-            except StoreError:
+            except (StoreError, OSError):
                 pass  # already among the problems
         try:
             status = run.status()
-            record["status"] = status.get("status", "new")
+            record["status"] = live_status(run, status.get("status", "new"))
             record["rounds_done"] = status.get("rounds_done", 0)
-        except StoreError:
+        except (StoreError, OSError):
             pass
-        record["damaged"] = bool(problems)
-        record["problems"] = problems
-        records.append(record)
+    record["damaged"] = bool(problems)
+    record["problems"] = problems
+    return record
+
+
+def _adopt(store: RunStore, run_ids: list[str]) -> int:
+    """``flcore runs --adopt``: record the digests of trusted legacy tensor files."""
+    known = store.run_ids()
+    chosen = known if run_ids == ["all"] else run_ids
+    unknown = [rid for rid in chosen if rid not in known]
+    if unknown:
+        print(f"flcore: error: no run {quote(unknown[0], 80)} in {store.root}", file=sys.stderr)
+        return EXIT_USAGE
+    failed = 0
+    for rid in chosen:
+        run = store.run(rid)
+        try:
+            with RunLock(run.path) as _:
+                adopted = run.adopt_tensor_files()
+        except (StoreError, OSError) as exc:
+            failed += 1
+            print(f"flcore: error: {rid}: {exc}", file=sys.stderr)
+            continue
+        print(f"{rid}  adopted {', '.join(adopted) if adopted else 'nothing (every file has its digest)'}")
+    return EXIT_DAMAGED if failed else 0
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    store = RunStore(args.store)
+    if args.adopt:
+        return _adopt(store, args.adopt)
+    records = [_run_record(store.run(run_id), args.verify) for run_id in store.run_ids()]
     damaged = [r for r in records if r["damaged"]]
     if args.json:
         print(json.dumps(records, sort_keys=True, default=str))
@@ -246,8 +321,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             c, s = r["config"] or {}, r["summary"] or {}
             mark = "  DAMAGED: " + "; ".join(r["problems"]) if r["damaged"] else ""
             print(f"{r['run_id']}  {r['status']:<11} {r['rounds_done'] if r['rounds_done'] is not None else '?':>6} "
-                  f"rounds  {c.get('method')}/{c.get('dataset')} alpha={c.get('alpha')}  "
-                  f"mean_last_100={s.get('mean_last_100')}{mark}")
+                  f"rounds  {str(c.get('method'))[:40]}/{str(c.get('dataset'))[:40]} alpha={str(c.get('alpha'))[:40]}"
+                  f"  mean_last_100={s.get('mean_last_100')}{mark}")
     if damaged:
         print(f"flcore: {len(damaged)} of {len(records)} run records damaged; `flcore run` with a run's "
               "config repairs it from its checkpoint where possible, or says what to delete", file=sys.stderr)
@@ -279,7 +354,12 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "runs": _cmd_runs, "methods": _cmd_methods,
                 "analyze": run_analyze,
                 **args.extra_handlers}
-    return handlers[args.command](args)
+    try:
+        with handled():
+            return handlers[args.command](args)
+    except KeyboardInterrupt as exc:  # the commands without their own message
+        print("flcore: interrupted", file=sys.stderr)
+        return exit_status(exc)
 
 
 if __name__ == "__main__":

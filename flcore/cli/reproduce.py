@@ -46,10 +46,31 @@ def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text[:200]!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"got {value}; must be >= 1")
     return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text[:200]!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"got {value}; must be >= 0")
+    return value
+
+
+def _check_root(args: argparse.Namespace) -> bool:
+    """``--root`` must be a repository root holding ``notebooks/``: checked before any
+    run is trained (one line and exit 2 otherwise)."""
+    root = Path(args.root).expanduser()
+    if not (root / "notebooks").is_dir():
+        print(f"flcore: error: --root {str(root)[:200]} holds no notebooks/ folder: give the repository root "
+              "(the folder with notebooks/, book/ and _toc.yml)", file=sys.stderr)
+        return False
+    return True
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -58,12 +79,14 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
                    help="run store directory (default: $FLCORE_STORE or runs)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds of every configuration (default: 0)")
-    p.add_argument("--workers", type=int, default=None, help="runs trained at once on a CPU (default: one per core)")
+    p.add_argument("--seeds", type=_seed, nargs="+", default=[0], help="seeds of every configuration (default: 0)")
+    p.add_argument("--workers", type=_positive_int, default=None,
+                   help="runs trained at once on a CPU (default: one per core)")
     p.add_argument("--data-root", default="data", help="CIFAR folder (paper scale)")
     p.add_argument("--download", action="store_true", help="fetch CIFAR through torchvision when missing")
     p.add_argument("--root", default=".", help="repository root holding notebooks/, book/ and _toc.yml")
-    p.add_argument("--timeout", type=int, default=None, help="seconds a notebook cell may run (default: no limit)")
+    p.add_argument("--timeout", type=_positive_int, default=None,
+                   help="seconds a notebook cell may run (default: no limit)")
     p.add_argument("--jobs", type=_positive_int, default=None,
                    help="notebooks executed at once, each in its own kernel (default: one per core)")
     p.add_argument("--executor", default="local", choices=("local", "ray"),
@@ -84,10 +107,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     unknown = [a for a in args.artifacts if a not in known]
     if unknown:
-        print(f"flcore: error: unknown artifact(s) {', '.join(unknown)}; known: {', '.join(known)}",
+        print(f"flcore: error: unknown artifact(s) {', '.join(a[:80] for a in unknown[:5])}; known: {', '.join(known)}",
               file=sys.stderr)
         return EXIT_USAGE
-    if not _connect_executor(args):
+    if not _check_root(args) or not _connect_executor(args):
         return EXIT_USAGE
     results: dict[str, dict] = {}
     try:
@@ -188,6 +211,8 @@ def _cmd_book(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     results = {}
+    if not _check_root(args):
+        return EXIT_USAGE
     if not args.no_reproduce:
         if not _connect_executor(args):
             return EXIT_USAGE

@@ -40,7 +40,7 @@ from flcore.config.parsing import parsers_for, read_mapping_file
 from flcore.config.presets import DEFAULT_DATASET, method_defaults, scale_defaults
 from flcore.config.validation import choice, validate
 from flcore.data import DATASET_NAMES
-from flcore.errors import ConfigError
+from flcore.errors import ConfigError, quote
 from flcore.models import default_model_for
 
 
@@ -181,13 +181,21 @@ FIELD_NAMES = tuple(f.name for f in fields(ExperimentConfig))
 
 
 def normalise_keys(raw: dict[str, Any], source: str) -> dict[str, Any]:
-    out = {}
+    """``raw``'s keys as field names (``per-round`` is ``per_round``); an unknown field, or
+    one field under two spellings (which one would win is not for the reader to guess),
+    is a :class:`~flcore.ConfigError`."""
+    out: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
     for key, value in raw.items():
         name = str(key).replace("-", "_")
         if name not in FIELD_NAMES:
             allowed = ", ".join(FIELD_NAMES)
             raise ConfigError(name, f"unknown field in {source}; allowed fields: {allowed}")
+        if name in out:
+            raise ConfigError(name, f"given twice in {source}, as {quote(spelled[name], 60)} and "
+                              f"{quote(str(key), 60)}; give it once")
         out[name] = value
+        spelled[name] = str(key)
     return out
 
 
@@ -205,8 +213,8 @@ CENTRALIZED_PROTOCOL = {"clients": 1, "per_round": 1, "partition": "iid", "sampl
 def _pool_for_centralized(merged: dict[str, Any], given: dict[str, Any]) -> None:
     for name, value in CENTRALIZED_PROTOCOL.items():
         if name in given and given[name] != value:
-            raise ConfigError(name, f"got {given[name]!r}; method {merged['method']!r} trains on pooled "
-                              f"data and needs {name}={value!r}")
+            raise ConfigError(name, f"got {quote(given[name])}; method {quote(merged['method'])} trains on pooled "
+                              f"data and needs {name}={quote(value)}")
         merged[name] = value
 
 

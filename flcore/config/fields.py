@@ -203,6 +203,10 @@ MAX_LOCAL_STEPS = 1_000_000
 MAX_GENERATED_SAMPLES = 1_000_000
 #: Cap of the other counts that have no natural bound (seeds excepted).
 MAX_COUNT = 1_000_000
+#: Cap of Mixup's ``alpha``: Beta(a, a) draws lam = 0.5 +- 0.0004 at 1e6, so a larger
+#: value mixes the same; past float32's range (3.4e38) the sampler would silently give
+#: lam = 0, no mixing at all.
+MAX_MIXUP_ALPHA = 1e6
 
 #: Input shape, classes and training-set size of each data set (``None``: generated,
 #: sized by ``num_samples``), so that model and counts are checked before data are loaded.

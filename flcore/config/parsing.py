@@ -1,20 +1,34 @@
 """Parsing of raw config values (from YAML/JSON files or command-line strings) into typed
-values; every failure is a :class:`~flcore.ConfigError` naming the field."""
+values; every failure is a :class:`~flcore.ConfigError` naming the field and
+quoting at most 200 characters of the value (:func:`flcore.errors.quote`).
+
+Values mean one thing only:
+
+- a float is canonical: ``-0.0`` is ``0.0`` (one experiment, one run id);
+- a config file is read as a bounded regular file (:data:`MAX_CONFIG_BYTES`), YAML with
+  the YAML 1.2 core schema's scalars (``1:30`` is the string ``"1:30"``, not YAML 1.1's
+  sexagesimal 90; ``yes``/``on`` are strings, which boolean fields accept; no
+  timestamps), without anchors or aliases (a few hundred bytes of aliases expand to
+  billions of items), and a key given twice in one mapping (YAML or JSON) is an error
+  rather than the last one silently winning.
+"""
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import Field
 from pathlib import Path
 from typing import Any
 
-from flcore.errors import ConfigError
+from flcore.errors import ConfigError, quote
+from flcore.safe_io import UnsafePathError, read_regular_bytes
 
 
 def parse_int(name: str, value: Any) -> int:
     if isinstance(value, bool):
-        raise ConfigError(name, f"expected an integer, got {value!r}")
+        raise ConfigError(name, f"expected an integer, got {quote(value)}")
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
@@ -29,19 +43,19 @@ def parse_int(name: str, value: Any) -> int:
                 as_float = math.nan
             if as_float.is_integer():
                 return int(as_float)
-    raise ConfigError(name, f"expected an integer, got {value!r}")
+    raise ConfigError(name, f"expected an integer, got {quote(value)}")
 
 
 def parse_float(name: str, value: Any) -> float:
     if isinstance(value, bool):
-        raise ConfigError(name, f"expected a number, got {value!r}")
+        raise ConfigError(name, f"expected a number, got {quote(value)}")
     try:
         out = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(name, f"expected a number, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ConfigError(name, f"expected a number, got {quote(value)}") from None
     if not math.isfinite(out):
-        raise ConfigError(name, f"expected a finite number, got {value!r}")
-    return out
+        raise ConfigError(name, f"expected a finite number, got {quote(value)}")
+    return out + 0.0  # -0.0 + 0.0 == 0.0: one value, one run id
 
 
 def parse_bool(name: str, value: Any) -> bool:
@@ -51,12 +65,12 @@ def parse_bool(name: str, value: Any) -> bool:
         return value.lower() in ("1", "true", "yes", "on")
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
-    raise ConfigError(name, f"expected true or false, got {value!r}")
+    raise ConfigError(name, f"expected true or false, got {quote(value)}")
 
 
 def parse_str(name: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise ConfigError(name, f"expected a string, got {value!r}")
+        raise ConfigError(name, f"expected a string, got {quote(value)}")
     return value.strip()
 
 
@@ -65,7 +79,7 @@ def parse_names(name: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [v for v in value.split(",") if v.strip()]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(name, f"expected a list of names, got {value!r}")
+        raise ConfigError(name, f"expected a list of names, got {quote(value)}")
     return tuple(v.strip() for v in value)
 
 
@@ -76,7 +90,7 @@ def parse_rounds(name: str, value: Any) -> tuple[int, ...]:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = [value]
     if not isinstance(value, (list, tuple)):
-        raise ConfigError(name, f"expected a list of round numbers, got {value!r}")
+        raise ConfigError(name, f"expected a list of round numbers, got {quote(value)}")
     return tuple(sorted({parse_int(name, v) for v in value}))
 
 
@@ -120,28 +134,126 @@ def one_line(exc: Exception) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
+#: Largest config file read (a config holds a few dozen fields).
+MAX_CONFIG_BYTES = 1 << 20
+#: Deepest nesting of a config file (its values are scalars or lists of them).
+MAX_CONFIG_DEPTH = 8
+
+
+def _strict_loader():
+    """A PyYAML ``SafeLoader`` with the YAML 1.2 core schema's scalars, no anchors or
+    aliases and no key twice in one mapping (module docstring)."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not allowed in a config",
+                                                  event.start_mark)
+            event = self.peek_event()
+            if getattr(event, "anchor", None) is not None:
+                raise yaml.composer.ComposerError(None, None, "YAML anchors (&name) are not allowed in a config",
+                                                  event.start_mark)
+            return super().compose_node(parent, index)
+
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    duplicate = key in seen
+                except TypeError:  # an unhashable key: the base class reports it
+                    break
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(None, None, f"key {quote(key, 60)} given twice",
+                                                            key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    StrictLoader.yaml_implicit_resolvers = {}
+    core = [
+        ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+        ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+        ("tag:yaml.org,2002:float",
+         r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+         "-+.0123456789"),
+        ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ]
+    for tag, pattern, first in core:
+        StrictLoader.add_implicit_resolver(tag, re.compile(pattern), list(first))
+    StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_core_int)
+    return StrictLoader
+
+
+def _construct_core_int(loader, node) -> int:
+    text = loader.construct_scalar(node)
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {quote(key, 60)} given twice")
+        out[key] = value
+    return out
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+def _shown(path: Path) -> str:
+    text = str(path)
+    return text if len(text) <= 200 else quote(text)[1:-1]
+
+
 def read_mapping_file(path: str | Path) -> dict[str, Any]:
-    """The mapping a YAML or JSON experiment file holds (raw values, keys as written)."""
+    """The mapping a YAML or JSON experiment file holds (raw values, keys as written;
+    module docstring)."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError("config", f"file not found: {path}")
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError("config", f"{path} is not a text file (expected YAML or JSON)") from None
+        data = read_regular_bytes(path, MAX_CONFIG_BYTES, follow_links=True)
+    except FileNotFoundError:
+        raise ConfigError("config", f"file not found: {_shown(path)}") from None
+    except IsADirectoryError:
+        raise ConfigError("config", f"{_shown(path)} is a directory, not a YAML or JSON file") from None
+    except UnsafePathError as exc:
+        raise ConfigError("config", f"{exc} (expected a YAML or JSON file)") from None
     except OSError as exc:
-        raise ConfigError("config", f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ConfigError("config", f"cannot read {_shown(path)}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError("config", f"{_shown(path)} is not a text file (expected YAML or JSON)") from None
     try:
         if path.suffix.lower() == ".json":
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique_keys)
         else:
             import yaml
 
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise ConfigError("config", f"cannot parse {_shown(path)}: nested too deeply") from None
     except Exception as exc:  # noqa: BLE001 - any parse error is the user's file
-        raise ConfigError("config", f"cannot parse {path}: {one_line(exc)}") from None
+        raise ConfigError("config", f"cannot parse {_shown(path)}: {one_line(exc)[:300]}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError("config", f"{path} must hold a mapping of field: value")
+        raise ConfigError("config", f"{_shown(path)} must hold a mapping of field: value")
+    if _too_deep(data, MAX_CONFIG_DEPTH):
+        raise ConfigError("config", f"{_shown(path)} is nested more than {MAX_CONFIG_DEPTH} levels deep "
+                          "(fields take scalars or lists)")
     return data

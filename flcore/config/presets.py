@@ -21,7 +21,7 @@ nearest listed heterogeneity level is used (documented per entry below).
 from __future__ import annotations
 
 from flcore.algorithms import METHODS
-from flcore.errors import ConfigError
+from flcore.errors import ConfigError, quote
 
 #: The data set of each scale when none is given.
 DEFAULT_DATASET = {"smoke": "mnist1d", "small": "mnist1d", "paper": "cifar10"}
@@ -87,7 +87,7 @@ def scale_defaults(scale: str, dataset: str) -> dict:
     except KeyError:
         allowed = sorted({d for s, d in _SCALE_TABLE if s == scale})
         raise ConfigError(
-            "dataset", f"{dataset!r} has no preset at scale {scale!r}; allowed datasets at this scale: "
+            "dataset", f"{quote(dataset)} has no preset at scale {quote(scale)}; allowed datasets at this scale: "
             + ", ".join(allowed)) from None
 
 
@@ -156,7 +156,7 @@ def method_defaults(method: str, dataset: str, alpha: float, scale: str) -> dict
     try:
         alpha = float(alpha)
     except (TypeError, ValueError):
-        raise ConfigError("alpha", f"expected a number, got {alpha!r}") from None
+        raise ConfigError("alpha", f"expected a number, got {quote(alpha)}") from None
     base = base_method(method)
     table = _fedsam_table11(dataset, alpha)
     out: dict = {}

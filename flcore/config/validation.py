@@ -17,6 +17,7 @@ from flcore.config.fields import (
     MAX_GENERATED_SAMPLES,
     MAX_LOCAL_EPOCHS,
     MAX_LOCAL_STEPS,
+    MAX_MIXUP_ALPHA,
     MAX_ROUNDS,
     METHOD_FIELDS,
     NEUTRAL_DEFAULTS,
@@ -28,7 +29,7 @@ from flcore.config.fields import (
 )
 from flcore.config.probes import probe_names
 from flcore.data import DATASET_NAMES
-from flcore.errors import ConfigError
+from flcore.errors import ConfigError, quote
 from flcore.models import MODEL_NAMES, accepts_input
 
 
@@ -38,7 +39,7 @@ def _check_data_fit(cfg: dict[str, Any]) -> None:
     shape, num_classes, fixed = DATASET_FACTS[dataset]
     accepted = accepts_input(cfg["model"], shape)
     if accepted is not None:
-        raise ConfigError("model", f"{cfg['model']!r} cannot take {dataset} inputs of shape {list(shape)} "
+        raise ConfigError("model", f"{quote(cfg['model'])} cannot take {dataset} inputs of shape {list(shape)} "
                           f"(it takes {accepted}); allowed models for {dataset}: "
                           + ", ".join(_models_for(shape)))
     if cfg["num_samples"] is not None:
@@ -72,6 +73,10 @@ def _check_data_fit(cfg: dict[str, Any]) -> None:
                               f"x {cfg['classes_per_client']} shards exceed the {n} training examples")
     if cfg["batch_size"] > n:
         raise ConfigError("batch_size", f"got {cfg['batch_size']}; must be <= {n}, the training examples")
+    spatial = shape[1:] if len(shape) == 3 else shape
+    if cfg["cutout_size"] > min(spatial):
+        raise ConfigError("cutout_size", f"got {cfg['cutout_size']}; must be <= {min(spatial)}, the side of "
+                          f"{dataset}'s inputs of shape {list(shape)} (a larger square zeroes every input)")
 
 
 def _models_for(shape: tuple[int, ...]) -> list[str]:
@@ -80,7 +85,7 @@ def _models_for(shape: tuple[int, ...]) -> list[str]:
 
 def _at_most(name: str, value: float, high: float, why: str = "the documented sanity cap") -> None:
     if value > high:
-        raise ConfigError(name, f"got {value!r}; must be <= {high} ({why})")
+        raise ConfigError(name, f"got {quote(value)}; must be <= {high} ({why})")
 
 
 def check_method_reads(method: str, given: Iterable[str]) -> None:
@@ -96,7 +101,7 @@ def check_method_reads(method: str, given: Iterable[str]) -> None:
                      if name in METHOD_FIELDS and name not in NEUTRAL_DEFAULTS and name not in reads)
     if ignored:
         listed = ", ".join(sorted(reads)) or "none"
-        raise ConfigError(ignored[0], f"method {method!r} does not read {', '.join(ignored)}; "
+        raise ConfigError(ignored[0], f"method {quote(method)} does not read {', '.join(ignored)}; "
                           f"the method hyper-parameters it reads: {listed}")
 
 
@@ -107,28 +112,28 @@ def check_partition_reads(partition: str, given: Iterable[str]) -> None:
     that selects a method's paper hyper-parameters (``presets.method_defaults``)."""
     ignored = sorted(set(given) & (ALL_PARTITION_FIELDS - set(PARTITION_FIELDS[partition]) - {"alpha"}))
     if ignored:
-        raise ConfigError(ignored[0], f"partition {partition!r} does not read {', '.join(ignored)}; "
+        raise ConfigError(ignored[0], f"partition {quote(partition)} does not read {', '.join(ignored)}; "
                           f"it reads: {', '.join(PARTITION_FIELDS[partition])}")
 
 
 def choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise ConfigError(name, f"got {value!r}; allowed values: {', '.join(allowed)}")
+        raise ConfigError(name, f"got {quote(value)}; allowed values: {', '.join(allowed)}")
 
 
 def _at_least(name: str, value: float, low: float) -> None:
     if value < low:
-        raise ConfigError(name, f"got {value!r}; must be >= {low}")
+        raise ConfigError(name, f"got {quote(value)}; must be >= {low}")
 
 
 def _positive(name: str, value: float) -> None:
     if not value > 0:
-        raise ConfigError(name, f"got {value!r}; must be > 0")
+        raise ConfigError(name, f"got {quote(value)}; must be > 0")
 
 
 def _fraction(name: str, value: float) -> None:
     if not 0 <= value < 1:
-        raise ConfigError(name, f"got {value!r}; must be in [0, 1)")
+        raise ConfigError(name, f"got {quote(value)}; must be in [0, 1)")
 
 
 def validate(cfg: dict[str, Any]) -> None:
@@ -139,7 +144,7 @@ def validate(cfg: dict[str, Any]) -> None:
     choice("partition", cfg["partition"], PARTITIONS)
     choice("engine", cfg["engine"], ENGINES)
     if not DEVICE_PATTERN.match(cfg["device"]):
-        raise ConfigError("device", f"got {cfg['device']!r}; allowed values: auto, cpu, cuda, cuda:N, mps")
+        raise ConfigError("device", f"got {quote(cfg['device'])}; allowed values: auto, cpu, cuda, cuda:N, mps")
     _at_least("alpha", cfg["alpha"], 0)
     _at_least("classes_per_client", cfg["classes_per_client"], 1)
     _at_least("clients", cfg["clients"], 1)
@@ -171,7 +176,7 @@ def validate(cfg: dict[str, Any]) -> None:
     _at_least("fa_lambda", cfg["fa_lambda"], 0)
     for name in ("fedcm_alpha", "fedgf_static_c", "gma_tau", "fa_momentum"):
         if not 0 <= cfg[name] <= 1:
-            raise ConfigError(name, f"got {cfg[name]!r}; must be in [0, 1]")
+            raise ConfigError(name, f"got {quote(cfg[name])}; must be in [0, 1]")
     for name in ("fedgf_window", "swa_cycle", "ima_window", "ima_exploration_period"):
         _at_least(name, cfg[name], 1)
     for name in ("swa_start", "ima_start"):
@@ -194,6 +199,8 @@ def validate(cfg: dict[str, Any]) -> None:
         if cfg[name] is not None:
             _at_most(name, cfg[name], cfg["rounds"], "the number of rounds; later it would never start")
     _at_most("eval_batch_size", cfg["eval_batch_size"], MAX_COUNT)
+    _at_most("mixup_alpha", cfg["mixup_alpha"], MAX_MIXUP_ALPHA,
+             "Beta(a, a) is 0.5 +- 0.0004 there, so a larger value mixes the same")
     _check_recording(cfg)
     _check_data_fit(cfg)
 

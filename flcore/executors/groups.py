@@ -82,7 +82,8 @@ def record_failure(runs, spec: RunSpec, overrides: dict[str, Any], result: dict[
     """Store status ``failed`` with the error and traceback of ``result`` for ``spec``'s run."""
     cfg = spec.resolve(**overrides)
     run = runs.create(cfg.run_id(), cfg.canonical())
-    run.set_status("failed", error=result["error"], traceback=result.get("traceback"))
+    trace = result.get("traceback")
+    run.set_status("failed", error=str(result["error"])[:2000], traceback=trace[-100_000:] if trace else trace)
 
 
 def failed_group(specs: Sequence[RunSpec], overrides: dict[str, Any], error: str,

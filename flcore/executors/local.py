@@ -2,7 +2,9 @@
 
 Several groups at a time in spawned worker processes on a CPU, one thread each (on a
 shared two-core machine two single-threaded runs finish sooner than two two-threaded
-runs in a row); one group at a time in this process on a GPU or with one worker.
+runs in a row); one group at a time in this process on a GPU or with one worker.  Ctrl-C,
+SIGTERM or SIGHUP stops the workers and marks their runs interrupted
+(:mod:`flcore.planning.workers`).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 
 from flcore.executors.groups import failed_group, train_group
 from flcore.planning import RunSpec, default_workers
+from flcore.planning.workers import submit, worker_pool
 
 
 class LocalExecutor:
@@ -43,11 +46,12 @@ class LocalExecutor:
             for index, group in enumerate(groups):
                 yield index, _guarded(group, store, overrides, None)
             return
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
 
-        with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(train_group, group, store, overrides, 1): i for i, group in enumerate(groups)}
+        def submit_all(pool):
+            return {submit(pool, train_group, group, store, overrides, 1): i for i, group in enumerate(groups)}
+
+        with worker_pool(n_workers, submit_all=submit_all) as (_, futures):
             for future in as_completed(futures):
                 index = futures[future]
                 try:

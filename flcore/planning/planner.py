@@ -19,17 +19,20 @@ import os
 import time
 import traceback
 from collections.abc import Iterable, Sequence
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from typing import Any
 
 from flcore.algorithms import get_method
 from flcore.analysis.recording import recording_callbacks
+from flcore.api import lookup_finished
 from flcore.config import DATASET_FACTS, ExperimentConfig, resolve_config
 from flcore.flat import FlatModel
 from flcore.models import build_model
+from flcore.planning.workers import submit, worker_pool
 from flcore.sim import resolve_device
 from flcore.sim.multi_run import group_key, run_group
-from flcore.store import TERMINAL_STATUSES, RunStore, run_locks
+from flcore.store import RunStore, prepare_resume, run_locks
 
 #: Most runs in one group: past this the batch gains nothing on the machines measured
 #: (``benchmarks/sweep_time.py``) and a failure costs more runs.
@@ -232,11 +235,14 @@ def _train_group_unlocked(group: RunGroup, store, overrides: dict | None, progre
         todo_cfgs = []
         for cfg in cfgs:
             rid = cfg.run_id()
-            existing = runs_store.run(rid) if runs_store is not None else None
-            if existing is not None and existing.exists() and existing.status().get("status") in TERMINAL_STATUSES:
-                results[rid] = {"run_id": rid, "status": existing.status()["status"], "error": None, "seconds": 0.0,
-                                "summary": existing.summary(), "reused": True, "traceback": None}
+            found = lookup_finished(store, cfg) if runs_store is not None else None
+            if found is not None:  # finished or diverged, its record checks out
+                results[rid] = {"run_id": rid, "status": found["status"], "error": None, "seconds": 0.0,
+                                "summary": found, "reused": True, "traceback": None}
                 continue
+            existing = runs_store.run(rid) if runs_store is not None else None
+            if existing is not None and existing.exists():
+                prepare_resume(existing)  # repairs the log from the checkpoint, or says what is damaged
             todo_cfgs.append(cfg)
         if todo_cfgs:
             device = resolve_device(todo_cfgs[0].device)
@@ -266,13 +272,11 @@ def train_groups(groups: Sequence[RunGroup], store, overrides: dict | None = Non
         for group in groups:
             yield group, train_group(group, store, overrides, progress)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    def submit_all(pool):
+        return {submit(pool, train_group, g, str(store) if store is not None else None, overrides, progress): g
+                for g in groups}
 
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_single_thread) as pool:
-        futures = {pool.submit(train_group, g, str(store) if store is not None else None, overrides, progress): g
-                   for g in groups}
+    with worker_pool(workers, _single_thread, submit_all) as (_, futures):
         for future in as_completed(futures):
             yield futures[future], future.result()
 

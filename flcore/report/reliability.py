@@ -2,8 +2,9 @@
 
 ``python benchmarks/fault_matrix.py --json > benchmarks/results/fault_matrix.json`` tries
 every fault (bad configurations, kills, store corruptions, data faults, concurrent runs,
-poisoned files) and counts how many were handled; ``render_reliability(path)`` turns that
-file into the page.  Regenerate it with
+poisoned files, links and special files, trust without proof, records of the wrong shape,
+interruption, read-only stores, unbounded inputs) and counts how many were handled;
+``render_reliability(path)`` turns that file into the page.  Regenerate it with
 ``python -m flcore.report.reliability benchmarks/results/fault_matrix.json > book/reliability.md``;
 a test keeps the committed page equal to the rendered one.
 """
@@ -39,6 +40,32 @@ CATEGORY_TEXT = {
     "poisoned_files": ("Poisoned `.pt` files",
                        "a pickle that runs code is refused by `flcore run`, `runs --verify`, `analyze` and "
                        "the Python API, and its code never runs"),
+    "links_and_special_files": ("Links and special files in a store",
+                                "a link (to a file or folder outside, to `/dev/zero`), a FIFO, a hard link or a "
+                                "directory where a record belongs: every listing ends, marks the run and lists "
+                                "the others; `flcore run` returns the right numbers or exits 3; nothing outside "
+                                "the store changes"),
+    "trust_without_proof": ("Trust without proof",
+                            "a flipped bit, another run's tensor file or `files.json`, a checkpoint without its "
+                            "stamp, an edited `config.json`, a replaced data cache: `runs --verify` exits 3, "
+                            "`flcore run` never exits 0 with other numbers, an analysis refuses the file, a cache "
+                            "is rebuilt"),
+    "listing_records": ("One record of the wrong shape",
+                        "valid JSON of the wrong type, range, size or depth (`[1, 2]`, `\"ok\"`, 10^12 rounds, "
+                        "100,000 brackets): every listing ends at once and lists every run, the damaged one "
+                        "marked"),
+    "interruption": ("Interruption",
+                     "SIGTERM, SIGHUP and Ctrl-C to `flcore run` and `flcore sweep --workers 2`, a run left "
+                     "`running` by a killed process, a signal while a notebook executes: exit 128 + the signal "
+                     "with one line, workers stopped, runs interrupted with no lock held, the rerun equal to an "
+                     "uninterrupted run, the page as it was"),
+    "read_only_stores": ("Read-only stores",
+                         "a store mounted read-only: `run`, `sweep`, `runs --verify` and `analyze` of finished "
+                         "runs answer; a run that needs training exits 2 with one line"),
+    "unbounded_inputs": ("Unbounded or ambiguous inputs",
+                         "YAML alias bombs, keys given twice, two spellings of a field, YAML 1.1 numbers, huge "
+                         "values, grids and counts, a FIFO as a config, options out of range: exit 2 with one "
+                         "bounded line within seconds, nothing written; `-0` and `0` one run id"),
 }
 
 
@@ -87,10 +114,15 @@ def render_reliability(path: str | Path) -> str:
         "| 3 | a damaged or unsafe run record that could not be repaired; the message names the "
         "file and the fix |",
         "| 4 | another process is training the same run and `--no-wait` was given |",
-        "| 130 | interrupted (Ctrl-C); the same command resumes from the last checkpoint |",
+        "| 2 (store) | the run must be trained or repaired but its store cannot be written "
+        "(a read-only store answers lookups of finished runs) |",
+        "| 130, 143, 129 | interrupted by Ctrl-C, SIGTERM or SIGHUP; the runs are marked "
+        "interrupted and the same command resumes from the last checkpoint |",
         "",
-        "`flcore runs --verify` re-checks every record (loading checkpoints and final models",
-        "too) and exits 3 if any is damaged.",
+        "`flcore runs --verify` re-checks every record (every tensor file against the SHA-256",
+        "that `files.json` records for it, then loading it) and exits 3 if any is damaged.",
+        "`flcore runs --adopt RUN_ID` records the digests of a run written before digests",
+        "were kept, once you trust its files.",
     ]
     return "\n".join(lines) + "\n"
 

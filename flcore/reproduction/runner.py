@@ -24,7 +24,7 @@ import pandas as pd
 
 from flcore.executors import LocalExecutor, group_runs
 from flcore.planning.spec import RunSpec
-from flcore.store import RunStore
+from flcore.store import RunStore, StoreError, check_run, live_status
 
 TERMINAL = ("finished", "diverged")
 
@@ -59,7 +59,7 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
         if not spec.available:
             continue
         rid = spec.run_id(**overrides)
-        if rid not in todo and runs.run(rid).status().get("status") not in TERMINAL:
+        if rid not in todo and stored_state(runs.run(rid))[0] not in TERMINAL:
             todo[rid] = spec
     errors: dict[str, str] = {}
     if todo:
@@ -122,9 +122,7 @@ def results_frame(specs: Sequence[RunSpec], store: str | os.PathLike | None = No
             continue
         rid = spec.run_id(**overrides)
         run = runs.run(rid)
-        status = run.status()
-        summary = run.summary()
-        state = status.get("status", "new")
+        state, status, summary, problem = stored_state(run)
         if rid in errors:
             state = "failed"
         row.update(run_id=rid, status=state, run_dir=str(run.path),
@@ -133,9 +131,26 @@ def results_frame(specs: Sequence[RunSpec], store: str | os.PathLike | None = No
                    final_accuracy=summary.get("final_accuracy"),
                    diverged_round=status.get("diverged_round"),
                    wall_time_s=status.get("wall_time_s"),
-                   error=errors.get(rid))
+                   error=errors.get(rid) or problem)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def stored_state(run) -> tuple[str, dict, dict, str | None]:
+    """(status, status record, summary, problem) of a run as the store holds it.  A record
+    that fails its checks (:func:`flcore.store.check_run`) is ``damaged``, with no numbers
+    and its problems: its numbers are never read as a result.  A run recorded ``running``
+    that no process holds is ``interrupted``."""
+    if not run.exists():
+        return "new", {}, {}, None
+    problems = check_run(run)
+    if problems:
+        return "damaged", {}, {}, "; ".join(problems)[:500]
+    try:
+        status, summary = run.status(), run.summary()
+    except StoreError as exc:
+        return "damaged", {}, {}, str(exc)[:500]
+    return live_status(run, status.get("status", "new")), status, summary, None
 
 
 def run_metrics(frame: pd.DataFrame, store: str | os.PathLike | None = None) -> pd.DataFrame:
@@ -148,7 +163,10 @@ def run_metrics(frame: pd.DataFrame, store: str | os.PathLike | None = None) -> 
     for row in frame[frame["run_id"].notna()].to_dict("records"):
         rid = row["run_id"]
         if rid not in cache:
-            cache[rid] = runs.metrics(rid) if runs.run(rid).exists() else None
+            try:
+                cache[rid] = runs.metrics(rid) if runs.run(rid).exists() else None
+            except StoreError:  # a damaged run: results_frame marked it, its rows are not used
+                cache[rid] = None
         if cache[rid] is None:
             continue
         metrics = cache[rid].copy()

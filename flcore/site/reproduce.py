@@ -12,7 +12,14 @@ go on; a summary is printed at the end and the exit status is 1 if anything fail
 
 Each artifact's outcome goes to a small manifest, ``book/_artifacts.json``: status (ok,
 failed, skipped), scale, seeds, duration, the notebook's hash and flcore's fingerprint
-(a hash of its source and published-data files).  ``flcore book --scale S`` reproduces
+(a hash of its source and published-data files).
+
+An interruption leaves every page as it was or complete: before the notebooks run, their
+manifest entries are marked ``executing`` (stale, whatever happens next), and each
+notebook executes into a temporary file beside its page that replaces the page only when
+the notebook succeeded (a failed notebook's output becomes the page only where there was
+none, so the book shows the error).  Ctrl-C, SIGTERM or SIGHUP stops the notebook workers
+(:mod:`flcore.planning.workers`) and leaves at most a stray temporary file.  ``flcore book --scale S`` reproduces
 what is stale -- never run, failed, run at another scale or with other seeds, or run
 with another notebook or flcore -- then builds the site with ``jupyter-book build . -W
 -n --keep-going`` (``_build/html/index.html``).
@@ -22,16 +29,19 @@ The command line (:mod:`flcore.cli.reproduce`) calls :func:`reproduce` and :func
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from flcore.executors import make_executor
+from flcore.planning.workers import submit, worker_pool
 from flcore.report.page import scale_banner
 from flcore.reproduction.artifacts import get_artifact, runs_for
 from flcore.reproduction.claims import claim_specs, spread_specs
@@ -62,29 +72,36 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
     source = root / artifact.notebook_path
     output = root / artifact.book_path
     output.parent.mkdir(parents=True, exist_ok=True)
+    # the notebook executes into a temporary file beside the page (module docstring)
+    partial = output.with_name(f".{output.stem}.{uuid.uuid4().hex}.tmp{output.suffix}")
     started = time.perf_counter()
     entry: dict[str, Any] = {"output": artifact.book_path}
     saved_store = os.environ.get("FLCORE_STORE")
     try:
-        if not source.is_file():
-            raise FileNotFoundError(f"notebook {artifact.notebook_path} not found under {root}")
-        if store is not None:
-            os.environ["FLCORE_STORE"] = store
-        papermill.execute_notebook(str(source), str(output), parameters=_parameters(source, parameters),
-                                   kernel_name="python3", cwd=str(root), progress_bar=False,
-                                   log_output=False, execution_timeout=timeout)
-        entry["status"] = "ok"
-    except Exception as exc:  # noqa: BLE001 - one failing notebook must not stop the batch
-        entry["status"] = "failed"
-        entry["error"] = one_line_error(exc)
+        try:
+            if not source.is_file():
+                raise FileNotFoundError(f"notebook {artifact.notebook_path} not found under {root}")
+            if store is not None:
+                os.environ["FLCORE_STORE"] = store
+            papermill.execute_notebook(str(source), str(partial), parameters=_parameters(source, parameters),
+                                       kernel_name="python3", cwd=str(root), progress_bar=False,
+                                       log_output=False, execution_timeout=timeout)
+            entry["status"] = "ok"
+        except Exception as exc:  # noqa: BLE001 - one failing notebook must not stop the batch
+            entry["status"] = "failed"
+            entry["error"] = one_line_error(exc)
+        finally:
+            if saved_store is None:
+                os.environ.pop("FLCORE_STORE", None)
+            else:
+                os.environ["FLCORE_STORE"] = saved_store
+        if partial.is_file() and (entry["status"] == "ok" or not output.exists()):
+            finish_page(partial, parameters.get("scale", "small"), parameters.get("seeds", [0]),
+                        _artifact_class(artifact), page_name=output.name, artifact=artifact)
+            os.replace(partial, output)
     finally:
-        if saved_store is None:
-            os.environ.pop("FLCORE_STORE", None)
-        else:
-            os.environ["FLCORE_STORE"] = saved_store
-    if output.is_file():
-        finish_page(output, parameters.get("scale", "small"), parameters.get("seeds", [0]), _artifact_class(artifact),
-                    artifact=artifact)
+        with contextlib.suppress(OSError):
+            partial.unlink()
     entry["duration_s"] = round(time.perf_counter() - started, 1)
     return entry
 
@@ -117,13 +134,15 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
         for artifact in artifacts:
             yield artifact, execute_artifact(artifact, root, parameters, timeout=timeout, store=store)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
 
     threads = max(1, (os.cpu_count() or 1) // jobs)
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_execute_in_worker, a.id, root, parameters, timeout, store, threads): a
-                   for a in artifacts}
+
+    def submit_all(pool):
+        return {submit(pool, _execute_in_worker, a.id, root, parameters, timeout, store, threads): a
+                for a in artifacts}
+
+    with worker_pool(jobs, submit_all=submit_all) as (_, futures):
         for future in as_completed(futures):
             artifact = futures[future]
             try:
@@ -142,17 +161,17 @@ def _artifact_class(artifact) -> str:
         return "result"
 
 
-def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", artifact=None) -> None:
+def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", page_name: str | None = None,
+                artifact=None) -> None:
     """Make an executed notebook a book page: the scale and what its runs are in its first
     lines (after the title; read from ``artifact``'s runs at ``scale`` and ``seeds``:
     :func:`flcore.report.page.scale_banner`), every code cell's input collapsed under its
-    output (``hide-input``) and code cells without output left out of the page (``remove-cell``)."""
+    output (``hide-input``) and code cells without output left out of the page (``remove-cell``);
+    ``page_name``: the page's file name when the notebook was executed into a temporary file."""
     import nbformat
 
     specs = artifact.runs(scale, seeds) if artifact is not None else []
     paper_specs = artifact.runs("paper", seeds) if artifact is not None and scale != "paper" else []
-
-
     nb = nbformat.read(path, as_version=4)
     cells = [c for c in nb.cells if "flcore-banner" not in c.metadata.get("tags", [])]
     for cell in cells:
@@ -182,6 +201,8 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", a
     for key in ("input_path", "output_path"):  # no path of the building machine in the page
         if papermill.get(key):
             papermill[key] = Path(papermill[key]).name
+    if page_name and papermill.get("output_path"):
+        papermill["output_path"] = page_name  # executed into a temporary file, published as the page
     nbformat.validator.normalize(nb)
     nbformat.write(nb, path)
 
@@ -267,6 +288,11 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
                   "download": bool(args.download)}
     for artifact, reason in todo:
         log(f"[{artifact.id}] executing ({reason}) -> {artifact.book_path}")
+        # stale from now on, whatever stops the batch: the page is replaced only on success
+        previous = manifest["artifacts"].get(artifact.id) or {}
+        manifest["artifacts"][artifact.id] = {**previous, "status": "executing"}
+    if todo:
+        save_manifest(root, manifest)
     for artifact, entry in _execute_all([a for a, _ in todo], root, parameters, args.timeout, store,
                                         notebook_jobs(getattr(args, "jobs", None), len(todo))):
         try:

@@ -12,6 +12,7 @@ A crash before the rename leaves the destination untouched and at most one stray
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import uuid
 from collections.abc import Callable
@@ -42,12 +43,35 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
     _replace_atomically(Path(path), lambda f: torch.save(obj, f))
 
 
+def atomic_torch_save_digest(obj: Any, path: str | Path,
+                             before_replace: Callable[[str, int], None] | None = None) -> tuple[str, int]:
+    """``torch.save(obj)`` to ``path`` atomically; returns the SHA-256 and size of the bytes
+    written.  ``before_replace(digest, size)`` runs once the content is on disk and before
+    it replaces ``path`` (the run store records the digest there, so that a crash at any
+    point leaves a file whose digest is recorded)."""
+    result: dict[str, Any] = {}
+
+    def hashed(tmp: Path) -> None:
+        digest, size = hashlib.sha256(), 0
+        with open(tmp, "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+                size += len(chunk)
+        result["digest"], result["size"] = digest.hexdigest(), size
+        if before_replace is not None:
+            before_replace(result["digest"], size)
+
+    _replace_atomically(Path(path), lambda f: torch.save(obj, f), hashed)
+    return result["digest"], result["size"]
+
+
 def temp_path_for(path: Path) -> Path:
     """A fresh temporary path next to ``path``, hidden and unique per writer."""
     return path.with_name(f".{path.name}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
 
 
-def _replace_atomically(path: Path, write: Callable[[IO[bytes]], Any]) -> None:
+def _replace_atomically(path: Path, write: Callable[[IO[bytes]], Any],
+                        before_replace: Callable[[Path], None] | None = None) -> None:
     tmp = temp_path_for(path)
     # os.open with mode 0o666 lets the umask decide the permissions, as a plain open()
     # would (tempfile.mkstemp would force 0o600).
@@ -58,6 +82,8 @@ def _replace_atomically(path: Path, write: Callable[[IO[bytes]], Any]) -> None:
             write(f)
             f.flush()
             os.fsync(f.fileno())
+        if before_replace is not None:
+            before_replace(tmp)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

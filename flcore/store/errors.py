@@ -1,6 +1,8 @@
 """Errors of the run store a user can act on; each message names the file and the fix."""
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class StoreError(RuntimeError):
     """Base class of the run store's user-facing errors."""
@@ -19,10 +21,29 @@ class DamagedRunError(StoreError):
         super().__init__(f"damaged run record {run_dir}: {'; '.join(self.problems)}; fix: {fix}")
 
 
+class DamagedLogError(DamagedRunError, ValueError):
+    """A line of ``metrics.jsonl`` before the last that is not a row of its schema (a
+    ``ValueError`` too, as the log reader has always raised for a corrupt line)."""
+
+
 class UnsafeFileError(StoreError):
-    """A ``.pt`` file holds something other than tensors and plain containers (it may
-    carry code) or cannot be read as one; it is never unpickled."""
+    """A file of the store that is not read: a link, a FIFO, a device or a file larger
+    than its kind can be, or a ``.pt`` file that holds something other than tensors and
+    plain containers (it may carry code) or cannot be read as one; it is never unpickled."""
+
+
+class InvalidRecordError(StoreError):
+    """A JSON record that is not strict JSON or not of its schema (``path``, ``problem``)."""
+
+    def __init__(self, path: str | Path, problem: str):
+        self.path = Path(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
 
 
 class RunBusyError(StoreError):
     """Another process is training the same run (it holds the run's lock)."""
+
+
+class ReadOnlyStoreError(StoreError):
+    """A run must be trained or repaired but its store cannot be written."""

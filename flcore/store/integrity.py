@@ -1,49 +1,69 @@
 """Self-checking run records: find damage, repair it from the checkpoint, or name the fix.
 
-What a record must satisfy (every rule is checked by :func:`check_run`):
+What a record must satisfy (every rule is checked by :func:`check_run`, which never
+raises, whatever the files hold):
 
-- ``config.json`` and ``status.json`` parse, and the status is one of ``RUN_STATUSES``;
-- every line of ``metrics.jsonl`` is a JSON object of this run (its ``run_id`` stamp)
-  with an integer ``round``; rounds strictly increase (no duplicate, no reordering);
+- the run directory is a real directory under the store's root, and each of its known
+  entries (records, log, tensor files, ``.lock``) is a regular file, not a link, a FIFO
+  or a device (:mod:`flcore.safe_io`);
+- ``config.json``, ``status.json`` and ``summary.json`` are strict JSON of their schema
+  (:mod:`flcore.store.run`, :mod:`flcore.store.records`), and ``config.json`` hashes to
+  the run id;
+- every line of ``metrics.jsonl`` is a row of its schema (an integer ``round`` in
+  range, numeric metrics) of this run (its ``run_id`` stamp); rounds strictly increase
+  (no duplicate, no reordering);
 - every evaluation round the config prescribes (``eval_every``, the last ``eval_last``
   rounds and the final round, see :func:`flcore.record_format.is_evaluation_round`) up to
   the recorded ``rounds_done`` has its row, so a truncated or emptied log is a gap;
 - a finished or diverged run has no torn last line, no row after its last round, and a
   ``summary.json`` equal to the summary recomputed from its log (so a hand-edited status
   or summary is caught);
-- with ``deep=True`` (``flcore runs --verify``), ``checkpoint.pt`` and ``final_model.pt``
-  load with ``weights_only=True`` and the checkpoint belongs to this run and config.
+- with ``deep=True`` (``flcore runs --verify``), every tensor file (checkpoint, final
+  model, snapshots) matches the digest ``files.json`` records for it and loads with
+  ``weights_only=True``, and the checkpoint carries this run's stamp.
 
 :func:`prepare_resume` runs before a run is (re)started: if the log up to the
 checkpoint's round is complete once identical duplicates and torn or foreign lines are
 dropped, the log is cut back to that round and training resumes from the checkpoint,
-recomputing the rest; otherwise :class:`DamagedRunError` says which file is wrong and what
+recomputing the rest; otherwise :class:`~flcore.store.errors.DamagedRunError` says which file is wrong and what
 to do.  Nothing is deleted before the damage has been found repairable.
+
+:func:`live_status` is the status a reader should show: a run recorded ``running`` whose
+lock no process holds was stopped without being able to say so (a kill, a power cut) and
+is shown as ``interrupted`` (the next ``flcore run`` resumes it).
 """
 from __future__ import annotations
 
-import json
 import math
+import os
+import stat
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 from flcore.record_format import CHECKPOINT_FORMAT, is_evaluation_round, summarize
 from flcore.store.errors import DamagedRunError, StoreError
+from flcore.store.lock import LOCK_FILE, RunLock
 from flcore.store.metrics_log import rewrite_jsonl
+from flcore.store.records import parse_strict_json
 from flcore.store.run import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
+    DIGESTS_FILE,
     FINAL_MODEL_FILE,
     METRICS_FILE,
-    RUN_STATUSES,
+    ROW_SCHEMA,
     STATUS_FILE,
     SUMMARY_FILE,
     TERMINAL_STATUSES,
     Run,
+    config_digest,
 )
 
 _SUMMARY_KEYS = ("final_accuracy", "mean_last_100", "best_accuracy")
+#: Entries that must be regular files and that a plain listing does not read (the JSON
+#: records and the log report themselves when read).
+_UNREAD_FILES = (DIGESTS_FILE, CHECKPOINT_FILE, FINAL_MODEL_FILE, LOCK_FILE)
 
 
 @dataclass
@@ -53,19 +73,21 @@ class LogScan:
     rows: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (line number, row)
     bad_lines: list[int] = field(default_factory=list)  # corrupt lines before the last
     torn_tail: bool = False  # the last line is not a complete JSON object
+    invalid: list[str] = field(default_factory=list)  # rows outside their schema, the file itself
 
 
 def scan_metrics(run: Run) -> LogScan:
     scan = LogScan()
     try:
-        data = (run.path / METRICS_FILE).read_bytes()
-    except FileNotFoundError:
+        data = run.metrics_bytes()
+    except DamagedRunError as exc:
+        scan.invalid += exc.problems
         return scan
     lines = [(n, line) for n, line in enumerate(data.split(b"\n"), 1) if line.strip()]
     for index, (number, line) in enumerate(lines):
         try:
-            row = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            row = parse_strict_json(line)
+        except ValueError:
             row = None
         if not isinstance(row, dict):
             if index == len(lines) - 1:
@@ -73,25 +95,43 @@ def scan_metrics(run: Run) -> LogScan:
             else:
                 scan.bad_lines.append(number)
             continue
+        problems = ROW_SCHEMA.problems(row)
+        if problems:
+            scan.invalid.append(f"{METRICS_FILE}:{number}: {problems[0]}")
+            continue
         scan.rows.append((number, row))
     return scan
 
 
+def _config_rounds(config: dict[str, Any]) -> SimpleNamespace | None:
+    """The config's ``rounds``, ``eval_every`` and ``eval_last`` (already range-checked by
+    the config's schema), or None if it does not say (a record not written by the engine)."""
+    values = [config.get(name) for name in ("rounds", "eval_every", "eval_last")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return None
+    return SimpleNamespace(rounds=values[0], eval_every=values[1], eval_last=values[2])
+
+
 def expected_evaluation_rounds(config: dict[str, Any], upto: int) -> list[int]:
     """Rounds ``1..upto`` whose row must hold a test accuracy, or ``[]`` if the config
-    does not say (a record not written by the engine)."""
-    try:
-        cfg = SimpleNamespace(rounds=int(config["rounds"]), eval_every=int(config["eval_every"]),
-                              eval_last=int(config["eval_last"]))
-    except (KeyError, TypeError, ValueError):
+    does not say (a record not written by the engine).  Built from ranges, so a record
+    claiming a huge round count costs no more than its config's bounded ``rounds``."""
+    cfg = _config_rounds(config)
+    if cfg is None or cfg.eval_every < 1:
         return []
-    return [r for r in range(1, min(upto, cfg.rounds) + 1) if is_evaluation_round(r, cfg)]
+    last = min(upto, cfg.rounds)
+    rounds = set(range(cfg.eval_every, last + 1, cfg.eval_every))
+    rounds.update(range(max(1, cfg.rounds - cfg.eval_last + 1), last + 1))
+    if last == cfg.rounds and last >= 1:
+        rounds.add(last)
+    return sorted(r for r in rounds if is_evaluation_round(r, cfg))
 
 
 def log_problems(scan: LogScan, run_id: str, config: dict[str, Any], upto: int,
                  terminal: bool, diverged_round: int | None = None) -> list[str]:
     """What is wrong with the log of a run that has done ``upto`` rounds."""
-    problems = [f"{METRICS_FILE}:{n}: corrupt line (not a JSON object)" for n in scan.bad_lines]
+    problems = list(scan.invalid)
+    problems += [f"{METRICS_FILE}:{n}: corrupt line (not a JSON object)" for n in scan.bad_lines]
     if scan.torn_tail and terminal:
         problems.append(
             f"{METRICS_FILE}: the last line is torn in a {'finished' if diverged_round is None else 'diverged'} run"
@@ -101,12 +141,9 @@ def log_problems(scan: LogScan, run_id: str, config: dict[str, Any], upto: int,
     for number, row in scan.rows:
         owner = row.get("run_id", run_id)
         if owner != run_id:
-            problems.append(f"{METRICS_FILE}:{number}: row of another run ({owner!r})")
+            problems.append(f"{METRICS_FILE}:{number}: row of another run ({str(owner)[:64]!r})")
             continue
-        r = row.get("round")
-        if isinstance(r, bool) or not isinstance(r, int):
-            problems.append(f"{METRICS_FILE}:{number}: no integer 'round'")
-            continue
+        r = row["round"]
         if r in seen:
             problems.append(f"{METRICS_FILE}:{number}: round {r} logged twice")
         elif r < previous:
@@ -115,6 +152,8 @@ def log_problems(scan: LogScan, run_id: str, config: dict[str, Any], upto: int,
             problems.append(f"{METRICS_FILE}:{number}: round {r} after the run's last round {upto}")
         seen.setdefault(r, row)
         previous = max(previous, r)
+        if len(problems) > 1000:  # enough to say the log is damaged
+            break
     expected = expected_evaluation_rounds(config, upto)
     if diverged_round is not None:
         expected = [r for r in expected if r < diverged_round]
@@ -149,9 +188,8 @@ def summary_problems(run: Run, rows: list[dict[str, Any]], config: dict[str, Any
     summary = run.summary()
     if not summary:
         return [f"{SUMMARY_FILE}: missing for a {status} run"]
-    try:
-        cfg = SimpleNamespace(rounds=int(config["rounds"]))
-    except (KeyError, TypeError, ValueError):
+    cfg = _config_rounds(config)
+    if cfg is None:
         return []
     expected = summarize(rows, cfg, status, rounds_done)
     problems = []
@@ -162,49 +200,91 @@ def summary_problems(run: Run, rows: list[dict[str, Any]], config: dict[str, Any
         if not same:
             problems.append(f"{SUMMARY_FILE}: {key} is {got!r} but the log gives {want!r}")
     if summary.get("status") not in (None, status):
-        problems.append(f"{SUMMARY_FILE}: status {summary.get('status')!r} but {STATUS_FILE} says {status!r}")
+        problems.append(f"{SUMMARY_FILE}: status {str(summary.get('status'))[:64]!r} but {STATUS_FILE} "
+                        f"says {status!r}")
+    return problems
+
+
+def entry_problems(run: Run) -> list[str]:
+    """The run directory is a real directory under the root, and the entries a listing
+    does not read (tensor files, ``files.json``, ``.lock``) are regular files."""
+    try:
+        run.check_directory()
+    except FileNotFoundError:
+        return [f"{run.path}: missing"]
+    except StoreError as exc:
+        return [str(exc).split("; fix:")[0]]
+    problems = []
+    for name in _UNREAD_FILES:
+        try:
+            mode = os.lstat(run.path / name).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            problems.append(f"{name}: unreadable ({exc.strerror})")
+            continue
+        if not stat.S_ISREG(mode):
+            kind = ("a symbolic link" if stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a directory" if stat.S_ISDIR(mode) else "a device or socket")
+            problems.append(f"{name}: {kind}, not a regular file")
     return problems
 
 
 def check_run(run: Run, deep: bool = False) -> list[str]:
-    """Every problem of ``run``'s record (module docstring), ``[]`` if it is intact."""
-    problems: list[str] = []
+    """Every problem of ``run``'s record (module docstring), ``[]`` if it is intact.
+    Never raises: whatever a file holds is reported as a problem of that file."""
+    problems = entry_problems(run)
+    if any(p.startswith(str(run.path)) for p in problems):
+        return problems  # a link or no directory: nothing in it is read
+    config: dict[str, Any] = {}
     try:
         config = run.config()
-        if not isinstance(config, dict):
-            problems.append(f"{CONFIG_FILE}: not a JSON object")
-            config = {}
+    except DamagedRunError as exc:
+        problems += exc.problems
     except (StoreError, FileNotFoundError) as exc:
         problems.append(_short(exc, CONFIG_FILE))
-        config = {}
+    status: dict[str, Any] | None
     try:
         status = run.status()
+    except DamagedRunError as exc:
+        problems += exc.problems
+        status = None
     except StoreError as exc:
         problems.append(_short(exc, STATUS_FILE))
-        status = None
-    if status is not None and (not isinstance(status, dict) or status.get("status") not in (*RUN_STATUSES, "new")
-                               or not isinstance(status.get("rounds_done", 0), int)):
-        problems.append(f"{STATUS_FILE}: not a status record ({json.dumps(status)[:80]})")
         status = None
     name = status.get("status") if status else None
     upto = int(status.get("rounds_done", 0)) if status else 0
     terminal = name in TERMINAL_STATUSES
     diverged_round = status.get("diverged_round") if name == "diverged" else None
-    if terminal and name == "finished" and "rounds" in config and upto != config["rounds"]:
-        problems.append(f"{STATUS_FILE}: finished after {upto} of {config['rounds']} rounds")
+    rounds = config.get("rounds")
+    if isinstance(rounds, int) and upto > rounds:
+        problems.append(f"{STATUS_FILE}: {upto} rounds done of the config's {rounds}")
+        upto = rounds
+    if terminal and name == "finished" and isinstance(rounds, int) and upto != rounds:
+        problems.append(f"{STATUS_FILE}: finished after {upto} of {rounds} rounds")
     scan = scan_metrics(run)
     problems += log_problems(scan, run.run_id, config, upto, terminal, diverged_round)
     if terminal and not problems:
         try:
             problems += summary_problems(run, _rows_of(scan, run.run_id), config, name, upto)
+        except DamagedRunError as exc:
+            problems += exc.problems
+        except StoreError as exc:
+            problems.append(_short(exc, SUMMARY_FILE))
+    else:
+        try:
+            run.summary()
+        except DamagedRunError as exc:
+            problems += exc.problems
         except StoreError as exc:
             problems.append(_short(exc, SUMMARY_FILE))
     if deep:
-        problems += _file_problems(run, name, upto)
+        problems += file_problems(run, name, upto)
     return problems
 
 
-def _file_problems(run: Run, status: str | None, upto: int) -> list[str]:
+def file_problems(run: Run, status: str | None, upto: int) -> list[str]:
+    """Every tensor file against its digest (and the checkpoint's stamp and round)."""
     problems = []
     try:
         checkpoint = run.load_checkpoint()
@@ -212,20 +292,40 @@ def _file_problems(run: Run, status: str | None, upto: int) -> list[str]:
         problems.append(_short(exc, CHECKPOINT_FILE))
         checkpoint = None
     if checkpoint is not None and status in TERMINAL_STATUSES and checkpoint.get("rounds_done") != upto:
-        problems.append(f"{CHECKPOINT_FILE}: at round {checkpoint.get('rounds_done')}, the run ended at {upto}")
+        problems.append(f"{CHECKPOINT_FILE}: at round {checkpoint.get('rounds_done')!r}, the run ended at {upto}")
     try:
         if run.load_final_model() is None and status == "finished":
             problems.append(f"{FINAL_MODEL_FILE}: missing for a finished run")
     except StoreError as exc:
         problems.append(_short(exc, FINAL_MODEL_FILE))
+    for name in run.tensor_files():
+        if name in (CHECKPOINT_FILE, FINAL_MODEL_FILE):
+            continue
+        try:
+            run.load_tensor_file(name)
+        except StoreError as exc:
+            problems.append(_short(exc, name))
+        except IsADirectoryError:
+            problems.append(f"{name}: a directory, not a tensor file")
     return problems
 
 
 def _short(exc: Exception, file: str) -> str:
     if isinstance(exc, DamagedRunError):
         return "; ".join(exc.problems)
-    text = str(exc)
+    text = str(exc).split("; fix:")[0]
     return text if text.startswith(file) else f"{file}: {text}"
+
+
+def live_status(run: Run, status: str | None) -> str | None:
+    """``status`` as a reader should show it: ``running`` with no process holding the
+    run's lock is ``interrupted`` (module docstring)."""
+    if status != "running":
+        return status
+    try:
+        return "running" if RunLock(run.path).held() else "interrupted"
+    except (OSError, StoreError):
+        return status
 
 
 def prepare_resume(run: Run, num_params: int | None = None) -> list[str]:
@@ -235,7 +335,7 @@ def prepare_resume(run: Run, num_params: int | None = None) -> list[str]:
     ``UnsafeFileError`` / ``DamagedRunError`` (with the fix) when the checkpoint cannot
     be used or the log up to the checkpoint's round is incomplete.
     """
-    checkpoint = run.load_checkpoint()  # refuses a poisoned, truncated or foreign file first
+    checkpoint = run.load_checkpoint()  # refuses a poisoned, truncated, unproven or foreign file first
     start = int(checkpoint["rounds_done"]) if checkpoint is not None and "rounds_done" in checkpoint else 0
     if checkpoint is not None:
         _check_checkpoint_content(run, checkpoint, num_params)
@@ -244,26 +344,27 @@ def prepare_resume(run: Run, num_params: int | None = None) -> list[str]:
                               f"delete {run.path} and run the config again")
     config = run.config()
     scan = scan_metrics(run)
-    kept_scan = LogScan(rows=[(n, row) for n, row in scan.rows
-                              if not isinstance(row.get("round"), int) or row["round"] <= start])
+    fix = (f"the log up to the checkpoint's round {start} cannot be rebuilt; delete {run.path} "
+           "and run the config again to recompute it")
+    if scan.invalid and not all(p.startswith(f"{METRICS_FILE}:") for p in scan.invalid):
+        raise DamagedRunError(str(run.path), scan.invalid, fix)  # the file itself cannot be read
+    kept_scan = LogScan(rows=[(n, row) for n, row in scan.rows if row["round"] <= start])
     deduped = _rows_of(kept_scan, run.run_id)
-    # A corrupt line inside the kept part shows up as a missing evaluation round.
+    # A corrupt or invalid line inside the kept part shows up as a missing evaluation round.
     problems = log_problems(LogScan(rows=list(enumerate(deduped, 1))), run.run_id, config, start,
                             terminal=False)
     foreign = [n for n, row in kept_scan.rows if row.get("run_id", run.run_id) != run.run_id]
     if problems:
-        raise DamagedRunError(
-            str(run.path), problems,
-            f"the log up to the checkpoint's round {start} cannot be rebuilt; delete {run.path} "
-            "and run the config again to recompute it")
+        raise DamagedRunError(str(run.path), problems, fix)
     repaired = []
-    rows_after = sum(1 for _, row in scan.rows if isinstance(row.get("round"), int) and row["round"] > start)
+    rows_after = sum(1 for _, row in scan.rows if row["round"] > start)
     dropped = len(scan.rows) - len(deduped) - rows_after
-    if dropped or foreign or scan.bad_lines or scan.torn_tail or rows_after:
+    damaged = dropped or foreign or scan.bad_lines or scan.torn_tail or scan.invalid
+    if damaged or rows_after:
         rewrite_jsonl(run.path / METRICS_FILE, [{"run_id": run.run_id, **row} for row in deduped])
-        if dropped or foreign or scan.bad_lines or scan.torn_tail:
-            repaired.append(f"{METRICS_FILE}: cut back to round {start} (dropped {dropped} duplicate, "
-                            f"foreign or torn row(s) and {rows_after} row(s) after the checkpoint)")
+        if damaged:
+            repaired.append(f"{METRICS_FILE}: cut back to round {start} (dropped {dropped + len(scan.invalid)} "
+                            f"duplicate, foreign, invalid or torn row(s) and {rows_after} row(s) after the checkpoint)")
     return repaired
 
 
@@ -276,7 +377,8 @@ def _check_checkpoint_content(run: Run, checkpoint: dict[str, Any], num_params: 
            f"or delete {run.path} and run the config again")
     problems = []
     if checkpoint.get("format") != CHECKPOINT_FORMAT:
-        problems.append(f"{CHECKPOINT_FILE}: format {checkpoint.get('format')!r}, expected {CHECKPOINT_FORMAT}")
+        problems.append(f"{CHECKPOINT_FILE}: format {str(checkpoint.get('format'))[:40]!r}, "
+                        f"expected {CHECKPOINT_FORMAT}")
     elif not isinstance(checkpoint.get("rounds_done"), int) or checkpoint["rounds_done"] < 0:
         problems.append(f"{CHECKPOINT_FILE}: no round counter")
     elif not isinstance(checkpoint.get("w"), torch.Tensor) or checkpoint["w"].dim() != 1:
@@ -291,3 +393,7 @@ def _check_checkpoint_content(run: Run, checkpoint: dict[str, Any], num_params: 
                             f"beyond the run's {config_rounds} rounds")
     if problems:
         raise DamagedRunError(str(run.path), problems, fix)
+
+
+__all__ = ["LogScan", "check_run", "config_digest", "entry_problems", "expected_evaluation_rounds",
+           "file_problems", "live_status", "log_problems", "prepare_resume", "scan_metrics", "summary_problems"]

@@ -4,18 +4,47 @@
 process exits, however it exits (a kill -9 included), so a crashed run never leaves a
 stale lock behind.  The lock file itself stays; its existence means nothing.  The holder
 writes its pid into it, for the message a second process prints.
+
+The lock is opened only as a regular file with one name, in a run directory that is not a
+link (no ``O_CREAT`` through a link, no truncation of a file elsewhere); a store that
+cannot be written raises :class:`~flcore.store.errors.ReadOnlyStoreError` (reading a
+finished run needs no lock: ``flcore.api``).
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from flcore.store.errors import RunBusyError
+from flcore.safe_io import UnsafePathError, check_real_directory
+from flcore.store.errors import ReadOnlyStoreError, RunBusyError, UnsafeFileError
 
 LOCK_FILE = ".lock"
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_lock(path: Path, flags: int) -> int:
+    """The lock file's descriptor, refused unless it is a regular file with one name."""
+    try:
+        fd = os.open(path, flags | _NOFOLLOW, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeFileError(f"{path} is a symbolic link; it is not followed; fix: delete {path}") from None
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):
+            raise UnsafeFileError(f"{path} is not a regular file; fix: delete {path}") from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+        os.close(fd)
+        what = "has a second hard link" if stat.S_ISREG(info.st_mode) else "is not a regular file"
+        raise UnsafeFileError(f"{path} {what}; fix: delete {path}")
+    os.set_blocking(fd, True)
+    return fd
 
 
 class RunLock:
@@ -29,8 +58,19 @@ class RunLock:
         """Take the lock; with ``wait=False`` raise :class:`RunBusyError` if it is held."""
         if self._fd is not None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            check_real_directory(self.path.parent)
+            fd = _open_lock(self.path, os.O_RDWR | os.O_CREAT)
+        except UnsafePathError as exc:
+            raise UnsafeFileError(f"{exc}; fix: remove it (a run directory is never a link, and nothing is "
+                                  "written through one)") from None
+        except OSError as exc:
+            if exc.errno in _READ_ONLY:
+                raise ReadOnlyStoreError(
+                    f"the run store holding {self.path.parent} cannot be written ({exc.strerror}): the run must "
+                    "be trained or repaired there; use a writable --store (a copy of this one)") from None
+            raise
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
@@ -59,9 +99,10 @@ class RunLock:
         """Whether some process (this one included) holds the lock now."""
         if self._fd is not None:
             return True
-        if not self.path.is_file():
+        try:
+            fd = _open_lock(self.path, os.O_RDONLY)
+        except FileNotFoundError:
             return False
-        fd = os.open(self.path, os.O_RDONLY)
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:

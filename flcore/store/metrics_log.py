@@ -10,36 +10,42 @@ line is cut off, while a complete object that only lacks its newline is kept.  W
 this repair the new row would be glued onto the torn one and both would be lost.
 
 Rewrites (``rewrite_jsonl``) go through an atomic replace.  The log assumes one writer
-at a time.
+at a time.  Appends go only to a regular file reached without links and with one name
+(:func:`flcore.safe_io.open_for_append`); readers get the bytes from the caller, who read
+them as a bounded regular file.  Each line is strict JSON (no NaN tokens, no key twice,
+bounded nesting: :func:`flcore.store.records.parse_strict_json`).
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from flcore.safe_io import open_for_append
 from flcore.store.atomic import atomic_write_text
 from flcore.store.jsonable import dumps_json
+from flcore.store.records import parse_strict_json
+
+#: Largest metrics log read: a paper-scale run evaluated every round for 20,000 rounds
+#: with per-client accuracies writes a few tens of MB.
+MAX_LOG_BYTES = 256 << 20
 
 
-def append_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
+def append_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]], root: str | Path | None = None) -> None:
     """Append ``rows`` (one line each) durably, repairing a torn last line first."""
     payload = "".join(_line(row) for row in rows).encode("utf-8")
-    with open(path, "a+b") as f:
+    with open_for_append(path, root) as f:
         _repair_tail(f)
         f.write(payload)
         f.flush()
         os.fsync(f.fileno())
 
 
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """All rows of the log (``[]`` if the file does not exist), skipping a torn last line."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        return []
+def read_jsonl(data: bytes, name: str = "the log") -> list[dict[str, Any]]:
+    """All rows of a log's content ``data``, skipping a torn last line; a corrupt line
+    before the last raises ``ValueError`` naming ``name`` and the line."""
+    path = name
     lines = [(number, line) for number, line in enumerate(data.split(b"\n"), 1) if line.strip()]
     rows = []
     for index, (number, line) in enumerate(lines):
@@ -65,8 +71,8 @@ def _line(row: Mapping[str, Any]) -> str:
 
 def _parse_row(line: bytes) -> dict[str, Any] | None:
     try:
-        row = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        row = parse_strict_json(line)
+    except ValueError:
         return None
     return row if isinstance(row, dict) else None
 

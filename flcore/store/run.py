@@ -9,38 +9,62 @@ except the append-only metrics log:
   tolerant of a torn last line (see :mod:`flcore.store.metrics_log`);
 - ``checkpoint.pt``: the latest resumable state (only the latest is kept);
 - ``final_model.pt``: the final model state;
+- ``snapshots/round-<r>.pt``: models of chosen rounds (:mod:`flcore.analysis.recording`);
+- ``files.json``: the stamped record of the tensor files -- the run id, the config
+  digest and, per tensor file, the SHA-256 and size of its content;
 - ``summary.json``: the final summary.
 
 JSON values go through :func:`flcore.store.jsonable.to_jsonable`: numpy/torch scalars
 become Python numbers and NaN/inf become ``null``.
 
 A run is single-writer: one process trains it at a time (``flcore.store.lock``).
-``.pt`` files are loaded with ``torch.load(weights_only=True)``: only tensors and plain
-containers (dict, list, str, numbers) are accepted, so a checkpoint handed over by someone
-else (a CI cache, a collaborator's store) cannot run code; anything else raises
-:class:`~flcore.store.errors.UnsafeFileError` naming the file.
 
-Records check themselves: every metrics row carries the ``run_id``, and the checkpoint
-the ``run_id`` and the ``config_digest`` (SHA-256 of ``config.json``'s canonical JSON), so
-that :mod:`flcore.store.integrity` can detect gaps, duplicates, rows or checkpoints of
-another run, and a summary that does not match its log.
+**Nothing is trusted because of where it lies.**  Every file is opened as a bounded
+regular file reached without links (:mod:`flcore.safe_io`), every JSON record is strict
+JSON of its schema (:mod:`flcore.store.records`), and anything else raises a
+:class:`~flcore.store.errors.StoreError` naming the file and the fix:
+
+- ``config.json`` must hash to the run id it sits under (for flcore's 16-hex-digit run
+  ids: the first 16 digits of :func:`config_digest`), so a config edited to another
+  method is caught rather than listed with the other method's numbers;
+- a tensor file is read only when its SHA-256 is the one ``files.json`` records for it
+  and ``files.json`` carries this run's id and config digest: a flipped bit, a truncated
+  file or another run's file copied in is refused (``torch.load`` itself does not check
+  the archive's CRC).  The digest is computed once when the file is written (from the
+  bytes written) and checked when it is read, on the same open file that is then loaded;
+- the checkpoint must also carry its own stamp (``run_id``, ``config_digest``): a
+  checkpoint without it is refused, never resumed;
+- ``.pt`` files are loaded with ``torch.load(weights_only=True)``: only tensors and plain
+  containers, so a file handed over by someone else cannot run code.
+
+Writing a tensor file is crash-safe in three steps: ``files.json`` first records the new
+digest beside the old one, then the file is replaced atomically, then ``files.json``
+keeps the new digest only.  A crash at any point leaves a file whose digest is recorded.
+Nothing is written through a link: writes check that the run directory is a real
+directory under the store's root, and the log is appended only to a regular file with
+one link.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pickle
+import re
 import zipfile
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import torch
 
-from flcore.store.atomic import TEMP_SUFFIX, atomic_torch_save, atomic_write_json
-from flcore.store.errors import DamagedRunError, StoreError, UnsafeFileError
-from flcore.store.metrics_log import append_jsonl, read_jsonl, rewrite_jsonl
+from flcore.config import MAX_COUNT, MAX_ROUNDS
+from flcore.safe_io import UnsafePathError, check_real_directory, open_regular_file
+from flcore.store.atomic import TEMP_SUFFIX, atomic_torch_save_digest, atomic_write_json
+from flcore.store.errors import DamagedLogError, DamagedRunError, InvalidRecordError, StoreError, UnsafeFileError
+from flcore.store.metrics_log import MAX_LOG_BYTES, append_jsonl, read_jsonl, rewrite_jsonl
+from flcore.store.records import Int, JSONValue, ListOf, Nullable, Number, Record, Text, safe_read_json
 
 #: The canonical config of the run (its id is this file's hash).
 CONFIG_FILE = "config.json"
@@ -54,6 +78,10 @@ CHECKPOINT_FILE = "checkpoint.pt"
 FINAL_MODEL_FILE = "final_model.pt"
 #: Final, last-100 mean and best accuracy.
 SUMMARY_FILE = "summary.json"
+#: The run id, config digest and SHA-256 of every tensor file.
+DIGESTS_FILE = "files.json"
+#: The folder of the snapshot files.
+SNAPSHOT_DIR = "snapshots"
 
 #: Statuses a run can be set to.  ``"diverged"`` is a finished outcome (NaN/inf loss),
 #: ``"interrupted"`` a stop that can be resumed from the checkpoint.
@@ -64,6 +92,52 @@ TERMINAL_STATUSES = ("finished", "diverged")
 NEW_STATUS = "new"
 #: Keys the store adds to each checkpoint to tie it to its run (removed again on load).
 CHECKPOINT_STAMP = ("run_id", "config_digest")
+#: Largest tensor file read: a sanity bound (a paper-scale checkpoint with per-client
+#: state tables holds a few GB), so that a sparse file of a terabyte is not hashed for hours.
+MAX_TENSOR_BYTES = 64 << 30
+#: flcore's run ids: the first 16 hex digits of the config digest.
+FLCORE_RUN_ID = re.compile(r"[0-9a-f]{16}")
+
+_SHA256 = Text(64)
+_ACCURACY = Nullable(Number(0.0, 1.0))
+_METRIC = Nullable(Number())
+
+#: ``config.json``: any keys (the config of some flcore version); the fields the store
+#: itself reads are typed.
+CONFIG_SCHEMA = Record(optional={"rounds": Int(1, MAX_ROUNDS), "eval_every": Int(1, MAX_ROUNDS),
+                                 "eval_last": Int(0, MAX_ROUNDS), "method": Text(256), "dataset": Text(256),
+                                 "alpha": Number()},
+                       extra=JSONValue(max_string=4096, max_items=MAX_COUNT), max_keys=1000)
+
+
+def status_schema() -> Record:
+    """``status.json`` (read each time, so a status added to :data:`RUN_STATUSES` counts)."""
+    return Record(required={"status": Text(64, RUN_STATUSES), "rounds_done": Int(0, MAX_ROUNDS)},
+                  optional={"updated": Text(64), "diverged_round": Nullable(Int(1, MAX_ROUNDS)),
+                            "error": Text(1 << 16), "traceback": Nullable(Text(1 << 20)),
+                            "wall_time_s": Nullable(Number(0.0))},
+                  max_keys=100)
+
+
+SUMMARY_SCHEMA = Record(optional={"status": Text(64), "rounds_done": Int(0, MAX_ROUNDS),
+                                  "final_accuracy": _ACCURACY, "mean_last_100": _ACCURACY,
+                                  "best_accuracy": _ACCURACY, "diverged_round": Nullable(Int(1, MAX_ROUNDS)),
+                                  "wall_time_s": Nullable(Number(0.0))},
+                        max_keys=1000)
+#: One row of ``metrics.jsonl``.
+ROW_SCHEMA = Record(required={"round": Int(1, MAX_ROUNDS)},
+                    optional={"run_id": Text(256), "test_accuracy": _ACCURACY, "test_loss": _METRIC,
+                              "train_loss": _METRIC, "lr": _METRIC,
+                              "client_accuracy": ListOf(_ACCURACY, MAX_COUNT)},
+                    extra=JSONValue(max_string=1 << 16, max_items=MAX_COUNT), max_keys=10_000)
+_FILE_ENTRY = Record(required={"sha256": _SHA256, "bytes": Int(0, MAX_TENSOR_BYTES)},
+                     optional={"previous": Nullable(Record(required={"sha256": _SHA256,
+                                                                     "bytes": Int(0, MAX_TENSOR_BYTES)},
+                                                           extra=None))},
+                     extra=None)
+DIGESTS_SCHEMA = Record(required={"run_id": Text(256), "config_digest": _SHA256,
+                                  "files": Record(extra=_FILE_ENTRY, max_keys=MAX_COUNT)},
+                        extra=None)
 
 
 def config_digest(config: Mapping[str, Any]) -> str:
@@ -72,39 +146,76 @@ def config_digest(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def snapshot_file(round: int) -> str:
+    """The path of round ``round``'s snapshot inside a run directory."""
+    return f"{SNAPSHOT_DIR}/round-{int(round):06d}.pt"
+
+
 class Run:
     """Handle on one run directory; the directory need not exist yet.
 
+    ``root`` is the store's root (default: the directory's parent): the run directory
+    and everything in it must lie under it without links.
+
     Reading methods work on a missing or partial run (returning ``None``, ``{}`` or
-    ``[]``), except ``config()``.  Writing methods require the run to have been created
-    with ``RunStore.create`` (its ``config.json`` must exist), so that every directory
-    in the store can be identified by its config.
+    ``[]``), except ``config()``; a damaged or unsafe file raises a
+    :class:`~flcore.store.errors.StoreError`.  Writing methods require the run to have
+    been created with ``RunStore.create`` (its ``config.json`` must exist), so that every
+    directory in the store can be identified by its config.
     """
 
-    def __init__(self, path: str | Path, run_id: str) -> None:
+    def __init__(self, path: str | Path, run_id: str, root: str | Path | None = None) -> None:
         self.path = Path(path)
         self.run_id = run_id
+        self.root = Path(root) if root is not None else self.path.parent
         self._digest: str | None = None
 
     def __repr__(self) -> str:
         return f"Run({self.run_id!r}, path={str(self.path)!r})"
 
     def exists(self) -> bool:
-        """Whether the run was created (its ``config.json`` exists)."""
-        return (self.path / CONFIG_FILE).is_file()
+        """Whether the run was created (a ``config.json`` entry exists, whatever it is:
+        a damaged one is reported by the readers, not hidden)."""
+        return os.path.lexists(self.path / CONFIG_FILE)
 
-    # -- config and status ------------------------------------------------------------
+    def check_directory(self) -> None:
+        """Raise :class:`~flcore.store.errors.UnsafeFileError` unless the run directory is a real directory
+        under the root (``FileNotFoundError`` if it does not exist)."""
+        try:
+            check_real_directory(self.path, self.root)
+        except UnsafePathError as exc:
+            raise UnsafeFileError(f"{exc}; fix: remove {self.path} (a run directory is never a link, "
+                                  "and nothing is written through one)") from None
+
+    # -- JSON records --------------------------------------------------------------------
+
+    def _read_json(self, name: str, schema) -> Any:
+        try:
+            return safe_read_json(self.path / name, schema, root=self.root)
+        except (InvalidRecordError, UnsafeFileError) as exc:
+            text = str(exc).removeprefix(f"{self.path / name}: ").removeprefix(f"{self.path / name} ")
+            raise DamagedRunError(str(self.path), [f"{name}: {text}"], _fix_json(self.path / name)) from None
 
     def config(self) -> dict[str, Any]:
-        """The stored config; ``FileNotFoundError`` if the run was never created."""
-        config = _read_json(self.path / CONFIG_FILE)
+        """The stored config; ``FileNotFoundError`` if the run was never created, and
+        :class:`~flcore.store.errors.DamagedRunError` if it is unreadable or does not hash to the run id."""
+        config = self._read_json(CONFIG_FILE, CONFIG_SCHEMA)
         if config is None:
             raise FileNotFoundError(f"run {self.run_id!r} has no {CONFIG_FILE} in {self.path}")
+        if FLCORE_RUN_ID.fullmatch(self.run_id):
+            digest = config_digest(config)
+            if not digest.startswith(self.run_id):
+                raise DamagedRunError(
+                    str(self.path),
+                    [f"{CONFIG_FILE}: its config hashes to {digest[:16]}, not to the run id {self.run_id} "
+                     "(edited, or moved here from another run)"],
+                    f"restore {self.path / CONFIG_FILE}; `flcore run` with the run's config rewrites it when the "
+                    f"checkpoint proves which config it held; or delete {self.path} and run the config again")
         return config
 
     def status(self) -> dict[str, Any]:
         """The status record, or ``{"status": "new", "rounds_done": 0}`` if none."""
-        status = _read_json(self.path / STATUS_FILE)
+        status = self._read_json(STATUS_FILE, status_schema())
         return status if status is not None else {"status": NEW_STATUS, "rounds_done": 0}
 
     def set_status(self, status: str, **extra: Any) -> None:
@@ -122,7 +233,7 @@ class Run:
         if "rounds_done" not in extra:
             try:
                 extra["rounds_done"] = self.status().get("rounds_done", 0)
-            except DamagedRunError:  # an unreadable record is being replaced
+            except StoreError:  # an unreadable record is being replaced
                 extra["rounds_done"] = 0
         rounds_done = extra.pop("rounds_done")
         record = {
@@ -133,13 +244,13 @@ class Run:
         }
         atomic_write_json(self.path / STATUS_FILE, record)
 
-    # -- metrics -------------------------------------------------------------------------
-
     def config_digest(self) -> str:
         """:func:`config_digest` of this run's ``config.json`` (read once, then cached)."""
         if self._digest is None:
             self._digest = config_digest(self.config())
         return self._digest
+
+    # -- metrics -------------------------------------------------------------------------
 
     def append_metrics(self, rows: Mapping[str, Any] | list[Mapping[str, Any]]) -> None:
         """Append one row or a list of rows to ``metrics.jsonl``, durably.
@@ -147,14 +258,45 @@ class Run:
         Each row is stamped with this run's ``run_id`` (see the module docstring)."""
         self._require_created()
         rows = [rows] if isinstance(rows, Mapping) else rows
-        append_jsonl(self.path / METRICS_FILE, [self._stamp_row(row) for row in rows])
+        try:
+            append_jsonl(self.path / METRICS_FILE, [self._stamp_row(row) for row in rows], root=self.root)
+        except UnsafePathError as exc:
+            raise UnsafeFileError(f"{exc}; fix: {_fix_json(self.path / METRICS_FILE)}") from None
+
+    def metrics_bytes(self) -> bytes:
+        """The raw content of ``metrics.jsonl`` (``b""`` if there is none), read as a
+        bounded regular file."""
+        path = self.path / METRICS_FILE
+        try:
+            with open_regular_file(path, MAX_LOG_BYTES, self.root) as f:
+                return f.read(MAX_LOG_BYTES + 1)
+        except FileNotFoundError:
+            return b""
+        except UnsafePathError as exc:
+            raise DamagedRunError(str(self.path), [f"{METRICS_FILE}: {_unsafe_detail(exc, path)}"],
+                                  _fix_json(path)) from None
+        except OSError as exc:
+            raise DamagedRunError(str(self.path), [f"{METRICS_FILE}: unreadable ({exc.strerror or exc})"],
+                                  _fix_json(path)) from None
 
     def read_metrics(self) -> list[dict[str, Any]]:
         """All metric rows in write order (a torn last line is ignored).
 
         The ``run_id`` stamp is removed from rows of this run; a row of another run keeps
-        it (``flcore.store.integrity`` reports such rows)."""
-        return [self._unstamp_row(row) for row in read_jsonl(self.path / METRICS_FILE)]
+        it (``flcore.store.integrity`` reports such rows).  A corrupt line before the last
+        or a row outside its schema raises :class:`~flcore.store.errors.DamagedRunError`."""
+        try:
+            rows = read_jsonl(self.metrics_bytes(), str(self.path / METRICS_FILE))
+        except ValueError as exc:
+            text = str(exc).removeprefix(f"{self.path / METRICS_FILE}")
+            raise DamagedLogError(str(self.path), [f"{METRICS_FILE}{text}"], _fix_json(self.path / METRICS_FILE)) \
+                from None
+        for number, row in enumerate(rows, 1):
+            problems = ROW_SCHEMA.problems(row)
+            if problems:
+                raise DamagedLogError(str(self.path), [f"{METRICS_FILE}: row {number}: {problems[0]}"],
+                                      _fix_json(self.path / METRICS_FILE))
+        return [self._unstamp_row(row) for row in rows]
 
     def _stamp_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(row, Mapping):
@@ -171,19 +313,112 @@ class Run:
         """Keep only rows with ``row["round"] <= max_round``, by an atomic rewrite.
 
         Used on resume: rows logged after the checkpoint's round are dropped so that
-        re-running those rounds does not duplicate them.  Rows without a ``round`` are
-        kept.  A torn last line is dropped as well.
+        re-running those rounds does not duplicate them.  A torn last line is dropped as
+        well.
         """
-        path = self.path / METRICS_FILE
-        if not path.exists():
+        if not os.path.lexists(self.path / METRICS_FILE):
             return
-        kept = [
-            row for row in read_jsonl(path)
-            if not isinstance(row.get("round"), (int, float)) or row["round"] <= max_round
-        ]
-        rewrite_jsonl(path, kept)
+        kept = [row for row in self.read_metrics() if row["round"] <= max_round]
+        self._require_created()
+        rewrite_jsonl(self.path / METRICS_FILE, [self._stamp_row(row) if "run_id" not in row else row
+                                                 for row in kept])
 
-    # -- checkpoint, final model, summary -------------------------------------------------
+    # -- tensor files --------------------------------------------------------------------
+
+    def digests(self) -> dict[str, Any] | None:
+        """``files.json`` (module docstring), ``None`` if there is none."""
+        return self._read_json(DIGESTS_FILE, DIGESTS_SCHEMA)
+
+    def save_tensor_file(self, name: str, state: Any) -> None:
+        """Write ``state`` (tensors and plain containers) to ``name`` (a path inside the
+        run directory) atomically, its digest recorded in ``files.json`` (module docstring)."""
+        self._require_created()
+        path = self.path / name
+        if path.parent != self.path:
+            path.parent.mkdir(exist_ok=True)
+            try:
+                check_real_directory(path.parent, self.root)
+            except UnsafePathError as exc:
+                raise UnsafeFileError(f"{exc}; fix: remove it") from None
+        record = self._digests_for_update()
+        old = record["files"].get(name)
+
+        def before_replace(digest: str, size: int) -> None:
+            entry = {"sha256": digest, "bytes": size}
+            if old is not None and old["sha256"] != digest:
+                entry["previous"] = {"sha256": old["sha256"], "bytes": old["bytes"]}
+            record["files"][name] = entry
+            atomic_write_json(self.path / DIGESTS_FILE, record, sort_keys=True)
+
+        digest, size = atomic_torch_save_digest(state, path, before_replace)
+        if record["files"][name].get("previous") is not None:
+            record["files"][name] = {"sha256": digest, "bytes": size}
+            atomic_write_json(self.path / DIGESTS_FILE, record, sort_keys=True)
+
+    def _digests_for_update(self) -> dict[str, Any]:
+        """The current ``files.json`` to add an entry to; a missing, damaged or foreign
+        one is started afresh (the files it recorded are then refused until rewritten)."""
+        fresh = {"run_id": self.run_id, "config_digest": self.config_digest(), "files": {}}
+        try:
+            record = self.digests()
+        except StoreError:
+            return fresh
+        if record is None or record["run_id"] != self.run_id or record["config_digest"] != fresh["config_digest"]:
+            return fresh
+        return record
+
+    def load_tensor_file(self, name: str, map_location: Any = "cpu", check_config: bool = True) -> Any:
+        """The content of tensor file ``name``, or ``None`` if it does not exist.
+
+        Refused (:class:`~flcore.store.errors.UnsafeFileError` naming the file and the fix; it is never
+        unpickled) unless it is a bounded regular file whose SHA-256 ``files.json``
+        records for this run and config, and it loads with ``weights_only=True``."""
+        path = self.path / name
+        try:
+            f = open_regular_file(path, MAX_TENSOR_BYTES, self.root)
+        except FileNotFoundError:
+            return None
+        except UnsafePathError as exc:
+            raise UnsafeFileError(f"{_unsafe_detail(exc, path)}; it was not loaded; fix: {_fix_pt(path)}") from None
+        with f:
+            digest, size = _sha256_of(f)
+            problems, legacy = self._digest_problems(name, digest, size, check_config)
+            if problems:
+                fix = _fix_pt(path)
+                if legacy:
+                    fix += (f"; or, if you trust the files as they are, `flcore runs --store {self.root} --adopt "
+                            f"{self.run_id}` records their digests")
+                raise UnsafeFileError(f"{self.path}: {'; '.join(problems)}; {name} was not loaded; fix: {fix}")
+            f.seek(0)
+            return _torch_load(f, path, map_location)
+
+    def _digest_problems(self, name: str, digest: str, size: int, check_config: bool) -> tuple[list[str], bool]:
+        """(what is wrong with ``name``'s proof, whether no proof was ever recorded)."""
+        try:
+            record = self.digests()
+        except DamagedRunError as exc:
+            return list(exc.problems), False
+        if record is None:
+            return [f"{name}: no digest recorded ({DIGESTS_FILE} is missing: written before digests were "
+                    "recorded, or deleted)"], True
+        if record["run_id"] != self.run_id:
+            return [f"{DIGESTS_FILE}: belongs to another run ({record['run_id'][:64]!r}, not {self.run_id!r})"], False
+        if check_config and self.exists():
+            try:
+                if record["config_digest"] != self.config_digest():
+                    return [f"{DIGESTS_FILE}: written for another config than {CONFIG_FILE}"], False
+            except StoreError as exc:
+                return list(getattr(exc, "problems", [str(exc)])), False
+        entry = record["files"].get(name)
+        if entry is None:
+            return [f"{name}: no digest recorded in {DIGESTS_FILE}"], True
+        accepted = [entry] + ([entry["previous"]] if entry.get("previous") else [])
+        if any(e["sha256"] == digest and e["bytes"] == size for e in accepted):
+            return [], False
+        if all(size < e["bytes"] for e in accepted):
+            return [f"{name}: {size} bytes where {entry['bytes']} were written (truncated)"], False
+        return [f"{name}: its content does not match its digest in {DIGESTS_FILE} (changed, damaged, "
+                "or copied from another run)"], False
 
     def save_checkpoint(self, state: dict[str, Any]) -> None:
         """Atomically replace the checkpoint with ``state`` (only the latest is kept).
@@ -192,46 +427,104 @@ class Run:
         ``weights_only=True``); the run id and config digest are added to it."""
         self._require_created()
         stamped = {**state, "run_id": self.run_id, "config_digest": self.config_digest()}
-        atomic_torch_save(stamped, self.path / CHECKPOINT_FILE)
+        self.save_tensor_file(CHECKPOINT_FILE, stamped)
 
     def load_checkpoint(self, map_location: Any = "cpu") -> dict[str, Any] | None:
         """The last completely written checkpoint (without the store's stamp), or ``None``.
 
-        Raises :class:`~flcore.store.errors.UnsafeFileError` for a file that is not a plain tensor file and
-        :class:`DamagedRunError` for a checkpoint of another run or another config."""
+        Raises :class:`~flcore.store.errors.UnsafeFileError` for a file that is not a plain tensor
+        file and :class:`~flcore.store.errors.DamagedRunError` for a checkpoint without a valid digest or stamp, or of
+        another run or config."""
+        state = self._stamped_checkpoint(map_location, check_config=True)
+        if state is None:
+            return None
+        return {k: v for k, v in state.items() if k not in CHECKPOINT_STAMP}
+
+    def _stamped_checkpoint(self, map_location: Any, check_config: bool) -> dict[str, Any] | None:
         path = self.path / CHECKPOINT_FILE
-        state = _torch_load(path, map_location)
+        state = self.load_tensor_file(CHECKPOINT_FILE, map_location, check_config)
         if state is None:
             return None
         if not isinstance(state, dict):
             raise DamagedRunError(str(self.path), [f"{CHECKPOINT_FILE}: holds a {type(state).__name__}, "
                                                    "not a checkpoint dict"], _fix_checkpoint(path))
         problems = []
-        if "run_id" in state and state["run_id"] != self.run_id:
-            problems.append(f"{CHECKPOINT_FILE}: belongs to another run ({state['run_id']!r}, not {self.run_id!r})")
-        elif "config_digest" in state and self.exists() and state["config_digest"] != self.config_digest():
+        if not isinstance(state.get("run_id"), str) or not isinstance(state.get("config_digest"), str):
+            problems.append(f"{CHECKPOINT_FILE}: carries no run-id/config stamp (not written by this store)")
+        elif state["run_id"] != self.run_id:
+            problems.append(f"{CHECKPOINT_FILE}: belongs to another run ({state['run_id'][:64]!r}, "
+                            f"not {self.run_id!r})")
+        elif check_config and self.exists() and state["config_digest"] != self.config_digest():
             problems.append(f"{CHECKPOINT_FILE}: was written for another config than {CONFIG_FILE}")
         if problems:
             raise DamagedRunError(str(self.path), problems, _fix_checkpoint(path))
-        return {k: v for k, v in state.items() if k not in CHECKPOINT_STAMP}
+        return state
 
     def checkpoint_config_digest(self) -> str | None:
         """The config digest the checkpoint is stamped with (``None``: no readable,
-        stamped checkpoint): the proof of which config a damaged record held."""
+        proven and stamped checkpoint): the proof of which config a damaged record held."""
         try:
-            state = _torch_load(self.path / CHECKPOINT_FILE, "cpu")
+            state = self._stamped_checkpoint("cpu", check_config=False)
         except StoreError:
             return None
-        return state.get("config_digest") if isinstance(state, dict) else None
+        return state["config_digest"] if state is not None else None
 
     def save_final_model(self, state: dict[str, Any]) -> None:
         """Atomically write the final model state (whatever dict the caller gives)."""
-        self._require_created()
-        atomic_torch_save(state, self.path / FINAL_MODEL_FILE)
+        self.save_tensor_file(FINAL_MODEL_FILE, state)
 
     def load_final_model(self, map_location: Any = "cpu") -> dict[str, Any] | None:
         """The final model state, or ``None`` if the run has not finished."""
-        return _torch_load(self.path / FINAL_MODEL_FILE, map_location)
+        return self.load_tensor_file(FINAL_MODEL_FILE, map_location)
+
+    def tensor_files(self) -> list[str]:
+        """The tensor files present (checkpoint, final model, snapshots), as names
+        relative to the run directory; links and other odd entries included, so that
+        reading them reports them."""
+        names = [name for name in (CHECKPOINT_FILE, FINAL_MODEL_FILE) if os.path.lexists(self.path / name)]
+        folder = self.path / SNAPSHOT_DIR
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            with os.scandir(folder) as entries:
+                names += sorted(f"{SNAPSHOT_DIR}/{e.name}" for e in entries
+                                if e.name.startswith("round-") and e.name.endswith(".pt"))
+        elif os.path.lexists(folder):
+            names.append(SNAPSHOT_DIR)
+        return names
+
+    def adopt_tensor_files(self) -> list[str]:
+        """Record the digests of the tensor files that have none or another one (a run
+        written before digests were recorded), after checking that each loads with
+        ``weights_only=True`` and that a checkpoint carries this run's stamp.  Returns the
+        names adopted.  The caller holds the run's lock and has decided to trust the
+        files' content; a file that is unsafe, unreadable or of another run raises and
+        stays unrecorded."""
+        self._require_created()
+        record = self._digests_for_update()
+        adopted = []
+        for name in self.tensor_files():
+            entry = record["files"].get(name)
+            try:
+                with open_regular_file(self.path / name, MAX_TENSOR_BYTES, self.root) as f:
+                    digest, size = _sha256_of(f)
+            except (UnsafePathError, IsADirectoryError) as exc:
+                raise UnsafeFileError(f"{_unsafe_detail(exc, self.path / name)}; fix: remove it") from None
+            if entry is not None and entry["sha256"] == digest and entry["bytes"] == size:
+                continue
+            record["files"][name] = {"sha256": digest, "bytes": size}
+            atomic_write_json(self.path / DIGESTS_FILE, record, sort_keys=True)
+            try:
+                self.load_checkpoint() if name == CHECKPOINT_FILE else self.load_tensor_file(name)
+            except BaseException:
+                if entry is None:
+                    del record["files"][name]
+                else:
+                    record["files"][name] = entry
+                atomic_write_json(self.path / DIGESTS_FILE, record, sort_keys=True)
+                raise
+            adopted.append(name)
+        return adopted
+
+    # -- summary -------------------------------------------------------------------------
 
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         """Atomically replace ``summary.json``."""
@@ -240,7 +533,7 @@ class Run:
 
     def summary(self) -> dict[str, Any]:
         """The final summary, or ``{}`` if none was written."""
-        return _read_json(self.path / SUMMARY_FILE) or {}
+        return self._read_json(SUMMARY_FILE, SUMMARY_SCHEMA) or {}
 
     # -- housekeeping -----------------------------------------------------------------------
 
@@ -249,9 +542,11 @@ class Run:
 
         Only safe while no other process writes to this run (e.g. when resuming it).
         """
-        if not self.path.is_dir():
+        try:
+            self.check_directory()
+        except (StoreError, FileNotFoundError):
             return 0
-        stale = [p for p in self.path.glob(f".*{TEMP_SUFFIX}") if p.is_file()]
+        stale = [p for p in self.path.glob(f".*{TEMP_SUFFIX}") if p.is_file() and not p.is_symlink()]
         for path in stale:
             path.unlink(missing_ok=True)
         return len(stale)
@@ -262,23 +557,12 @@ class Run:
                 f"run {self.run_id!r} does not exist in {self.path.parent}; "
                 "create it with RunStore.create(run_id, config) first"
             )
+        self.check_directory()
 
 
-def _read_json(path: Path) -> Any:
-    """The JSON value in ``path``, ``None`` if it does not exist; ``DamagedRunError`` if it
-    cannot be read or parsed."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DamagedRunError(str(path.parent), [f"{path.name}: unreadable ({exc})"],
-                              _fix_json(path)) from None
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise DamagedRunError(str(path.parent), [f"{path.name}: not valid JSON ({exc})"],
-                              _fix_json(path)) from None
+def _unsafe_detail(exc: OSError, path: Path) -> str:
+    text = str(exc)
+    return text if text.startswith(str(path)) else f"{path}: {text}"
 
 
 def _fix_json(path: Path) -> str:
@@ -293,15 +577,23 @@ def _fix_checkpoint(path: Path) -> str:
             f"or delete {path.parent} and run the config again")
 
 
-def _torch_load(path: Path, map_location: Any) -> Any:
-    """``torch.load(weights_only=True)`` with errors that name the file.
+def _sha256_of(f: IO[bytes]) -> tuple[str, int]:
+    digest, size = hashlib.sha256(), 0
+    while True:
+        chunk = f.read(1 << 20)
+        if not chunk:
+            return digest.hexdigest(), size
+        digest.update(chunk)
+        size += len(chunk)
+
+
+def _torch_load(f: IO[bytes], path: Path, map_location: Any) -> Any:
+    """``torch.load(weights_only=True)`` of an open file, with errors that name the file.
 
     A pickle that asks for anything but tensors and plain containers is refused by
     torch's restricted unpickler before any of it runs."""
-    if not path.is_file():
-        return None
     try:
-        return torch.load(path, map_location=map_location, weights_only=True)
+        return torch.load(f, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as exc:
         first = str(exc).strip().splitlines()
         detail = next((line.strip() for line in first if "Unsupported" in line or "global" in line.lower()),
@@ -309,13 +601,15 @@ def _torch_load(path: Path, map_location: Any) -> Any:
         raise UnsafeFileError(
             f"{path} holds objects other than tensors and plain containers (it may carry code) "
             f"and was not loaded: {detail[:200]}; fix: {_fix_pt(path)}") from None
-    except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile) as exc:
+    except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile, RecursionError, MemoryError,
+            KeyError, TypeError, AttributeError, IndexError) as exc:
         message = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-        raise UnsafeFileError(f"{path} is truncated or not a torch file ({message}); "
+        raise UnsafeFileError(f"{path} is truncated or not a torch file ({message}) and was not loaded; "
                               f"fix: {_fix_pt(path)}") from None
 
 
 def _fix_pt(path: Path) -> str:
     if path.name == CHECKPOINT_FILE:
         return _fix_checkpoint(path)
-    return f"delete {path.parent} and run the config again to recompute it"
+    run_dir = path.parent.parent if path.parent.name == SNAPSHOT_DIR else path.parent
+    return f"delete {run_dir} and run the config again to recompute it"

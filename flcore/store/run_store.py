@@ -17,16 +17,20 @@ Table conventions (``runs()``):
   group (``summary.<key>`` or ``config.<key>``), so a config key named ``status`` shows
   as ``config.status``.
 
-A run whose ``status.json``, ``summary.json`` or ``config.json`` cannot be read is listed
+A run whose ``status.json``, ``summary.json`` or ``config.json`` cannot be read (not a
+regular file, not strict JSON, not of its schema) or whose directory is a link is listed
 with status ``"damaged"`` and a ``problems`` column instead of breaking the table; a run
 whose record fails its checks (:mod:`flcore.store.integrity`) keeps its status and gets
-its ``problems`` too (the column exists only when some run is damaged).
+its ``problems`` too (the column exists only when some run is damaged).  A run recorded
+``running`` that no process holds is listed ``interrupted``
+(:func:`flcore.store.integrity.live_status`).
 
 JSON NaN/inf were stored as ``null`` (see :mod:`flcore.store.jsonable`) and show as
 NaN in numeric columns.
 """
 from __future__ import annotations
 
+import os
 import re
 import warnings
 from collections.abc import Mapping
@@ -37,7 +41,7 @@ import pandas as pd
 
 from flcore.store.atomic import atomic_write_json
 from flcore.store.errors import DamagedRunError, StoreError
-from flcore.store.integrity import check_run
+from flcore.store.integrity import check_run, live_status
 from flcore.store.jsonable import to_jsonable
 from flcore.store.run import CONFIG_FILE, Run
 from flcore.store.tables import flatten_dict, merge_sections
@@ -71,7 +75,7 @@ class RunStore:
                 f"invalid run id {run_id!r}: use letters, digits, '.', '_' or '-', "
                 "not starting with '.' or '-', at most 255 characters"
             )
-        return Run(self.root / run_id, run_id)
+        return Run(self.root / run_id, run_id, root=self.root)
 
     def create(self, run_id: str, config: Mapping[str, Any]) -> Run:
         """Create run ``run_id`` with ``config``, or reopen it if it exists.
@@ -98,37 +102,48 @@ class RunStore:
                 )
             return run
         run.path.mkdir(parents=True, exist_ok=True)
+        run.check_directory()
         atomic_write_json(run.path / CONFIG_FILE, canonical, sort_keys=True)
         return run
 
     def run_ids(self) -> list[str]:
-        """Ids of the created runs (directories holding a ``config.json``), sorted."""
-        if not self.root.is_dir():
+        """Ids of the created runs (directories holding a ``config.json`` entry), sorted;
+        a link named like a run is listed too, so that it is reported, never followed."""
+        try:
+            entries = list(os.scandir(self.root))
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(
-            path.name for path in self.root.iterdir()
-            if _RUN_ID_PATTERN.fullmatch(path.name) and (path / CONFIG_FILE).is_file()
-        )
+        ids = []
+        for entry in entries:
+            if not _RUN_ID_PATTERN.fullmatch(entry.name):
+                continue
+            if entry.is_symlink() or (entry.is_dir(follow_symlinks=False)
+                                      and os.path.lexists(os.path.join(entry.path, CONFIG_FILE))):
+                ids.append(entry.name)
+        return sorted(ids)
 
     def runs(self) -> pd.DataFrame:
         """One row per run: ids, status, summary and flattened config (module docstring)."""
         rows = []
         for run_id in self.run_ids():
             run = self.run(run_id)
+            problems = check_run(run)
             try:
+                run.check_directory()
+                status = dict(run.status())
+                status["status"] = live_status(run, status.get("status"))
                 row = merge_sections([
                     ("run", {"run_id": run_id, "run_dir": str(run.path)}),
-                    ("status", run.status()),
+                    ("status", status),
                     ("summary", flatten_dict(run.summary())),
                     ("config", flatten_dict(run.config())),
                 ])
-                problems = check_run(run)
                 if problems:  # readable, but its numbers are not to be trusted
                     row["problems"] = "; ".join(problems)
                 rows.append(row)
-            except StoreError as exc:  # list the others; mark this one
+            except (StoreError, OSError) as exc:  # list the others; mark this one
                 rows.append({"run_id": run_id, "run_dir": str(run.path), "status": DAMAGED_STATUS,
-                             "problems": str(exc)})
+                             "problems": "; ".join(problems) or str(exc)})
         if not rows:
             return pd.DataFrame(columns=_RUNS_BASE_COLUMNS)
         return pd.DataFrame(rows)
@@ -150,6 +165,12 @@ class RunStore:
         records = []
         for rid in run_ids:
             problems = check_run(self.run(rid))
+            rows: list[dict[str, Any]] = []
+            if not problems:
+                try:
+                    rows = self.run(rid).read_metrics()
+                except StoreError as exc:
+                    problems = [str(exc)]
             if problems:
                 damaged = DamagedRunError(str(self.run(rid).path), problems,
                                           "run `flcore runs --verify` for the details; `flcore run` with "
@@ -158,7 +179,7 @@ class RunStore:
                     raise damaged
                 warnings.warn(f"left out: {damaged}", stacklevel=2)
                 continue
-            for row in self.run(rid).read_metrics():
+            for row in rows:
                 row.pop("run_id", None)
                 records.append({"run_id": rid, **row})
         if not records:
