@@ -34,6 +34,7 @@ from flcore.record_format import CHECKPOINT_FORMAT, is_evaluation_round, summari
 from flcore.seeding import derive_seed
 from flcore.sim.cpu_memory import retain_freed_memory
 from flcore.sim.local_training import train_round
+from flcore.sim.precision import precision_mode
 from flcore.sim.round_draws import RoundDraws, stack_plans
 from flcore.sim.sampling import plan_client_round, sample_clients
 
@@ -371,9 +372,10 @@ class Simulation:
         """
         while True:
             try:
-                return train_round(self.client_update, self.data, start, plans, round, self.client_lr(round),
-                                   self.flat, self.engine, self.chunk_size, self.client_state, broadcast,
-                                   global_model=self.w)
+                with precision_mode(self.cfg.precision, self.device):
+                    return train_round(self.client_update, self.data, start, plans, round, self.client_lr(round),
+                                       self.flat, self.engine, self.chunk_size, self.client_state, broadcast,
+                                       global_model=self.w)
             except torch.cuda.OutOfMemoryError:
                 size = self.chunk_size or len(plans)
                 if self.engine != "batched" or size <= 1:
@@ -468,15 +470,17 @@ class Simulation:
         if not hasattr(self, "_owner"):
             self._owner = self.data.client_of_sample()
         size = self.cfg.eval_batch_size
-        if self.data.pixels:  # converted a batch at a time, never the whole set at once
-            n = self.data.train_y.shape[0]
-            correct = torch.cat([
-                self.flat.correct(w_eval, self.data.train_inputs(torch.arange(i, min(i + size, n), device=self.device),
-                                                                 None, self.w.dtype),
-                                  self.data.train_y[i:i + size], size)
-                for i in range(0, n, size)])
-        else:
-            correct = self.flat.correct(w_eval, self.data.eval_train_inputs(), self.data.train_y, size)
+        with precision_mode(self.cfg.precision, self.device):
+            if self.data.pixels:  # converted a batch at a time, never the whole set at once
+                n = self.data.train_y.shape[0]
+                correct = torch.cat([
+                    self.flat.correct(w_eval, self.data.train_inputs(torch.arange(i, min(i + size, n),
+                                                                                  device=self.device),
+                                                                     None, self.w.dtype),
+                                      self.data.train_y[i:i + size], size)
+                    for i in range(0, n, size)])
+            else:
+                correct = self.flat.correct(w_eval, self.data.eval_train_inputs(), self.data.train_y, size)
         owned = self._owner >= 0
         sums = torch.zeros(self.data.num_clients, dtype=torch.float64, device=self.device)
         sums.index_add_(0, self._owner[owned], correct[owned].double())
@@ -484,7 +488,8 @@ class Simulation:
 
     def evaluate(self) -> tuple[float, float]:
         w_eval = self.server.eval_params(self.w, self.server_state)
-        acc, loss = self.flat.evaluate(w_eval, self.data.test_x, self.data.test_y, self.cfg.eval_batch_size)
+        with precision_mode(self.cfg.precision, self.device):
+            acc, loss = self.flat.evaluate(w_eval, self.data.test_x, self.data.test_y, self.cfg.eval_batch_size)
         return float(acc), float(loss)
 
     # ------------------------------------------------------------------ the loop

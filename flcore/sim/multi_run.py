@@ -41,6 +41,7 @@ from flcore.record_format import is_evaluation_round, summarize
 from flcore.sim.engine import RoundTiming, Simulation, static_width
 from flcore.sim.federated_data import FederatedData, build_federated_data
 from flcore.sim.local_training import train_chunk
+from flcore.sim.precision import precision_mode
 from flcore.sim.round_draws import RoundDraws, stack_plans, to_device_once
 from flcore.sim.sampling import ClientPlan, plan_client_round, sample_clients
 
@@ -245,14 +246,15 @@ class MultiRunSimulation:
             size = self.chunk_size or total
             try:
                 outputs = []
-                for lo in range(0, total, size):
-                    hi = min(lo + size, total)
-                    outputs.append(train_chunk(
-                        _slice_parts(client_update, lo, hi, total), self.data, start[lo:hi], draws.rows(lo, hi), round,
-                        _rows(lr, lo, hi, total), self.grad_fn,
-                        {n: t[lo:hi] for n, t in state.items()},
-                        {k: _rows(v, lo, hi, total) for k, v in broadcast.items()},
-                        global_model[lo:hi], self.weight_mask))
+                with precision_mode(self.sims[0].cfg.precision, self.device):
+                    for lo in range(0, total, size):
+                        hi = min(lo + size, total)
+                        outputs.append(train_chunk(
+                            _slice_parts(client_update, lo, hi, total), self.data, start[lo:hi],
+                            draws.rows(lo, hi), round, _rows(lr, lo, hi, total), self.grad_fn,
+                            {n: t[lo:hi] for n, t in state.items()},
+                            {k: _rows(v, lo, hi, total) for k, v in broadcast.items()},
+                            global_model[lo:hi], self.weight_mask))
                 break
             except torch.cuda.OutOfMemoryError:
                 if size <= 1:
