@@ -175,6 +175,7 @@ def main(argv=None) -> int:
     dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "flcore"], capture_output=True,
                                 text=True).stdout.strip())
     rows = []
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None  # a busy machine slows every pass
     with contextlib.ExitStack() as stack:
         sources = {"this tree": ROOT}
         if args.compare:
@@ -195,7 +196,7 @@ def main(argv=None) -> int:
                            "host_reads_in_steps": res[0]["host_reads_in_steps"],
                            "s_per_round": best[name],
                            "round_seconds": [s for r in res for s in r["round_seconds"]],
-                           "threads": args.threads, "clients": args.clients,
+                           "threads": args.threads, "load_average_at_start": load, "clients": args.clients,
                            "samples_per_client": args.samples_per_client, "date": datetime.date.today().isoformat()}
                     if args.compare and name == "this tree":
                         row["baseline"] = args.compare

@@ -133,17 +133,20 @@ def _step_section(rows: list[dict]) -> list[str]:
         "the best pass; the protocol of the table above, shrunk to the clients and samples per",
         "client given, which changes the number of steps, not a step). On the CPU the reads",
         "include those of host tensors (the round's draws are made on the host by design).",
+        "Seconds per round are only comparable within one invocation; on a shared machine",
+        "(load at start far above its cores) they are many times an idle machine's.",
         "",
         "| method | engine | machine | implementation | clients x samples | ops per step "
-        "| host reads per round | in local steps | s/round | speed-up vs baseline | date |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| host reads per round | in local steps | s/round | speed-up vs baseline | load at start | date |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['method']} | {r['engine']} | {r.get('machine', r['device'])} | {r['implementation']} | "
             f"{r.get('clients', '')} x {r.get('samples_per_client', '')} | {r['ops_per_step']} | "
             f"{r['host_reads_per_round']} | {r['host_reads_in_steps']} | {r['s_per_round']:.2f} | "
-            f"{_num(r.get('speedup_vs_baseline'), '.2f', 'x')} | {r.get('date', '')} |"
+            f"{_num(r.get('speedup_vs_baseline'), '.2f', 'x')} | {_num(r.get('load_average_at_start'), '.1f')} | "
+            f"{r.get('date', '')} |"
         )
     lines += [
         "",
