@@ -9,16 +9,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
+#: The three scales (design guide section 8): CI, CPU offline, the papers' protocol.
 SCALES = ("smoke", "small", "paper")
-PARTITIONS = ("dirichlet", "shards", "iid", "domains")
+#: "flwr": the clients are a flwr-datasets partitioner's partitions, which only the Python
+#: API can pass (``flcore.flower.Federation.from_config(..., partitioner=...)``).
+PARTITIONS = ("dirichlet", "shards", "iid", "domains", "flwr")
 #: Config fields each partition reads; the others do not enter the run id.
 PARTITION_FIELDS = {
     "dirichlet": ("alpha", "samples_per_client"),
     "shards": ("classes_per_client",),
     "iid": ("samples_per_client",),
     "domains": ("alpha",),  # FedIMA's label + feature skew (flcore.data.partition_domains)
+    "flwr": (),  # the partitioner's own arguments
 }
 ALL_PARTITION_FIELDS = frozenset(f for names in PARTITION_FIELDS.values() for f in names)
+#: How clients train: ``auto`` picks ``batched`` on accelerators, ``sequential`` on CPUs.
 ENGINES = ("auto", "sequential", "batched")
 #: Arithmetic of local training and evaluation (``flcore.sim.precision``): ``fp32`` (TF32
 #: off on CUDA too), ``tf32`` (TF32 matmuls and convolutions on CUDA), ``bf16`` (autocast).
@@ -113,6 +118,7 @@ ADDED_OPTIONS = {"ima_partial_window": "average", "dyn_clip": "paper", "fedspeed
                  "smoo_variant": "paper", "ima_exploration": "exponential", "ima_lr_min": 5e-5,
                  "ima_exploration_period": 20}
 
+#: The global default of every field (layer 1 of :func:`flcore.config.resolve_config`).
 DEFAULTS: dict[str, Any] = {
     "method": "fedavg",
     "model": None,
@@ -192,7 +198,9 @@ DEFAULTS: dict[str, Any] = {
 #: protocol of the five papers (20,000 rounds, 5 epochs) and stop a mistyped count
 #: (``--rounds 1e12``) from being accepted and then running forever.
 MAX_ROUNDS = 1_000_000
+#: Cap of ``local_epochs``.
 MAX_LOCAL_EPOCHS = 1_000
+#: Cap of ``local_steps``.
 MAX_LOCAL_STEPS = 1_000_000
 #: Cap on generated data sets (MNIST-1D, synthetic): generation time and memory.
 MAX_GENERATED_SAMPLES = 1_000_000

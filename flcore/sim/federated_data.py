@@ -23,6 +23,7 @@ from flcore.data import load_dataset, normalize, partition
 from flcore.data import partition as make_partition
 from flcore.data.datasets import pixels_to_images
 from flcore.data.partition import LABEL_PARTITION_KINDS as PARTITION_KINDS
+from flcore.errors import ConfigError
 
 #: Zero padding of the random crop (the papers' ``RandomCrop(32, padding=4)``).
 CROP_PADDING = 4
@@ -372,9 +373,17 @@ def _device_pixels(pixels: torch.Tensor, device: torch.device, pad: int) -> torc
     return padded
 
 
+def _refuse_flwr_partition(cfg) -> None:
+    if cfg.partition == "flwr":
+        raise ConfigError("partition", "'flwr' takes the clients from a flwr-datasets partitioner, which only "
+                          "the Python API can pass: flcore.flower.Federation.from_config(config, partitioner=...)")
+
+
 def client_partition(cfg, data) -> list:
     """``cfg``'s client partition of ``data``'s training set (one index array per client);
-    the "domains" partition reads each example's domain."""
+    the "domains" partition reads each example's domain.  ``partition: flwr`` has no
+    partition of its own (a flwr-datasets partitioner's, through :mod:`flcore.flower`)."""
+    _refuse_flwr_partition(cfg)
     domains = {"domains": data.train_domain.numpy()} if cfg.partition == "domains" else {}
     return partition(cfg.partition, data.train_y.numpy(), cfg.clients, seed=cfg.seed, **cfg.partition_args(),
                      **domains)
@@ -382,6 +391,7 @@ def client_partition(cfg, data) -> list:
 
 def build_federated_data(cfg, device: torch.device) -> FederatedData:
     """Load ``cfg.dataset``, partition it over ``cfg.clients`` and move it to ``device``."""
+    _refuse_flwr_partition(cfg)
     data = load_dataset(cfg.dataset, cfg.data_root, download=cfg.download,
                         num_samples=cfg.num_samples, seed=cfg.seed)
     return federated_data_from_split(data, client_partition(cfg, data), device)
