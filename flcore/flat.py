@@ -108,23 +108,37 @@ class FlatModel:
         losses = F.cross_entropy(self.forward(w, x), y, reduction="none")
         return (losses * weight).sum() / weight.sum().clamp_min(1.0)
 
+    def _tensors(self, parts: tuple[torch.Tensor, ...]) -> dict[str, torch.Tensor]:
+        """The module's parameters from the flat vector's pieces (one per tensor)."""
+        return {name: part.view(shape) for name, part, shape in zip(self.names, parts, self.shapes)}
+
+    def _loss_of_parts(self, parts, x, y, weight):
+        return weighted_cross_entropy(functional_call(self.module, self._tensors(parts), (x,)), y, weight)
+
     def grad_fn(self, batched: bool):
         """``(W [K, P], batch) -> (loss [K], grad [K, P])``.
 
         ``batched=False`` loops over the K clients (the lean path for CPUs); ``True``
         differentiates all clients in one ``vmap`` computation (the GPU path).  Both
         evaluate the same function, so they agree to float tolerance.
+
+        The batched path differentiates with respect to the flat vector's pieces (one
+        view per parameter tensor) and joins their gradients with one concatenation:
+        differentiating through the slicing of ``W`` itself would scatter each tensor's
+        gradient into a zero ``[K, P]`` vector and add those up (two full-size kernels
+        per parameter tensor and gradient).
         """
         if batched:
-            many = vmap(grad_and_value(self.loss))
+            sizes = [shape.numel() for shape in self.shapes]
+            many = vmap(grad_and_value(self._loss_of_parts))
             with_anchors = vmap(grad_and_value(self.anchor_loss), in_dims=(0, 0, 0, 0, 0, None))
 
             def batched_grad(W, batch):
                 if batch.anchors is not None:
                     g, loss = with_anchors(W, batch.x, batch.y, batch.weight, batch.anchors, batch.anchor_weight)
-                else:
-                    g, loss = many(W, batch.x, batch.y, batch.weight)
-                return loss, g
+                    return loss, g
+                grads, loss = many(W.split(sizes, dim=-1), batch.x, batch.y, batch.weight)
+                return loss, torch.cat(grads, dim=-1)
             return batched_grad
 
         if getattr(self, "_module_grad", None) is None:
@@ -204,6 +218,19 @@ class _FlatModuleGrad:
             loss = (losses * weight).sum() / weight.sum().clamp_min(1.0) + lam * anchor_term(feats, y, weight, anchors)
         loss.backward()
         return loss.detach(), self.grad
+
+
+def weighted_cross_entropy(logits: torch.Tensor, y: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """:meth:`FlatModel.loss`'s ``sum_i a_i CE_i / max(sum_i a_i, 1)`` from logits, with
+    class-index targets written as ``-log_softmax`` picked by the label: the numbers of
+    ``F.cross_entropy(reduction="none")``, without the masking of ``ignore_index`` that
+    it adds (six more kernels per pass under ``vmap``).  Soft targets (Mixup) take
+    ``F.cross_entropy``."""
+    if y.is_floating_point():
+        losses = F.cross_entropy(logits, y, reduction="none")
+        return (losses * weight).sum() / weight.sum().clamp_min(1.0)
+    picked = logits.log_softmax(dim=-1).gather(-1, y.unsqueeze(-1)).squeeze(-1)
+    return -(picked * weight).sum() / weight.sum().clamp_min(1.0)
 
 
 class FeatureView(nn.Module):

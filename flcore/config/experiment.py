@@ -123,6 +123,7 @@ class ExperimentConfig:
     clip_norm: float | None  # clip the local descent gradient to this norm (None: off)
     mixup_alpha: float  # Mixup Beta(alpha, alpha) (0: off)
     cutout_size: int  # Cutout square side (0: off)
+    precision: str  # "fp32" | "tf32" | "bf16" (flcore.sim.precision; in the run id unless fp32)
     # ---- what the run records for analysis (flcore.analysis.recording)
     probes: tuple[str, ...]  # training-time probes logged into the metrics
     probe_every: int  # rounds between probes (0: at the evaluation rounds)

@@ -25,6 +25,9 @@ PARTITION_FIELDS = {
 ALL_PARTITION_FIELDS = frozenset(f for names in PARTITION_FIELDS.values() for f in names)
 #: How clients train: ``auto`` picks ``batched`` on accelerators, ``sequential`` on CPUs.
 ENGINES = ("auto", "sequential", "batched")
+#: Arithmetic of local training and evaluation (``flcore.sim.precision``): ``fp32`` (TF32
+#: off on CUDA too), ``tf32`` (TF32 matmuls and convolutions on CUDA), ``bf16`` (autocast).
+PRECISIONS = ("fp32", "tf32", "bf16")
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
 
 #: Fields that say where or how to compute, not what: excluded from the run id.
@@ -88,7 +91,7 @@ METHOD_FIELDS = frozenset(
 #: Fields whose defaults leave a method unchanged; they enter the run id of every method
 #: only when set away from that default (so adding an option keeps old run ids).
 NEUTRAL_DEFAULTS = {"lr_decay": 1.0, "clip_norm": None, "mixup_alpha": 0.0, "cutout_size": 0,
-                    "probes": (), "probe_every": 0, "snapshot_rounds": (), "timed": False}
+                    "probes": (), "probe_every": 0, "snapshot_rounds": (), "timed": False, "precision": "fp32"}
 
 #: Allowed values of the string-valued method options.
 OPTION_CHOICES = {
@@ -178,6 +181,7 @@ DEFAULTS: dict[str, Any] = {
     "clip_norm": None,
     "mixup_alpha": 0.0,
     "cutout_size": 0,
+    "precision": "fp32",
     "probes": (),
     "probe_every": 0,
     "snapshot_rounds": (),

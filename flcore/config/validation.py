@@ -24,6 +24,7 @@ from flcore.config.fields import (
     OPTION_CHOICES,
     PARTITION_FIELDS,
     PARTITIONS,
+    PRECISIONS,
     SCALES,
     training_set_size,
 )
@@ -143,6 +144,7 @@ def validate(cfg: dict[str, Any]) -> None:
     choice("scale", cfg["scale"], SCALES)
     choice("partition", cfg["partition"], PARTITIONS)
     choice("engine", cfg["engine"], ENGINES)
+    choice("precision", cfg["precision"], PRECISIONS)
     if not DEVICE_PATTERN.match(cfg["device"]):
         raise ConfigError("device", f"got {quote(cfg['device'])}; allowed values: auto, cpu, cuda, cuda:N, mps")
     _at_least("alpha", cfg["alpha"], 0)

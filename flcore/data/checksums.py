@@ -12,6 +12,9 @@ import contextvars
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
+from flcore.data.cifar_format import PUBLISHED_MD5S
+from flcore.data.fmnist_format import FMNIST_FILES
+
 _overrides: contextvars.ContextVar[Mapping[str, Mapping[str, str]]] = (
     contextvars.ContextVar("flcore_checksums", default=MappingProxyType({})))
 
@@ -19,11 +22,9 @@ _overrides: contextvars.ContextVar[Mapping[str, Mapping[str, str]]] = (
 def required_files(name: str) -> list[str]:
     """The file names whose md5s a ``checksums`` mapping for dataset ``name`` must give."""
     if name in ("cifar10", "cifar100"):
-        from flcore.data.cifar import _VARIANTS, _file_names
-        return _file_names(_VARIANTS[name].torchvision_class)
+        return list(PUBLISHED_MD5S[name])
     if name == "fmnist":
-        from flcore.data.fmnist import FILES
-        return list(FILES)
+        return list(FMNIST_FILES.values())
     raise ValueError(f"checksums apply to cifar10, cifar100 and fmnist only, not {name!r}")
 
 

@@ -4,6 +4,12 @@ torchvision reads and md5-verifies the published pickle files; this module turns
 verification failure into a ``DatasetError`` that says which folder was searched, whether
 the data are missing or corrupt, and how to fetch them.
 
+The decoded pixels are cached (:func:`flcore.data.cache.cached_decode`: plain arrays, no
+pickle, keyed by the files' md5s, the cache's content checked against its digest on every
+load), so only the first load unpickles the files; later loads read one file and import
+no torchvision.  The data set keeps the uint8 pixels (``train_pixels``) and makes the
+float images from them only when asked.
+
 Checksums: by default the files are verified against torchvision's own lists
 (``CIFAR10.train_list``, ``test_list``, ``meta``).  Fake data written by
 ``write_fake_cifar`` have other md5s; pass them as ``checksums=`` or wrap the call in
@@ -18,11 +24,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import torch
-from torchvision.datasets import CIFAR10, CIFAR100
 
+from flcore.data.cache import cached_decode
 from flcore.data.checksums import checksum_override, expected_checksums
-from flcore.data.cifar_format import file_md5
+from flcore.data.cifar_format import PUBLISHED_MD5S, cifar_folder, file_md5
 from flcore.data.cifar_stats import CIFAR10_MEAN, CIFAR10_STD, CIFAR100_MEAN, CIFAR100_STD
 from flcore.data.datasets import Dataset
 from flcore.data.errors import DatasetError
@@ -31,7 +38,7 @@ __all__ = ["expected_checksums", "load_cifar"]
 
 
 class _Variant(NamedTuple):
-    torchvision_class: type[CIFAR10]
+    class_name: str  # torchvision's class (imported only to decode the files)
     display_name: str
     num_classes: int
     mean: tuple[float, ...]
@@ -39,15 +46,16 @@ class _Variant(NamedTuple):
 
 
 _VARIANTS = {
-    "cifar10": _Variant(CIFAR10, "CIFAR-10", 10, CIFAR10_MEAN, CIFAR10_STD),
-    "cifar100": _Variant(CIFAR100, "CIFAR-100", 100, CIFAR100_MEAN, CIFAR100_STD),
+    "cifar10": _Variant("CIFAR10", "CIFAR-10", 10, CIFAR10_MEAN, CIFAR10_STD),
+    "cifar100": _Variant("CIFAR100", "CIFAR-100", 100, CIFAR100_MEAN, CIFAR100_STD),
 }
 
 
 def load_cifar(name: str, root: str | Path = "data", *, download: bool = False,
                num_samples: int | None = None,
                checksums: Mapping[str, str] | None = None) -> Dataset:
-    """CIFAR-10 or CIFAR-100 under ``root`` as one float32 tensor ``[N, 3, 32, 32]`` in [0, 1].
+    """CIFAR-10 or CIFAR-100 under ``root`` as one float32 tensor ``[N, 3, 32, 32]`` in [0, 1]
+    (made on first access from the uint8 ``train_pixels``, see the module docstring).
 
     ``num_samples`` keeps the first that many training images (the test set is untouched).
     Raises ``DatasetError`` if the files are missing or fail their md5 check.
@@ -57,14 +65,32 @@ def load_cifar(name: str, root: str | Path = "data", *, download: bool = False,
     variant = _VARIANTS[name]
     if checksums is None:
         checksums = checksum_override(name)
-    dataset_class = _torchvision_class(name, checksums)
+    if checksums is not None:
+        missing = [f for f in _file_names(name) if f not in checksums]
+        if missing:
+            raise ValueError(f"checksums for {name} lack an md5 for: {', '.join(missing)}")
+    md5s = {f: (checksums or PUBLISHED_MD5S[name])[f] for f in _file_names(name)}
     root = Path(root).expanduser().resolve()
+    folder = root / cifar_folder(name)
+    arrays = cached_decode(name, {"md5s": md5s}, {f: folder / f for f in md5s}, md5s,
+                           lambda: (_decode(name, root, checksums, download), md5s), file_md5)
+    total = len(arrays["train_y"])
+    if num_samples is not None and not 0 < num_samples <= total:
+        raise ValueError(f"num_samples must be in 1..{total} for {name}, "
+                         f"got {num_samples}")
+    return Dataset(name, None, torch.from_numpy(arrays["train_y"][:num_samples]), None,
+                   torch.from_numpy(arrays["test_y"]), variant.num_classes, variant.mean, variant.std,
+                   augment=True, train_pixels=torch.from_numpy(arrays["train_x"][:num_samples]),
+                   test_pixels=torch.from_numpy(arrays["test_x"]))
 
+
+def _decode(name: str, root: Path, checksums: Mapping[str, str] | None, download: bool) -> dict[str, np.ndarray]:
+    """The uint8 pixels ``[N, 32, 32, 3]`` and int64 labels of both splits, read by
+    torchvision (which md5-verifies the files, and downloads them if asked)."""
+    variant = _VARIANTS[name]
+    dataset_class = _torchvision_class(name, checksums)
     train = _open(name, dataset_class, root, train=True, download=download)
     test = _open(name, dataset_class, root, train=False, download=False)
-    if num_samples is not None and not 0 < num_samples <= len(train.data):
-        raise ValueError(f"num_samples must be in 1..{len(train.data)} for {name}, "
-                         f"got {num_samples}")
     for dataset in (train, test):
         labels = torch.as_tensor(dataset.targets)
         if (labels.numel() != len(dataset.data) or dataset.data.dtype.name != "uint8"
@@ -72,20 +98,20 @@ def load_cifar(name: str, root: str | Path = "data", *, download: bool = False,
             culprit = _find_malformed_file(name, dataset_class, root)
             raise DatasetError(f"{variant.display_name}: "
                                f"{culprit or 'labels outside 0..' + str(variant.num_classes - 1)}")
-    train_x, train_y = _to_tensors(train, num_samples)
-    test_x, test_y = _to_tensors(test, None)
-    return Dataset(name, train_x, train_y, test_x, test_y, variant.num_classes, variant.mean,
-                   variant.std, augment=True)
+    return {"train_x": np.ascontiguousarray(train.data), "train_y": np.asarray(train.targets, dtype=np.int64),
+            "test_x": np.ascontiguousarray(test.data), "test_y": np.asarray(test.targets, dtype=np.int64)}
 
 
-def _torchvision_class(name: str, md5s: Mapping[str, str] | None) -> type[CIFAR10]:
+def _torchvision_class(name: str, md5s: Mapping[str, str] | None):
     """torchvision's class for ``name``, or a subclass verifying against ``md5s``."""
+    import torchvision.datasets  # about a second to import: only when files are decoded
+
     if name not in _VARIANTS:
         raise ValueError(f"unknown CIFAR variant {name!r}; expected 'cifar10' or 'cifar100'")
-    base = _VARIANTS[name].torchvision_class
+    base = getattr(torchvision.datasets, _VARIANTS[name].class_name)
     if md5s is None:
         return base
-    missing = [f for f in _file_names(base) if f not in md5s]
+    missing = [f for f in _file_names(name) if f not in md5s]
     if missing:
         raise ValueError(f"checksums for {name} lack an md5 for: {', '.join(missing)}")
     return type(base.__name__, (base,), {
@@ -95,13 +121,12 @@ def _torchvision_class(name: str, md5s: Mapping[str, str] | None) -> type[CIFAR1
     })
 
 
-def _file_names(dataset_class: type[CIFAR10]) -> list[str]:
-    return ([f for f, _ in dataset_class.train_list + dataset_class.test_list]
-            + [dataset_class.meta["filename"]])
+def _file_names(name: str) -> list[str]:
+    """The published files of ``name`` (training batches, test batch, metadata)."""
+    return list(PUBLISHED_MD5S[name])
 
 
-def _open(name: str, dataset_class: type[CIFAR10], root: Path, *, train: bool,
-          download: bool) -> CIFAR10:
+def _open(name: str, dataset_class, root: Path, *, train: bool, download: bool):
     try:
         return dataset_class(str(root), train=train, download=download)
     except RuntimeError as err:  # torchvision's "not found or corrupted"
@@ -143,7 +168,7 @@ def _batch_problem(entry, name: str) -> str | None:
     return None
 
 
-def _find_malformed_file(name: str, dataset_class: type[CIFAR10], root: Path) -> str | None:
+def _find_malformed_file(name: str, dataset_class, root: Path) -> str | None:
     """``"<file>: <problem>"`` for the first batch file that is not a CIFAR batch (files
     that passed their md5 check only), or None."""
     folder = root / dataset_class.base_folder
@@ -160,7 +185,7 @@ def _find_malformed_file(name: str, dataset_class: type[CIFAR10], root: Path) ->
     return None
 
 
-def _describe_problem(name: str, dataset_class: type[CIFAR10], root: Path) -> str:
+def _describe_problem(name: str, dataset_class, root: Path) -> str:
     display = _VARIANTS[name].display_name
     folder = root / dataset_class.base_folder
     how = _how_to_fetch(name, root)
@@ -182,15 +207,7 @@ def _describe_problem(name: str, dataset_class: type[CIFAR10], root: Path) -> st
 
 
 def _how_to_fetch(name: str, root: Path) -> str:
-    class_name = _VARIANTS[name].torchvision_class.__name__
+    class_name = _VARIANTS[name].class_name
     return (f"load_dataset({name!r}, root={str(root)!r}, download=True) (`--download` on "
             f"the flcore command line) or: python -c \"import torchvision; "
             f"torchvision.datasets.{class_name}({str(root)!r}, download=True)\"")
-
-
-def _to_tensors(dataset: CIFAR10, limit: int | None) -> tuple[torch.Tensor, torch.Tensor]:
-    # ds.data is one uint8 array [N, 32, 32, 3]; convert it in bulk, never per image.
-    images = torch.from_numpy(dataset.data)[:limit]
-    x = images.permute(0, 3, 1, 2).contiguous().to(torch.float32).div_(255.0)
-    y = torch.as_tensor(dataset.targets[:limit], dtype=torch.int64)
-    return x, y

@@ -29,6 +29,27 @@ _CIFAR10_CLASS_NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", 
 _CIFAR100_COARSE_CLASSES = 20
 _IMAGE_BYTES = 3 * 32 * 32
 
+#: The md5 of every published file, as torchvision lists them (``CIFAR10.train_list``,
+#: ``test_list`` and ``meta``; a test keeps the two equal), so a load served from the
+#: decoded cache needs no torchvision import.
+PUBLISHED_MD5S = {
+    "cifar10": {"data_batch_1": "c99cafc152244af753f735de768cd75f",
+                "data_batch_2": "d4bba439e000b95fd0a9bffe97cbabec",
+                "data_batch_3": "54ebc095f3ab1f0389bbae665268c751",
+                "data_batch_4": "634d18415352ddfa80567beed471001a",
+                "data_batch_5": "482c414d41f54cd18b22e5b47cb7c3cb",
+                "test_batch": "40351d587109b95175f43aff81a1287e",
+                "batches.meta": "5ff9c542aee3614f3951f8cda6e48888"},
+    "cifar100": {"train": "16019d7e3df5f24257cddd939b257f8d",
+                 "test": "f0ef6b0ae62326f3e7ffdfab6717acfc",
+                 "meta": "7973b15100ade9c7d40fb424638fde48"},
+}
+
+
+def cifar_folder(name: str) -> str:
+    """The folder under the data root that holds ``name``'s files (torchvision's ``base_folder``)."""
+    return _LAYOUT[name]["folder"]
+
 
 def write_fake_cifar(root: str | Path, name: str = "cifar10", num_train: int = 100,
                      num_test: int = 20, seed: int = 0) -> dict[str, str]:

@@ -23,9 +23,17 @@ class Dataset:
     normalisation statistics for images and ``None`` for vector data.  ``augment`` asks
     training to apply random crop (padding 4) + horizontal flip.
 
-Multi-domain data sets (PACS) also give each example's domain: ``train_domain`` /
-``test_domain`` int64 ``[N]`` in ``0..len(domain_names)-1``; ``None`` (all three) for
-every other data set.
+    Multi-domain data sets (PACS) also give each example's domain: ``train_domain`` /
+    ``test_domain`` int64 ``[N]`` in ``0..len(domain_names)-1``; ``None`` (all three) for
+    every other data set.
+
+    Data sets of 8-bit images (CIFAR, Fashion-MNIST, PACS) also keep their pixels as read:
+    ``train_pixels`` / ``test_pixels`` uint8 ``[N, H, W, C]`` (channels last, as the files
+    and PIL hold them), the images of ``train_x`` / ``test_x`` times 255.  Training moves
+    these bytes to the device (a quarter of the float32 images) and converts each batch
+    there.  Such a data set may be built with ``train_x=None`` / ``test_x=None``: the float
+    images are then made from the pixels on first access (``pixels_to_images``), so a run
+    that trains from the pixels never pays for the conversion.
 
     ``eq=False``: equality is identity, since comparing tensors elementwise has no single
     truth value.
@@ -43,29 +51,73 @@ every other data set.
     train_domain: torch.Tensor | None = None
     test_domain: torch.Tensor | None = None
     domain_names: tuple[str, ...] | None = None
+    train_pixels: torch.Tensor | None = None
+    test_pixels: torch.Tensor | None = None
 
     def __post_init__(self) -> None:
         self._check_domains()
         for split in ("train", "test"):
-            x, y = getattr(self, f"{split}_x"), getattr(self, f"{split}_y")
-            if x.dtype != torch.float32 or y.dtype != torch.int64:
+            x, y = self.__dict__[f"{split}_x"], getattr(self, f"{split}_y")
+            pixels = self._check_pixels(split)
+            if x is None:
+                if pixels is None:
+                    raise TypeError(f"{self.name}: {split}_x is None and no {split}_pixels are given")
+                object.__delattr__(self, f"{split}_x")  # made from the pixels on first access
+                rows = pixels.shape[0]
+            else:
+                if x.dtype != torch.float32:
+                    raise TypeError(f"{self.name}: {split}_x must be float32 and {split}_y int64, "
+                                    f"got {x.dtype} and {y.dtype}")
+                rows = x.shape[0]
+            if y.dtype != torch.int64:
                 raise TypeError(f"{self.name}: {split}_x must be float32 and {split}_y int64, "
-                                f"got {x.dtype} and {y.dtype}")
-            if y.dim() != 1 or x.shape[0] != y.shape[0]:
-                raise ValueError(f"{self.name}: {split}_x has {x.shape[0]} rows but "
+                                f"got {'uint8 pixels' if x is None else x.dtype} and {y.dtype}")
+            if y.dim() != 1 or rows != y.shape[0]:
+                raise ValueError(f"{self.name}: {split}_x has {rows} rows but "
                                  f"{split}_y has shape {tuple(y.shape)}")
             check_labels(y, self.num_classes, f"{self.name} {split}_y")
-        if self.train_x.dim() == 4:
-            check_images(self.train_x, f"{self.name} train_x")
-            check_images(self.test_x, f"{self.name} test_x")
-        if self.test_x.shape[1:] != self.train_x.shape[1:]:
+            if x is not None and x.dim() == 4:
+                check_images(x, f"{self.name} {split}_x")
+        shape = self.input_shape
+        test_shape = self._shape_of("test")
+        if test_shape != shape:
             raise ValueError(f"{self.name}: train and test inputs differ in shape "
-                             f"({tuple(self.train_x.shape[1:])} vs {tuple(self.test_x.shape[1:])})")
+                             f"({shape} vs {test_shape})")
         if (self.mean is None) != (self.std is None):
             raise ValueError(f"{self.name}: mean and std must both be given or both be None")
-        if self.mean is not None and not len(self.mean) == len(self.std) == self.train_x.shape[1]:
+        if self.mean is not None and not len(self.mean) == len(self.std) == shape[0]:
             raise ValueError(f"{self.name}: mean/std need one value per channel "
-                             f"({self.train_x.shape[1]})")
+                             f"({shape[0]})")
+
+    def _check_pixels(self, split: str) -> torch.Tensor | None:
+        pixels = getattr(self, f"{split}_pixels")
+        if pixels is None:
+            return None
+        if pixels.dtype != torch.uint8 or pixels.dim() != 4:
+            raise TypeError(f"{self.name}: {split}_pixels must be uint8 [N, H, W, C], got {pixels.dtype} "
+                            f"of shape {tuple(pixels.shape)}")
+        x = self.__dict__.get(f"{split}_x")
+        if x is not None and tuple(x.shape) != (pixels.shape[0], pixels.shape[3], *pixels.shape[1:3]):
+            raise ValueError(f"{self.name}: {split}_pixels {tuple(pixels.shape)} do not match "
+                             f"{split}_x {tuple(x.shape)}")
+        return pixels
+
+    def __getattr__(self, name: str):
+        # Only reached when ``train_x`` / ``test_x`` were left to be made from the pixels.
+        if name in ("train_x", "test_x"):
+            pixels = self.__dict__.get(name.replace("_x", "_pixels"))
+            if pixels is not None:
+                images = pixels_to_images(pixels)
+                object.__setattr__(self, name, images)
+                return images
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _shape_of(self, split: str) -> tuple[int, ...]:
+        x = self.__dict__.get(f"{split}_x")
+        if x is not None:
+            return tuple(x.shape[1:])
+        pixels = self.__dict__[f"{split}_pixels"]
+        return (pixels.shape[3], *pixels.shape[1:3])
 
     def _check_domains(self) -> None:
         given = [self.train_domain is not None, self.test_domain is not None, self.domain_names is not None]
@@ -91,7 +143,14 @@ every other data set.
     @property
     def input_shape(self) -> tuple[int, ...]:
         """Shape of one example, e.g. ``(3, 32, 32)`` or ``(40,)``."""
-        return tuple(self.train_x.shape[1:])
+        return self._shape_of("train")
+
+
+def pixels_to_images(pixels: torch.Tensor) -> torch.Tensor:
+    """uint8 pixels ``[N, H, W, C]`` as float32 images ``[N, C, H, W]`` in [0, 1] (``p / 255``,
+    contiguous): the conversion every loader applies, so images made here equal those a
+    loader makes from the same bytes bit for bit."""
+    return pixels.permute(0, 3, 1, 2).contiguous().to(torch.float32).div_(255.0)
 
 
 def load_dataset(name: str, root: str | Path = "data", *, download: bool = False,

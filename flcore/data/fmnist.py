@@ -8,7 +8,9 @@ pass them as ``checksums=`` or wrap the call in ``expected_checksums("fmnist", m
 
 The ``.gz`` archives are required (they are what the md5s cover; torchvision keeps them
 beside the files it extracts).  A missing, corrupt or malformed file raises one
-``DatasetError`` naming the file and how to fetch the data.
+``DatasetError`` naming the file and how to fetch the data.  The decoded pixels are cached
+as plain arrays keyed by the files' md5s (:func:`flcore.data.cache.cached_decode`), so
+later loads read one checked file instead of the archives.
 
 Preprocessing is FedIMA's (its official code: ``ToTensor`` only, no normalisation, no
 augmentation): images are float32 ``[N, 1, 28, 28]`` in [0, 1], the dataset's
@@ -24,11 +26,20 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from flcore.data.cache import cached_decode
 from flcore.data.checksums import check_checksums, checksum_override
 from flcore.data.cifar_format import file_md5
 from flcore.data.datasets import Dataset
 from flcore.data.errors import DatasetError
-from flcore.data.fmnist_format import FMNIST_FILES, FMNIST_FOLDER, IMAGE_SIDE, IMAGES_MAGIC, LABELS_MAGIC, NUM_CLASSES
+from flcore.data.fmnist_format import (
+    FMNIST_FILES,
+    FMNIST_FOLDER,
+    FMNIST_PUBLISHED_MD5S,
+    IMAGE_SIDE,
+    IMAGES_MAGIC,
+    LABELS_MAGIC,
+    NUM_CLASSES,
+)
 
 #: The published files (the names whose md5s a ``checksums`` mapping gives).
 FILES = tuple(FMNIST_FILES.values())
@@ -40,9 +51,7 @@ DISPLAY_NAME = "Fashion-MNIST"
 
 def torchvision_md5s() -> dict[str, str]:
     """torchvision's md5 of every published file."""
-    from torchvision.datasets import FashionMNIST
-
-    return {name: md5 for name, md5 in FashionMNIST.resources}
+    return dict(FMNIST_PUBLISHED_MD5S)
 
 
 def load_fmnist(root: str | Path = "data", *, download: bool = False, num_samples: int | None = None,
@@ -60,20 +69,31 @@ def load_fmnist(root: str | Path = "data", *, download: bool = False, num_sample
     else:
         check_checksums("fmnist", checksums)
     root = Path(root).expanduser().resolve()
+    folder = root / FMNIST_FOLDER
+    md5s = {f: checksums[f] for f in FILES}
+    arrays = cached_decode("fmnist", {"md5s": md5s}, {f: folder / f for f in FILES}, md5s,
+                           lambda: (_decode(root, md5s, download), md5s), file_md5)
+    total = len(arrays["train_y"])
+    if num_samples is not None and not 0 < num_samples <= total:
+        raise ValueError(f"num_samples must be in 1..{total} for fmnist, got {num_samples}")
+    return Dataset("fmnist", None, torch.from_numpy(arrays["train_y"][:num_samples]), None,
+                   torch.from_numpy(arrays["test_y"]), NUM_CLASSES, FMNIST_MEAN, FMNIST_STD, augment=False,
+                   train_pixels=torch.from_numpy(arrays["train_x"][:num_samples]),
+                   test_pixels=torch.from_numpy(arrays["test_x"]))
+
+
+def _decode(root: Path, md5s: Mapping[str, str], download: bool) -> dict[str, np.ndarray]:
+    """Both splits as uint8 pixels ``[N, 28, 28, 1]`` and int64 labels, after the md5 check."""
     if download:
         _download(root)
-    problem = _verify(root, checksums)
+    problem = _verify(root, md5s)
     if problem is not None:
         raise DatasetError(problem)
     folder = root / FMNIST_FOLDER
-    train_x, train_y = _read_split(folder, "train")
-    test_x, test_y = _read_split(folder, "test")
-    if num_samples is not None:
-        if not 0 < num_samples <= len(train_y):
-            raise ValueError(f"num_samples must be in 1..{len(train_y)} for fmnist, got {num_samples}")
-        train_x, train_y = train_x[:num_samples].clone(), train_y[:num_samples].clone()
-    return Dataset("fmnist", train_x, train_y, test_x, test_y, NUM_CLASSES, FMNIST_MEAN, FMNIST_STD,
-                   augment=False)
+    arrays = {}
+    for split in ("train", "test"):
+        arrays[f"{split}_x"], arrays[f"{split}_y"] = _read_split(folder, split)
+    return arrays
 
 
 def _download(root: Path) -> None:
@@ -104,7 +124,7 @@ def _verify(root: Path, md5s: Mapping[str, str]) -> str | None:
     return None
 
 
-def _read_split(folder: Path, split: str) -> tuple[torch.Tensor, torch.Tensor]:
+def _read_split(folder: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
     images_path = folder / FMNIST_FILES[(split, "images")]
     labels_path = folder / FMNIST_FILES[(split, "labels")]
     images = _read_idx(images_path, IMAGES_MAGIC, 3)
@@ -119,9 +139,7 @@ def _read_split(folder: Path, split: str) -> tuple[torch.Tensor, torch.Tensor]:
         raise DatasetError(f"{images_path}: holds no images")
     if int(labels.max()) >= NUM_CLASSES:
         raise DatasetError(f"{labels_path}: labels must be in 0..{NUM_CLASSES - 1}, found {int(labels.max())}")
-    x = torch.from_numpy(images).unsqueeze(1).to(torch.float32).div_(255.0)
-    y = torch.from_numpy(labels.astype(np.int64))
-    return x, y
+    return images[..., None], labels.astype(np.int64)
 
 
 def _read_idx(path: Path, magic: int, dims: int) -> np.ndarray:

@@ -32,6 +32,14 @@ FMNIST_FILES = {
     ("test", "images"): "t10k-images-idx3-ubyte.gz",
     ("test", "labels"): "t10k-labels-idx1-ubyte.gz",
 }
+#: torchvision's md5 of every published file (``FashionMNIST.resources``; a test keeps the
+#: two equal), so a load served from the decoded cache needs no torchvision import.
+FMNIST_PUBLISHED_MD5S = {
+    "train-images-idx3-ubyte.gz": "8d4fb7e6c68d591d4c3dfef9ec88bf0d",
+    "train-labels-idx1-ubyte.gz": "25c81989df183df01b3e8a0aad5dffbe",
+    "t10k-images-idx3-ubyte.gz": "bef4ecab320f06d8554ea6380940ec79",
+    "t10k-labels-idx1-ubyte.gz": "bb300cfdad3c16e7a12a480ee83cd310",
+}
 IMAGES_MAGIC = 2051
 LABELS_MAGIC = 2049
 IMAGE_SIDE = 28

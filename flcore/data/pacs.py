@@ -19,6 +19,11 @@ domain and class folder is present and each domain holds the published image cou
 (``PUBLISHED_COUNTS``); fake data from ``write_fake_pacs`` pass their counts as
 ``counts=`` or inside ``expected_pacs_counts(counts)``.  The data are not downloaded:
 a missing or incomplete folder raises one ``DatasetError`` saying where to get them.
+
+Decoding the 9,991 images takes most of a minute, so the decoded uint8 pixels are cached
+(:func:`flcore.data.cache.cached_decode`) with the md5 of every image file they came from:
+a later load lists the folders, checks each file's stamp (or, where it changed, its md5)
+and reads one checked file of arrays.
 """
 from __future__ import annotations
 
@@ -31,6 +36,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from flcore.data.cache import cached_decode
+from flcore.data.cifar_format import file_md5
 from flcore.data.datasets import Dataset
 from flcore.data.errors import DatasetError
 from flcore.data.pacs_format import CLASSES, DOMAINS, IMAGE_SUFFIXES, PACS_FOLDER, PUBLISHED_COUNTS
@@ -88,28 +95,41 @@ def load_pacs(root: str | Path = "data", *, image_size: int = PACS_IMAGE_SIZE, n
         raise ValueError(f"image_size must be a positive integer, got {image_size!r}")
     folder = Path(root).expanduser().resolve() / PACS_FOLDER
     files = _list_images(folder, counts)
+    sources = {str(path.relative_to(folder)): path for domain in DOMAINS for path in files[domain][0]}
+    out = cached_decode("pacs", {"image_size": image_size, "counts": dict(counts), "folder": str(folder)},
+                        sources, None, lambda: _decode(files, image_size, folder), file_md5)
+    keep = slice(None)
+    if num_samples is not None:
+        n = len(out["train_y"])
+        if not 0 < num_samples <= n:
+            raise ValueError(f"num_samples must be in 1..{n} for pacs, got {num_samples}")
+        keep = np.sort(np.random.default_rng(SPLIT_SEED).permutation(n)[:num_samples])
+    tensor = {k: torch.from_numpy(np.ascontiguousarray(v[keep]) if k.startswith("train") else v)
+              for k, v in out.items()}
+    return Dataset("pacs", None, tensor["train_y"], None, tensor["test_y"], len(CLASSES),
+                   IMAGENET_MEAN, IMAGENET_STD, augment=False, train_domain=tensor["train_d"],
+                   test_domain=tensor["test_d"], domain_names=DOMAINS, train_pixels=tensor["train_x"],
+                   test_pixels=tensor["test_x"])
+
+
+def _decode(files: dict[str, tuple[list[Path], np.ndarray]], image_size: int,
+            folder: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Every image as uint8 pixels ``[S, S, 3]``, split 90/10 per domain (module docstring),
+    and the md5 of every file read."""
     rng = np.random.default_rng(SPLIT_SEED)
     parts: dict[str, list] = {"train_x": [], "train_y": [], "train_d": [], "test_x": [], "test_y": [], "test_d": []}
+    md5s = {}
     for d, domain in enumerate(DOMAINS):
         paths, labels = files[domain]
         order = rng.permutation(len(paths))
         num_test = math.ceil(TEST_FRACTION * len(paths))
         for split, chosen in (("test", order[:num_test]), ("train", order[num_test:])):
             chosen = np.sort(chosen)
-            parts[f"{split}_x"].append(torch.stack([_read_image(paths[i], image_size) for i in chosen]))
-            parts[f"{split}_y"].append(torch.as_tensor(labels[chosen], dtype=torch.int64))
-            parts[f"{split}_d"].append(torch.full((len(chosen),), d, dtype=torch.int64))
-    out = {k: torch.cat(v) for k, v in parts.items()}
-    if num_samples is not None:
-        n = len(out["train_y"])
-        if not 0 < num_samples <= n:
-            raise ValueError(f"num_samples must be in 1..{n} for pacs, got {num_samples}")
-        keep = torch.from_numpy(np.sort(np.random.default_rng(SPLIT_SEED).permutation(n)[:num_samples]))
-        for key in ("train_x", "train_y", "train_d"):
-            out[key] = out[key][keep]
-    return Dataset("pacs", out["train_x"], out["train_y"], out["test_x"], out["test_y"], len(CLASSES),
-                   IMAGENET_MEAN, IMAGENET_STD, augment=False, train_domain=out["train_d"],
-                   test_domain=out["test_d"], domain_names=DOMAINS)
+            parts[f"{split}_x"].append(np.stack([_read_pixels(paths[i], image_size) for i in chosen]))
+            parts[f"{split}_y"].append(labels[chosen].astype(np.int64))
+            parts[f"{split}_d"].append(np.full(len(chosen), d, dtype=np.int64))
+        md5s.update({str(path.relative_to(folder)): file_md5(path) for path in paths})
+    return {k: np.concatenate(v) for k, v in parts.items()}, md5s
 
 
 def _check_counts(counts: Mapping[str, int]) -> None:
@@ -146,8 +166,8 @@ def _list_images(folder: Path, counts: Mapping[str, int]) -> dict[str, tuple[lis
     return out
 
 
-def _read_image(path: Path, image_size: int) -> torch.Tensor:
-    """``[3, S, S]`` float32 in [0, 1]: RGB, shorter side scaled (module docstring), centre crop."""
+def _read_pixels(path: Path, image_size: int) -> np.ndarray:
+    """``[S, S, 3]`` uint8: RGB, shorter side scaled (module docstring), centre crop."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -164,5 +184,4 @@ def _read_image(path: Path, image_size: int) -> torch.Tensor:
         width, height = image.size
     left, top = round((width - image_size) / 2), round((height - image_size) / 2)  # torchvision's CenterCrop
     image = image.crop((left, top, left + image_size, top + image_size))
-    array = np.asarray(image, dtype=np.uint8)
-    return torch.from_numpy(array.copy()).permute(2, 0, 1).to(torch.float32).div_(255.0)
+    return np.asarray(image, dtype=np.uint8).copy()

@@ -64,12 +64,18 @@ def make_cifar_like(num_train: int, num_test: int, num_classes: int = 10,
                     seed: int = 0) -> Dataset:
     """Synthetic images shaped like CIFAR (``[N, 3, 32, 32]``) for benchmarks.
 
-    Uses CIFAR-10's normalisation statistics and ``augment=True`` so the training path is
+    The images are rounded to 8-bit pixels (``train_pixels``), and CIFAR-10's
+    normalisation statistics and ``augment=True`` are used, so the training path is
     exactly the one CIFAR takes.
     """
     data = make_synthetic(num_train, num_test, (3, 32, 32), num_classes, seed)
-    return dataclasses.replace(data, name="cifar_like", mean=CIFAR10_MEAN, std=CIFAR10_STD,
-                               augment=True)
+
+    def pixels(x: torch.Tensor) -> torch.Tensor:
+        return x.mul(255).round_().to(torch.uint8).permute(0, 2, 3, 1).contiguous()
+
+    return dataclasses.replace(data, name="cifar_like", train_x=None, test_x=None, mean=CIFAR10_MEAN,
+                               std=CIFAR10_STD, augment=True, train_pixels=pixels(data.train_x),
+                               test_pixels=pixels(data.test_x))
 
 
 def _image_means(rng: np.random.Generator, shape: tuple[int, int, int],

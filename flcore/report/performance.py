@@ -8,7 +8,10 @@ their ratios (measured in one run, interleaved), the whole protocol's ratio with
 evaluation schedule, seconds per round over the arithmetic floor and the CUDA peak
 memory.  The sweep rows of ``benchmarks/sweep_time.py --json --append
 benchmarks/results/sweep_time.jsonl`` (read from the same folder) add a second table: runs
-per second of a set of runs trained one at a time and batched.  Regenerate the page with
+per second of a set of runs trained one at a time and batched; the rows of
+``benchmarks/step_ops.py --json --append benchmarks/results/step_ops.jsonl`` a third:
+operations per local step, host reads per round, this tree against an earlier commit.
+Regenerate the page with
 ``python -m flcore.report.performance benchmarks/results/round_time.jsonl > book/performance.md``;
 a test keeps the committed page equal to the rendered one.
 """
@@ -22,6 +25,7 @@ REGENERATE = (
     "python benchmarks/round_time.py --json --engine sequential,batched "
     "--append benchmarks/results/round_time.jsonl",
     "python benchmarks/sweep_time.py --json --append benchmarks/results/sweep_time.jsonl",
+    "python benchmarks/step_ops.py --compare 62325e6 --json --append benchmarks/results/step_ops.jsonl",
     "python -m flcore.report.performance benchmarks/results/round_time.jsonl > book/performance.md",
 )
 
@@ -100,9 +104,66 @@ def _sweep_section(rows: list[dict]) -> list[str]:
     return lines
 
 
-def render_performance(path: str | Path, sweeps: str | Path | None = None) -> str:
-    """The page; ``sweeps`` defaults to ``sweep_time.jsonl`` beside ``path``."""
+def load_step_results(path: str | Path) -> list[dict]:
+    """The latest row of each (method, engine, device, machine, implementation) of
+    ``step_ops.jsonl``, in file order."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    latest: dict[tuple, dict] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            latest[(row["method"], row["engine"], row["device"], row.get("machine"), row["implementation"])] = row
+    return list(latest.values())
+
+
+def _step_section(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Operations per local step",
+        "",
+        "What a GPU waits on between kernels: the aten operations one local step dispatches",
+        "(each at least one kernel launch on a GPU, counted with a `TorchDispatchMode`), the",
+        "tensor reads back to the host during one round and how many of them fall inside the",
+        "local steps, and the seconds per round of this tree and of an earlier commit",
+        "(`benchmarks/step_ops.py --compare REV`: each in its own process, passes interleaved,",
+        "the best pass; the protocol of the table above, shrunk to the clients and samples per",
+        "client given, which changes the number of steps, not a step). On the CPU the reads",
+        "include those of host tensors (the round's draws are made on the host by design).",
+        "Seconds per round are only comparable within one invocation; on a shared machine",
+        "(load at start far above its cores) they are many times an idle machine's.",
+        "",
+        "| method | engine | machine | implementation | clients x samples | ops per step "
+        "| host reads per round | in local steps | s/round | speed-up vs baseline | load at start | date |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['method']} | {r['engine']} | {r.get('machine', r['device'])} | {r['implementation']} | "
+            f"{r.get('clients', '')} x {r.get('samples_per_client', '')} | {r['ops_per_step']} | "
+            f"{r['host_reads_per_round']} | {r['host_reads_in_steps']} | {r['s_per_round']:.2f} | "
+            f"{_num(r.get('speedup_vs_baseline'), '.2f', 'x')} | {_num(r.get('load_average_at_start'), '.1f')} | "
+            f"{r.get('date', '')} |"
+        )
+    lines += [
+        "",
+        "On a GPU, measure first (`--device cuda`, the batched engine, `precision` fp32 and",
+        "tf32): the kernel launches and the GPU's idle share of a batched FedSAM round under",
+        "`torch.profiler` now that every step has one shape and reads nothing back; then the",
+        "share of the grouped-convolution backward that `vmap` over clients produces; then one",
+        "local step captured as a CUDA graph against the same step launched op by op.",
+    ]
+    return lines
+
+
+def render_performance(path: str | Path, sweeps: str | Path | None = None, steps: str | Path | None = None) -> str:
+    """The page; ``sweeps`` and ``steps`` default to ``sweep_time.jsonl`` and
+    ``step_ops.jsonl`` beside ``path``."""
     sweep_rows = load_sweep_results(sweeps if sweeps is not None else Path(path).with_name("sweep_time.jsonl"))
+    step_rows = load_step_results(steps if steps is not None else Path(path).with_name("step_ops.jsonl"))
     rows = sorted(load_results(path), key=lambda r: (r.get("machine", ""), r.get("clients_per_round", 0),
                                                       r["method"], r.get("engine", "")))
     lines = [
@@ -159,6 +220,7 @@ def render_performance(path: str | Path, sweeps: str | Path | None = None) -> st
         "when the benchmark is run on a GPU machine.",
     ]
     lines += _sweep_section(sweep_rows)
+    lines += _step_section(step_rows)
     return "\n".join(lines) + "\n"
 
 

@@ -34,6 +34,8 @@ from flcore.record_format import CHECKPOINT_FORMAT, is_evaluation_round, summari
 from flcore.seeding import derive_seed
 from flcore.sim.cpu_memory import retain_freed_memory
 from flcore.sim.local_training import train_round
+from flcore.sim.precision import precision_mode
+from flcore.sim.round_draws import RoundDraws, stack_plans
 from flcore.sim.sampling import plan_client_round, sample_clients
 
 
@@ -61,6 +63,18 @@ def resolve_engine(name: str, device: torch.device) -> str:
     if name != "auto":
         return name
     return "sequential" if device.type == "cpu" else "batched"
+
+
+def static_width(batch_size: int, client_sizes: list[int], engine: str, device: torch.device) -> int | None:
+    """Batch slots of every local step: with the batched engine on an accelerator, one
+    width for the whole run (static shapes: the last partial batch, 52 of 64 samples at the
+    papers' 500 samples per client, is padded with zero-weight samples, which leave the
+    loss and the gradient unchanged), so a local step has one shape and can be captured;
+    None elsewhere: each step is cut to its own widest batch, since on a CPU a new shape
+    costs nothing and padding costs compute."""
+    if engine != "batched" or device.type == "cpu":
+        return None
+    return min(batch_size, max(client_sizes))
 
 
 def build_initial_model(cfg, input_shape, num_classes, device):
@@ -131,8 +145,8 @@ def client_round_plan(cfg, data, round: int, client: int):
     """Client ``client``'s :class:`~flcore.sim.ClientPlan` of round ``round`` under ``cfg``
     on ``data``: what :meth:`Simulation.plan_round` gives it, computed by the client alone
     (every draw comes from ``(seed, purpose, round, client)``), as a client that trains
-    somewhere else (``flcore.flower``) needs."""
-    return plan_client_round(cfg.seed, round, client, data.client_indices[client], cfg.batch_size,
+    somewhere else (``flcore.flower``) needs; drawn from the host copy of its indices."""
+    return plan_client_round(cfg.seed, round, client, data.host_client_indices()[client], cfg.batch_size,
                              local_epochs_at(cfg, round), cfg.local_steps, data.augment, cfg.mixup_alpha,
                              cfg.cutout_size, data.input_shape)
 
@@ -240,7 +254,7 @@ class Simulation:
             self.flat, self.w = build_initial_model(cfg, data.input_shape, data.num_classes, device)
         else:
             self.flat, self.w = flat_model_of(model, device)
-            if self.w.dtype != data.train_x.dtype:
+            if not data.pixels and self.w.dtype != data.train_x.dtype:
                 raise ValueError(f"model: parameters are {self.w.dtype} but the data's inputs are "
                                  f"{data.train_x.dtype}; convert one (e.g. model.double() or x.float())")
         self.client_update = self.method.build_client(cfg, self.flat)
@@ -249,6 +263,7 @@ class Simulation:
         self.server_state = self.server.init(self.w, data.num_clients)
         self.client_state = init_client_state(self.client_update.client_state_spec(), self.w, data.num_clients)
         self.client_sizes = torch.tensor(data.client_sizes, device=device)
+        self.static_width = static_width(cfg.batch_size, data.client_sizes, self.engine, device)
         self.rounds_done = 0
         #: objects with ``on_round_end(round_done, sim_state) -> dict`` (e.g.
         #: ``flcore.analysis.ProbeCallback``); their values go into the metrics log.  The
@@ -356,7 +371,8 @@ class Simulation:
         return float(self.schedule(round))
 
     def local_training(self, start: torch.Tensor, plans, round: int, broadcast: dict):
-        """Local training of the clients of ``plans`` from ``start``.
+        """Local training of the clients of ``plans`` (their :class:`RoundDraws`, or their
+        plans) from ``start``.
 
         With the batched engine, a round whose clients do not fit in the device's memory
         together is retried with half as many clients per computation (down to one), and
@@ -366,9 +382,10 @@ class Simulation:
         """
         while True:
             try:
-                return train_round(self.client_update, self.data, start, plans, round, self.client_lr(round),
-                                   self.flat, self.engine, self.chunk_size, self.client_state, broadcast,
-                                   global_model=self.w)
+                with precision_mode(self.cfg.precision, self.device):
+                    return train_round(self.client_update, self.data, start, plans, round, self.client_lr(round),
+                                       self.flat, self.engine, self.chunk_size, self.client_state, broadcast,
+                                       global_model=self.w)
             except torch.cuda.OutOfMemoryError:
                 size = self.chunk_size or len(plans)
                 if self.engine != "batched" or size <= 1:
@@ -381,10 +398,18 @@ class Simulation:
 
     def plan_round(self, round: int) -> tuple[list[int], list]:
         """The clients sampled in round ``round`` and their batch plans
-        (:class:`~flcore.sim.ClientPlan`: global sample indices of every step)."""
+        (:class:`~flcore.sim.ClientPlan`: global sample indices of every step), drawn on
+        the host from host data only."""
         cfg = self.cfg
         clients = sample_clients(cfg.seed, round, self.data.num_clients, cfg.per_round).tolist()
         return clients, [client_round_plan(cfg, self.data, round, k) for k in clients]
+
+    def draw_round(self, round: int) -> tuple[list[int], list, RoundDraws]:
+        """Round ``round``'s clients, their plans and every draw of the round on the
+        device, sent there in one transfer (:func:`~flcore.sim.round_draws.stack_plans`):
+        the only host-to-device copy of the round."""
+        clients, plans = self.plan_round(round)
+        return clients, plans, stack_plans(plans, self.device, self.w.dtype, self.static_width)
 
     def train_one_round(self, round: int) -> torch.Tensor:
         """Run round ``round`` (0-based); returns the clients' mean training loss (on device)."""
@@ -407,15 +432,15 @@ class Simulation:
         )
 
     def _run_round(self, round: int) -> dict:
-        clients, plans = self.plan_round(round)
-        ids = torch.tensor(clients, device=self.device)
+        clients, plans, draws = self.draw_round(round)
+        ids = draws.client_ids
         if self.server.needs_probe:
             # a first exchange from w^t whose client-state updates are discarded
-            probe, _ = self.local_training(self.w, plans, round, {})
+            probe, _ = self.local_training(self.w, draws, round, {})
             self.server.probe(self.w, probe, self.client_sizes[ids], self.server_state, round,
                               self.data.num_clients)
         start, broadcast = self.server.broadcast(self.w, self.server_state, round)
-        uploads, state_rows = self.local_training(start, plans, round, broadcast)
+        uploads, state_rows = self.local_training(start, draws, round, broadcast)
         for name, rows in state_rows.items():
             self.client_state[name][ids] = rows
         w_before = self.w
@@ -447,8 +472,18 @@ class Simulation:
         w_eval = self.server.eval_params(self.w, self.server_state)
         if not hasattr(self, "_owner"):
             self._owner = self.data.client_of_sample()
-        correct = self.flat.correct(w_eval, self.data.eval_train_inputs(), self.data.train_y,
-                                    self.cfg.eval_batch_size)
+        size = self.cfg.eval_batch_size
+        with precision_mode(self.cfg.precision, self.device):
+            if self.data.pixels:  # converted a batch at a time, never the whole set at once
+                n = self.data.train_y.shape[0]
+                correct = torch.cat([
+                    self.flat.correct(w_eval, self.data.train_inputs(torch.arange(i, min(i + size, n),
+                                                                                  device=self.device),
+                                                                     None, self.w.dtype),
+                                      self.data.train_y[i:i + size], size)
+                    for i in range(0, n, size)])
+            else:
+                correct = self.flat.correct(w_eval, self.data.eval_train_inputs(), self.data.train_y, size)
         owned = self._owner >= 0
         sums = torch.zeros(self.data.num_clients, dtype=torch.float64, device=self.device)
         sums.index_add_(0, self._owner[owned], correct[owned].double())
@@ -456,7 +491,8 @@ class Simulation:
 
     def evaluate(self) -> tuple[float, float]:
         w_eval = self.server.eval_params(self.w, self.server_state)
-        acc, loss = self.flat.evaluate(w_eval, self.data.test_x, self.data.test_y, self.cfg.eval_batch_size)
+        with precision_mode(self.cfg.precision, self.device):
+            acc, loss = self.flat.evaluate(w_eval, self.data.test_x, self.data.test_y, self.cfg.eval_batch_size)
         return float(acc), float(loss)
 
     # ------------------------------------------------------------------ the loop

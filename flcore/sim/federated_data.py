@@ -3,6 +3,12 @@
 The whole training set lives in one tensor on the device; a client is a tensor of indices
 into it.  Batches are gathered by index and augmented on tensors (random crop with padding
 4 and horizontal flip for CIFAR), so there is no DataLoader and no per-client copy.
+
+Data sets of 8-bit images (CIFAR, Fashion-MNIST, PACS: :attr:`flcore.data.Dataset.train_pixels`)
+live on the device as their uint8 pixels, zero-padded once for the random crop (CIFAR-10:
+50,000 x 40 x 40 x 3 bytes, 240 MB, against 960 MB for padded float32 images); a batch
+is gathered as bytes and converted there (``/ 255``, then the normalisation), which gives
+bit for bit the numbers of cropping and normalising float images.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import torch.nn.functional as F
 
 from flcore.data import load_dataset, normalize, partition
 from flcore.data import partition as make_partition
+from flcore.data.datasets import pixels_to_images
 from flcore.data.partition import LABEL_PARTITION_KINDS as PARTITION_KINDS
 from flcore.errors import ConfigError
 
@@ -24,7 +31,9 @@ CROP_PADDING = 4
 
 @dataclass
 class FederatedData:
-    train_x: torch.Tensor  # [N, ...] unnormalised, on the device
+    #: [N, ...] unnormalised, on the device: floating inputs, or the uint8 pixels
+    #: [N, C, H, W] of 8-bit images (the image is pixels / 255)
+    train_x: torch.Tensor
     train_y: torch.Tensor  # [N]
     test_x: torch.Tensor  # normalised once, on the device
     test_y: torch.Tensor
@@ -109,7 +118,23 @@ class FederatedData:
             if move[name] is not None:
                 move[name] = move[name].to(device)
         move["client_indices"] = [idx.to(device) for idx in self.client_indices]
-        return FederatedData(**move)
+        moved = FederatedData(**move)
+        moved.__dict__["_host_indices"] = self.host_client_indices()
+        return moved
+
+    @property
+    def pixels(self) -> bool:
+        """True when ``train_x`` holds uint8 pixels (8-bit images), not floating inputs."""
+        return self.train_x.dtype == torch.uint8
+
+    def host_client_indices(self) -> list[torch.Tensor]:
+        """Each client's sample indices on the CPU, copied once: the round's draws are made
+        on the host (:mod:`flcore.sim.sampling`) and never read the device."""
+        cached = self.__dict__.get("_host_indices")
+        if cached is None:
+            cached = [idx.cpu() for idx in self.client_indices]
+            self.__dict__["_host_indices"] = cached
+        return cached
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -127,15 +152,16 @@ class FederatedData:
         return owner
 
     def _prepared_train_x(self) -> torch.Tensor:
-        """The training set as the steps read it, built once: zero-padded by
-        ``CROP_PADDING`` when augmented, then normalised, images stored channels-last
-        (``[N, H + 2p, W + 2p, C]``).
+        """The training set as the steps read it, built once, images stored channels-last
+        (``[N, H + 2p, W + 2p, C]``, zero-padded by ``CROP_PADDING`` when augmented).
 
-        Padding before normalising gives the pad pixels the value ``-mean / std``, exactly
-        what cropping the unnormalised image and normalising afterwards (torchvision's
-        order) gives, and normalisation is the same element-wise operation on the whole
-        set as on a batch, so every step's input is bit-for-bit the one the crop-then-
-        normalise order makes; a step is then one gather.
+        uint8 pixels stay pixels (padded with black, 0).  Floating inputs are padded and
+        then normalised: padding before normalising gives the pad pixels the value
+        ``-mean / std``, exactly what cropping the unnormalised image and normalising
+        afterwards (torchvision's order) gives, and normalisation is the same element-wise
+        operation on the whole set as on a batch, so every step's input is bit-for-bit the
+        one the crop-then-normalise order makes; a step is then one gather.  Pixels are
+        converted after the gather (:meth:`_from_pixels`) with the same operations.
         """
         cached = self.__dict__.get("_prepared")
         if cached is not None:
@@ -143,29 +169,49 @@ class FederatedData:
         x = self.train_x
         if x.dim() == 4 and self.augment:
             x = F.pad(x, (CROP_PADDING,) * 4)
-        if self.mean is not None:
+        if self.mean is not None and not self.pixels:
             x = normalize(x, self.mean, self.std)
         if x.dim() == 4:
             x = x.permute(0, 2, 3, 1).contiguous()
         self.__dict__["_prepared"] = x
         return x
 
+    def _from_pixels(self, x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """Gathered uint8 pixels ``[n, H, W, C]`` as normalised images of ``dtype``
+        ``[n, C, H, W]`` (channels-last memory): ``(p / 255 - mean) / std``, the operations
+        and order of :func:`flcore.data.normalize` on ``Dataset.train_x``."""
+        x = x.to(dtype).div_(255.0)
+        if self.mean is not None:
+            mean = torch.as_tensor(self.mean, dtype=dtype, device=x.device)
+            std = torch.as_tensor(self.std, dtype=dtype, device=x.device)
+            x = x.sub_(mean).div_(std)
+        return x.permute(0, 3, 1, 2)
+
+    def _centre(self, prepared: torch.Tensor) -> torch.Tensor:
+        """The unpadded images of the prepared set (a view)."""
+        if not self.augment:
+            return prepared
+        height, width = self.train_x.shape[2:]
+        return prepared[:, CROP_PADDING:CROP_PADDING + height, CROP_PADDING:CROP_PADDING + width]
+
     def eval_train_inputs(self) -> torch.Tensor:
-        """The whole training set, normalised and not augmented (for per-client accuracy):
-        a view of the prepared set, so nothing is copied."""
+        """The whole training set, normalised and not augmented (for per-client accuracy
+        and the analysis tools): a view of the prepared set, so nothing is copied (for
+        pixels, a converted copy; :meth:`train_inputs` converts only what it reads)."""
         x = self._prepared_train_x()
         if x.dim() != 4:
             return x
-        if self.augment:
-            height, width = self.train_x.shape[2:]
-            x = x[:, CROP_PADDING:CROP_PADDING + height, CROP_PADDING:CROP_PADDING + width]
-        return x.permute(0, 3, 1, 2)
+        if self.pixels:
+            return self._from_pixels(self._centre(x), torch.get_default_dtype())
+        return self._centre(x).permute(0, 3, 1, 2)
 
-    def train_inputs(self, index: torch.Tensor, crop: tuple | None) -> torch.Tensor:
+    def train_inputs(self, index: torch.Tensor, crop: tuple | None,
+                     dtype: torch.dtype | None = None) -> torch.Tensor:
         """Training inputs for global indices ``index`` (any shape), augmented with the
         given crop/flip draws (same shape as ``index``) and normalised: the crop of
         :func:`flcore.data.apply_crop_flip` read straight from the prepared set (images
-        come out channels-last)."""
+        come out channels-last).  ``dtype``: the floating type pixels are converted to
+        (default: torch's default dtype); floating inputs keep theirs."""
         shape = index.shape
         flat_index = index.reshape(-1)
         prepared = self._prepared_train_x()
@@ -177,9 +223,13 @@ class FederatedData:
             rows = dy[:, None] + torch.arange(height, device=prepared.device)
             cols = dx[:, None] + torch.arange(width, device=prepared.device)
             cols = torch.where(flip[:, None], cols.flip(1), cols)  # a flip reverses the columns read
-            x = prepared[flat_index[:, None, None], rows[:, :, None], cols[:, None, :]].permute(0, 3, 1, 2)
+            x = prepared[flat_index[:, None, None], rows[:, :, None], cols[:, None, :]]
         else:
-            x = self.eval_train_inputs()[flat_index]
+            x = self._centre(prepared)[flat_index]
+        if x.dim() == 4:
+            x = self._from_pixels(x, dtype or torch.get_default_dtype()) if self.pixels else x.permute(0, 3, 1, 2)
+        elif self.pixels:
+            x = x.to(dtype or torch.get_default_dtype()).div_(255.0)
         return x.reshape(*shape, *x.shape[1:])
 
 
@@ -275,16 +325,29 @@ def _channels_last(x: torch.Tensor) -> torch.Tensor:
 
 def federated_data_from_split(data, parts, device: torch.device) -> FederatedData:
     """``data`` (a :class:`flcore.data.Dataset`) split by ``parts`` (one index array per
-    client) on ``device``: the test set normalised once and channels-last."""
-    test_x = data.test_x
+    client) on ``device``: the test set normalised once and channels-last; 8-bit images
+    as their uint8 pixels, padded for the crop on the device (module docstring)."""
+    if data.test_pixels is not None:
+        test_x = pixels_to_images(data.test_pixels.to(device))  # the conversion on the device
+    else:
+        test_x = data.test_x.to(device)
     if data.mean is not None:
         test_x = normalize(test_x, data.mean, data.std)
-    return FederatedData(
-        train_x=data.train_x.to(device),
+    prepared = None
+    if data.train_pixels is not None:
+        prepared = _device_pixels(data.train_pixels, device, CROP_PADDING if data.augment else 0)
+        height, width = data.train_pixels.shape[1:3]
+        pad = CROP_PADDING if data.augment else 0
+        train_x = prepared[:, pad:pad + height, pad:pad + width].permute(0, 3, 1, 2)
+    else:
+        train_x = data.train_x.to(device)
+    host_indices = [torch.as_tensor(p, dtype=torch.long) for p in parts]
+    federated = FederatedData(
+        train_x=train_x,
         train_y=data.train_y.to(device),
-        test_x=_channels_last(test_x.to(device)),
+        test_x=_channels_last(test_x),
         test_y=data.test_y.to(device),
-        client_indices=[torch.as_tensor(p, dtype=torch.long).to(device) for p in parts],
+        client_indices=[idx.to(device) for idx in host_indices],
         num_classes=data.num_classes,
         augment=data.augment,
         mean=data.mean,
@@ -292,6 +355,22 @@ def federated_data_from_split(data, parts, device: torch.device) -> FederatedDat
         test_domain=None if data.test_domain is None else data.test_domain.to(device),
         domain_names=data.domain_names,
     )
+    federated.__dict__["_host_indices"] = host_indices
+    if prepared is not None:
+        federated.__dict__["_prepared"] = prepared
+    return federated
+
+
+def _device_pixels(pixels: torch.Tensor, device: torch.device, pad: int) -> torch.Tensor:
+    """uint8 pixels ``[N, H, W, C]`` on ``device``, zero-padded by ``pad`` on each side:
+    the bytes are moved as they are and padded there (one copy of the set on the device)."""
+    moved = pixels.to(device)
+    if not pad:
+        return moved.contiguous()
+    n, height, width, channels = moved.shape
+    padded = torch.zeros(n, height + 2 * pad, width + 2 * pad, channels, dtype=torch.uint8, device=device)
+    padded[:, pad:pad + height, pad:pad + width] = moved
+    return padded
 
 
 def _refuse_flwr_partition(cfg) -> None:

@@ -38,9 +38,11 @@ import torch
 from flcore.algorithms.schedules import local_epochs_at
 from flcore.config import PARTITION_FIELDS
 from flcore.record_format import is_evaluation_round, summarize
-from flcore.sim.engine import RoundTiming, Simulation
+from flcore.sim.engine import RoundTiming, Simulation, static_width
 from flcore.sim.federated_data import FederatedData, build_federated_data
 from flcore.sim.local_training import train_chunk
+from flcore.sim.precision import precision_mode
+from flcore.sim.round_draws import RoundDraws, stack_plans, to_device_once
 from flcore.sim.sampling import ClientPlan, plan_client_round, sample_clients
 
 #: Every method's local training takes per-row inputs, so clients of different runs can
@@ -84,9 +86,18 @@ def group_key(cfg) -> tuple:
 # ----------------------------------------------------------------------------- merging
 
 def _column(values: list, rows_per_run: list[int], device, dtype) -> torch.Tensor:
-    """One value per run -> a ``[sum(rows), 1]`` column, each run's value repeated on its rows."""
-    counts = torch.tensor(rows_per_run, device=device)
-    return torch.tensor(values, dtype=dtype, device=device).repeat_interleave(counts).unsqueeze(-1)
+    """One value per run -> a ``[sum(rows), 1]`` column, each run's value repeated on its
+    rows: built on the host, sent without waiting (:func:`to_device_once`)."""
+    host = torch.tensor(values, dtype=dtype).repeat_interleave(torch.tensor(rows_per_run)).unsqueeze(-1)
+    return to_device_once({"column": host}, device)["column"]
+
+
+def _repeat_rows(stacked: torch.Tensor, rows_per_run: list[int]) -> torch.Tensor:
+    """Row ``i`` of ``stacked`` repeated ``rows_per_run[i]`` times (no host-to-device copy
+    of the counts, unlike ``repeat_interleave`` with a tensor of repeats)."""
+    if len(set(rows_per_run)) == 1:
+        return stacked.repeat_interleave(rows_per_run[0], dim=0)
+    return torch.cat([stacked[i:i + 1].expand(r, *stacked.shape[1:]) for i, r in enumerate(rows_per_run)])
 
 
 def _equal(a, b) -> bool:
@@ -112,16 +123,17 @@ def merge_per_run(values: list, rows_per_run: list[int], like: torch.Tensor):
     """Per-run values of one input -> one value for the whole batch of rows.
 
     Equal values stay as they are; model-sized vectors ``[P]`` become rows ``[R*K, P]``;
-    scalars (Python numbers or 0-d tensors) become a ``[R*K, 1]`` column.
+    scalars (Python numbers or 0-d tensors) become a ``[R*K, 1]`` column.  Tensors are
+    compared by identity only: comparing their values would read them back from the
+    device in every round.
     """
-    if _same(values):
-        return values[0]
     first = values[0]
-    counts = torch.tensor(rows_per_run, device=like.device)
+    if all(v is first for v in values) or (not isinstance(first, torch.Tensor) and _same(values)):
+        return first
     if isinstance(first, torch.Tensor) and first.dim() == 1 and first.numel() == like.shape[-1]:
-        return torch.stack(values).repeat_interleave(counts, dim=0)
+        return _repeat_rows(torch.stack(values), rows_per_run)
     if isinstance(first, torch.Tensor) and first.dim() == 0:
-        return torch.stack(values).to(like.dtype).repeat_interleave(counts).unsqueeze(-1)
+        return _repeat_rows(torch.stack(values).to(like.dtype), rows_per_run).unsqueeze(-1)
     if isinstance(first, (int, float)) and not isinstance(first, bool):
         return _column([float(v) for v in values], rows_per_run, like.device, like.dtype)
     raise ValueError(f"cannot batch per-run values of type {type(first).__name__} and shape "
@@ -171,6 +183,8 @@ def concat_data(datas: list[FederatedData]) -> tuple[FederatedData, list[int]]:
         train_y=torch.cat([u.train_y for u in unique]) if len(unique) > 1 else first.train_y,
         test_x=first.test_x[:0], test_y=first.test_y[:0], client_indices=[],
         num_classes=first.num_classes, augment=first.augment, mean=first.mean, std=first.std)
+    if len(unique) == 1 and "_prepared" in first.__dict__:  # the same set: share its prepared copy
+        merged.__dict__["_prepared"] = first.__dict__["_prepared"]
     return merged, [offsets_of[id(d)] for d in datas]
 
 
@@ -199,46 +213,49 @@ class MultiRunSimulation:
         self.weight_mask = sims[0].flat.weight_mask
         self.rows = [s.cfg.per_round for s in sims]
         self.client_update = merge_parts([s.client_update for s in sims], self.rows, sims[0].w)
+        self.static_width = static_width(sims[0].cfg.batch_size, [max(s.data.client_sizes) for s in sims],
+                                         "batched", self.device)
 
     # ------------------------------------------------------------------ local training
     def _plans(self, sim: Simulation, offset: int, round: int):
         cfg = sim.cfg
         clients = sample_clients(cfg.seed, round, sim.data.num_clients, cfg.per_round).tolist()
-        plans = [shift_plan(plan_client_round(cfg.seed, round, k, sim.data.client_indices[k], cfg.batch_size,
+        indices = sim.data.host_client_indices()
+        plans = [shift_plan(plan_client_round(cfg.seed, round, k, indices[k], cfg.batch_size,
                                               local_epochs_at(cfg, round), cfg.local_steps, sim.data.augment,
                                               cfg.mixup_alpha, cfg.cutout_size, sim.data.input_shape), offset)
                  for k in clients]
         return clients, plans
 
-    def _train_rows(self, members, starts, broadcasts, round: int, plans_of, ids_of):
+    def _train_rows(self, members, starts, broadcasts, round: int, plans_of, ids_of, draws: RoundDraws):
         """Local training of the clients of ``members`` (indices into ``self.sims``) from
-        their runs' ``starts``; returns per member ``(uploads, state_rows)``."""
+        their runs' ``starts``; ``draws``: the round's draws of every member's clients, in
+        member order.  Returns per member ``(uploads, state_rows)``."""
         rows = [len(plans_of[m]) for m in members]
         like = self.sims[members[0]].w
-        counts = torch.tensor(rows, device=self.device)
-        start = torch.stack(starts).repeat_interleave(counts, dim=0)
-        global_model = torch.stack([self.sims[m].w for m in members]).repeat_interleave(counts, dim=0)
+        start = _repeat_rows(torch.stack(starts), rows)
+        global_model = _repeat_rows(torch.stack([self.sims[m].w for m in members]), rows)
         names = sorted({k for b in broadcasts for k in b})
         broadcast = {k: merge_per_run([b[k] for b in broadcasts], rows, like) for k in names}
         lr = merge_per_run([self.sims[m].client_lr(round) for m in members], rows, like)
         client_update = self.client_update if len(members) == len(self.sims) else \
             merge_parts([self.sims[m].client_update for m in members], rows, like)
-        plans = [p for m in members for p in plans_of[m]]
         state = {name: torch.cat([self.sims[m].client_state[name][ids_of[m]] for m in members])
                  for name in self.sims[members[0]].client_state}
-        total = len(plans)
+        total = len(draws)
         while True:
             size = self.chunk_size or total
             try:
                 outputs = []
-                for lo in range(0, total, size):
-                    hi = min(lo + size, total)
-                    outputs.append(train_chunk(
-                        _slice_parts(client_update, lo, hi, total), self.data, start[lo:hi], plans[lo:hi], round,
-                        _rows(lr, lo, hi, total), self.grad_fn,
-                        {n: t[lo:hi] for n, t in state.items()},
-                        {k: _rows(v, lo, hi, total) for k, v in broadcast.items()},
-                        global_model[lo:hi], self.weight_mask))
+                with precision_mode(self.sims[0].cfg.precision, self.device):
+                    for lo in range(0, total, size):
+                        hi = min(lo + size, total)
+                        outputs.append(train_chunk(
+                            _slice_parts(client_update, lo, hi, total), self.data, start[lo:hi],
+                            draws.rows(lo, hi), round, _rows(lr, lo, hi, total), self.grad_fn,
+                            {n: t[lo:hi] for n, t in state.items()},
+                            {k: _rows(v, lo, hi, total) for k, v in broadcast.items()},
+                            global_model[lo:hi], self.weight_mask))
                 break
             except torch.cuda.OutOfMemoryError:
                 if size <= 1:
@@ -262,16 +279,22 @@ class MultiRunSimulation:
         plans_of, ids_of = {}, {}
         for m in members:
             clients, plans_of[m] = self._plans(self.sims[m], self.offsets[m], round)
-            ids_of[m] = torch.tensor(clients, device=self.device)
+        draws = stack_plans([p for m in members for p in plans_of[m]], self.device, self.sims[members[0]].w.dtype,
+                            self.static_width)  # the round's one transfer
+        lo = 0
+        for m in members:
+            ids_of[m] = draws.client_ids[lo:lo + len(plans_of[m])]
+            lo += len(plans_of[m])
         if self.sims[members[0]].server.needs_probe:
             probes = self._train_rows(members, [self.sims[m].w for m in members], [{} for _ in members],
-                                      round, plans_of, ids_of)
+                                      round, plans_of, ids_of, draws)
             for m, (uploads, _) in zip(members, probes):
                 sim = self.sims[m]
                 sim.server.probe(sim.w, uploads, sim.client_sizes[ids_of[m]], sim.server_state, round,
                                  sim.data.num_clients)
         sent = [self.sims[m].server.broadcast(self.sims[m].w, self.sims[m].server_state, round) for m in members]
-        results = self._train_rows(members, [s for s, _ in sent], [b for _, b in sent], round, plans_of, ids_of)
+        results = self._train_rows(members, [s for s, _ in sent], [b for _, b in sent], round, plans_of, ids_of,
+                                   draws)
         losses = {}
         for m, (start, _), (uploads, state_rows) in zip(members, sent, results):
             sim, ids = self.sims[m], ids_of[m]

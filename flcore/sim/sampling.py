@@ -65,7 +65,7 @@ def plan_client_round(seed: int, round: int, client: int, indices: torch.Tensor,
         perm = torch.randperm(n, generator=gen)
         positions.extend(perm[i:i + batch_size] for i in range(0, n, batch_size))
     positions = positions[:wanted]
-    cpu_indices = indices.cpu()
+    cpu_indices = indices if indices.device.type == "cpu" else indices.cpu()
     batches = [cpu_indices[p] for p in positions]
     crops: list = [None] * len(batches)
     if augment:

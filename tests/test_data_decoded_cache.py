@@ -1,0 +1,153 @@
+"""The decoded-data cache (``flcore.data.cache.cached_decode``) on fake files in the exact
+torchvision on-disk formats: a second load reads the cache (no decoding), gives the same
+arrays, and a cache whose bytes do not match its digest, or sources that changed, are
+decoded again."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import flcore.data.cifar as cifar
+import flcore.data.fmnist as fmnist
+import flcore.data.pacs as pacs
+from flcore.data import DatasetError, write_fake_cifar, write_fake_fmnist, write_fake_pacs
+from flcore.data.cache import cache_dir, read_decoded
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLCORE_CACHE", str(tmp_path / "cache"))
+
+
+def counting(monkeypatch, module):
+    """Wrap ``module._decode`` so the test sees how often the source files are decoded."""
+    calls = []
+    original = module._decode
+
+    def wrapped(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(module, "_decode", wrapped)
+    return calls
+
+
+def cache_files():
+    return sorted((cache_dir() / "decoded").glob("*.arrays"))
+
+
+def same_dataset(a, b):
+    assert torch.equal(a.train_pixels, b.train_pixels) and torch.equal(a.test_pixels, b.test_pixels)
+    assert torch.equal(a.train_y, b.train_y) and torch.equal(a.test_y, b.test_y)
+    assert torch.equal(a.train_x, b.train_x)
+
+
+def test_cifar_second_load_reads_the_cache_and_equals_the_first(tmp_path, monkeypatch):
+    md5s = write_fake_cifar(tmp_path / "data", "cifar10", num_train=37, num_test=9, seed=5)
+    calls = counting(monkeypatch, cifar)
+    first = cifar.load_cifar("cifar10", tmp_path / "data", checksums=md5s)
+    second = cifar.load_cifar("cifar10", tmp_path / "data", checksums=md5s)
+    assert len(calls) == 1
+    same_dataset(first, second)
+    assert first.train_pixels.dtype == torch.uint8 and first.train_pixels.shape == (37, 32, 32, 3)
+    # the float images are the pixels / 255, channels first
+    assert torch.equal(second.train_x, second.train_pixels.permute(0, 3, 1, 2).float() / 255)
+
+
+def test_cache_file_is_plain_arrays_with_a_json_header_not_a_pickle(tmp_path):
+    md5s = write_fake_cifar(tmp_path / "data", "cifar10", num_train=20, num_test=5, seed=1)
+    cifar.load_cifar("cifar10", tmp_path / "data", checksums=md5s)
+    (path,) = cache_files()
+    raw = path.read_bytes()
+    magic = b"FLCORE-ARRAYS\x00\x01\x00"
+    assert raw.startswith(magic)  # not a pickle: raw bytes behind a JSON header
+    size = int.from_bytes(raw[len(magic):len(magic) + 8], "little")
+    header = json.loads(raw[len(magic) + 8:len(magic) + 8 + size])
+    arrays, sources = read_decoded(path)
+    assert set(sources) == set(md5s) and all(sources[f]["md5"] == md5s[f] for f in md5s)
+    assert arrays["train_x"].dtype == np.uint8 and arrays["train_y"].dtype == np.int64
+    assert {a["name"] for a in header["arrays"]} == {"train_x", "train_y", "test_x", "test_y"}
+    assert header["format"] and len(header["sha256"]) == 64
+
+
+def test_a_corrupt_cache_is_rebuilt(tmp_path, monkeypatch):
+    md5s = write_fake_cifar(tmp_path / "data", "cifar10", num_train=20, num_test=5, seed=2)
+    calls = counting(monkeypatch, cifar)
+    first = cifar.load_cifar("cifar10", tmp_path / "data", checksums=md5s)
+    (path,) = cache_files()
+    raw = bytearray(path.read_bytes())
+    raw[-7] ^= 0xFF  # one pixel byte: the header still parses, the digest does not match
+    path.write_bytes(bytes(raw))
+    assert read_decoded(path) is None
+    again = cifar.load_cifar("cifar10", tmp_path / "data", checksums=md5s)
+    assert len(calls) == 2
+    same_dataset(first, again)
+    assert read_decoded(path) is not None  # rewritten
+    cifar.load_cifar("cifar10", tmp_path / "data", checksums=md5s)
+    assert len(calls) == 2
+
+
+def test_a_truncated_or_foreign_cache_file_is_not_trusted(tmp_path):
+    md5s = write_fake_cifar(tmp_path / "data", "cifar10", num_train=20, num_test=5, seed=2)
+    cifar.load_cifar("cifar10", tmp_path / "data", checksums=md5s)
+    (path,) = cache_files()
+    raw = path.read_bytes()
+    path.write_bytes(raw[:-8])
+    assert read_decoded(path) is None
+    path.write_bytes(b"\x80\x04" + raw[2:])  # a pickle-looking prefix
+    assert read_decoded(path) is None
+
+
+def test_a_changed_source_file_is_decoded_again_and_checked(tmp_path, monkeypatch):
+    root = tmp_path / "data"
+    md5s = write_fake_cifar(root, "cifar10", num_train=20, num_test=5, seed=4)
+    calls = counting(monkeypatch, cifar)
+    cifar.load_cifar("cifar10", root, checksums=md5s)
+    target = root / "cifar-10-batches-py" / "test_batch"
+    raw = bytearray(target.read_bytes())
+    raw[-3] ^= 0xFF
+    target.write_bytes(bytes(raw))
+    with pytest.raises(DatasetError):
+        cifar.load_cifar("cifar10", root, checksums=md5s)
+    assert len(calls) == 2
+
+
+def test_a_touched_but_unchanged_source_is_served_from_the_cache(tmp_path, monkeypatch):
+    root = tmp_path / "data"
+    md5s = write_fake_cifar(root, "cifar10", num_train=20, num_test=5, seed=4)
+    calls = counting(monkeypatch, cifar)
+    first = cifar.load_cifar("cifar10", root, checksums=md5s)
+    target = root / "cifar-10-batches-py" / "test_batch"
+    target.write_bytes(target.read_bytes())  # new modification time, same md5
+    second = cifar.load_cifar("cifar10", root, checksums=md5s)
+    assert len(calls) == 1
+    same_dataset(first, second)
+
+
+def test_other_sources_use_another_cache_entry(tmp_path, monkeypatch):
+    a = write_fake_cifar(tmp_path / "a", "cifar10", num_train=20, num_test=5, seed=1)
+    b = write_fake_cifar(tmp_path / "b", "cifar10", num_train=20, num_test=5, seed=2)
+    calls = counting(monkeypatch, cifar)
+    da = cifar.load_cifar("cifar10", tmp_path / "a", checksums=a)
+    db = cifar.load_cifar("cifar10", tmp_path / "b", checksums=b)
+    assert len(calls) == 2 and len(cache_files()) == 2
+    assert not torch.equal(da.train_pixels, db.train_pixels)
+
+
+def test_fmnist_second_load_reads_the_cache(tmp_path, monkeypatch):
+    md5s = write_fake_fmnist(tmp_path / "data", num_train=23, num_test=7, seed=3)
+    calls = counting(monkeypatch, fmnist)
+    first = fmnist.load_fmnist(tmp_path / "data", checksums=md5s)
+    second = fmnist.load_fmnist(tmp_path / "data", checksums=md5s)
+    assert len(calls) == 1
+    same_dataset(first, second)
+    assert first.train_pixels.shape == (23, 28, 28, 1)
+
+
+def test_pacs_second_load_reads_the_cache(tmp_path, monkeypatch):
+    counts = write_fake_pacs(tmp_path / "data", per_class=2, side=10, seed=3)
+    calls = counting(monkeypatch, pacs)
+    first = pacs.load_pacs(tmp_path / "data", image_size=16, counts=counts)
+    second = pacs.load_pacs(tmp_path / "data", image_size=16, counts=counts)
+    assert len(calls) == 1
+    same_dataset(first, second)
