@@ -28,10 +28,10 @@ from typing import Any
 
 from flcore.analysis.recording import recording_callbacks
 from flcore.config import ExperimentConfig, resolve_config
+from flcore.record_format import CAPPED, trained_enough
 from flcore.sim import Simulation, build_federated_data, resolve_device
 from flcore.store import (
     CONFIG_FILE,
-    TERMINAL_STATUSES,
     DamagedRunError,
     RunBusyError,
     RunLock,
@@ -50,7 +50,8 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
                    callbacks: tuple = (), wait: bool = True) -> dict[str, Any]:
     """Run (or resume, or look up) one experiment; returns its summary.
 
-    The summary has ``status`` (finished | diverged), ``rounds_done``, ``final_accuracy``,
+    The summary has ``status`` (finished | diverged | capped: stopped at the config's
+    ``max_rounds``, continued by a later call with a higher cap or none), ``rounds_done``, ``final_accuracy``,
     ``mean_last_100``, ``best_accuracy``, ``run_dir``, ``run_id`` and, for a diverged run,
     ``diverged_round``.  ``store=None`` runs without recording anything.  ``callbacks``
     (e.g. ``flcore.analysis.ProbeCallback``) add training-time probes to the metrics log;
@@ -71,7 +72,7 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
     try:
         _acquire(lock, wait)
         try:
-            finished = _intact_terminal_summary(handle)
+            finished = _intact_terminal_summary(handle, cfg)
             if finished is not None:
                 return decorate_summary(finished, cfg, handle)
             data = build_federated_data(cfg, device)  # missing data fails here, before the run is created
@@ -108,19 +109,21 @@ def _acquire(lock, wait: bool) -> None:
         lock.acquire(wait=True)
 
 
-def _intact_terminal_summary(run) -> dict[str, Any] | None:
-    """The stored summary of a finished/diverged run whose record checks out, else None
-    (the run is then (re)started, which repairs or reports the damage)."""
+def _intact_terminal_summary(run, cfg) -> dict[str, Any] | None:
+    """The stored summary of a run that needs no more training for ``cfg`` (finished,
+    diverged, or capped at ``cfg``'s cap or beyond) whose record checks out, else None (the
+    run is then (re)started or continued, which repairs or reports the damage)."""
     if not run.exists():
         return None
     try:
-        status = run.status().get("status")
+        record = run.status()
     except StoreError:
         return None
-    if status not in TERMINAL_STATUSES:
+    status = record.get("status")
+    if not trained_enough(record, cfg):
         return None
     problems = check_run(run)
-    if status == "finished" and not problems:
+    if status in ("finished", CAPPED) and not problems:
         try:  # the final model is the run's result too; the checkpoint is only for resuming
             run.load_final_model()
         except StoreError as exc:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from flcore.config.presets import DEFAULT_DATASET, scale_defaults
-from flcore.reproduction.claims import evaluate_claims, spread_specs
+from flcore.reproduction.claims import evaluate_claims, is_capped_reason, spread_specs
 from flcore.reproduction.runner import ensure_runs
 
 VERDICT_TEXT = {"holds": "holds", "tie": "tie (within seed spread)", "fails": "fails",
@@ -79,16 +79,19 @@ class Page:
         plt.close(fig)
 
     def check_claims(self, scale: str, store=None, seeds: Sequence[int] = (0,), ensure_spread: bool = True,
-                     device: str = "auto", workers: int | None = None) -> pd.DataFrame:
+                     device: str = "auto", workers: int | None = None,
+                     max_rounds: int | None = None) -> pd.DataFrame:
         """The verdicts of the claims this artifact checks (one row per claim, the fields
         of ``flcore claims --json``), kept for :meth:`show_claims`.
 
         With ``ensure_spread`` the reference runs that measure the seed-to-seed spread are
-        trained first when missing (a few runs; the tie rule needs them).
+        trained first when missing (a few runs; the tie rule needs them), capped at
+        ``max_rounds`` like the page's own runs (a capped run decides no verdict).
         """
 
         if ensure_spread:
-            ensure_runs(spread_specs(scale), store=store, device=device, workers=workers, log=None)
+            ensure_runs(spread_specs(scale), store=store, device=device, workers=workers, log=None,
+                        max_rounds=max_rounds)
         self.scale = scale
         self.claim_results = evaluate_claims(scale, store, seeds, artifact=self.artifact_id)
         return pd.DataFrame(self.claim_results, columns=["id", "paper", "text", "artifacts", "verdict", "published",
@@ -153,7 +156,9 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
     for result in results:
         checked_by = ", ".join((link or str)(a) for a in result["artifacts"])
         verdict = VERDICT_TEXT[result["verdict"]]
-        if result["verdict"] == "not_checked" and result.get("reason"):
+        if result["verdict"] == "not_checked" and is_capped_reason(result.get("reason")):
+            verdict = f"not checked: {result['reason']}"  # a capped preview's runs
+        elif result["verdict"] == "not_checked" and result.get("reason"):
             verdict += f" ({result['reason']})"
         lines.append(f"| {result['text']} | {_gap_text(result['published'])} | {_gap_text(result['ours'])} "
                      f"| **{verdict}** | {checked_by} |")
@@ -161,10 +166,26 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
 
 
 
-def scale_banner(scale: str, seeds: Sequence[int], built: str | None = None, cls: str = "result") -> str:
+def scale_banner(scale: str, seeds: Sequence[int], built: str | None = None, cls: str = "result",
+                 max_rounds: int | None = None) -> str:
     """The first lines of an artifact page: the scale and data set it was built at
     (``cls``: the artifact's class; ``config``, ``heavy`` and ``schematic`` pages train nothing
-    and say so)."""
+    and say so); for a page built from runs capped at ``max_rounds``, that it is a preview."""
+    text = _scale_text(scale, seeds, built, cls)
+    if max_rounds is not None and cls not in ("config", "heavy", "schematic"):
+        text = capped_banner(max_rounds) + " " + text
+    return text
+
+
+def capped_banner(max_rounds: int) -> str:
+    """The sentence a page built from capped runs starts with."""
+    return (f"**A capped preview: every run stopped at round {max_rounds:,}** (or its last round, if sooner), "
+            "not at the end of its protocol; the numbers below are the runs' at that round, and the claims are "
+            "not checked (\"not checked: N of M rounds\"). Rerun without the cap (`--max-rounds`, notebook "
+            "parameter `max_rounds = None`) to continue every run from its checkpoint to the full protocol.")
+
+
+def _scale_text(scale: str, seeds: Sequence[int], built: str | None, cls: str) -> str:
 
     when = f" on {built}" if built else ""
     seeds_text = ", ".join(str(s) for s in seeds)

@@ -34,6 +34,7 @@ store, or the metric is not computed yet).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -259,6 +260,9 @@ def _cell_value(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], stor
     if claim.metric not in METRICS:
         return CellValue(None, 0, None, f"the metric {claim.metric} is not computed yet")
     frame = results_frame(specs, store)
+    capped = capped_reason(frame)
+    if capped is not None:
+        return CellValue(None, 0, None, capped)
     statuses = set(frame["status"])
     if not statuses <= {"finished", "diverged"}:
         return CellValue(None, 0, None, "its runs are not in the store" if statuses - {"pending"}
@@ -276,6 +280,29 @@ def _cell_value(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], stor
     if std is None and claim.metric in METRIC_SIGMAS:
         std = METRIC_SIGMAS[claim.metric](frame.to_dict("records")[0])
     return CellValue(mean, len(values), std)
+
+
+# --------------------------------------------------------------------------- capped previews
+
+#: ``"500 of 10000 rounds"``: the reason a comparison on runs stopped at a ``max_rounds``
+#: cap is not checked.
+CAPPED_REASON = re.compile(r"\d+ of \d+ rounds")
+
+
+def capped_reason(frame) -> str | None:
+    """``"N of M rounds"`` when runs of a cell stopped at a ``max_rounds`` cap (status
+    ``capped``: a preview, N the fewest rounds any of them has done, M their protocol's):
+    such runs never decide a verdict, whatever their numbers.  None otherwise."""
+    capped = frame[frame["status"] == "capped"]
+    if capped.empty:
+        return None
+    return f"{int(capped['rounds_done'].min())} of {int(capped['rounds'].max())} rounds"
+
+
+def is_capped_reason(reason: str | None) -> bool:
+    """Whether a claim's ``reason`` is :func:`capped_reason`'s (the verdict then reads
+    "not checked: N of M rounds")."""
+    return bool(reason) and any(CAPPED_REASON.fullmatch(part) for part in reason.split("; "))
 
 
 def _decide(signed_gap: float, threshold: float) -> str:

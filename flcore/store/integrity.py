@@ -10,9 +10,11 @@ What a record must satisfy (every rule is checked by :func:`check_run`):
   the recorded ``rounds_done`` has its row, so a truncated or emptied log is a gap;
 - a finished or diverged run has no torn last line, no row after its last round, and a
   ``summary.json`` equal to the summary recomputed from its log (so a hand-edited status
-  or summary is caught);
+  or summary is caught); a capped run (stopped at its ``max_rounds``) has stopped before
+  its last round and has such a summary too (pages show it as a preview);
 - with ``deep=True`` (``flcore runs --verify``), ``checkpoint.pt`` and ``final_model.pt``
-  load with ``weights_only=True`` and the checkpoint belongs to this run and config.
+  load with ``weights_only=True`` and the checkpoint belongs to this run and config (a
+  capped run's is at its cap round: it continues from there).
 
 :func:`prepare_resume` runs before a run is (re)started: if the log up to the
 checkpoint's round is complete once identical duplicates and torn or foreign lines are
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from flcore.record_format import CHECKPOINT_FORMAT, is_evaluation_round, summarize
+from flcore.record_format import CAPPED, CHECKPOINT_FORMAT, is_evaluation_round, summarize
 from flcore.store.errors import DamagedRunError, StoreError
 from flcore.store.metrics_log import rewrite_jsonl
 from flcore.store.run import (
@@ -192,9 +194,12 @@ def check_run(run: Run, deep: bool = False) -> list[str]:
     diverged_round = status.get("diverged_round") if name == "diverged" else None
     if terminal and name == "finished" and "rounds" in config and upto != config["rounds"]:
         problems.append(f"{STATUS_FILE}: finished after {upto} of {config['rounds']} rounds")
+    if name == CAPPED and isinstance(config.get("rounds"), int) and upto >= config["rounds"]:
+        problems.append(f"{STATUS_FILE}: capped after {upto} of {config['rounds']} rounds (a cap stops a run "
+                        "before its last round)")
     scan = scan_metrics(run)
     problems += log_problems(scan, run.run_id, config, upto, terminal, diverged_round)
-    if terminal and not problems:
+    if (terminal or name == CAPPED) and not problems:
         try:
             problems += summary_problems(run, _rows_of(scan, run.run_id), config, name, upto)
         except StoreError as exc:
@@ -213,6 +218,9 @@ def _file_problems(run: Run, status: str | None, upto: int) -> list[str]:
         checkpoint = None
     if checkpoint is not None and status in TERMINAL_STATUSES and checkpoint.get("rounds_done") != upto:
         problems.append(f"{CHECKPOINT_FILE}: at round {checkpoint.get('rounds_done')}, the run ended at {upto}")
+    if status == CAPPED and (checkpoint is None or checkpoint.get("rounds_done") != upto):
+        at = "missing" if checkpoint is None else f"at round {checkpoint.get('rounds_done')}"
+        problems.append(f"{CHECKPOINT_FILE}: {at}, but the capped run continues from round {upto}")
     try:
         if run.load_final_model() is None and status == "finished":
             problems.append(f"{FINAL_MODEL_FILE}: missing for a finished run")

@@ -9,7 +9,9 @@ except the append-only metrics log:
   tolerant of a torn last line (see :mod:`flcore.store.metrics_log`);
 - ``checkpoint.pt``: the latest resumable state (only the latest is kept);
 - ``final_model.pt``: the final model state;
-- ``summary.json``: the final summary.
+- ``summary.json``: the final summary;
+- ``provenance.json``: only in a run trained elsewhere and copied in (a results
+  bundle): where it was trained (device, date, flcore version and commit).
 
 JSON values go through :func:`flcore.store.jsonable.to_jsonable`: numpy/torch scalars
 become Python numbers and NaN/inf become ``null``.
@@ -48,10 +50,13 @@ METRICS_FILE = "metrics.jsonl"
 CHECKPOINT_FILE = "checkpoint.pt"
 FINAL_MODEL_FILE = "final_model.pt"
 SUMMARY_FILE = "summary.json"
+PROVENANCE_FILE = "provenance.json"
 
 #: Statuses a run can be set to.  ``"diverged"`` is a finished outcome (NaN/inf loss),
-#: ``"interrupted"`` a stop that can be resumed from the checkpoint.
-RUN_STATUSES = ("running", "finished", "diverged", "failed", "interrupted")
+#: ``"interrupted"`` a stop that can be resumed from the checkpoint, ``"capped"`` a stop at
+#: the ``max_rounds`` cap (a preview: ``rounds_done`` of ``rounds``) that a later call
+#: without the cap, or with a higher one, continues from the checkpoint.
+RUN_STATUSES = ("running", "finished", "diverged", "failed", "interrupted", "capped")
 #: Statuses of a run that will not train further.
 TERMINAL_STATUSES = ("finished", "diverged")
 #: What ``Run.status()`` reports before any status was written.
@@ -165,15 +170,17 @@ class Run:
         """Keep only rows with ``row["round"] <= max_round``, by an atomic rewrite.
 
         Used on resume: rows logged after the checkpoint's round are dropped so that
-        re-running those rounds does not duplicate them.  Rows without a ``round`` are
-        kept.  A torn last line is dropped as well.
+        re-running those rounds does not duplicate them, and so is the extra evaluation a
+        capped run recorded at its cap (``"preview": true``), which the protocol does not
+        have.  Rows without a ``round`` are kept.  A torn last line is dropped as well.
         """
         path = self.path / METRICS_FILE
         if not path.exists():
             return
         kept = [
             row for row in read_jsonl(path)
-            if not isinstance(row.get("round"), (int, float)) or row["round"] <= max_round
+            if (not isinstance(row.get("round"), (int, float)) or row["round"] <= max_round)
+            and not row.get("preview")
         ]
         rewrite_jsonl(path, kept)
 
@@ -235,6 +242,12 @@ class Run:
     def summary(self) -> dict[str, Any]:
         """The final summary, or ``{}`` if none was written."""
         return _read_json(self.path / SUMMARY_FILE) or {}
+
+    def provenance(self) -> dict[str, Any]:
+        """Where an imported run was trained (``device``, ``date``, ``flcore_version``,
+        ``commit``, ``bundle``), or ``{}`` for a run trained into this store."""
+        record = _read_json(self.path / PROVENANCE_FILE)
+        return record if isinstance(record, dict) else {}
 
     # -- housekeeping -----------------------------------------------------------------------
 
