@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c constraints.txt --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,book,cluster]"
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,book,cluster,flower]"
 	$(BIN)/python -c "import torch, torchvision; torchvision.ops.nms; print('torch', torch.__version__, 'torchvision', torchvision.__version__)"
 	touch $(STAMP)
 

@@ -11,7 +11,7 @@ the round-level API -- :meth:`Simulation.from_config` (a named dataset, or your 
 The package is layered (``[tool.importlinter]`` in ``pyproject.toml``): each subpackage
 imports only the ones below it.  Registries low in the house -- the probes a config may
 name, the papers and their artifacts and claims -- are filled from above, so importing
-``flcore`` imports :mod:`flcore.papers` last, which registers the five papers.
+``flcore`` imports ``flcore.papers`` last, which registers the five papers.
 """
 from flcore.api import run_experiment
 from flcore.config import ExperimentConfig, resolve_config

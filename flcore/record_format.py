@@ -13,6 +13,7 @@ Both sides import these from here, so neither the simulation nor the store needs
 """
 from __future__ import annotations
 
+#: The version of the checkpoint layout the engine writes and the store checks.
 CHECKPOINT_FORMAT = 2
 
 

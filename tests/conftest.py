@@ -21,6 +21,10 @@ LOUD_SKIPS = {
                                             "the book pages (CI installs them)",
     "the Ray tests did not run": "RAY TESTS SKIPPED: they need a private network namespace (root and iproute2's "
                                  "ip netns; CI has both)",
+    "the Flower simulation tests did not run": "FLOWER SIMULATION TESTS SKIPPED: they need a private network "
+                                               "namespace (root and iproute2's ip netns; CI has both)",
+    "the Flower tutorial page was left out of the smoke book": "FLOWER TUTORIAL PAGE NOT BUILT: it needs Flower "
+                                                               "(.[flower]) and a private network namespace",
 }
 
 

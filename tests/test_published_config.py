@@ -74,7 +74,7 @@ def test_fedlesam_table7_is_the_paper_table():
 # ---------------------------------------------------------------- flcore's side
 
 def test_transmissions_are_the_recipes_counts():
-    from flcore.reproduction.method_costs import transmissions_ours
+    from flcore.papers.fedgf.method_costs import transmissions_ours
 
     ours = transmissions_ours(["FedAvg", "MoFedSAM", "FedGF", "FedSMOO", "FedGAMMA"]).set_index("algorithm")
     # FedAvg: model up, model down; MoFedSAM/FedGF: + momentum / perturbed global model down;
@@ -97,8 +97,8 @@ def test_client_memory_counts_model_sized_state_and_extra_downloads():
 
 
 def test_table7_differs_from_the_paper_only_where_flcore_communicates_less():
+    from flcore.papers.fedlesam.method_costs import relative_costs_ours
     from flcore.report import compare_settings
-    from flcore.reproduction.method_costs import relative_costs_ours
 
     paper = published("fedlesam-table-7")
     table = compare_settings(paper, relative_costs_ours(list(paper["algorithm"])), ["algorithm"])
@@ -112,7 +112,7 @@ def test_table7_differs_from_the_paper_only_where_flcore_communicates_less():
 
 
 def test_table1_rendered_from_the_parts():
-    from flcore.reproduction.method_costs import summary_ours
+    from flcore.papers.fedlesam.method_costs import summary_ours
 
     ours = summary_ours(["FedSAM", "FedSMOO", "FedLESAM"]).set_index("algorithm")
     assert ours.loc["FedLESAM"].tolist() == ["FedAvg, Scaffold, FedDyn", "Global Sharpness", "no", "no"]
@@ -126,7 +126,7 @@ def test_table1_rendered_from_the_parts():
 
 @needs_shared
 def test_table1_marks_read_from_appendix_a_are_quoted_from_the_paper():
-    from flcore.reproduction.method_costs import APPENDIX_A_QUOTES, TABLE1_FROM_APPENDIX_A
+    from flcore.papers.fedlesam.method_costs import APPENDIX_A_QUOTES, TABLE1_FROM_APPENDIX_A
 
     text = re.sub(r"\s+", " ", (SHARED / "papers" / "fedlesam.txt").read_text())
     for quote in APPENDIX_A_QUOTES:

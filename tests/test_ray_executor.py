@@ -65,7 +65,10 @@ print("RESULT " + json.dumps(result))
 @pytest.fixture(scope="module")
 def cluster_env(tmp_path_factory):
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-           "FLCORE_CACHE": str(tmp_path_factory.mktemp("ray-cache"))}
+           "FLCORE_CACHE": str(tmp_path_factory.mktemp("ray-cache")),
+           # the namespace is the fence: a token a local ray.init once left in ~/.ray (Ray >= 2.5x
+           # writes one) must not make this cluster and its drivers disagree
+           "RAY_AUTH_MODE": "disabled"}
     return env
 
 

@@ -59,12 +59,13 @@ class Method:
 
     def server_state(self, cfg) -> list[dict]:
         """The server state this method keeps across rounds under ``cfg``: ``[{name, shape,
-        meaning}]``, named by dotted paths as :class:`flcore.sim.RoundResult` names them."""
+        meaning}]``, named by dotted paths as :class:`flcore.RoundResult` names them."""
         from flcore.algorithms.state_catalog import describe_server_state
 
         return describe_server_state(self.build_server(cfg))
 
 
+#: Every registered method by name (filled by :func:`register`).
 METHODS: dict[str, Method] = {}
 
 
@@ -151,6 +152,7 @@ register(Method(
 from flcore.algorithms import recipes_baselines  # noqa: E402,F401,I001  (they register their methods)
 from flcore.algorithms import recipes_papers  # noqa: E402,F401,I001
 
+#: The registered methods' names, in registration order.
 METHOD_NAMES = tuple(METHODS)
 
 

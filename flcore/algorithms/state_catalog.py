@@ -2,7 +2,7 @@
 
 Per-client state lives in the simulation as tables with one row per client (``[N, ...]``,
 ``N`` clients), indexed by client id; server state is a nested dict of tensors, named here
-(and in :class:`flcore.sim.RoundResult`) by dotted paths such as ``fedgf.c`` or
+(and in :class:`flcore.RoundResult`) by dotted paths such as ``fedgf.c`` or
 ``step.opt.m``.  Shapes are written with ``P`` (the number of model parameters), ``N`` and
 the sizes set by the config (windows).  ``flcore methods --json`` and
 :meth:`flcore.algorithms.Method.client_state` / ``server_state`` read this module.

@@ -18,8 +18,9 @@ Modules, one purpose each:
 - :mod:`.decomposition`: FedIMA's TrainBias, HeterBias, Var, Cov (CKA), Locality;
 - :mod:`.probes`: training-time probe functions and :class:`ProbeCallback`;
 - :mod:`.io`: a stored run's model and data;
-- :mod:`.plots`: figures in one style (:func:`apply_style`);
-- :mod:`.cli`: ``flcore analyze hessian|landscape|barrier|lpf``.
+
+The command ``flcore analyze hessian|landscape|barrier|lpf`` (``flcore.cli.analyze``) and
+its figures (``flcore.report.analysis_plots``) are built on these.
 
 All randomness comes from explicit generators (``seed`` ints hashed with a purpose by
 :func:`flcore.seeding.generator`, or a ``torch.Generator``); draws are made on the CPU so

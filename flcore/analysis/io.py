@@ -4,7 +4,7 @@ A run directory (see :mod:`flcore.store.run`) holds ``config.json`` (the canonic
 config), ``final_model.pt`` (the model's ``state_dict``, once finished) and
 ``checkpoint.pt`` (a dict whose ``"w"`` is the flat parameter vector of the latest
 checkpoint).  :func:`load_run` rebuilds the config with
-:func:`flcore.config.resolve_config`, loads the dataset the run used, builds the model
+:func:`flcore.resolve_config`, loads the dataset the run used, builds the model
 exactly as the engine does (``flcore.sim.engine.build_initial_model``: ``build_model``
 under ``torch.manual_seed(derive_seed(seed, "init"))`` in a forked RNG; the seed does not
 matter once the stored weights are loaded, but keeps the template identical), loads the

@@ -1,6 +1,6 @@
 """What a run records during training for the analysis pages: named probes and snapshots.
 
-Two config fields (:class:`flcore.config.ExperimentConfig`) turn recording on; both enter
+Two config fields (:class:`flcore.ExperimentConfig`) turn recording on; both enter
 the run id only when set, so a recorded run is a different run from the plain one:
 
 - ``probes`` (names) and ``probe_every`` (rounds; 0 = at the evaluation rounds): after

@@ -9,7 +9,7 @@ A configuration is resolved in layers, later layers winning:
 4. the values the user gave (a YAML/JSON file, then command-line flags).
 
 Every field is checked before any compute starts (:mod:`flcore.config.validation`); a bad
-value raises :class:`flcore.errors.ConfigError` naming the field and the allowed values.
+value raises :class:`flcore.ConfigError` naming the field and the allowed values.
 
 The run id is the hash of the *canonical* config: the fields that change the numbers.
 Fields that only say where or how fast to compute (device, engine, data folder, checkpoint
@@ -178,6 +178,7 @@ class ExperimentConfig:
 
 #: One parser per field (:func:`flcore.config.parsing.parsers_for`).
 PARSERS = parsers_for(fields(ExperimentConfig))
+#: Every field of :class:`ExperimentConfig`, in order.
 FIELD_NAMES = tuple(f.name for f in fields(ExperimentConfig))
 
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+#: The three scales (design guide section 8): CI, CPU offline, the papers' protocol.
 SCALES = ("smoke", "small", "paper")
-PARTITIONS = ("dirichlet", "dirichlet_rounded", "shards", "iid", "domains", "file")
+#: "flwr": the clients are a flwr-datasets partitioner's partitions, which only the Python
+#: API can pass (``flcore.flower.Federation.from_config(..., partitioner=...)``).
+PARTITIONS = ("dirichlet", "dirichlet_rounded", "shards", "iid", "domains", "file", "flwr")
 #: Config fields each partition reads; the others do not enter the run id.
 PARTITION_FIELDS = {
     "dirichlet": ("alpha", "samples_per_client"),
@@ -23,11 +26,13 @@ PARTITION_FIELDS = {
     # a split file (the FedSAM/FedGloSS repositories' LEAF JSON): its content digest enters
     # the run id, its path does not (flcore.data.split_file)
     "file": ("split_file", "split_sha256"),
+    "flwr": (),  # the partitioner's own arguments
 }
 #: Data sets a split file can name images of (``img_<index>_label_<label>.png`` or the
 #: training pickle's file names).
 SPLIT_FILE_DATASETS = ("cifar10", "cifar100")
 ALL_PARTITION_FIELDS = frozenset(f for names in PARTITION_FIELDS.values() for f in names)
+#: How clients train: ``auto`` picks ``batched`` on accelerators, ``sequential`` on CPUs.
 ENGINES = ("auto", "sequential", "batched")
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
 
@@ -124,6 +129,7 @@ ADDED_OPTIONS = {"ima_partial_window": "average", "dyn_clip": "paper", "fedspeed
                  "smoo_variant": "paper", "ima_exploration": "exponential", "ima_lr_min": 5e-5,
                  "ima_exploration_period": 20}
 
+#: The global default of every field (layer 1 of :func:`flcore.config.resolve_config`).
 DEFAULTS: dict[str, Any] = {
     "method": "fedavg",
     "model": None,
@@ -205,7 +211,9 @@ DEFAULTS: dict[str, Any] = {
 #: protocol of the five papers (20,000 rounds, 5 epochs) and stop a mistyped count
 #: (``--rounds 1e12``) from being accepted and then running forever.
 MAX_ROUNDS = 1_000_000
+#: Cap of ``local_epochs``.
 MAX_LOCAL_EPOCHS = 1_000
+#: Cap of ``local_steps``.
 MAX_LOCAL_STEPS = 1_000_000
 #: Cap on generated data sets (MNIST-1D, synthetic): generation time and memory.
 MAX_GENERATED_SAMPLES = 1_000_000

@@ -1,5 +1,5 @@
 """Parsing of raw config values (from YAML/JSON files or command-line strings) into typed
-values; every failure is a :class:`~flcore.errors.ConfigError` naming the field."""
+values; every failure is a :class:`~flcore.ConfigError` naming the field."""
 from __future__ import annotations
 
 import json

@@ -26,6 +26,7 @@ from __future__ import annotations
 from flcore.algorithms import METHODS
 from flcore.errors import ConfigError
 
+#: The data set of each scale when none is given.
 DEFAULT_DATASET = {"smoke": "mnist1d", "small": "mnist1d", "paper": "cifar10"}
 
 _COMMON_SMALL = {

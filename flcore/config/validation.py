@@ -1,6 +1,6 @@
 """Checks of a resolved configuration, before any compute: allowed values, ranges, the
 documented caps, model/data compatibility, and fields a method or partition does not read.
-Every failure is a :class:`~flcore.errors.ConfigError` naming the field and what is allowed."""
+Every failure is a :class:`~flcore.ConfigError` naming the field and what is allowed."""
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -8,6 +8,7 @@ import torch
 
 from flcore.data.validation import check_images, check_labels
 
+#: The data sets :func:`load_dataset` knows.
 DATASET_NAMES = ("cifar10", "cifar100", "fmnist", "mnist1d", "pacs", "synthetic")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from flcore.executors.groups import group_runs, train_group
 from flcore.executors.local import LocalExecutor
 
+#: The executors :func:`make_executor` makes.
 EXECUTORS = ("local", "ray")
 
 

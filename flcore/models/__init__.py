@@ -50,6 +50,7 @@ __all__ = [
     "mnist1d_cnn_output_length",
 ]
 
+#: The networks :func:`build_model` builds, by name.
 MODEL_NAMES = ("cnn", "resnet18gn", "fmnist_cnn", "vgg11gn", "alexnet_gn", "mnist1d_cnn", "mnist1d_mlp")
 
 _DEFAULT_MODEL_FOR_DATASET = {

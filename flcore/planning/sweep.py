@@ -30,7 +30,7 @@ def expand_grid(base: dict[str, Any], lists: dict[str, list]) -> list[dict[str, 
 
 
 def resolve_grid(points: list[dict[str, Any]]) -> list[ExperimentConfig]:
-    """Validate every point (a :class:`flcore.errors.ConfigError` names the first bad one)
+    """Validate every point (a :class:`flcore.ConfigError` names the first bad one)
     and drop repeats of one run id, keeping the first."""
     configs, seen = [], set()
     for point in points:

@@ -22,8 +22,10 @@ import pandas as pd
 from flcore.config import DATASET_FACTS, chance_accuracy
 from flcore.reproduction.published import source
 
+#: A cell whose method flcore does not implement yet.
 PENDING = "pending"
 NOT_RUN = "not run at this scale"
+#: Marks a cell whose run diverged (shown at chance accuracy).
 DIVERGED_MARK = "\u2020"  # dagger
 def ours_accuracy(frame: pd.DataFrame, by: Sequence[str], datasets: dict | None = None) -> pd.DataFrame:
     """One row per ``by`` group: ``ours`` (%, mean over seeds), ``ours_std`` (% over seeds,

@@ -3,7 +3,7 @@
 An :class:`Artifact` names its notebook (``notebooks/<paper>/<id>.ipynb``) and a function
 ``runs(scale, seeds) -> [RunSpec]``.  A :class:`RunSpec` is one training run: the labels
 a table or plot groups it by (dataset as the paper names it, algorithm, alpha, clients
-per round, seed) and the config values handed to :func:`flcore.config.resolve_config`.
+per round, seed) and the config values handed to :func:`flcore.resolve_config`.
 Two specs with the same resolved config are the same run (the run store names runs by
 the hash of their canonical config), so runs shared between artifacts -- Table 2 and
 Fig. 11 of the FedSAM paper read the same runs -- are computed once.

@@ -30,7 +30,7 @@ def per_client_accuracy(flat, w: torch.Tensor, data, batch_size: int = 4096) -> 
     """Accuracy of the model ``w`` on each client's training data: a ``[num_clients]`` tensor.
 
     ``flat`` is a :class:`flcore.flat.FlatModel`, ``data`` a
-    :class:`flcore.sim.FederatedData`; inputs are normalised the way training sees them,
+    :class:`flcore.FederatedData`; inputs are normalised the way training sees them,
     without augmentation.  All clients are evaluated in batches of about ``batch_size``
     samples (one forward pass over the training set) and split afterwards.
     """

@@ -35,7 +35,7 @@ Cache: ``<cache_dir()>/analysis/<kind>-<key>.npz`` (:func:`flcore.data.cache.cac
 the key being the SHA-256 of the stored model file(s) and every setting that changes the
 result, so a retrained model or another protocol never reads a stale value.
 
-Threads: on a CPU the computations run on one thread (:func:`_one_thread`).  The
+Threads: on a CPU the computations run on one thread (``_one_thread``).  The
 MNIST-1D models of the ``small`` scale gain nothing from more, and on a shared machine
 competing threads cost an order of magnitude (one ``small`` spectrum on a loaded 2-core
 machine: 9-18 s on one thread, 160-240 s on two).
@@ -64,6 +64,7 @@ from flcore.store.run import CONFIG_FILE, FINAL_MODEL_FILE
 __all__ = [
     "GEOMETRY",
     "GeometrySettings",
+    "Surface",
     "client_majority_class",
     "client_models_plane",
     "client_spread",

@@ -132,6 +132,16 @@ def init_client_state(spec: dict[str, str], w: torch.Tensor, num_clients: int) -
     return tables
 
 
+def client_round_plan(cfg, data, round: int, client: int):
+    """Client ``client``'s :class:`~flcore.sim.ClientPlan` of round ``round`` under ``cfg``
+    on ``data``: what :meth:`Simulation.plan_round` gives it, computed by the client alone
+    (every draw comes from ``(seed, purpose, round, client)``), as a client that trains
+    somewhere else (``flcore.flower``) needs."""
+    return plan_client_round(cfg.seed, round, client, data.client_indices[client], cfg.batch_size,
+                             local_epochs_at(cfg, round), cfg.local_steps, data.augment, cfg.mixup_alpha,
+                             cfg.cutout_size, data.input_shape)
+
+
 def flatten_state(tree: dict, prefix: str = "") -> dict[str, torch.Tensor]:
     """A nested state dict as ``{"part.name": tensor}`` (e.g. ``fedgf.c``, ``step.opt.m``),
     the names ``flcore methods --json`` lists; tensors are detached copies."""
@@ -212,7 +222,7 @@ class Simulation:
     """A federated simulation driven round by round.
 
     Build it with :meth:`from_config` (a named dataset, or your own
-    :class:`~flcore.sim.FederatedData` and ``nn.Module``); :meth:`step` runs one round and
+    :class:`~flcore.FederatedData` and ``nn.Module``); :meth:`step` runs one round and
     returns a :class:`RoundResult`; :meth:`state_dict` / :meth:`load_state_dict` save and
     restore everything a later round depends on; :meth:`run_rounds` runs the remaining
     rounds with evaluation, checkpoints and the run record (what
@@ -262,14 +272,14 @@ class Simulation:
     def from_config(cls, config=None, data=None, model: nn.Module | None = None, device: str | None = None,
                     run=None, progress: bool = False, chunk_size: int | None = None,
                     callbacks: tuple = ()) -> Simulation:
-        """A simulation of ``config`` (an :class:`~flcore.config.ExperimentConfig`, or a
-        dict of config fields resolved with :func:`~flcore.config.resolve_config`).
+        """A simulation of ``config`` (an :class:`~flcore.ExperimentConfig`, or a
+        dict of config fields resolved with :func:`~flcore.resolve_config`).
 
         Fields a dict does not give take flcore's defaults (the ``small`` scale's unless
         ``scale`` is given); with your own data, ``dataset``, ``model`` and the partition
         fields of the config are not used.
-        ``data`` (a :class:`~flcore.sim.FederatedData`, e.g. from
-        :meth:`FederatedData.from_tensors`) replaces the config's named dataset: its
+        ``data`` (a :class:`~flcore.FederatedData`, e.g. from
+        :meth:`flcore.FederatedData.from_tensors`) replaces the config's named dataset: its
         clients are the simulation's (``clients`` is set from it, and a different value
         given in ``config`` is an error).  ``model`` (any ``torch.nn.Module`` without
         buffers) replaces the config's named model; its current parameters are ``w^0``.
@@ -379,13 +389,7 @@ class Simulation:
         (:class:`~flcore.sim.ClientPlan`: global sample indices of every step)."""
         cfg = self.cfg
         clients = sample_clients(cfg.seed, round, self.data.num_clients, cfg.per_round).tolist()
-        plans = [
-            plan_client_round(cfg.seed, round, k, self.data.client_indices[k], cfg.batch_size,
-                              local_epochs_at(cfg, round), cfg.local_steps, self.data.augment,
-                              cfg.mixup_alpha, cfg.cutout_size, self.data.input_shape)
-            for k in clients
-        ]
-        return clients, plans
+        return clients, [client_round_plan(cfg, self.data, round, k) for k in clients]
 
     def train_one_round(self, round: int) -> torch.Tensor:
         """Run round ``round`` (0-based); returns the clients' mean training loss (on device)."""

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from flcore.data import DatasetError, load_dataset, normalize, partition, read_split_file, split_indices
 from flcore.data import partition as make_partition
 from flcore.data.partition import LABEL_PARTITION_KINDS as PARTITION_KINDS
+from flcore.errors import ConfigError
 
 #: Zero padding of the random crop (the papers' ``RandomCrop(32, padding=4)``).
 CROP_PADDING = 4
@@ -293,10 +294,19 @@ def federated_data_from_split(data, parts, device: torch.device) -> FederatedDat
     )
 
 
+def _refuse_flwr_partition(cfg) -> None:
+    if cfg.partition == "flwr":
+        raise ConfigError("partition", "'flwr' takes the clients from a flwr-datasets partitioner, which only "
+                          "the Python API can pass: flcore.flower.Federation.from_config(config, partitioner=...)")
+
+
 def client_partition(cfg, data) -> list:
     """``cfg``'s client partition of ``data``'s training set (one index array per client);
     the "domains" partition reads each example's domain, the "file" partition its split
-    file (checked against the data, and against the digest the run id holds)."""
+    file (checked against the data, and against the digest the run id holds).
+    ``partition: flwr`` has no partition of its own (a flwr-datasets partitioner's, through
+    :mod:`flcore.flower`)."""
+    _refuse_flwr_partition(cfg)
     if cfg.partition == "file":
         split = read_split_file(cfg.split_file)
         if cfg.split_sha256 is not None and split.sha256 != cfg.split_sha256:
@@ -315,6 +325,7 @@ def client_partition(cfg, data) -> list:
 
 def build_federated_data(cfg, device: torch.device) -> FederatedData:
     """Load ``cfg.dataset``, partition it over ``cfg.clients`` and move it to ``device``."""
+    _refuse_flwr_partition(cfg)
     data = load_dataset(cfg.dataset, cfg.data_root, download=cfg.download,
                         num_samples=cfg.num_samples, seed=cfg.seed)
     return federated_data_from_split(data, client_partition(cfg, data), device)

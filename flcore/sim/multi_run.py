@@ -3,7 +3,7 @@
 Runs that share a model and a protocol shape (data set, model, clients per round, local
 steps, rounds, evaluation schedule, method) and differ in their seed, their partition or
 the values of some hyper-parameters train together.  Each run keeps everything that
-makes it *that* run -- its own :class:`~flcore.sim.Simulation` (global model, server and
+makes it *that* run -- its own :class:`~flcore.Simulation` (global model, server and
 client state, lr schedule, run record), its own client sampling and batch plans drawn
 from ``(seed, purpose, round, client)`` -- and only the clients' local training, the
 bulk of the compute, is one computation over the ``R*K`` clients of a round:

@@ -44,11 +44,17 @@ from flcore.store.atomic import TEMP_SUFFIX, atomic_torch_save, atomic_write_jso
 from flcore.store.errors import DamagedRunError, StoreError, UnsafeFileError
 from flcore.store.metrics_log import append_jsonl, read_jsonl, rewrite_jsonl
 
+#: The canonical config of the run (its id is this file's hash).
 CONFIG_FILE = "config.json"
+#: Status, round counter, device, timings, error.
 STATUS_FILE = "status.json"
+#: One JSON object per evaluated or probed round, appended.
 METRICS_FILE = "metrics.jsonl"
+#: The last checkpoint (stamped with the run id and config digest).
 CHECKPOINT_FILE = "checkpoint.pt"
+#: The evaluated model after the last round.
 FINAL_MODEL_FILE = "final_model.pt"
+#: Final, last-100 mean and best accuracy.
 SUMMARY_FILE = "summary.json"
 PROVENANCE_FILE = "provenance.json"
 
@@ -198,7 +204,7 @@ class Run:
     def load_checkpoint(self, map_location: Any = "cpu") -> dict[str, Any] | None:
         """The last completely written checkpoint (without the store's stamp), or ``None``.
 
-        Raises :class:`UnsafeFileError` for a file that is not a plain tensor file and
+        Raises :class:`~flcore.store.errors.UnsafeFileError` for a file that is not a plain tensor file and
         :class:`DamagedRunError` for a checkpoint of another run or another config."""
         path = self.path / CHECKPOINT_FILE
         state = _torch_load(path, map_location)

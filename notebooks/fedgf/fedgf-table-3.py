@@ -53,9 +53,10 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
+from flcore.papers.fedgf.method_costs import FEDGF_METHODS, transmissions_ours
 from flcore.report import compare_settings
 from flcore.report.page import Page
-from flcore.reproduction.method_costs import FEDGF_METHODS, methods_behind, transmissions_ours
+from flcore.reproduction.method_costs import methods_behind
 from flcore.reproduction.published import published, source
 
 page = Page("fedgf-table-3")

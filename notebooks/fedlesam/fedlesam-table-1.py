@@ -58,9 +58,10 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
+from flcore.papers.fedlesam.method_costs import SUMMARY_METHODS, TABLE1_FROM_APPENDIX_A, summary_ours
 from flcore.report import compare_settings
 from flcore.report.page import Page
-from flcore.reproduction.method_costs import SUMMARY_METHODS, TABLE1_FROM_APPENDIX_A, methods_behind, summary_ours
+from flcore.reproduction.method_costs import methods_behind
 from flcore.reproduction.published import published, source
 
 page = Page("fedlesam-table-1")

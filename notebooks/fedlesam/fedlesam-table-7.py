@@ -63,9 +63,10 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 # %%
 from IPython.display import Markdown, display
 
+from flcore.papers.fedlesam.method_costs import FEDLESAM_METHODS, relative_costs_ours
 from flcore.report import compare_settings
 from flcore.report.page import Page
-from flcore.reproduction.method_costs import FEDLESAM_METHODS, methods_behind, relative_costs_ours
+from flcore.reproduction.method_costs import methods_behind
 from flcore.reproduction.published import published, source
 
 page = Page("fedlesam-table-7")

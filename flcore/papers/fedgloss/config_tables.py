@@ -5,7 +5,7 @@
   communication from ``uploads_per_round``/``downloads_per_round``, local computation from
   ``grad_evals_per_step``, and the state each method keeps;
 - :func:`table12_ours`: the training hyper-parameters (Table 12) as
-  :func:`flcore.config.resolve_config` gives them at the ``paper`` scale;
+  :func:`flcore.resolve_config` gives them at the ``paper`` scale;
 - :func:`table13_ours`: flcore's preset for every (method, hyper-parameter, data set,
   model) cell of the search grids (Table 13), and whether it lies in the published grid.
 

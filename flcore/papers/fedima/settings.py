@@ -2,7 +2,7 @@
 
 Each ``table*_ours`` function reads flcore's own code -- the model registry
 (:func:`flcore.models.build_model`) for the architectures, the layered presets
-(:func:`flcore.config.resolve_config`) for Table V's hyper-parameters, and the run
+(:func:`flcore.resolve_config`) for Table V's hyper-parameters, and the run
 definitions of the FedIMA result and analysis pages (:mod:`flcore.papers.fedima.runs`,
 :mod:`flcore.papers.fedima.analysis`) for Tables VI and VII, so the settings shown are
 those the runs use -- and lays the answer out like the paper's table, so a page can put it

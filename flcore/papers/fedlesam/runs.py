@@ -2,7 +2,7 @@
 
 Configuration artifacts, none of which trains a model: Table 1 (the SAM-based methods'
 base algorithm and target) and Table 7 (memory, communication, backpropagations) are
-rendered from the method registry (:mod:`flcore.reproduction.method_costs`); Table 6 (data-set
+rendered from the method registry (:mod:`flcore.papers.fedlesam.method_costs`); Table 6 (data-set
 statistics) from flcore's data loader (:mod:`flcore.papers.fedlesam.dataset_stats`); Figure 5
 (the clients' label distributions) from flcore's partition functions
 (:mod:`flcore.papers.fedlesam.partition_maps`).

@@ -1,6 +1,6 @@
 """The FedSAM paper's hyper-parameter tables (its Tables 10, 11, 12) rendered from flcore.
 
-Each ``table*_ours`` function asks :func:`flcore.config.resolve_config` what a run at
+Each ``table*_ours`` function asks :func:`flcore.resolve_config` what a run at
 the ``paper`` scale would use -- the same layered presets every run goes through -- and
 lays the answer out like the paper's table, so the notebooks can put it beside the
 published one (:mod:`flcore.reproduction.published`) and show any difference.  Datasets
