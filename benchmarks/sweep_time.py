@@ -22,7 +22,7 @@ Rows (``--json``: one JSON object per line): ``engine``, ``device``, ``runs``,
 ``runs_per_s`` and ``ratio`` (runs/s over the one-at-a-time runs/s of the same
 invocation).  ``--append FILE`` also writes each row with its context (rounds, workers,
 seconds, the runs' total cost -- :func:`flcore.planning.planner.run_cost` -- and the
-largest group, peak memory, machine, date) to a JSON-lines file, read by the Performance
+largest group, peak memory, machine, date, model) to a JSON-lines file, read by the Performance
 page and by the cost model of :mod:`flcore.reproduction.budget`.
 
 The ceiling
@@ -225,7 +225,8 @@ def main(argv=None) -> int:
                            "group_runs": 1 if engine == "one-at-a-time" else group_runs,
                            "peak_memory_mb": None if peak is None else round(peak), "machine": machine(device),
                            "date": datetime.date.today().isoformat(),
-                           "methods": sorted({c["method"] for c in configs})}))
+                           "methods": sorted({c["method"] for c in configs}),
+                           "model": resolve_config(configs[0]).model}))
         if args.json:
             print(json.dumps(row), flush=True)
         else:

@@ -32,10 +32,10 @@ from typing import Any
 
 from flcore.analysis.recording import recording_callbacks
 from flcore.config import ExperimentConfig, resolve_config
+from flcore.record_format import CAPPED, trained_enough
 from flcore.sim import Simulation, build_federated_data, resolve_device
 from flcore.store import (
     CONFIG_FILE,
-    TERMINAL_STATUSES,
     DamagedRunError,
     RunBusyError,
     RunLock,
@@ -54,7 +54,8 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
                    callbacks: tuple = (), wait: bool = True) -> dict[str, Any]:
     """Run (or resume, or look up) one experiment; returns its summary.
 
-    The summary has ``status`` (finished | diverged), ``rounds_done``, ``final_accuracy``,
+    The summary has ``status`` (finished | diverged | capped: stopped at the config's
+    ``max_rounds``, continued by a later call with a higher cap or none), ``rounds_done``, ``final_accuracy``,
     ``mean_last_100``, ``best_accuracy``, ``run_dir``, ``run_id`` and, for a diverged run,
     ``diverged_round``.  ``store=None`` runs without recording anything.  ``callbacks``
     (e.g. ``flcore.analysis.ProbeCallback``) add training-time probes to the metrics log;
@@ -70,7 +71,7 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
 
     store = RunStore(store)
     handle = store.run(cfg.run_id())
-    finished = _intact_terminal_summary(handle)  # no lock, no write: a read-only store answers
+    finished = _intact_terminal_summary(handle, cfg)  # no lock, no write: a read-only store answers
     if finished is not None:
         return decorate_summary(finished, cfg, handle)
     fresh_root, fresh_dir = not os.path.lexists(store.root), not os.path.lexists(handle.path)
@@ -78,7 +79,7 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
     try:
         _acquire(lock, wait)
         try:
-            finished = _intact_terminal_summary(handle, quiet=True)
+            finished = _intact_terminal_summary(handle, cfg, quiet=True)
             if finished is not None:
                 return decorate_summary(finished, cfg, handle)
             data = build_federated_data(cfg, device)  # missing data fails here, before the run is created
@@ -115,23 +116,25 @@ def _acquire(lock, wait: bool) -> None:
         lock.acquire(wait=True)
 
 
-def _intact_terminal_summary(run, quiet: bool = False) -> dict[str, Any] | None:
-    """The stored summary of a finished/diverged run whose record checks out, else None
-    (the run is then (re)started, which repairs or reports the damage).  A run directory
-    that is a link raises: nothing is read or written through it."""
+def _intact_terminal_summary(run, cfg, quiet: bool = False) -> dict[str, Any] | None:
+    """The stored summary of a run that needs no more training for ``cfg`` (finished,
+    diverged, or capped at ``cfg``'s cap or beyond) whose record checks out, else None (the
+    run is then (re)started or continued, which repairs or reports the damage).  A run
+    directory that is a link raises: nothing is read or written through it."""
     if not os.path.lexists(run.path):
         return None
     run.check_directory()
     if not run.exists():
         return None
     try:
-        status = run.status().get("status")
+        record = run.status()
     except StoreError:
         return None
-    if status not in TERMINAL_STATUSES:
+    status = record.get("status")
+    if not trained_enough(record, cfg):
         return None
     problems = check_run(run)
-    if status == "finished" and not problems:
+    if status in ("finished", CAPPED) and not problems:
         try:  # the final model is the run's result too; the checkpoint is only for resuming
             run.load_final_model()
         except StoreError as exc:
@@ -149,12 +152,12 @@ def _intact_terminal_summary(run, quiet: bool = False) -> dict[str, Any] | None:
 
 def lookup_finished(store: str | Path, cfg: ExperimentConfig) -> dict[str, Any] | None:
     """The summary (as :func:`run_experiment` returns it) of ``cfg``'s run when the store
-    holds it finished or diverged with a record that checks out; ``None`` otherwise.
+    holds it finished, diverged or capped at ``cfg``'s cap or beyond, with a record that checks out; ``None`` otherwise.
     Takes no lock and writes nothing, so it answers on a read-only store."""
     store = RunStore(store)
     handle = store.run(cfg.run_id())
     try:
-        finished = _intact_terminal_summary(handle, quiet=True)
+        finished = _intact_terminal_summary(handle, cfg, quiet=True)
     except (StoreError, OSError):
         return None
     return None if finished is None else decorate_summary(finished, cfg, handle)

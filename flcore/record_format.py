@@ -3,7 +3,11 @@
 - :data:`CHECKPOINT_FORMAT`: the version of the checkpoint layout
   (``{"format", "rounds_done", "w", "server_state", "client_state"}``);
 - :func:`is_evaluation_round`: the rounds whose metrics row holds a test accuracy;
-- :func:`summarize`: a run's summary, recomputed from its metrics rows.
+- :func:`summarize`: a run's summary, recomputed from its metrics rows;
+- :func:`stop_round` and :func:`is_preview_round`: where a run capped by ``max_rounds``
+  stops for now, and the extra evaluation it records there (its row is marked
+  ``"preview": true`` and dropped when the run continues, so a continued run's log is the
+  uninterrupted run's).
 
 Both sides import these from here, so neither the simulation nor the store needs the other.
 """
@@ -21,12 +25,45 @@ def is_evaluation_round(done: int, cfg) -> bool:
     return done % cfg.eval_every == 0 or done > cfg.rounds - cfg.eval_last or done == cfg.rounds
 
 
+def stop_round(cfg) -> int:
+    """The round a run trains to now: ``rounds``, or ``max_rounds`` when that is lower (a
+    capped preview; the run keeps its protocol, ``rounds``, and continues later).
+    ``cfg``: anything with ``rounds`` and optionally ``max_rounds``."""
+    cap = getattr(cfg, "max_rounds", None)
+    return cfg.rounds if cap is None else min(cfg.rounds, cap)
+
+
+def is_preview_round(done: int, cfg) -> bool:
+    """The cap round of a capped run when the protocol does not evaluate there: it is
+    evaluated anyway, so a preview ends on a measured accuracy."""
+    return done == stop_round(cfg) < cfg.rounds and not is_evaluation_round(done, cfg)
+
+
+#: The status of a run stopped at its ``max_rounds`` cap before its last round.
+CAPPED = "capped"
+
+
+def trained_enough(status: dict, cfg) -> bool:
+    """Whether a run whose status record is ``status`` needs no more training for ``cfg``:
+    it finished or diverged, or it is capped at ``cfg``'s own cap or beyond (a capped run is
+    not finished: without a cap, or with a higher one, it continues)."""
+    name = status.get("status")
+    if name in ("finished", "diverged"):
+        return True
+    rounds_done = status.get("rounds_done")
+    return (name == CAPPED and getattr(cfg, "max_rounds", None) is not None and isinstance(rounds_done, int)
+            and rounds_done >= stop_round(cfg))
+
+
 def summarize(metrics: list[dict], cfg, status: str, rounds_done: int) -> dict:
-    """Final accuracy, mean over the last 100 rounds (or all rounds if fewer), best."""
+    """Final accuracy, mean over the last 100 rounds (or all rounds if fewer), best.
+
+    A capped run (status ``capped``) is summarised like a finished one over the rounds it
+    has done: a preview, whose verdicts the claims engine does not decide."""
     evaluated = [m for m in metrics if m.get("test_accuracy") is not None]
     window = min(100, cfg.rounds)
     last = [m["test_accuracy"] for m in evaluated if m["round"] > rounds_done - window]
-    finished = status == "finished"
+    finished = status in ("finished", CAPPED)
     return {
         "status": status,
         "rounds_done": rounds_done,

@@ -49,7 +49,7 @@ def test_split_is_the_one_a_paper_run_uses():
     """Same partition call as the engine: resolve_config at the paper scale, its seed."""
     split = generate_split("cifar100", 0.5, seed=1)
     labels, _, _ = training_labels("cifar100")
-    parts = partition("dirichlet", labels, 100, alpha=0.5, samples_per_client=500, seed=1, cache=False)
+    parts = partition("dirichlet_rounded", labels, 100, alpha=0.5, samples_per_client=500, seed=1, cache=False)
     assert (split.counts == np.stack([np.bincount(labels[i], minlength=100) for i in parts])).all()
     assert not (split.counts == generate_split("cifar100", 0.5, seed=0).counts).all()
 

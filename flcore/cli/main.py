@@ -1,7 +1,8 @@
 """The ``flcore`` command line.
 
 ``flcore run``   run (or resume, or look up) one experiment; ``--json`` prints its summary.
-``flcore sweep`` the same for a grid: every ``run`` flag takes a comma list; runs train in batched groups.
+``flcore sweep`` the same for a grid: every ``run`` flag takes a comma list; runs train in batched groups;
+             ``--plan`` prices the grid instead (runs to train, store size, hours per device kind).
 ``flcore runs``  list the runs of a store with their config, status and summary.
 ``flcore methods`` list the methods: parts, hyper-parameters, communication, gradient evaluations.
 ``flcore analyze hessian|landscape|barrier|lpf --run RUN_DIR`` geometry of a stored run.
@@ -121,6 +122,10 @@ def _add_sweep_parser(sub) -> None:
                    help="worker processes (default: the CPU cores on a CPU, 1 on a GPU)")
     p.add_argument("--max-runs", type=count_option(1, 10**9), default=DEFAULT_MAX_RUNS,
                    help=f"refuse a grid of more points (counted before it is built; default {DEFAULT_MAX_RUNS})")
+    p.add_argument("--plan", action="store_true",
+                   help="print the runs to train, their groups, store size and estimated hours per device kind "
+                        "(from benchmarks/results under --root); nothing trains")
+    p.add_argument("--root", default=".", help="with --plan: the repository root holding benchmarks/results")
     for f in fields(ExperimentConfig):
         flag = "--" + f.name.replace("_", "-")
         if f.name in _BOOL_FIELDS:
@@ -242,6 +247,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                               "split it, or raise --max-runs if you mean it")
         given = {name for name, value in base.items() if value is not None} | set(lists)
         configs = resolve_grid(iter_grid(base, lists), check=lambda cfg: check_given(cfg, given))
+        if args.plan:
+            return _print_sweep_plan(args, configs)
         results = run_sweep(configs, args.store, workers=args.workers, progress=not args.no_progress)
     except (ConfigError, DatasetError, ReadOnlyStoreError) as exc:
         print(f"flcore: error: {exc}", file=sys.stderr)
@@ -260,6 +267,22 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             print(f"{summary['run_id']}  {summary['status']:<9} mean_last_100={summary.get('mean_last_100')}  "
                   f"{summary.get('run_dir') or summary.get('error')}")
     return 1 if any(s["status"] == "failed" for s in results) else 0
+
+
+def _print_sweep_plan(args: argparse.Namespace, configs: list) -> int:
+    """``flcore sweep --plan``: the grid's price (:mod:`flcore.reproduction.pricing`)."""
+    from pathlib import Path
+
+    from flcore.reproduction.budget import load_device_rates
+    from flcore.reproduction.pricing import plan_text, price_runs
+
+    rates = load_device_rates(Path(args.root) / "benchmarks" / "results")
+    plan = price_runs(configs, args.store, rates, device=configs[0].device if configs else "auto")
+    if args.json:
+        print(json.dumps(plan, sort_keys=True))
+    else:
+        print(plan_text(plan, f"a sweep of {len(configs)} configurations"))
+    return 0
 
 
 def _run_record(run, deep: bool) -> dict[str, Any]:

@@ -12,12 +12,21 @@ has them).  Before the notebooks run, the union of the runs they need is trained
 its runs in the store.  A notebook that fails marks its own artifact failed and the others
 go on; a summary is printed at the end and the exit status is 1 if anything failed.
 
+``--plan`` prices the batch instead of running it: the runs to train (shared runs once,
+finished ones skipped), their groups, the store they add and the estimated hours per
+device kind from the benchmark rows (:mod:`flcore.reproduction.pricing`; ``--json`` for
+scripts).  ``--max-rounds N`` caps every run at N rounds: a preview whose pages say so, and
+whose runs continue from their checkpoints when the command runs again with a higher cap
+or none.
+
 Each artifact's outcome goes to a small manifest, ``book/_artifacts.json``: status (ok,
-failed, skipped), scale, seeds, duration, the notebook's hash and flcore's fingerprint
+failed, skipped), scale, seeds, round cap, duration, the notebook's hash and flcore's fingerprint
 (a hash of its source and published-data files).  ``flcore book --scale S`` reproduces
 what is stale -- never run, failed, run at another scale or with other seeds, or run
 with another notebook or flcore -- then builds the site with ``jupyter-book build . -W
--n --keep-going`` (``_build/html/index.html``).
+-n --keep-going`` (``_build/html/index.html``).  ``--prefer-scale paper`` builds each page
+whose paper-scale runs are all in the store (imported from a results bundle, say) at the
+paper scale, and the rest at ``--scale``.
 """
 from __future__ import annotations
 
@@ -30,10 +39,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from flcore.executors.ray_executor import ExecutorError
-from flcore.reproduction.artifacts import artifact_ids, get_artifact
-from flcore.reproduction.claims import VERDICT_TEXT, VERDICTS, evaluate_claims, verdict_totals
+from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for
+from flcore.reproduction.budget import book_specs, load_device_rates
+from flcore.reproduction.claims import (
+    VERDICT_TEXT,
+    VERDICTS,
+    claim_specs,
+    evaluate_claims,
+    spread_specs,
+    verdict_totals,
+)
 from flcore.reproduction.inventory import coverage
 from flcore.reproduction.papers import paper_ids
+from flcore.reproduction.pricing import plan_text, price_runs
 from flcore.site.manifest import flcore_fingerprint, load_manifest, stale_reason
 from flcore.site.pages import write_site_pages
 from flcore.site.reproduce import build_book, make_run_executor, print_summary, reproduce
@@ -110,16 +128,36 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"flcore: error: unknown artifact(s) {', '.join(a[:80] for a in unknown[:5])}; known: {', '.join(known)}",
               file=sys.stderr)
         return EXIT_USAGE
-    if not _check_root(args) or not _connect_executor(args):
+    if not _check_root(args):
+        return EXIT_USAGE
+    chosen = known if args.all else args.artifacts
+    if args.plan:
+        specs = runs_for(chosen, args.scale, args.seeds)
+        # the claims' extra seeds of these artifacts' cells and the reference pairs (claims)
+        specs += claim_specs(args.scale, chosen) + spread_specs(args.scale) if specs else []
+        what = f"{len(chosen)} artifact(s) at the {args.scale} scale"
+        return _print_plan(args, specs, what)
+    if not _connect_executor(args):
         return EXIT_USAGE
     results: dict[str, dict] = {}
     try:
-        results = reproduce(known if args.all else args.artifacts, args, force=not args.stale_only,
-                            results=results)
+        results = reproduce(chosen, args, force=not args.stale_only, results=results)
     finally:
         _disconnect_executor(args)
         print_summary(results)  # also when the batch stopped early (interrupted)
     return EXIT_FAILED if any(e["status"] == "failed" for e in results.values()) else 0
+
+
+def _print_plan(args: argparse.Namespace, specs: list, what: str) -> int:
+    """``--plan``: the price of training ``specs`` (nothing trains)."""
+    rates = load_device_rates(Path(args.root) / "benchmarks" / "results")
+    plan = price_runs(specs, Path(args.store).expanduser(), rates, max_rounds=args.max_rounds, device=args.device)
+    plan = {"scale": args.scale, "seeds": list(args.seeds), **plan}
+    if args.json:
+        print(json.dumps(plan, sort_keys=True))
+    else:
+        print(plan_text(plan, what))
+    return 0
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -133,7 +171,7 @@ def _list(args: argparse.Namespace) -> int:
     for row in rows:
         if row["status"] == "reproduced":
             reason = stale_reason(get_artifact(row["id"]), manifest["artifacts"].get(row["id"]), root, args.scale,
-                                  args.seeds, fingerprint)
+                                  args.seeds, fingerprint, args.max_rounds)
             row["stale"] = reason
     if args.json:
         for row in rows:
@@ -209,10 +247,12 @@ def _disconnect_executor(args: argparse.Namespace) -> None:
 
 def _cmd_book(args: argparse.Namespace) -> int:
 
-    started = time.perf_counter()
-    results = {}
     if not _check_root(args):
         return EXIT_USAGE
+    if args.plan:
+        return _print_plan(args, book_specs(args.scale, args.root, args.seeds), f"the book at the {args.scale} scale")
+    started = time.perf_counter()
+    results = {}
     if not args.no_reproduce:
         if not _connect_executor(args):
             return EXIT_USAGE
@@ -230,6 +270,15 @@ def _cmd_book(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed or status != 0 else 0
 
 
+def _plan_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--plan", action="store_true",
+                   help="print the runs to train, their groups, store size and estimated hours per device kind "
+                        "(from benchmarks/results); nothing trains")
+    p.add_argument("--max-rounds", type=_positive_int, default=None, metavar="N",
+                   help="cap every run at N rounds (a preview; the pages say so, the claims are not checked); "
+                        "rerun with a higher cap or none to continue the runs from their checkpoints")
+
+
 def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add ``reproduce`` and ``book`` to ``subparsers``; returns their handlers by name."""
     p = subparsers.add_parser("reproduce", help="execute artifact notebooks into the book (papermill)",
@@ -239,7 +288,9 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     p.add_argument("--stale-only", action="store_true", help="skip artifacts whose page is up to date")
     p.add_argument("--list", action="store_true",
                    help="list the 110 tables and figures: status, scales built, claims, staleness")
-    p.add_argument("--json", action="store_true", help="with --list: one JSON object per table or figure")
+    p.add_argument("--json", action="store_true", help="with --list: one JSON object per table or figure; "
+                   "with --plan: the plan as one JSON object")
+    _plan_options(p)
     _common(p)
     b = subparsers.add_parser("book", help="reproduce the stale artifacts, then build the site",
                               description=__doc__.split("\n\n")[2])
@@ -247,6 +298,11 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     b.add_argument("--no-reproduce", action="store_true", help="only build the site from the executed notebooks")
     b.add_argument("--path-output", default=None, help="build into PATH/_build instead of ./_build")
     b.add_argument("--lax", action="store_true", help="do not turn warnings into errors (-W -n off)")
+    b.add_argument("--prefer-scale", default=None, choices=("smoke", "small", "paper"),
+                   help="build each page whose runs at this scale (and the claims' reference runs) are all in the "
+                        "store at this scale, e.g. paper runs imported from a results bundle; the others at --scale")
+    b.add_argument("--json", action="store_true", help="with --plan: the plan as one JSON object")
+    _plan_options(b)
     _common(b)
     c = subparsers.add_parser("claims", help="the verdict of every claim of the papers at a scale, from the run store")
     c.add_argument("--json", action="store_true", help="one JSON object per claim")

@@ -39,7 +39,7 @@ from flcore.config.fields import (
 from flcore.config.parsing import parsers_for, read_mapping_file
 from flcore.config.presets import DEFAULT_DATASET, method_defaults, scale_defaults
 from flcore.config.validation import choice, validate
-from flcore.data import DATASET_NAMES
+from flcore.data import DATASET_NAMES, DatasetError, read_split_file
 from flcore.errors import ConfigError, quote
 from flcore.models import default_model_for
 
@@ -58,6 +58,8 @@ class ExperimentConfig:
     clients: int
     per_round: int
     samples_per_client: int | None
+    split_file: str | None  # partition "file": the LEAF-style split JSON (flcore.data.split_file)
+    split_sha256: str | None  # its content digest, set from the file (the run id's part of it)
     num_samples: int | None
     rounds: int
     local_epochs: int
@@ -130,6 +132,7 @@ class ExperimentConfig:
     snapshot_rounds: tuple[int, ...]  # rounds whose global and client models are saved
     timed: bool  # a timed run: trained alone (never batched), so its round times are its own
     seed: int
+    max_rounds: int | None  # stop at this round for now (status "capped"); not part of the run id
     eval_every: int
     eval_last: int
     eval_batch_size: int
@@ -219,6 +222,25 @@ def _pool_for_centralized(merged: dict[str, Any], given: dict[str, Any]) -> None
         merged[name] = value
 
 
+def _apply_split_file(merged: dict[str, Any], given: dict[str, Any]) -> None:
+    """Partition "file": the split file is read and checked now (before any compute), its
+    digest becomes ``split_sha256`` and its users the clients."""
+    path = merged.get("split_file")
+    if not path:
+        raise ConfigError("split_file", "partition 'file' needs split_file: the path of a LEAF-style split JSON "
+                          "(e.g. the FedSAM repository's data/cifar10/data/train/federated_train_alpha_0.05.json)")
+    try:
+        split = read_split_file(path)
+    except DatasetError as exc:
+        raise ConfigError("split_file", str(exc)) from None
+    if merged.get("split_sha256") not in (None, split.sha256):
+        raise ConfigError("split_sha256", f"got {merged['split_sha256']!r} but {path} has sha256 {split.sha256}")
+    merged["split_sha256"] = split.sha256
+    if "clients" in given and int(given["clients"]) != split.num_clients:
+        raise ConfigError("clients", f"got {given['clients']}; the split file {path} has {split.num_clients} users")
+    merged["clients"] = split.num_clients
+
+
 def resolve_config(values: dict[str, Any] | None = None, **kwargs: Any) -> ExperimentConfig:
     """Build a validated :class:`ExperimentConfig` from user values (see module docstring).
 
@@ -243,6 +265,8 @@ def resolve_config(values: dict[str, Any] | None = None, **kwargs: Any) -> Exper
         _pool_for_centralized(merged, parsed)
     if merged["model"] is None:
         merged["model"] = default_model_for(dataset)
+    if merged["partition"] == "file":
+        _apply_split_file(merged, parsed)
     # every field must be present and parsed
     for name in FIELD_NAMES:
         if name not in merged:

@@ -13,15 +13,24 @@ from typing import Any
 SCALES = ("smoke", "small", "paper")
 #: "flwr": the clients are a flwr-datasets partitioner's partitions, which only the Python
 #: API can pass (``flcore.flower.Federation.from_config(..., partitioner=...)``).
-PARTITIONS = ("dirichlet", "shards", "iid", "domains", "flwr")
+PARTITIONS = ("dirichlet", "dirichlet_rounded", "shards", "iid", "domains", "file", "flwr")
 #: Config fields each partition reads; the others do not enter the run id.
 PARTITION_FIELDS = {
     "dirichlet": ("alpha", "samples_per_client"),
+    # Hsu et al.'s split with each client's class counts rounded from its prior: the
+    # ``paper`` scale's CIFAR split (flcore.data.partition_dirichlet_rounded)
+    "dirichlet_rounded": ("alpha", "samples_per_client"),
     "shards": ("classes_per_client",),
     "iid": ("samples_per_client",),
     "domains": ("alpha",),  # FedIMA's label + feature skew (flcore.data.partition_domains)
+    # a split file (the FedSAM/FedGloSS repositories' LEAF JSON): its content digest enters
+    # the run id, its path does not (flcore.data.split_file)
+    "file": ("split_file", "split_sha256"),
     "flwr": (),  # the partitioner's own arguments
 }
+#: Data sets a split file can name images of (``img_<index>_label_<label>.png`` or the
+#: training pickle's file names).
+SPLIT_FILE_DATASETS = ("cifar10", "cifar100")
 ALL_PARTITION_FIELDS = frozenset(f for names in PARTITION_FIELDS.values() for f in names)
 #: How clients train: ``auto`` picks ``batched`` on accelerators, ``sequential`` on CPUs.
 ENGINES = ("auto", "sequential", "batched")
@@ -32,7 +41,12 @@ DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
 
 #: Fields that say where or how to compute, not what: excluded from the run id.
 NON_SEMANTIC_FIELDS = frozenset(
-    {"device", "engine", "data_root", "download", "checkpoint_every", "eval_batch_size"}
+    {"device", "engine", "data_root", "download", "checkpoint_every", "eval_batch_size",
+     # a cap on the rounds trained now: the run keeps its full protocol's identity, and a
+     # later call with a higher cap (or none) continues it from its checkpoint
+     "max_rounds",
+     # where the split file is; its content enters the run id as split_sha256
+     "split_file"}
 )
 #: Hyper-parameters that only some methods use; a method lists the ones it reads.
 METHOD_FIELDS = frozenset(
@@ -126,6 +140,8 @@ DEFAULTS: dict[str, Any] = {
     "alpha": 0.0,
     "classes_per_client": 2,
     "samples_per_client": None,
+    "split_file": None,
+    "split_sha256": None,
     "num_samples": None,
     "local_epochs": 1,
     "local_steps": None,
@@ -187,6 +203,7 @@ DEFAULTS: dict[str, Any] = {
     "snapshot_rounds": (),
     "timed": False,
     "seed": 0,
+    "max_rounds": None,
     "eval_batch_size": 2000,
     "device": "auto",
     "engine": "auto",

@@ -26,6 +26,7 @@ from flcore.config.fields import (
     PARTITIONS,
     PRECISIONS,
     SCALES,
+    SPLIT_FILE_DATASETS,
     training_set_size,
 )
 from flcore.config.probes import probe_names
@@ -61,8 +62,18 @@ def _check_data_fit(cfg: dict[str, Any]) -> None:
         if cfg["clients"] % num_domains:
             raise ConfigError("clients", f"got {cfg['clients']}; the 'domains' partition deals {dataset}'s "
                               f"{num_domains} domains to equal groups of clients: must be a multiple of {num_domains}")
+    if partition == "file":
+        if dataset not in SPLIT_FILE_DATASETS:
+            raise ConfigError("partition", f"'file' reads split files over CIFAR images "
+                              f"({', '.join(SPLIT_FILE_DATASETS)}); {dataset} has none")
+        if cfg["num_samples"] is not None:
+            raise ConfigError("num_samples", f"got {cfg['num_samples']}; a split file indexes the whole training set, "
+                              "leave num_samples unset")
+    elif cfg["split_file"] is not None or cfg["split_sha256"] is not None:
+        name = "split_file" if cfg["split_file"] is not None else "split_sha256"
+        raise ConfigError(name, f"partition {partition!r} does not read {name}; only partition 'file' does")
     spc = cfg["samples_per_client"]
-    if spc is not None and partition in ("dirichlet", "iid") and cfg["clients"] * spc > n:
+    if spc is not None and partition in ("dirichlet", "dirichlet_rounded", "iid") and cfg["clients"] * spc > n:
         raise ConfigError("samples_per_client", f"got {spc}; {cfg['clients']} clients x {spc} exceeds the "
                           f"{n} training examples; must be <= {n // cfg['clients']}")
     if cfg["classes_per_client"] > num_classes:
@@ -160,6 +171,9 @@ def validate(cfg: dict[str, Any]) -> None:
         _at_least(name, cfg[name], 1)
     _at_least("eval_last", cfg["eval_last"], 0)
     _at_least("seed", cfg["seed"], 0)
+    if cfg["max_rounds"] is not None:
+        _at_least("max_rounds", cfg["max_rounds"], 1)
+        _at_most("max_rounds", cfg["max_rounds"], MAX_ROUNDS)
     for name in ("lr", "server_lr", "server_tau"):
         _positive(name, cfg[name])
     for name in ("weight_decay", "rho", "eta"):

@@ -34,7 +34,7 @@ from flcore.data.cifar_stats import CIFAR10_MEAN, CIFAR10_STD, CIFAR100_MEAN, CI
 from flcore.data.datasets import Dataset
 from flcore.data.errors import DatasetError
 
-__all__ = ["expected_checksums", "load_cifar"]
+__all__ = ["expected_checksums", "load_cifar", "train_filenames"]
 
 
 class _Variant(NamedTuple):
@@ -100,6 +100,28 @@ def _decode(name: str, root: Path, checksums: Mapping[str, str] | None, download
                                f"{culprit or 'labels outside 0..' + str(variant.num_classes - 1)}")
     return {"train_x": np.ascontiguousarray(train.data), "train_y": np.asarray(train.targets, dtype=np.int64),
             "test_x": np.ascontiguousarray(test.data), "test_y": np.asarray(test.targets, dtype=np.int64)}
+
+
+def train_filenames(name: str, root: str | Path = "data", *,
+                    checksums: Mapping[str, str] | None = None) -> list[str]:
+    """The training images' own names (the pickles' ``filenames``), in torchvision's order:
+    what the CIFAR-100 split files of the FedSAM repository name images by.  The files are
+    md5-verified by torchvision first, as :func:`load_cifar` does."""
+    if name not in _VARIANTS:
+        raise ValueError(f"unknown CIFAR variant {name!r}; expected 'cifar10' or 'cifar100'")
+    dataset_class = _torchvision_class(name, checksums if checksums is not None else checksum_override(name))
+    root = Path(root).expanduser().resolve()
+    _open(name, dataset_class, root, train=True, download=False)  # md5 check of every file
+    names: list[str] = []
+    for file_name, _ in dataset_class.train_list:
+        path = root / dataset_class.base_folder / file_name
+        with open(path, "rb") as handle:
+            entry = pickle.load(handle, encoding="latin1")
+        listed = entry.get("filenames") if isinstance(entry, dict) else None
+        if not isinstance(listed, list):
+            raise DatasetError(f"{path}: no 'filenames' list (not a CIFAR training pickle)")
+        names.extend(n.decode("utf-8") if isinstance(n, bytes) else str(n) for n in listed)
+    return names
 
 
 def _torchvision_class(name: str, md5s: Mapping[str, str] | None):

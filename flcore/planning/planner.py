@@ -30,6 +30,7 @@ from flcore.config import DATASET_FACTS, ExperimentConfig, resolve_config
 from flcore.flat import FlatModel
 from flcore.models import build_model
 from flcore.planning.workers import submit, worker_pool
+from flcore.record_format import stop_round
 from flcore.sim import resolve_device
 from flcore.sim.multi_run import group_key, run_group
 from flcore.store import RunStore, prepare_resume, run_locks
@@ -173,14 +174,17 @@ def plan_groups(requests: Iterable[Any], device: str = "auto", overrides: dict |
     return [g for _, g in groups]
 
 
-def run_cost(cfg: ExperimentConfig) -> float:
-    """Gradient evaluations of a run's clients: rounds x clients x steps x evaluations per step."""
+def run_cost(cfg: ExperimentConfig, rounds_done: int = 0) -> float:
+    """Gradient evaluations of a run's clients: rounds x clients x steps x evaluations per
+    step, over the rounds still to train (from ``rounds_done`` to the config's cap, or to
+    its last round)."""
 
     steps = cfg.local_steps
     if steps is None:
         per_client = (cfg.num_samples or 50_000) / max(1, cfg.clients)
         steps = cfg.local_epochs * math.ceil(per_client / cfg.batch_size)
-    return float(cfg.rounds * cfg.per_round * steps * get_method(cfg.method).grad_evals_per_step)
+    rounds = max(0, stop_round(cfg) - rounds_done)
+    return float(rounds * cfg.per_round * steps * get_method(cfg.method).grad_evals_per_step)
 
 
 def train_group(group: RunGroup, store: str | os.PathLike | None, overrides: dict | None = None,
@@ -188,10 +192,11 @@ def train_group(group: RunGroup, store: str | os.PathLike | None, overrides: dic
     """Train the runs of ``group`` that the store does not hold finished, together.
 
     Returns one dict per run of the group, in order: ``run_id``, ``status`` (finished,
-    diverged or failed), ``error`` and ``seconds`` (the group's training time, shared by
-    its runs).  A run already finished or diverged in the store is returned as it is
-    (``reused`` true); a failure (missing data, a bug) fails the runs of the group, not the
-    caller (``error`` and ``traceback``).
+    diverged, capped or failed), ``error`` and ``seconds`` (the group's training time,
+    shared by its runs).  A run already finished or diverged in the store, or capped at the
+    ``max_rounds`` of ``overrides`` or beyond, is returned as it is (``reused`` true); a
+    failure (missing data, a bug) fails the runs of the group, not the caller (``error``
+    and ``traceback``).
 
     One writer per run: the group trains holding the run-directory lock of each of its
     runs (:func:`flcore.store.run_locks`, the lock ``flcore run`` takes too), so another
@@ -236,7 +241,7 @@ def _train_group_unlocked(group: RunGroup, store, overrides: dict | None, progre
         for cfg in cfgs:
             rid = cfg.run_id()
             found = lookup_finished(store, cfg) if runs_store is not None else None
-            if found is not None:  # finished or diverged, its record checks out
+            if found is not None:  # finished, diverged or capped at its cap or beyond; its record checks out
                 results[rid] = {"run_id": rid, "status": found["status"], "error": None, "seconds": 0.0,
                                 "summary": found, "reused": True, "traceback": None}
                 continue

@@ -28,12 +28,15 @@ from flcore.report.run_settings import (
     span,
 )
 from flcore.reproduction.claims import (
+    CAPPED_PREFIX,
+    CAPPED_REASON,
     DECIDED,
     RULE_TEXT,
     VERDICT_TEXT,
     VERDICTS,
     claim_specs,
     evaluate_claims,
+    is_capped_reason,
     spread_specs,
     verdict_totals,
 )
@@ -96,18 +99,20 @@ class Page:
         plt.close(fig)
 
     def check_claims(self, scale: str, store=None, seeds: Sequence[int] = (0,), ensure_spread: bool = True,
-                     device: str = "auto", workers: int | None = None) -> pd.DataFrame:
+                     device: str = "auto", workers: int | None = None,
+                     max_rounds: int | None = None) -> pd.DataFrame:
         """The verdicts of the claims this artifact checks (one row per claim, the fields
         of ``flcore claims --json``), kept for :meth:`show_claims`.
 
         With ``ensure_spread`` the runs the verdicts rest on are trained first when missing:
         the claims' extra seeds of this artifact's cells and the reference pairs whose
-        spread decides comparisons with too few seeds.
+        spread decides comparisons with too few seeds, capped at ``max_rounds`` like the
+        page's own runs (a capped run decides no verdict).
         """
 
         if ensure_spread:
             needed = claim_specs(scale, [self.artifact_id]) + spread_specs(scale)
-            ensure_runs(needed, store=store, device=device, workers=workers, log=None)
+            ensure_runs(needed, store=store, device=device, workers=workers, log=None, max_rounds=max_rounds)
         self.scale = scale
         self.claim_results = evaluate_claims(scale, store, seeds, artifact=self.artifact_id)
         return pd.DataFrame(self.claim_results, columns=["id", "paper", "text", "artifacts", "verdict", "counts",
@@ -196,22 +201,50 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
         comparisons = result["comparisons"]
         published = ", ".join(_number(c["published"]["gap"]) for c in comparisons)
         cells = {key: ", ".join(_comparison_cell(c, key) for c in comparisons) for key in ("gap", "threshold", "mde")}
-        verdict = f"**{VERDICT_TEXT[result['verdict']]}** ({result['summary']})"
-        if result.get("reason"):
-            verdict += f"; {result['reason']}"
+        if result["verdict"] == "not_run" and is_capped_reason(result.get("reason")):
+            verdict = f"**not checked: {_capped_text(result['reason'])}** ({result['summary']})"  # a capped preview
+            others = [part for part in result["reason"].split("; ") if not CAPPED_REASON.fullmatch(part)]
+            if others:
+                verdict += f"; {'; '.join(others)}"
+        else:
+            verdict = f"**{VERDICT_TEXT[result['verdict']]}** ({result['summary']})"
+            if result.get("reason"):
+                verdict += f"; {result['reason']}"
         lines.append(f"| {result['text']} | {result.get('units') or ''} | {published} | {cells['gap']} "
                      f"| {cells['threshold']} | {cells['mde']} | {verdict} | {checked_by} |")
     return "\n".join(lines)
 
 
+def _capped_text(reason: str) -> str:
+    """``"5 of 12 rounds"`` from a capped claim's reason (several: the fewest rounds done)."""
+    parts = [part.removeprefix(CAPPED_PREFIX) for part in reason.split("; ") if CAPPED_REASON.fullmatch(part)]
+    return min(parts, key=lambda part: int(part.split(" ", 1)[0]))
+
+
 def scale_banner(scale: str, specs: Sequence = (), built: str | None = None, cls: str = "result",
-                 paper_specs: Sequence = ()) -> str:
+                 paper_specs: Sequence = (), max_rounds: int | None = None) -> str:
     """The first lines of an artifact page: the scale it was built at and what its runs are
     -- data set, model, clients, rounds and seeds read from the runs' own resolved configs
     (``specs``: the artifact's ``runs(scale, seeds)``; :mod:`flcore.report.run_settings`),
     with what they stand in for below the paper scale (``paper_specs``: its runs at the
     ``paper`` scale).  ``cls`` is the artifact's class: ``config``, ``heavy`` and
-    ``schematic`` pages train nothing and say so."""
+    ``schematic`` pages train nothing and say so.  For a page built from runs capped at
+    ``max_rounds``, the banner first says that it is a preview (:func:`capped_banner`)."""
+    text = _scale_text(scale, specs, built, cls, paper_specs)
+    if max_rounds is not None and cls not in ("config", "heavy", "schematic"):
+        text = capped_banner(max_rounds) + " " + text
+    return text
+
+
+def capped_banner(max_rounds: int) -> str:
+    """The sentence a page built from capped runs starts with."""
+    return (f"**A capped preview: every run stopped at round {max_rounds:,}** (or its last round, if sooner), "
+            "not at the end of its protocol; the numbers below are the runs' at that round, and the claims are "
+            "not checked (\"not checked: N of M rounds\"). Rerun without the cap (`--max-rounds`, notebook "
+            "parameter `max_rounds = None`) to continue every run from its checkpoint to the full protocol.")
+
+
+def _scale_text(scale: str, specs: Sequence, built: str | None, cls: str, paper_specs: Sequence) -> str:
 
     when = f" on {built}" if built else ""
     if cls == "config":

@@ -10,6 +10,17 @@ linearly in ``r`` between the two (the benchmark's groups are the largest the bo
 planner makes, so smaller groups are charged closer to the one-at-a-time rate).  The
 groups of a plan are scheduled longest first on ``cores`` single-threaded workers, as
 ``ensure_runs`` does, and the estimate is the last worker's finishing time.
+
+Per device kind (``--plan``, :mod:`flcore.reproduction.pricing`): every benchmark row in
+``benchmarks/results/*.jsonl`` names the machine it was measured on (``machine``: "CPU,
+2 cores", "NVIDIA H100 80GB HBM3") and the model of its runs (rows that predate the
+``model`` field: ``sweep_time.py``'s CPU set is the small scale's MNIST-1D model, its
+``--gpu`` set and ``round_time.py`` the CIFAR CNN).  :func:`device_rates` turns them into
+one :class:`DeviceRates` per machine: a :class:`CostModel` per model, in worker-seconds
+per unit of cost (a worker: one core of a CPU, a whole GPU).  ``sweep_time.py`` rows
+give the alone and batched rates; a ``round_time.py`` row (one run, the whole protocol
+with its evaluations, ``threads`` cores) gives an alone rate.  A machine without rows is
+*uncalibrated*: nothing is estimated for it.
 """
 from __future__ import annotations
 
@@ -59,8 +70,103 @@ def calibrate(rows: Sequence[dict]) -> CostModel:
 
 
 def load_cost_model(path: str | Path) -> CostModel:
-    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
-    return calibrate(rows)
+    return calibrate(read_rows(path))
+
+
+def read_rows(path: str | Path) -> list[dict]:
+    """The JSON objects of a JSON-lines file (blank lines skipped)."""
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class DeviceRates:
+    """What the benchmark rows of one machine say: worker-seconds per unit of run cost
+    for each model measured (module docstring)."""
+
+    kind: str  # the machine, as the rows name it
+    device: str  # "cpu" | "cuda"
+    workers: int  # cores of a CPU (runs trained at once, one thread each); 1 for a GPU
+    models: dict[str, CostModel]
+    sources: tuple[str, ...]  # "<file> <date>" of the rows used
+
+
+#: The model of a row without a ``model`` field, by benchmark and device (module docstring).
+_LEGACY_MODEL = {("sweep_time", "cpu"): "mnist1d_cnn", ("sweep_time", "cuda"): "cnn", ("round_time", "cpu"): "cnn",
+                 ("round_time", "cuda"): "cnn"}
+#: The batch size of ``round_time.py``'s protocol (the CIFAR preset's: FedSAM Table 10).
+_ROUND_TIME_BATCH = 64
+
+
+def _cores(row: dict) -> int:
+    digits = [int(w) for w in str(row.get("machine", "")).replace(",", " ").split() if w.isdigit()]
+    return digits[0] if digits else int(row.get("workers") or row.get("threads") or 1)
+
+
+def device_rates(rows_by_file: dict[str, list[dict]]) -> dict[str, DeviceRates]:
+    """:class:`DeviceRates` per machine from the rows of ``benchmarks/results/*.jsonl``
+    (``{file stem: rows}``); the latest rows of each (machine, model, engine) win."""
+    from flcore.algorithms import get_method
+
+    latest: dict[tuple[str, str, str, str], dict] = {}
+    for stem, rows in rows_by_file.items():
+        if stem not in ("sweep_time", "round_time"):
+            continue
+        for row in rows:
+            device = "cuda" if str(row.get("device", "")).startswith("cuda") else "cpu"
+            model = row.get("model") or _LEGACY_MODEL[(stem, device)]
+            if stem == "round_time":
+                default = "sequential" if device == "cpu" else "batched"  # what engine "auto" picks
+                if row.get("engine") != default or "flcore_protocol_s" not in row:
+                    continue
+                engine = "round"
+            elif "cost" not in row:
+                continue
+            else:
+                engine = row["engine"]
+            key = (row.get("machine") or device, model, stem, engine)
+            if key not in latest or str(row.get("date", "")) >= str(latest[key].get("date", "")):
+                latest[key] = {**row, "_device": device, "_stem": stem}
+    by_machine: dict[str, dict[str, dict[str, float | int]]] = {}
+    meta: dict[str, tuple[str, int, set]] = {}
+    for (machine, model, stem, engine), row in sorted(latest.items()):
+        device = row["_device"]
+        workers = 1 if device == "cuda" else _cores(row)
+        rates = by_machine.setdefault(machine, {}).setdefault(model, {})
+        if engine == "round":
+            steps = math.ceil(row["samples_per_client"] / _ROUND_TIME_BATCH)
+            cost = (row["protocol_rounds"] * row["clients_per_round"] * steps
+                    * get_method(row["method"]).grad_evals_per_step)
+            threads = 1 if device == "cuda" else int(row.get("threads") or workers)
+            rates.setdefault("round", [])
+            rates["round"].append(row["flcore_protocol_s"] * threads / cost)
+        else:
+            rates[engine] = row["seconds"] * (row.get("workers") or 1) / row["cost"]
+            if engine == "batched":
+                rates["group_runs"] = row.get("group_runs") or 1
+        _, _, sources = meta.setdefault(machine, (device, workers, set()))
+        sources.add(f"{stem}.jsonl {row.get('date', '?')}")
+    out = {}
+    for machine, models in by_machine.items():
+        device, workers, sources = meta[machine]
+        cost_models = {}
+        for model, r in models.items():
+            alone = r.get("one-at-a-time") or (sum(r["round"]) / len(r["round"]) if r.get("round") else None)
+            batched = r.get("batched")
+            if alone is None and batched is None:
+                continue
+            cost_models[model] = CostModel(alone=alone if alone is not None else batched,
+                                           batched=batched if batched is not None else alone,
+                                           batched_runs=int(r.get("group_runs", 1)) if batched is not None else 1)
+        out[machine] = DeviceRates(machine, device, workers, cost_models, tuple(sorted(sources)))
+    return out
+
+
+def load_device_rates(results_dir: str | Path) -> dict[str, DeviceRates]:
+    """:func:`device_rates` of the ``*.jsonl`` files in ``results_dir`` (none: no machine
+    is calibrated)."""
+    folder = Path(results_dir)
+    files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    return device_rates({path.stem: read_rows(path) for path in files})
 
 
 def estimate_seconds(specs: Sequence, model: CostModel, cores: int = 2, device: str = "cpu") -> float:

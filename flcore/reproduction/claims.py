@@ -45,7 +45,9 @@ Besides these, a comparison may be:
 - *by construction*: the metric follows from the methods' definitions (backpropagations
   per step from the recipes): shown, not counted as evidence;
 - *not run at this scale*: the scale does not run a cell, its runs are not in the store,
-  its method is not implemented, or the metric is missing from them;
+  its method is not implemented, or the metric is missing from them; or its runs are a
+  capped preview (stopped at ``max_rounds``, reason ``"not checked: N of M rounds"``),
+  whose numbers never decide a verdict;
 - *not testable here*: see above.
 
 **Timing.**  A metric registered ``timed`` (seconds per round, and what is computed from
@@ -77,6 +79,7 @@ spread, measured in its own metric.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -88,6 +91,7 @@ import yaml
 from flcore.config import chance_accuracy
 from flcore.config.presets import DEFAULT_DATASET
 from flcore.models import default_model_for
+from flcore.record_format import CAPPED
 from flcore.reproduction.paired import MIN_OWN_SEEDS, PairedTest, pooled_sd, sample_sd
 
 #: The verdicts, their words on the pages, and which of them decide a claim.
@@ -419,8 +423,12 @@ def _cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], sto
     if metric.by_construction:
         values = {_seed_of(s): metric.function({**s.labels, "method": s.method}) for s in specs}
         return CellValues({k: float(v) for k, v in values.items() if v is not None}, run_ids, configs)
+    frame = results_frame(specs, store)
+    capped = capped_reason(frame)
+    if capped is not None:  # a preview's runs decide nothing, whatever their numbers
+        return CellValues({}, run_ids, configs, f"{CAPPED_PREFIX}{capped}")
     values = {}
-    for spec, cfg, row in zip(specs, configs, results_frame(specs, store).to_dict("records")):
+    for spec, cfg, row in zip(specs, configs, frame.to_dict("records")):
         if row["status"] == "diverged" and metric.accuracy:
             values[_seed_of(spec)] = chance_accuracy(cfg.dataset)
         elif row["status"] == "finished":
@@ -428,11 +436,37 @@ def _cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], sto
             if value is not None and math.isfinite(float(value)):
                 values[_seed_of(spec)] = float(value)
     if not values:
-        statuses = {row["status"] for row in results_frame(specs, store).to_dict("records")}
+        statuses = set(frame["status"])
         reason = (f"the metric {claim.metric} is missing from its runs" if statuses & {"finished", "diverged"}
                   else "its runs are not in the store")
         return CellValues({}, run_ids, configs, reason)
     return CellValues(values, {s: run_ids[s] for s in values}, configs)
+
+
+# --------------------------------------------------------------------------- capped previews
+
+#: What a comparison's reason starts with when its runs stopped at a ``max_rounds`` cap.
+CAPPED_PREFIX = "not checked: "
+#: ``"not checked: 500 of 10000 rounds"``: the reason a comparison on runs stopped at a
+#: ``max_rounds`` cap is not run (:func:`capped_reason`, after :data:`CAPPED_PREFIX`).
+CAPPED_REASON = re.compile(rf"(?:{CAPPED_PREFIX})?\d+ of \d+ rounds")
+
+
+def capped_reason(frame) -> str | None:
+    """``"N of M rounds"`` when runs of a cell stopped at a ``max_rounds`` cap (status
+    ``capped``: a preview, N the fewest rounds any of them has done, M their protocol's):
+    such runs never decide a verdict, whatever their numbers (the comparison is
+    ``not_run``, its reason ``"not checked: N of M rounds"``).  None otherwise."""
+    capped = frame[frame["status"] == CAPPED]
+    if capped.empty:
+        return None
+    return f"{int(capped['rounds_done'].min())} of {int(capped['rounds'].max())} rounds"
+
+
+def is_capped_reason(reason: str | None) -> bool:
+    """Whether a claim's or comparison's ``reason`` is (or, joined with others by ``"; "``,
+    includes) a capped preview's (:func:`capped_reason`)."""
+    return bool(reason) and any(CAPPED_REASON.fullmatch(part) for part in reason.split("; "))
 
 
 # --------------------------------------------------------------------------- what a scale can test

@@ -12,6 +12,14 @@ on a GPU -- or a Ray cluster.  Pending specs (method not implemented yet) are li
 status ``pending`` and never run.  It returns one row per spec: its labels, run id, status and
 summary numbers.  A run that raises is reported as ``failed``; by default the call then
 raises, so the notebook that asked for it fails and marks its artifact failed.
+
+``max_rounds`` caps every run at that many rounds (a preview: :mod:`flcore.sim.engine`);
+the runs keep their ids, and a later call with a higher cap or none continues them from
+their checkpoints.  In the frame such a call returns, a run stopped at its cap counts as
+finished for the page that asked for the preview (``capped_at`` says where it stopped, out
+of ``rounds``); :func:`results_frame` without ``max_rounds`` -- what the claims engine
+reads -- reports it as ``capped``.  Runs imported from a results bundle carry their
+``provenance`` (device, date and commit of the machine that trained them).
 """
 from __future__ import annotations
 
@@ -24,6 +32,7 @@ import pandas as pd
 
 from flcore.executors import LocalExecutor, group_runs
 from flcore.planning.spec import RunSpec
+from flcore.record_format import CAPPED, trained_enough
 from flcore.store import RunStore, StoreError, check_run, live_status
 
 TERMINAL = ("finished", "diverged")
@@ -38,28 +47,48 @@ def resolve_store(store: str | os.PathLike | None) -> Path:
     return Path(store if store is not None else default_store()).expanduser()
 
 
+#: The round cap ``flcore reproduce --max-rounds N`` hands the notebooks it executes (as
+#: the store reaches them as ``$FLCORE_STORE``): :func:`ensure_runs` caps at it when no
+#: ``max_rounds`` is given, so a notebook's own calls train no further than the batch did.
+MAX_ROUNDS_ENV = "FLCORE_MAX_ROUNDS"
+
+
+def default_max_rounds() -> int | None:
+    """``$FLCORE_MAX_ROUNDS`` as a positive integer, or None when unset or empty."""
+    raw = os.environ.get(MAX_ROUNDS_ENV, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"${MAX_ROUNDS_ENV}: expected a positive integer (a round cap), got {raw!r}")
+    return int(raw)
 
 
 def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None, device: str = "auto",
                 workers: int | None = None, data_root: str | None = None, download: bool | None = None,
-                raise_on_failure: bool = True, log=print, executor=None, progress: bool = False) -> pd.DataFrame:
-    """Make sure every available spec has a finished (or diverged) run; see module docstring.
+                raise_on_failure: bool = True, log=print, executor=None, progress: bool = False,
+                max_rounds: int | None = None) -> pd.DataFrame:
+    """Make sure every available spec has a finished (or diverged) run, or one capped at
+    ``max_rounds`` (default ``$FLCORE_MAX_ROUNDS``, else none); see module docstring.
 
     ``executor`` trains the missing runs' groups (:mod:`flcore.executors`; default: the
     local executor with ``workers``); ``progress`` shows one bar over all runs on stderr.
     Returns one row per spec: its labels, ``method``, ``run_id``, ``status`` (finished,
     diverged, failed or pending), ``mean_last_100`` (fraction), ``final_accuracy``,
-    ``rounds_done``, ``diverged_round``, ``run_dir`` and ``error``.
+    ``rounds_done``, ``rounds``, ``capped_at``, ``diverged_round``, ``run_dir``,
+    ``provenance`` and ``error``.
     """
+    if max_rounds is None:
+        max_rounds = default_max_rounds()
     root = resolve_store(store)
     runs = RunStore(root)
-    overrides = {"device": device, "data_root": data_root, "download": download}
+    overrides = {"device": device, "data_root": data_root, "download": download, "max_rounds": max_rounds}
     todo: dict[str, RunSpec] = {}
     for spec in specs:
         if not spec.available:
             continue
-        rid = spec.run_id(**overrides)
-        if rid not in todo and stored_state(runs.run(rid))[0] not in TERMINAL:
+        cfg = spec.resolve(**overrides)
+        rid = cfg.run_id()
+        if rid not in todo and not trained_enough(stored_state(runs.run(rid))[1], cfg):
             todo[rid] = spec
     errors: dict[str, str] = {}
     if todo:
@@ -108,10 +137,13 @@ def _collect(done, groups, overrides: dict, errors: dict, log, progress: bool) -
 
 def results_frame(specs: Sequence[RunSpec], store: str | os.PathLike | None = None,
                   overrides: dict | None = None, errors: dict | None = None) -> pd.DataFrame:
-    """One row per spec with what the store holds for it (no training)."""
+    """One row per spec with what the store holds for it (no training).  With a
+    ``max_rounds`` in ``overrides``, a run capped there or beyond shows as finished
+    (``capped_at``: where it stopped); otherwise as ``capped`` (module docstring)."""
 
     runs = RunStore(resolve_store(store))
     overrides = overrides or {}
+    preview = overrides.get("max_rounds") is not None
     errors = errors or {}
     rows = []
     for spec in specs:
@@ -120,17 +152,26 @@ def results_frame(specs: Sequence[RunSpec], store: str | os.PathLike | None = No
             row.update(run_id=None, status="pending", run_dir=None)
             rows.append(row)
             continue
-        rid = spec.run_id(**overrides)
+        cfg = spec.resolve(**overrides)
+        rid = cfg.run_id()
         run = runs.run(rid)
         state, status, summary, problem = stored_state(run)
+        capped_at = status.get("rounds_done") if state == CAPPED else None
+        if preview and state == CAPPED and trained_enough(status, cfg):
+            state = "finished"
+        try:
+            provenance = provenance_text(run.provenance())
+        except StoreError as exc:
+            provenance, problem = None, problem or str(exc)[:500]
         if rid in errors:
             state = "failed"
         row.update(run_id=rid, status=state, run_dir=str(run.path),
-                   rounds_done=status.get("rounds_done", 0),
+                   rounds_done=status.get("rounds_done", 0), rounds=cfg.rounds, capped_at=capped_at,
                    mean_last_100=summary.get("mean_last_100"),
                    final_accuracy=summary.get("final_accuracy"),
                    diverged_round=status.get("diverged_round"),
                    wall_time_s=status.get("wall_time_s"),
+                   provenance=provenance,
                    error=errors.get(rid) or problem)
         rows.append(row)
     return pd.DataFrame(rows)
@@ -151,6 +192,16 @@ def stored_state(run) -> tuple[str, dict, dict, str | None]:
     except StoreError as exc:
         return "damaged", {}, {}, str(exc)[:500]
     return live_status(run, status.get("status", "new")), status, summary, None
+
+
+def provenance_text(record: dict) -> str | None:
+    """``"NVIDIA H100 80GB HBM3, 2025-06-01, flcore 0.1.0 (commit 1a2b3c4d5e6f)"`` for an
+    imported run's provenance record; None for a run trained into this store."""
+    if not record:
+        return None
+    commit = record.get("commit")
+    version = f"flcore {record.get('flcore_version', '?')}" + (f" (commit {str(commit)[:12]})" if commit else "")
+    return f"{record.get('device', 'unknown device')}, {str(record.get('date', '?'))[:10]}, {version}"
 
 
 def run_metrics(frame: pd.DataFrame, store: str | os.PathLike | None = None) -> pd.DataFrame:
@@ -178,5 +229,5 @@ def run_metrics(frame: pd.DataFrame, store: str | os.PathLike | None = None) -> 
     return pd.concat(parts, ignore_index=True)
 
 
-_RESULT_COLUMNS = {"method", "run_id", "status", "run_dir", "rounds_done", "mean_last_100", "final_accuracy",
-                   "diverged_round", "wall_time_s", "error"}
+_RESULT_COLUMNS = {"method", "run_id", "status", "run_dir", "rounds_done", "rounds", "capped_at", "mean_last_100",
+                   "final_accuracy", "diverged_round", "wall_time_s", "provenance", "error"}

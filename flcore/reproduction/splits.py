@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from flcore.config import resolve_config
-from flcore.data import partition
+from flcore.data import partition, read_split_file
 from flcore.data.cifar import load_cifar
 from flcore.data.cifar_stats import CIFAR_SIZES
 from flcore.data.errors import DatasetError
@@ -84,6 +84,22 @@ def generate_split(dataset: str, alpha: float, data_root: str | Path | None = No
     num_classes = int(labels.max()) + 1
     counts = np.stack([np.bincount(labels[idx], minlength=num_classes) for idx in clients])
     return Split(dataset, float(alpha), counts, test_samples, source)
+
+
+def official_split(path: str | Path, dataset: str, alpha: float) -> Split:
+    """The statistics of a published split file (the FedSAM / FedGloSS repositories' LEAF
+    JSON, :mod:`flcore.data.split_file`), from the labels it lists: what the data-split
+    pages show beside flcore's own split when the file is given.  ``labels_from`` names the
+    file; its labels are checked against CIFAR's only when a run reads it."""
+    if dataset not in CIFAR_SIZES:
+        raise ValueError(f"dataset: expected one of {', '.join(CIFAR_SIZES)}, got {dataset!r}")
+    split = read_split_file(path)
+    num_classes = CIFAR_SIZES[dataset]["classes"]
+    bad = [y for ys in split.labels for y in ys if not 0 <= y < num_classes]
+    if bad:
+        raise DatasetError(f"split file {path}: label {bad[0]} outside 0..{num_classes - 1} of {dataset}")
+    counts = np.stack([np.bincount(np.asarray(ys, dtype=np.int64), minlength=num_classes) for ys in split.labels])
+    return Split(dataset, float(alpha), counts, CIFAR_SIZES[dataset]["test"], f"split file {Path(path).name}")
 
 
 def paper_splits(data_root: str | Path | None = None, seed: int = 0) -> list[Split]:

@@ -13,6 +13,11 @@ named dataset, or your own data and ``nn.Module``), :meth:`Simulation.step` retu
 the round by name), :meth:`Simulation.state_dict` / :meth:`Simulation.load_state_dict`.
 ``run_rounds`` (what :func:`flcore.run_experiment` calls) runs the same rounds with
 evaluation, checkpoints and the run record.
+
+A config's ``max_rounds`` caps the rounds trained now: the run stops at that round with
+status ``capped`` (checkpoint, summary and an evaluation there, marked as a preview), keeps
+its run id, and a later call with a higher cap or none continues it from the checkpoint;
+the continued run's log and model are the uninterrupted run's.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ from flcore.config import ExperimentConfig, resolve_config
 from flcore.errors import ConfigError
 from flcore.flat import FlatModel
 from flcore.models import build_model
-from flcore.record_format import CHECKPOINT_FORMAT, is_evaluation_round, summarize
+from flcore.record_format import CAPPED, CHECKPOINT_FORMAT, is_evaluation_round, is_preview_round, stop_round, summarize
 from flcore.seeding import derive_seed
 from flcore.sim.cpu_memory import retain_freed_memory
 from flcore.sim.local_training import train_round
@@ -513,17 +518,18 @@ class Simulation:
     def run_rounds(self) -> dict:
         cfg, run = self.cfg, self.run
         self.open_record(self.engine)
+        stop = stop_round(cfg)
         bar = None
         if self.progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=cfg.rounds, initial=self.rounds_done, unit="round", file=sys.stderr,
+            bar = tqdm(total=stop, initial=self.rounds_done, unit="round", file=sys.stderr,
                        dynamic_ncols=True, desc=f"{cfg.method}/{cfg.dataset}")
         status, diverged_round = "finished", None
         started = time.perf_counter()
         timing = RoundTiming()
         try:
-            for round in range(self.rounds_done, cfg.rounds):
+            for round in range(self.rounds_done, stop):
                 round_started = time.perf_counter()
                 train_loss = self.train_one_round(round)
                 done = round + 1
@@ -555,7 +561,7 @@ class Simulation:
                         run.append_metrics(row)
                     if bar is not None:
                         bar.set_postfix(test_acc=f"{acc:.4f}")
-                if run is not None and done % cfg.checkpoint_every == 0 and done < cfg.rounds:
+                if run is not None and done % cfg.checkpoint_every == 0 and done < stop:
                     run.save_checkpoint(self.state())
                     run.set_status("running", rounds_done=done)
                 if bar is not None:
@@ -568,15 +574,33 @@ class Simulation:
             if bar is not None:
                 bar.close()
         elapsed = time.perf_counter() - started
+        if status == "finished" and self.rounds_done < cfg.rounds:
+            status = CAPPED
+            self.record_preview()
         summary = summarize(self.metrics, cfg, status, self.rounds_done)
         if diverged_round is not None:
             summary["diverged_round"] = diverged_round
         if run is not None:
             run.save_checkpoint(self.state())
-            if status == "finished":
+            if status in ("finished", CAPPED):  # a capped run's: the model at its cap, until it finishes
                 run.save_final_model(self.flat.state_dict(self.server.eval_params(self.w, self.server_state)))
             run.write_summary(summary)
             run.set_status(status, rounds_done=self.rounds_done, diverged_round=diverged_round,
-                           wall_time_s=elapsed, **timing.record(), batch_runs=1)
+                           wall_time_s=elapsed, **timing.record(), batch_runs=1,
+                           **({"rounds": cfg.rounds} if status == CAPPED else {}))
         summary["wall_time_s"] = elapsed
         return summary
+
+    def record_preview(self) -> None:
+        """At a cap the protocol does not evaluate at, evaluate the model anyway (a row
+        marked ``"preview": true``, dropped when the run continues), unless the log
+        already ends with an evaluation of this round."""
+        done = self.rounds_done
+        last = self.metrics[-1] if self.metrics else {}
+        if not is_preview_round(done, self.cfg) or (last.get("round") == done and "test_accuracy" in last):
+            return
+        acc, loss = self.evaluate()
+        row = {"round": done, "test_accuracy": acc, "test_loss": loss, "preview": True}
+        self.metrics.append(row)
+        if self.run is not None:
+            self.run.append_metrics(row)

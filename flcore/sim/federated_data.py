@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from flcore.data import load_dataset, normalize, partition
+from flcore.data import DatasetError, load_dataset, normalize, partition, read_split_file, split_indices
 from flcore.data import partition as make_partition
 from flcore.data.datasets import pixels_to_images
 from flcore.data.partition import LABEL_PARTITION_KINDS as PARTITION_KINDS
@@ -266,13 +266,13 @@ def _client_parts(partition, y: torch.Tensor, num_samples: int, num_clients, alp
         if isinstance(num_clients, bool) or not isinstance(num_clients, int) or num_clients < 1:
             raise ValueError(f"num_clients: expected an integer >= 1 with partition={partition!r}, got {num_clients!r}")
         args = {"alpha": alpha, "classes_per_client": classes_per_client, "samples_per_client": samples_per_client}
-        used = {"dirichlet": ("alpha", "samples_per_client"), "shards": ("classes_per_client",),
-                "iid": ("samples_per_client",)}[partition]
+        used = {"dirichlet": ("alpha", "samples_per_client"), "dirichlet_rounded": ("alpha", "samples_per_client"),
+                "shards": ("classes_per_client",), "iid": ("samples_per_client",)}[partition]
         for name, value in args.items():
             if value is not None and name not in used:
                 raise ValueError(f"{name}: not a parameter of partition={partition!r} (it takes {', '.join(used)})")
-        if partition == "dirichlet" and (alpha is None or not alpha >= 0):
-            raise ValueError(f"alpha: partition='dirichlet' needs alpha >= 0, got {alpha!r}")
+        if partition.startswith("dirichlet") and (alpha is None or not alpha >= 0):
+            raise ValueError(f"alpha: partition={partition!r} needs alpha >= 0, got {alpha!r}")
         if partition == "shards" and (classes_per_client is None or int(classes_per_client) < 1):
             raise ValueError(
                 f"classes_per_client: partition='shards' needs an integer >= 1, got {classes_per_client!r}"
@@ -381,9 +381,22 @@ def _refuse_flwr_partition(cfg) -> None:
 
 def client_partition(cfg, data) -> list:
     """``cfg``'s client partition of ``data``'s training set (one index array per client);
-    the "domains" partition reads each example's domain.  ``partition: flwr`` has no
-    partition of its own (a flwr-datasets partitioner's, through :mod:`flcore.flower`)."""
+    the "domains" partition reads each example's domain, the "file" partition its split
+    file (checked against the data, and against the digest the run id holds).
+    ``partition: flwr`` has no partition of its own (a flwr-datasets partitioner's, through
+    :mod:`flcore.flower`)."""
     _refuse_flwr_partition(cfg)
+    if cfg.partition == "file":
+        split = read_split_file(cfg.split_file)
+        if cfg.split_sha256 is not None and split.sha256 != cfg.split_sha256:
+            raise DatasetError(f"split file {cfg.split_file} changed since the run was configured "
+                               f"(sha256 {split.sha256[:12]}..., the run's {cfg.split_sha256[:12]}...)")
+        names = None
+        if cfg.dataset == "cifar100":
+            from flcore.data.cifar import train_filenames  # torchvision loads on demand, as in load_dataset
+
+            names = train_filenames(cfg.dataset, cfg.data_root)
+        return split_indices(split, cfg.dataset, data.train_y.numpy(), names)
     domains = {"domains": data.train_domain.numpy()} if cfg.partition == "domains" else {}
     return partition(cfg.partition, data.train_y.numpy(), cfg.clients, seed=cfg.seed, **cfg.partition_args(),
                      **domains)

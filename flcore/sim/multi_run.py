@@ -37,7 +37,7 @@ import torch
 
 from flcore.algorithms.schedules import local_epochs_at
 from flcore.config import PARTITION_FIELDS
-from flcore.record_format import is_evaluation_round, summarize
+from flcore.record_format import CAPPED, is_evaluation_round, stop_round, summarize
 from flcore.sim.engine import RoundTiming, Simulation, static_width
 from flcore.sim.federated_data import FederatedData, build_federated_data
 from flcore.sim.local_training import train_chunk
@@ -312,7 +312,7 @@ class MultiRunSimulation:
         tracks = [_RunTrack(sim) for sim in self.sims]
         for t in tracks:
             t.batch_runs = len(tracks)
-        rounds = max(sim.cfg.rounds for sim in self.sims)
+        rounds = max(stop_round(sim.cfg) for sim in self.sims)
         first = min(sim.rounds_done for sim in self.sims)
         bar = None
         if self.progress:
@@ -382,7 +382,8 @@ class _RunTrack:
         #: each round's training time shared equally by the runs trained in it
         self.timing = RoundTiming()
         sim.open_record("batched-runs")
-        self.open = sim.rounds_done < sim.cfg.rounds
+        self.stop = stop_round(sim.cfg)
+        self.open = sim.rounds_done < self.stop
 
     def _append(self, row: dict) -> None:
         self.sim.metrics.append(row)
@@ -404,10 +405,10 @@ class _RunTrack:
             if done % cfg.eval_every == 0 or done == cfg.rounds:
                 row["client_accuracy"] = sim.client_accuracy()
             self._append(row)
-        if run is not None and done % cfg.checkpoint_every == 0 and done < cfg.rounds:
+        if run is not None and done % cfg.checkpoint_every == 0 and done < self.stop:
             run.save_checkpoint(sim.state())
             run.set_status("running", rounds_done=done)
-        if done >= cfg.rounds:
+        if done >= self.stop:
             self.open = False
 
     def interrupted(self) -> None:
@@ -416,16 +417,20 @@ class _RunTrack:
 
     def finish(self, elapsed: float) -> dict:
         sim, run = self.sim, self.sim.run
+        if self.status == "finished" and sim.rounds_done < sim.cfg.rounds:
+            self.status = CAPPED
+            sim.record_preview()
         summary = summarize(sim.metrics, sim.cfg, self.status, sim.rounds_done)
         if self.diverged_round is not None:
             summary["diverged_round"] = self.diverged_round
         if run is not None:
             run.save_checkpoint(sim.state())
-            if self.status == "finished":
+            if self.status in ("finished", CAPPED):
                 run.save_final_model(sim.flat.state_dict(sim.server.eval_params(sim.w, sim.server_state)))
             run.write_summary(summary)
             run.set_status(self.status, rounds_done=sim.rounds_done, diverged_round=self.diverged_round,
-                           wall_time_s=elapsed, **self.timing.record(), batch_runs=self.batch_runs)
+                           wall_time_s=elapsed, **self.timing.record(), batch_runs=self.batch_runs,
+                           **({"rounds": sim.cfg.rounds} if self.status == CAPPED else {}))
         summary["wall_time_s"] = elapsed
         return summary
 

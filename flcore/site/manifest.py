@@ -1,9 +1,10 @@
 """The book manifest (``book/_artifacts.json``) and what makes a page stale.
 
 Each artifact's outcome goes to a small manifest: status (ok, failed, skipped), scale,
-seeds, duration, the notebook's hash and flcore's fingerprint (a hash of its source and
-data files).  A page is stale when it was never run, failed, was run at another scale or
-with other seeds, or was run with another notebook or another flcore.
+seeds, round cap (``max_rounds``, a preview), duration, the notebook's hash and flcore's
+fingerprint (a hash of its source and data files).  A page is stale when it was never
+run, failed, was run at another scale, with other seeds or another round cap, or was run
+with another notebook or another flcore.
 """
 from __future__ import annotations
 
@@ -61,8 +62,9 @@ def save_manifest(root: Path, manifest: dict[str, Any]) -> None:
 
 
 def stale_reason(artifact, entry: dict | None, root: Path, scale: str, seeds: list[int],
-                 fingerprint: str) -> str | None:
-    """Why ``artifact`` must be re-executed, or None when its page is up to date."""
+                 fingerprint: str, max_rounds: int | None = None) -> str | None:
+    """Why ``artifact`` must be re-executed, or None when its page is up to date (built at
+    ``scale`` with ``seeds`` and the same round cap, ``max_rounds``, or none)."""
     if entry is None:
         return "never run"
     if not (root / artifact.book_path).is_file():
@@ -73,6 +75,9 @@ def stale_reason(artifact, entry: dict | None, root: Path, scale: str, seeds: li
         return f"built at scale {entry.get('scale')}"
     if list(entry.get("seeds", [])) != list(seeds):
         return "other seeds"
+    if entry.get("max_rounds") != max_rounds:
+        built = entry.get("max_rounds")
+        return "built uncapped" if built is None else f"built capped at {built} rounds"
     try:
         current = notebook_hash(root / artifact.notebook_path)
     except Exception as exc:  # noqa: BLE001 - an unreadable notebook is stale, not fatal

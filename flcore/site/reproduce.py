@@ -3,8 +3,10 @@
 ``flcore reproduce ARTIFACT... --scale S`` (or ``--all``) executes each artifact's
 notebook (``notebooks/<paper>/<id>.ipynb``) with papermill into the book's source tree
 (``book/artifacts/<paper>/<id>.ipynb``), with the parameters ``scale``, ``device``,
-``seeds``, ``store`` (and ``workers``, ``data_root``, ``download`` where the notebook
-has them).  Before the notebooks run, the union of the runs they need is trained once
+``seeds``, ``store`` (and ``workers``, ``data_root``, ``download``, ``max_rounds`` where the
+notebook has them).  ``--max-rounds N`` caps every run at N rounds (a preview whose pages
+say so in their first lines; the runs continue from their checkpoints when the cap is
+raised or removed).  Before the notebooks run, the union of the runs they need is trained once
 (shared runs once, several at a time on a CPU, or as tasks of a Ray cluster with
 ``--executor ray --address HOST:PORT``: :mod:`flcore.executors`); each notebook then finds
 its runs in the store.  A notebook that fails marks its own artifact failed and the others
@@ -43,10 +45,11 @@ from typing import Any
 from flcore.executors import make_executor
 from flcore.planning.workers import submit, worker_pool
 from flcore.report.page import scale_banner
+from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.artifacts import get_artifact, runs_for
 from flcore.reproduction.claims import claim_specs, spread_specs
 from flcore.reproduction.inventory import entry as inventory_entry
-from flcore.reproduction.runner import ensure_runs
+from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
 from flcore.version import __version__
 
 
@@ -63,7 +66,9 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
     """Run one artifact's notebook with papermill into the book tree; never raises.
 
     The run store reaches the kernel as ``$FLCORE_STORE``, not as a parameter, so that no
-    path of the building machine is written into the page.
+    path of the building machine is written into the page; a round cap
+    (``parameters["max_rounds"]``) as ``$FLCORE_MAX_ROUNDS``, which every ``ensure_runs``
+    of the notebook caps at.
     """
     import papermill
 
@@ -76,13 +81,16 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
     partial = output.with_name(f".{output.stem}.{uuid.uuid4().hex}.tmp{output.suffix}")
     started = time.perf_counter()
     entry: dict[str, Any] = {"output": artifact.book_path}
-    saved_store = os.environ.get("FLCORE_STORE")
+    saved = {name: os.environ.get(name) for name in ("FLCORE_STORE", MAX_ROUNDS_ENV)}
     try:
         try:
             if not source.is_file():
                 raise FileNotFoundError(f"notebook {artifact.notebook_path} not found under {root}")
             if store is not None:
                 os.environ["FLCORE_STORE"] = store
+            os.environ.pop(MAX_ROUNDS_ENV, None)
+            if parameters.get("max_rounds") is not None:
+                os.environ[MAX_ROUNDS_ENV] = str(int(parameters["max_rounds"]))
             papermill.execute_notebook(str(source), str(partial), parameters=_parameters(source, parameters),
                                        kernel_name="python3", cwd=str(root), progress_bar=False,
                                        log_output=False, execution_timeout=timeout)
@@ -91,13 +99,18 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
             entry["status"] = "failed"
             entry["error"] = one_line_error(exc)
         finally:
-            if saved_store is None:
-                os.environ.pop("FLCORE_STORE", None)
-            else:
-                os.environ["FLCORE_STORE"] = saved_store
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
         if partial.is_file() and (entry["status"] == "ok" or not output.exists()):
-            finish_page(partial, parameters.get("scale", "small"), parameters.get("seeds", [0]),
-                        _artifact_class(artifact), page_name=output.name, artifact=artifact)
+            scale, seeds = parameters.get("scale", "small"), parameters.get("seeds", [0])
+            note = None
+            if store is not None:
+                note = provenance_markdown(results_frame(runs_for([artifact.id], scale, seeds), store))
+            finish_page(partial, scale, seeds, _artifact_class(artifact), page_name=output.name, artifact=artifact,
+                        max_rounds=parameters.get("max_rounds"), provenance=note)
             os.replace(partial, output)
     finally:
         with contextlib.suppress(OSError):
@@ -124,22 +137,26 @@ def _execute_in_worker(artifact_id: str, root: Path, parameters: dict[str, Any],
 
 
 def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeout: int | None,
-                 store: str | None, jobs: int):
+                 store: str | None, jobs: int, scale_of: dict[str, str] | None = None):
     """Execute the notebooks, ``jobs`` at a time (each in its own kernel); yields
     ``(artifact, manifest entry)`` as they finish.  Notebooks read runs that were all
-    trained beforehand (:func:`prefetch_runs`), so they do not depend on each other."""
+    trained beforehand (:func:`prefetch_runs`), so they do not depend on each other.
+    ``scale_of``: a notebook's scale where it is not ``parameters["scale"]``."""
     from flcore.site.manifest import one_line_error
+
+    def params(artifact) -> dict[str, Any]:
+        return {**parameters, "scale": (scale_of or {}).get(artifact.id, parameters["scale"])}
 
     if jobs <= 1:
         for artifact in artifacts:
-            yield artifact, execute_artifact(artifact, root, parameters, timeout=timeout, store=store)
+            yield artifact, execute_artifact(artifact, root, params(artifact), timeout=timeout, store=store)
         return
     from concurrent.futures import as_completed
 
     threads = max(1, (os.cpu_count() or 1) // jobs)
 
     def submit_all(pool):
-        return {submit(pool, _execute_in_worker, a.id, root, parameters, timeout, store, threads): a
+        return {submit(pool, _execute_in_worker, a.id, root, params(a), timeout, store, threads): a
                 for a in artifacts}
 
     with worker_pool(jobs, submit_all=submit_all) as (_, futures):
@@ -162,18 +179,20 @@ def _artifact_class(artifact) -> str:
 
 
 def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", page_name: str | None = None,
-                artifact=None) -> None:
+                artifact=None, max_rounds: int | None = None, provenance: str | None = None) -> None:
     """Make an executed notebook a book page: the scale and what its runs are in its first
     lines (after the title; read from ``artifact``'s runs at ``scale`` and ``seeds``:
-    :func:`flcore.report.page.scale_banner`), every code cell's input collapsed under its
-    output (``hide-input``) and code cells without output left out of the page (``remove-cell``);
-    ``page_name``: the page's file name when the notebook was executed into a temporary file."""
+    :func:`flcore.report.page.scale_banner`; a capped preview, built with ``max_rounds``,
+    says so there), the ``provenance`` note of imported runs below them, every code cell's
+    input collapsed under its output (``hide-input``) and code cells without output left
+    out of the page (``remove-cell``); ``page_name``: the page's file name when the notebook
+    was executed into a temporary file."""
     import nbformat
 
     specs = artifact.runs(scale, seeds) if artifact is not None else []
     paper_specs = artifact.runs("paper", seeds) if artifact is not None and scale != "paper" else []
     nb = nbformat.read(path, as_version=4)
-    cells = [c for c in nb.cells if "flcore-banner" not in c.metadata.get("tags", [])]
+    cells = [c for c in nb.cells if not {"flcore-banner", "flcore-provenance"} & set(c.metadata.get("tags", []))]
     for cell in cells:
         if cell.cell_type == "code":
             # code that shows something is collapsed under its output; code that shows
@@ -184,18 +203,21 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", p
                 tags.append(tag)
     title = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"), -1)
     day = datetime.now(timezone.utc).date().isoformat()
-    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, specs, day, cls, paper_specs),
+    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, specs, day, cls, paper_specs, max_rounds=max_rounds),
                                            metadata={"tags": ["flcore-banner"]})
+    added = [banner]
+    if provenance:
+        added.append(nbformat.v4.new_markdown_cell(provenance, metadata={"tags": ["flcore-provenance"]}))
     if title >= 0 and cells[title].source.lstrip().startswith("#"):
         # The title is the cell's first line; the banner goes right below it.
         first, _, rest = cells[title].source.partition("\n")
         cells[title].source = first
-        cells.insert(title + 1, banner)
+        cells[title + 1:title + 1] = added
         if rest.strip():
             follow = nbformat.v4.new_markdown_cell(rest.lstrip("\n"))
-            cells.insert(title + 2, follow)
+            cells.insert(title + 1 + len(added), follow)
     else:
-        cells.insert(0, banner)
+        cells[0:0] = added
     nb.cells = cells
     papermill = nb.metadata.get("papermill", {})
     for key in ("input_path", "output_path"):  # no path of the building machine in the page
@@ -207,18 +229,20 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", p
     nbformat.write(nb, path)
 
 
-def prefetch_runs(artifacts, args, store: str, log) -> None:
-    """Train the union of the runs the artifacts need, once, before their notebooks run."""
+def prefetch_runs(artifacts, args, store: str, log, scale: str | None = None) -> None:
+    """Train the union of the runs the artifacts need, once, before their notebooks run
+    (at ``scale``, default ``args.scale``; capped at ``args.max_rounds`` when given)."""
 
     from flcore.site.manifest import one_line_error
 
-    specs = runs_for([a.id for a in artifacts], args.scale, args.seeds)
+    scale = scale or args.scale
+    specs = runs_for([a.id for a in artifacts], scale, args.seeds)
     if not specs:
         return
     # the claims' cells run their seeds, and the reference pairs measure the spread of a
     # comparison with too few seeds (flcore.reproduction.claims)
     known = {s.run_id() for s in specs}
-    for spec in claim_specs(args.scale, [a.id for a in artifacts]) + spread_specs(args.scale):
+    for spec in claim_specs(scale, [a.id for a in artifacts]) + spread_specs(scale):
         if spec.run_id() not in known:
             known.add(spec.run_id())
             specs.append(spec)
@@ -226,12 +250,32 @@ def prefetch_runs(artifacts, args, store: str, log) -> None:
     try:
         frame = ensure_runs(specs, store=store, device=args.device, workers=args.workers,
                             data_root=args.data_root, download=args.download, raise_on_failure=False, log=log,
-                            executor=executor, progress=executor is not None and executor.name != "local")
+                            executor=executor, progress=executor is not None and executor.name != "local",
+                            max_rounds=getattr(args, "max_rounds", None))
     except Exception as exc:  # noqa: BLE001 - the notebooks will report their own failures
         log(f"training the shared runs failed ({one_line_error(exc)}); each notebook will retry its own")
         return
     for row in frame[frame["status"] == "failed"].drop_duplicates("run_id").itertuples():
         log(f"run {row.run_id} failed: {row.error} (traceback in {row.run_dir}/status.json)")
+
+
+def page_scales(artifacts, args: argparse.Namespace, store: str) -> dict[str, str]:
+    """The scale each artifact's page is built at: ``args.scale``, or ``args.prefer_scale``
+    (``flcore book --prefer-scale paper``) for a page whose runs at that scale, and the
+    claims' reference runs, are all finished in the store -- runs imported from a results
+    bundle, say: the page is then built from them and nothing is trained for it."""
+    prefer = getattr(args, "prefer_scale", None)
+    out = {a.id: args.scale for a in artifacts}
+    if not prefer or prefer == args.scale:
+        return out
+    reference = results_frame(spread_specs(prefer), store)
+    if not reference["status"].isin(["finished", "diverged"]).all():
+        return out
+    for artifact in artifacts:
+        specs = [s for s in runs_for([artifact.id], prefer, args.seeds) if s.available]
+        if specs and results_frame(specs, store)["status"].isin(["finished", "diverged"]).all():
+            out[artifact.id] = prefer
+    return out
 
 
 def make_run_executor(args: argparse.Namespace):
@@ -271,37 +315,40 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
     manifest = load_manifest(root)
     fingerprint = flcore_fingerprint()
     artifacts = [get_artifact(a) for a in artifact_ids]
+    max_rounds = getattr(args, "max_rounds", None)
+    scale_of = page_scales(artifacts, args, store)
     todo = []
     results = {} if results is None else results
     for artifact in artifacts:
         reason = "forced" if force else stale_reason(artifact, manifest["artifacts"].get(artifact.id), root,
-                                                    args.scale, args.seeds, fingerprint)
+                                                    scale_of[artifact.id], args.seeds, fingerprint, max_rounds)
         if reason is None:
             results[artifact.id] = {**manifest["artifacts"][artifact.id], "status": "skipped",
                                     "reason": "up to date"}
         else:
             todo.append((artifact, reason))
-    if todo:
-        prefetch_runs([a for a, _ in todo], args, store, log)
+    for scale in dict.fromkeys(scale_of[a.id] for a, _ in todo):
+        prefetch_runs([a for a, _ in todo if scale_of[a.id] == scale], args, store, log, scale=scale)
     parameters = {"scale": args.scale, "device": args.device, "seeds": list(args.seeds),
                   "workers": args.workers, "data_root": args.data_root,
-                  "download": bool(args.download)}
+                  "download": bool(args.download), "max_rounds": max_rounds}
     for artifact, reason in todo:
-        log(f"[{artifact.id}] executing ({reason}) -> {artifact.book_path}")
+        at = "" if scale_of[artifact.id] == args.scale else f" at the {scale_of[artifact.id]} scale, its runs stored"
+        log(f"[{artifact.id}] executing ({reason}){at} -> {artifact.book_path}")
         # stale from now on, whatever stops the batch: the page is replaced only on success
         previous = manifest["artifacts"].get(artifact.id) or {}
         manifest["artifacts"][artifact.id] = {**previous, "status": "executing"}
     if todo:
         save_manifest(root, manifest)
     for artifact, entry in _execute_all([a for a, _ in todo], root, parameters, args.timeout, store,
-                                        notebook_jobs(getattr(args, "jobs", None), len(todo))):
+                                        notebook_jobs(getattr(args, "jobs", None), len(todo)), scale_of):
         try:
             hashed = notebook_hash(root / artifact.notebook_path) if (root / artifact.notebook_path).is_file() else None
         except Exception as exc:  # noqa: BLE001 - one unreadable notebook must not stop the batch
             hashed = None
             entry.update(status="failed", error=entry.get("error") or f"unreadable notebook: {one_line_error(exc)}")
         finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        entry.update(scale=args.scale, seeds=list(args.seeds), notebook=hashed,
+        entry.update(scale=scale_of[artifact.id], seeds=list(args.seeds), max_rounds=max_rounds, notebook=hashed,
                      flcore=fingerprint, flcore_version=_version(), finished=finished)
         entry["built"] = _built_scales(manifest["artifacts"].get(artifact.id), entry)
         manifest["artifacts"][artifact.id] = entry

@@ -17,10 +17,12 @@ raises, whatever the files hold):
   the recorded ``rounds_done`` has its row, so a truncated or emptied log is a gap;
 - a finished or diverged run has no torn last line, no row after its last round, and a
   ``summary.json`` equal to the summary recomputed from its log (so a hand-edited status
-  or summary is caught);
+  or summary is caught); a capped run (stopped at its ``max_rounds``) has stopped before
+  its last round and has such a summary too (pages show it as a preview);
 - with ``deep=True`` (``flcore runs --verify``), every tensor file (checkpoint, final
   model, snapshots) matches the digest ``files.json`` records for it and loads with
-  ``weights_only=True``, and the checkpoint carries this run's stamp.
+  ``weights_only=True``, and the checkpoint carries this run's stamp (a capped run's is
+  at its cap round: it continues from there).
 
 :func:`prepare_resume` runs before a run is (re)started: if the log up to the
 checkpoint's round is complete once identical duplicates and torn or foreign lines are
@@ -41,7 +43,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from flcore.record_format import CHECKPOINT_FORMAT, is_evaluation_round, summarize
+from flcore.record_format import CAPPED, CHECKPOINT_FORMAT, is_evaluation_round, summarize
 from flcore.store.errors import DamagedRunError, StoreError
 from flcore.store.lock import LOCK_FILE, RunLock
 from flcore.store.metrics_log import rewrite_jsonl
@@ -262,9 +264,12 @@ def check_run(run: Run, deep: bool = False) -> list[str]:
         upto = rounds
     if terminal and name == "finished" and isinstance(rounds, int) and upto != rounds:
         problems.append(f"{STATUS_FILE}: finished after {upto} of {rounds} rounds")
+    if name == CAPPED and isinstance(rounds, int) and upto >= rounds:
+        problems.append(f"{STATUS_FILE}: capped after {upto} of {rounds} rounds (a cap stops a run "
+                        "before its last round)")
     scan = scan_metrics(run)
     problems += log_problems(scan, run.run_id, config, upto, terminal, diverged_round)
-    if terminal and not problems:
+    if (terminal or name == CAPPED) and not problems:
         try:
             problems += summary_problems(run, _rows_of(scan, run.run_id), config, name, upto)
         except DamagedRunError as exc:
@@ -293,6 +298,9 @@ def file_problems(run: Run, status: str | None, upto: int) -> list[str]:
         checkpoint = None
     if checkpoint is not None and status in TERMINAL_STATUSES and checkpoint.get("rounds_done") != upto:
         problems.append(f"{CHECKPOINT_FILE}: at round {checkpoint.get('rounds_done')!r}, the run ended at {upto}")
+    if status == CAPPED and (checkpoint is None or checkpoint.get("rounds_done") != upto):
+        at = "missing" if checkpoint is None else f"at round {checkpoint.get('rounds_done')!r}"
+        problems.append(f"{CHECKPOINT_FILE}: {at}, but the capped run continues from round {upto}")
     try:
         if run.load_final_model() is None and status == "finished":
             problems.append(f"{FINAL_MODEL_FILE}: missing for a finished run")

@@ -12,7 +12,9 @@ except the append-only metrics log:
 - ``snapshots/round-<r>.pt``: models of chosen rounds (:mod:`flcore.analysis.recording`);
 - ``files.json``: the stamped record of the tensor files -- the run id, the config
   digest and, per tensor file, the SHA-256 and size of its content;
-- ``summary.json``: the final summary.
+- ``summary.json``: the final summary (a capped preview's too);
+- ``provenance.json``: only in a run trained elsewhere and copied in (a results
+  bundle): where it was trained (device, date, flcore version and commit).
 
 JSON values go through :func:`flcore.store.jsonable.to_jsonable`: numpy/torch scalars
 become Python numbers and NaN/inf become ``null``.
@@ -82,10 +84,14 @@ SUMMARY_FILE = "summary.json"
 DIGESTS_FILE = "files.json"
 #: The folder of the snapshot files.
 SNAPSHOT_DIR = "snapshots"
+#: Where an imported run was trained (only in runs copied in from a results bundle).
+PROVENANCE_FILE = "provenance.json"
 
 #: Statuses a run can be set to.  ``"diverged"`` is a finished outcome (NaN/inf loss),
-#: ``"interrupted"`` a stop that can be resumed from the checkpoint.
-RUN_STATUSES = ("running", "finished", "diverged", "failed", "interrupted")
+#: ``"interrupted"`` a stop that can be resumed from the checkpoint, ``"capped"`` a stop at
+#: the ``max_rounds`` cap (a preview: ``rounds_done`` of ``rounds``) that a later call
+#: without the cap, or with a higher one, continues from the checkpoint.
+RUN_STATUSES = ("running", "finished", "diverged", "failed", "interrupted", "capped")
 #: Statuses of a run that will not train further.
 TERMINAL_STATUSES = ("finished", "diverged")
 #: What ``Run.status()`` reports before any status was written.
@@ -135,6 +141,10 @@ _FILE_ENTRY = Record(required={"sha256": _SHA256, "bytes": Int(0, MAX_TENSOR_BYT
                                                                      "bytes": Int(0, MAX_TENSOR_BYTES)},
                                                            extra=None))},
                      extra=None)
+#: ``provenance.json`` (module docstring).
+PROVENANCE_SCHEMA = Record(optional={key: Nullable(Text(4096)) for key in
+                                     ("device", "date", "flcore_version", "commit", "bundle")},
+                           extra=JSONValue(max_string=4096, max_items=1000), max_keys=100)
 DIGESTS_SCHEMA = Record(required={"run_id": Text(256), "config_digest": _SHA256,
                                   "files": Record(extra=_FILE_ENTRY, max_keys=MAX_COUNT)},
                         extra=None)
@@ -313,12 +323,13 @@ class Run:
         """Keep only rows with ``row["round"] <= max_round``, by an atomic rewrite.
 
         Used on resume: rows logged after the checkpoint's round are dropped so that
-        re-running those rounds does not duplicate them.  A torn last line is dropped as
-        well.
+        re-running those rounds does not duplicate them, and so is the extra evaluation a
+        capped run recorded at its cap (``"preview": true``), which the protocol does not
+        have.  A torn last line is dropped as well.
         """
         if not os.path.lexists(self.path / METRICS_FILE):
             return
-        kept = [row for row in self.read_metrics() if row["round"] <= max_round]
+        kept = [row for row in self.read_metrics() if row["round"] <= max_round and not row.get("preview")]
         self._require_created()
         rewrite_jsonl(self.path / METRICS_FILE, [self._stamp_row(row) if "run_id" not in row else row
                                                  for row in kept])
@@ -534,6 +545,12 @@ class Run:
     def summary(self) -> dict[str, Any]:
         """The final summary, or ``{}`` if none was written."""
         return self._read_json(SUMMARY_FILE, SUMMARY_SCHEMA) or {}
+
+    def provenance(self) -> dict[str, Any]:
+        """Where an imported run was trained (``device``, ``date``, ``flcore_version``,
+        ``commit``, ``bundle``), or ``{}`` for a run trained into this store."""
+        record = self._read_json(PROVENANCE_FILE, PROVENANCE_SCHEMA)
+        return record if isinstance(record, dict) else {}
 
     # -- housekeeping -----------------------------------------------------------------------
 

@@ -1,0 +1,48 @@
+"""Where a page's runs were trained, when some came from a results bundle.
+
+A run imported with ``flcore bundle import`` keeps a provenance record (the device, the
+date and the flcore version and commit of the machine that trained it; who trained it is
+not recorded).  A page built from a store holding such runs says which of its runs they
+are, right below its banner, so a reader can tell them from runs the book's builder
+trained.
+"""
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+#: Labels a run is named by in the list (the others: the page's own tables show them).
+_LABEL_ORDER = ("dataset", "algorithm", "method", "alpha", "clients_per_round", "seed")
+
+
+def _run_label(row: dict) -> str:
+    parts = []
+    for key in _LABEL_ORDER:
+        value = row.get(key)
+        if value is None or (isinstance(value, float) and pd.isna(value)):
+            continue
+        if key == "method" and row.get("algorithm") is not None:
+            continue
+        parts.append(f"{key} {value:g}" if isinstance(value, float) else f"{key} {value}")
+    return ", ".join(parts) or str(row.get("run_id"))
+
+
+def provenance_markdown(frame: pd.DataFrame) -> str | None:
+    """A Markdown note listing the runs of ``frame`` (a :func:`~flcore.reproduction.runner.
+    results_frame`) that were imported, grouped by where they were trained; None when all
+    were trained into this store."""
+    if "provenance" not in frame.columns:
+        return None
+    imported = frame[frame["provenance"].notna()].drop_duplicates("run_id")
+    if imported.empty:
+        return None
+    total = frame["run_id"].dropna().nunique()
+    lines = [f"**{len(imported)} of the {total} runs of this page were imported from results bundles** "
+             "(`flcore bundle import`); they were trained elsewhere, as listed (device, date, flcore version "
+             "and commit; who trained them is not recorded). The other runs were trained for this build.", ""]
+    lines += ["| trained on | runs |", "|---|---|"]
+    for where, group in imported.groupby("provenance", sort=True):
+        names = "; ".join(_run_label(row) for row in group.to_dict("records"))
+        lines.append(f"| {html.escape(str(where))} | {html.escape(names)} |")
+    return "\n".join(lines)

@@ -1,0 +1,310 @@
+"""Paper scale for GPU users (issue 27): capped previews that continue, the authors' split
+files, the rounded Dirichlet split and the price of a batch before it runs."""
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+from flcore import run_experiment
+from flcore.cli.main import main
+from flcore.config import resolve_config
+from flcore.data import (
+    partition_dirichlet,
+    partition_dirichlet_rounded,
+    read_split_file,
+    split_indices,
+    write_fake_cifar,
+)
+from flcore.data.cifar import expected_checksums
+from flcore.errors import ConfigError
+from flcore.reproduction.artifacts import runs_for
+from flcore.reproduction.budget import device_rates
+from flcore.reproduction.claims import capped_reason
+from flcore.reproduction.pricing import price_runs
+from flcore.reproduction.runner import ensure_runs, results_frame
+from flcore.sim.engine import Simulation
+from flcore.store import check_run
+
+SMOKE = {"scale": "smoke", "method": "fedsam", "rounds": 12, "checkpoint_every": 4, "eval_every": 3, "eval_last": 2}
+
+
+def _final_model(store, run_id):
+    return torch.load(store / run_id / "final_model.pt", weights_only=True)
+
+
+def _metrics(store, run_id):
+    return [json.loads(line) for line in (store / run_id / "metrics.jsonl").read_text().splitlines()
+            if line.strip()]
+
+
+def _count_rounds(monkeypatch):
+    trained = []
+    original = Simulation.train_one_round
+
+    def counting(self, round):
+        trained.append(round)
+        return original(self, round)
+
+    monkeypatch.setattr(Simulation, "train_one_round", counting)
+    return trained
+
+
+# ----------------------------------------------------------------------------- capped runs
+
+def test_capped_run_keeps_its_id_and_continues_to_the_uninterrupted_result(tmp_path, monkeypatch):
+    """A cap stops the run (status capped, checkpoint at the cap, a preview evaluation);
+    the same config without the cap continues from the checkpoint, trains only the rest, and
+    ends with the log and model of a run never capped."""
+    full = run_experiment(SMOKE, tmp_path / "full")
+    capped_cfg = resolve_config({**SMOKE, "max_rounds": 5})
+    assert capped_cfg.run_id() == full["run_id"], "the cap is not part of the run's identity"
+    store = tmp_path / "capped"
+    trained = _count_rounds(monkeypatch)
+    capped = run_experiment(capped_cfg, store)
+    assert capped["status"] == "capped" and capped["rounds_done"] == 5 and trained == list(range(5))
+    status = json.loads((store / full["run_id"] / "status.json").read_text())
+    assert status["status"] == "capped" and status["rounds_done"] == 5 and status["rounds"] == 12
+    assert torch.load(store / full["run_id"] / "checkpoint.pt", weights_only=True)["rounds_done"] == 5
+    last = _metrics(store, full["run_id"])[-1]
+    assert last["round"] == 5 and last["preview"] is True and "test_accuracy" in last
+    assert check_run(_run(store, full["run_id"]), deep=True) == []
+    # asking again with the same cap trains nothing
+    assert run_experiment(capped_cfg, store)["status"] == "capped" and trained == list(range(5))
+    # no cap: continues from round 5
+    resumed = run_experiment(SMOKE, store)
+    assert trained == list(range(12)), "rounds 0-4 were not trained again"
+    assert resumed["status"] == "finished" and resumed["final_accuracy"] == full["final_accuracy"]
+    assert _metrics(store, full["run_id"]) == _metrics(tmp_path / "full", full["run_id"])
+    for name, tensor in _final_model(tmp_path / "full", full["run_id"]).items():
+        assert torch.equal(tensor, _final_model(store, full["run_id"])[name]), name
+
+
+def _run(store, run_id):
+    from flcore.store import RunStore
+
+    return RunStore(store).run(run_id)
+
+
+def test_capped_runs_decide_no_verdict_and_a_higher_cap_continues(tmp_path):
+    """ensure_runs with a cap: the page's frame shows the runs finished at the cap, the
+    claims engine's frame (no cap) says "N of M rounds"; a higher cap continues them."""
+    specs = runs_for(["fedsam-table-2"], "smoke", [0])[:1]
+    frame = ensure_runs(specs, store=tmp_path, max_rounds=1, log=None)
+    assert set(frame["status"]) == {"finished"} and set(frame["capped_at"]) == {1}
+    plain = results_frame(specs, tmp_path)
+    assert set(plain["status"]) == {"capped"}
+    rounds = int(plain["rounds"].iloc[0])
+    assert rounds > 2 and capped_reason(plain) == f"1 of {rounds} rounds"
+    again = ensure_runs(specs, store=tmp_path, max_rounds=2, log=None)
+    assert set(again["capped_at"]) == {2} and set(again["run_id"]) == set(frame["run_id"])
+
+
+def test_max_rounds_env_caps_ensure_runs(tmp_path, monkeypatch):
+    """``flcore reproduce --max-rounds`` reaches the notebooks' own ensure_runs calls."""
+    monkeypatch.setenv("FLCORE_MAX_ROUNDS", "2")
+    frame = ensure_runs(runs_for(["fedsam-table-2"], "smoke", [0])[:1], store=tmp_path, log=None)
+    assert list(frame["capped_at"]) == [2]
+    monkeypatch.setenv("FLCORE_MAX_ROUNDS", "two")
+    with pytest.raises(ValueError, match="FLCORE_MAX_ROUNDS"):
+        ensure_runs([], store=tmp_path, log=None)
+
+
+# ----------------------------------------------------------------------------- split files
+
+def _cifar10_split(labels, users):
+    """A split JSON in the FedSAM repository's format over a CIFAR-10 training set."""
+    doc = {"users": [], "num_samples": [], "user_data": {}}
+    for user, idx in users.items():
+        doc["users"].append(user)
+        doc["num_samples"].append(len(idx))
+        doc["user_data"][user] = {"x": [f"img_{i}_label_{int(labels[i])}.png" for i in idx],
+                                  "y": [int(labels[i]) for i in idx]}
+    return doc
+
+
+def _train_labels(root, name="cifar10"):
+    import pickle
+
+    folder = root / ("cifar-10-batches-py" if name == "cifar10" else "cifar-100-python")
+    files = [f"data_batch_{i}" for i in range(1, 6)] if name == "cifar10" else ["train"]
+    labels, names = [], []
+    for f in files:
+        with open(folder / f, "rb") as handle:  # written by write_fake_cifar in this test
+            batch = pickle.load(handle, encoding="latin1")
+        labels += batch["labels" if name == "cifar10" else "fine_labels"]
+        names += batch["filenames"]
+    return np.array(labels), names
+
+
+@pytest.fixture()
+def cifar10(tmp_path):
+    md5s = write_fake_cifar(tmp_path / "data", "cifar10", num_train=60, num_test=10)
+    labels, _ = _train_labels(tmp_path / "data")
+    return tmp_path, md5s, labels
+
+
+def _write(path, doc):
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_split_file_drives_a_run_and_its_digest_not_path_is_the_id(cifar10, capsys):
+    tmp_path, md5s, labels = cifar10
+    users = {"7": list(range(0, 20)), "3": list(range(20, 39)), "11": list(range(40, 60))}  # image 39 unused
+    split = _write(tmp_path / "federated_train_alpha_0.05.json", _cifar10_split(labels, users))
+    args = ["run", "--dataset", "cifar10", "--scale", "paper", "--method", "fedavg", "--partition", "file",
+            "--split-file", str(split), "--per-round", "2", "--rounds", "2", "--eval-every", "1",
+            "--data-root", str(tmp_path / "data"), "--store", str(tmp_path / "runs"), "--no-progress", "--json"]
+    with expected_checksums("cifar10", md5s):
+        assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    config = json.loads((tmp_path / "runs" / summary["run_id"] / "config.json").read_text())
+    assert config["clients"] == 3 and config["split_sha256"] == read_split_file(split).sha256
+    moved = shutil.copy(split, tmp_path / "elsewhere.json")
+    base = {"dataset": "cifar10", "scale": "paper", "partition": "file", "per_round": 2, "method": "fedavg",
+            "rounds": 2, "eval_every": 1, "data_root": str(tmp_path / "data")}
+    assert resolve_config({**base, "split_file": str(moved)}).run_id() == summary["run_id"]
+    users["3"] = list(range(20, 40))
+    other = _write(tmp_path / "other.json", _cifar10_split(labels, users))
+    assert resolve_config({**base, "split_file": str(other)}).run_id() != summary["run_id"]
+    parts = split_indices(read_split_file(split), "cifar10", labels)
+    assert [p.tolist() for p in parts] == [list(range(0, 20)), list(range(20, 39)), list(range(40, 60))]
+
+
+def _out_of_range(doc):
+    doc["user_data"]["b"]["x"][0] = "img_99_label_0.png"
+    doc["user_data"]["b"]["y"][0] = 0
+    return doc
+
+
+def _first_label_mismatch(labels):
+    doc = _cifar10_split(labels, {"a": [0, 1], "b": [2, 3]})
+    wrong = (int(labels[3]) + 1) % 10
+    doc["user_data"]["b"]["x"][1] = f"img_3_label_{wrong}.png"
+    doc["user_data"]["b"]["y"][1] = wrong
+    return doc
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d, labels: _first_label_mismatch(labels), "user 'b' entry 1 ('img_3_label_"),
+    (lambda d, labels: _out_of_range(d), "index 99 outside 0..59"),
+    (lambda d, labels: {**d, "user_data": {**d["user_data"], "b": d["user_data"]["a"]}}, "users must be disjoint"),
+    (lambda d, labels: {**d, "num_samples": [2, 3]}, "\"num_samples\" says 3"),
+])
+def test_bad_split_files_are_refused_before_training(cifar10, capsys, edit, message):
+    tmp_path, md5s, labels = cifar10
+    doc = edit(_cifar10_split(labels, {"a": [0, 1], "b": [2, 3]}), labels)
+    split = _write(tmp_path / "bad.json", doc)
+    args = ["run", "--dataset", "cifar10", "--scale", "paper", "--partition", "file", "--split-file", str(split),
+            "--per-round", "1", "--rounds", "1", "--data-root", str(tmp_path / "data"),
+            "--store", str(tmp_path / "runs"), "--no-progress"]
+    with expected_checksums("cifar10", md5s):
+        assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not any((tmp_path / "runs").glob("*/metrics.jsonl")), "nothing was trained"
+
+
+def test_cifar100_split_names_images_by_the_pickles_filenames(tmp_path):
+    write_fake_cifar(tmp_path, "cifar100", num_train=30, num_test=5)
+    labels, names = _train_labels(tmp_path, "cifar100")
+    order = [17, 2, 29, 5]
+    doc = {"users": ["u0", "u1"], "num_samples": [2, 2],
+           "user_data": {"u0": {"x": [names[i] for i in order[:2]], "y": [int(labels[i]) for i in order[:2]]},
+                         "u1": {"x": [names[i] for i in order[2:]], "y": [int(labels[i]) for i in order[2:]]}}}
+    split = read_split_file(_write(tmp_path / "split.json", doc))
+    assert [p.tolist() for p in split_indices(split, "cifar100", labels, names)] == [[2, 17], [5, 29]]
+    doc["user_data"]["u1"]["x"][0] = "cichlid_s_001814.png"
+    with pytest.raises(Exception, match="user 'u1' entry 0 .*no CIFAR-100 training image has this name"):
+        split_indices(read_split_file(_write(tmp_path / "bad.json", doc)), "cifar100", labels, names)
+
+
+def test_partition_file_needs_a_split_file():
+    with pytest.raises(ConfigError, match="split_file"):
+        resolve_config({"dataset": "cifar10", "scale": "paper", "partition": "file"})
+
+
+# ----------------------------------------------------------------------------- Dirichlet
+
+def _cifar_labels(classes):
+    return np.repeat(np.arange(classes), 50_000 // classes)
+
+
+def _classes_per_client(parts, labels):
+    return float(np.mean([len(np.unique(labels[p])) for p in parts]))
+
+
+def test_rounded_dirichlet_is_a_partition_with_the_priors_counts():
+    """Every client gets exactly 500 distinct images, and at alpha = inf (the prior is the
+    class proportions) exactly 50 of each CIFAR-10 class: the rounded expected counts."""
+    labels = _cifar_labels(10)
+    for alpha in (0.05, float("inf")):
+        parts = partition_dirichlet_rounded(labels, 100, alpha, samples_per_client=500, seed=1)
+        flat = np.concatenate(parts)
+        assert all(len(p) == 500 for p in parts) and len(np.unique(flat)) == len(flat) == 50_000
+    assert all(np.bincount(labels[p], minlength=10).tolist() == [50] * 10 for p in parts)
+
+
+def test_rounded_dirichlet_statistics_match_the_published_cifar10_split():
+    """Classes per client at CIFAR-10 alpha = 0.05 over seeds 0-4: the published split file
+    has 1.32; the rounded split's mean is within two seed standard deviations of it."""
+    labels = _cifar_labels(10)
+    values = [_classes_per_client(partition_dirichlet_rounded(labels, 100, 0.05, 500, seed=s), labels)
+              for s in range(5)]
+    assert abs(np.mean(values) - 1.32) <= 2 * np.std(values, ddof=1) + 0.05
+    # and it is a different split from the multinomial one (a new partition name, new run ids)
+    assert any(not np.array_equal(a, b) for a, b in zip(partition_dirichlet(labels, 100, 0.05, 500, seed=0),
+                                                         partition_dirichlet_rounded(labels, 100, 0.05, 500, seed=0)))
+
+
+# ----------------------------------------------------------------------------- the price
+
+ROWS = {"sweep_time": [
+    {"engine": "one-at-a-time", "device": "cpu", "machine": "CPU, 2 cores", "seconds": 10.0, "cost": 1000.0,
+     "workers": 2, "date": "2026-01-01", "model": "mnist1d_cnn"},
+    {"engine": "batched", "device": "cpu", "machine": "CPU, 2 cores", "seconds": 5.0, "cost": 1000.0,
+     "workers": 2, "group_runs": 8, "date": "2026-01-01", "model": "mnist1d_cnn"},
+]}
+
+
+def test_plan_prices_distinct_unfinished_runs_per_device_kind(tmp_path):
+    specs = runs_for(["fedsam-table-2"], "smoke", [0])
+    rates = device_rates(ROWS)
+    plan = price_runs(specs + specs[:3], tmp_path, rates, device="cpu")
+    distinct = plan["runs"]["distinct"]
+    assert plan["runs"]["requested"] == len(specs) + 3 and plan["runs"]["to_train"] == distinct
+    cpu = next(k for k in plan["devices"] if k["kind"] == "CPU, 2 cores")
+    assert cpu["calibrated"] and cpu["hours"] > 0 and cpu["priced_runs"] == distinct
+    gpu = [k for k in plan["devices"] if k["device"] == "cuda"]
+    assert gpu and all(not k["calibrated"] and k["hours"] is None and "uncalibrated" in k["note"] for k in gpu)
+    assert not tmp_path.joinpath("x").exists() and list(tmp_path.iterdir()) == [], "nothing was written"
+    # a finished run is skipped; the rest cost less
+    ensure_runs(specs[:1], store=tmp_path, log=None)
+    after = price_runs(specs, tmp_path, rates, device="cpu")
+    assert after["runs"]["finished"] == 1 and after["runs"]["to_train"] == distinct - 1
+    assert next(k for k in after["devices"] if k["kind"] == "CPU, 2 cores")["hours"] <= cpu["hours"]
+
+
+def test_reproduce_paper_plan_json_prints_totals_per_device_kind(tmp_path, capsys):
+    """(``--all`` prices every artifact the same way; two keep the test short.)"""
+    code = main(["reproduce", "fedsam-table-2", "fedsam-table-4", "--scale", "paper", "--plan", "--json",
+                 "--store", str(tmp_path / "runs")])
+    assert code == 0
+    plan = json.loads(capsys.readouterr().out)
+    table_2 = {s.run_id() for s in runs_for(["fedsam-table-2"], "paper", [0])}
+    assert plan["scale"] == "paper" and plan["runs"]["distinct"] == plan["runs"]["to_train"] >= len(table_2) > 100
+    assert plan["devices"] and all("hours" in k and "calibrated" in k for k in plan["devices"])
+    assert not (tmp_path / "runs").exists(), "--plan trains nothing and writes nothing"
+
+
+def test_official_split_statistics_come_from_the_file(tmp_path):
+    from flcore.reproduction.splits import official_split, split_summary
+
+    labels = np.array([0, 0, 1, 2, 2, 2, 3, 9])
+    doc = _cifar10_split(labels, {"5": [0, 1, 2], "9": [3, 4, 5, 6, 7]})
+    split = official_split(_write(tmp_path / "federated_train_alpha_0.05.json", doc), "cifar10", 0.05)
+    assert split.counts.tolist() == [[2, 1] + [0] * 8, [0, 0, 3, 1, 0, 0, 0, 0, 0, 1]]
+    assert split.classes_per_client.tolist() == [2, 3] and split.labels_from.startswith("split file")
+    assert len(split_summary([split])) == 1
