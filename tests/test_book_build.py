@@ -68,13 +68,13 @@ def smoke_book(tmp_path_factory):
                "--store", str(base / "smoke-store")]
     if importlib.util.find_spec("flwr") is None:
         _leave_out_flower_page(root)
-        return root, subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=1200)
+        return root, subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=2400)
     with ray_in_namespace({"FLCORE_CACHE": env["FLCORE_CACHE"]}, skip=False) as (cluster, cluster_env):
         if cluster is None:
             _leave_out_flower_page(root)
         else:
             command, env = cluster.command(command), cluster_env
-        result = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=1200)
+        result = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=2400)
     return root, result
 
 

@@ -121,6 +121,13 @@ def test_make_executor_names_the_choices():
         make_executor("slurm")
 
 
+def _root(tmp_path) -> str:
+    """A repository root as ``--root`` requires it (a ``notebooks/`` folder), so the checks
+    under test are the ones that answer."""
+    (tmp_path / "notebooks").mkdir(exist_ok=True)
+    return str(tmp_path)
+
+
 def _reproduce(argv, capsys):
     from flcore.cli import reproduce
 
@@ -131,7 +138,7 @@ def _reproduce(argv, capsys):
 def test_cli_without_ray_says_how_to_install_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     code, err = _reproduce(["reproduce", "fedsam-table-2", "--scale", "smoke", "--executor", "ray",
-                            "--store", str(tmp_path / "s"), "--root", str(tmp_path)], capsys)
+                            "--store", str(tmp_path / "s"), "--root", _root(tmp_path)], capsys)
     assert code == 2 and 'pip install "flcore[cluster]"' in err
     assert not (tmp_path / "s").exists() and not (tmp_path / "book").exists()
 
@@ -139,13 +146,13 @@ def test_cli_without_ray_says_how_to_install_it(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("flag", [["--address", "127.0.0.1:1"], ["--gpus-per-run", "1"]])
 def test_cli_ray_flags_need_the_ray_executor(tmp_path, capsys, flag):
     code, err = _reproduce(["reproduce", "fedsam-table-2", "--scale", "smoke", "--store", str(tmp_path / "s"),
-                            "--root", str(tmp_path), *flag], capsys)
+                            "--root", _root(tmp_path), *flag], capsys)
     assert code == 2 and f"{flag[0]} needs --executor ray" in err
 
 
 def test_a_bad_ray_setting_fails_before_connecting(tmp_path, capsys):
     code, err = _reproduce(["reproduce", "fedsam-table-2", "--scale", "smoke", "--executor", "ray",
-                            "--device", "cuda:1", "--root", str(tmp_path)], capsys)
+                            "--device", "cuda:1", "--root", _root(tmp_path)], capsys)
     assert code == 2 and "device must be auto, cpu or cuda" in err
 
 
@@ -154,5 +161,5 @@ def test_a_bad_ray_setting_fails_before_connecting(tmp_path, capsys):
 def test_an_unreachable_ray_address_fails_fast(tmp_path, capsys, address, message):
     pytest.importorskip("ray")
     code, err = _reproduce(["reproduce", "fedsam-table-2", "--scale", "smoke", "--executor", "ray",
-                            "--address", address, "--store", str(tmp_path / "s"), "--root", str(tmp_path)], capsys)
+                            "--address", address, "--store", str(tmp_path / "s"), "--root", _root(tmp_path)], capsys)
     assert code == 2 and message in err and not (tmp_path / "s").exists()

@@ -150,11 +150,11 @@ def test_best_items_name_the_paper_and_our_best_rows():
 
 
 def test_table_findings_by_scale():
-    verdicts = pd.DataFrame({"verdict": ["holds", "holds", "fails", "not_checked"]})
+    verdicts = pd.DataFrame({"verdict": ["holds", "holds", "fails", "not_run"]})
     smoke = results.table_findings(verdicts, 0.5, "smoke", "MNIST-1D stands in.")
     assert smoke == ["The paper's and our rankings agree with a mean Kendall's \u03c4 of 0.50.",
-                     "At the **smoke** scale, of the 4 claims this table checks, 2 hold, 0 are ties, 1 fail and 1 are "
-                     "not checked at this scale.", "MNIST-1D stands in.",
+                     "At the **smoke** scale, of the 4 claims this table checks, 3 are decided at this scale (2 hold, "
+                     "1 fail); 1 not run at this scale.", "MNIST-1D stands in.",
                      "The smoke scale trains for a handful of rounds: it proves the code path, not the science."]
     # no ranking (NaN tau) and nothing stands in at the paper scale
     assert results.table_findings(verdicts, float("nan"), "paper", "MNIST-1D stands in.") == [

@@ -108,7 +108,7 @@ def flower_run(tmp_path_factory):
     with ray_in_namespace(env) as (cluster, driver_env):
         done = subprocess.run(cluster.command([sys.executable, "-c", DRIVER, str(base / "out.npz"),
                                                str(base / "out.json")]),
-                              env=driver_env, capture_output=True, text=True, timeout=400)
+                              env=driver_env, capture_output=True, text=True, timeout=900)
         interfaces = subprocess.run(cluster.command(["ip", "-o", "link"]), capture_output=True, text=True).stdout
     assert done.returncode == 0 and "DONE" in done.stdout, done.stdout[-3000:] + done.stderr[-5000:]
     assert [line.split(":")[1].strip() for line in interfaces.splitlines()] == ["lo"]

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -73,7 +74,8 @@ def test_exit_status_table_of_flcore_run_matches_the_command():
     page = (REFERENCE / "run-store.md").read_text()
     table = page.split("## Exit statuses of `flcore run`", 1)[1]
     statuses = {int(code) for code in re.findall(r"^\| (\d+) \|", table, re.M)}
-    assert statuses == {0, 1, EXIT_USAGE, EXIT_DAMAGED, EXIT_BUSY, 130}
+    assert statuses == {0, 1, EXIT_USAGE, EXIT_DAMAGED, EXIT_BUSY, 128 + signal.SIGINT, 128 + signal.SIGTERM,
+                        128 + signal.SIGHUP}
 
 
 @pytest.mark.parametrize("field, cap", [("rounds", 1_000_000), ("local_epochs", 1_000),
