@@ -37,7 +37,7 @@ class ScaffoldServer:
     dy_k``) is ``PseudoGradientStep(ServerSGD(lr=eta_g))``.
 
     ``variant="fedgf_code"`` reproduces the FedGF code's FedGAMMA server,
-    ``c <- c + mean_k(dc_k) / N``: |S| times smaller (algorithms.md 3.13, decision 1).
+    ``c <- c + mean_k(dc_k) / N``: ``|S|`` times smaller (algorithms.md 3.13, decision 1).
     """
 
     variant: str = "paper"

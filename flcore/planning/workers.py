@@ -14,7 +14,7 @@ go on training as orphans, holding the run locks.  :func:`worker_pool` gives a p
   after which the worker exits at once; between tasks it exits at once.
 
 When the block of :func:`worker_pool` ends by an exception (the parent's Ctrl-C, or a
-SIGTERM that :mod:`flcore.cli.interrupts` turned into one), the pool sends SIGTERM to
+SIGTERM that ``flcore.cli.interrupts`` turned into one), the pool sends SIGTERM to
 every worker, waits for them to record their runs (:data:`STOP_GRACE_S`), kills the
 ones still alive and cancels what was not started.  Submit tasks with :func:`submit`
 so that workers know when they are inside one.

@@ -29,9 +29,9 @@ def _run_label(row: dict) -> str:
 
 
 def provenance_markdown(frame: pd.DataFrame) -> str | None:
-    """A Markdown note listing the runs of ``frame`` (a :func:`~flcore.reproduction.runner.
-    results_frame`) that were imported, grouped by where they were trained; None when all
-    were trained into this store."""
+    """A Markdown note listing the runs of ``frame`` (a
+    :func:`~flcore.reproduction.runner.results_frame`) that were imported, grouped by where
+    they were trained; None when all were trained into this store."""
     if "provenance" not in frame.columns:
         return None
     imported = frame[frame["provenance"].notna()].drop_duplicates("run_id")

@@ -34,7 +34,7 @@ def client_memory(name: str) -> int:
 def methods_behind(algorithms: Sequence[str], mapping: dict) -> pd.DataFrame:
     """The flcore methods behind each row of a rendered table (``mapping``: one of
     a paper's table of its method names, e.g.
-    :data:`flcore.papers.fedlesam.method_costs.FEDLESAM_METHODS`), with their
+    ``flcore.papers.fedlesam.method_costs.FEDLESAM_METHODS``), with their
     parts, communication, gradient evaluations and model-sized client state: the evidence
     for the rendered values."""
     rows = []

@@ -35,7 +35,7 @@ def step_inputs(data, draws: RoundDraws, steps: range, dtype: torch.dtype) -> tu
     """The inputs and targets of ``steps`` for every client of ``draws``, at once:
     ``x [s, K, W, ...]`` and ``y [s, K, W]`` (``[s, K, W, C]`` soft targets with Mixup).
 
-    Crop and flip are read from the prepared set (:meth:`FederatedData.train_inputs`),
+    Crop and flip are read from the prepared set (:meth:`flcore.sim.federated_data.FederatedData.train_inputs`),
     then Cutout (after normalisation) and Mixup with soft targets, each one tensor
     operation over all slots: on the real samples the numbers are those of
     :func:`flcore.data.mixing.apply_cutout` and :func:`flcore.data.mixing.mix` applied

@@ -32,8 +32,8 @@ from flcore.errors import quote
 from flcore.safe_io import UnsafePathError, read_regular_bytes
 from flcore.store.errors import InvalidRecordError, UnsafeFileError
 
-__all__ = ["MAX_DEPTH", "MAX_RECORD_BYTES", "Int", "JSONValue", "ListOf", "Nullable", "Number", "Record",
-           "Text", "parse_strict_json", "safe_read_json"]
+__all__ = ["MAX_DEPTH", "MAX_RECORD_BYTES", "Bool", "Int", "JSONValue", "ListOf", "Nullable", "Number", "Record",
+           "Schema", "Text", "parse_strict_json", "safe_read_json"]
 
 #: Largest JSON record read (status, summary, config, digests): a status holds at most a
 #: traceback of a few kilobytes.

@@ -77,6 +77,11 @@ rounds = 6
 # initial model $w^0$ (drawn from the seed, so both sides build the same one).
 
 # %%
+import warnings
+
+# tqdm warns that notebook progress bars need ipywidgets when Flower Datasets is imported
+warnings.filterwarnings("ignore", message="IProgress not found")
+
 import torch
 from flwr_datasets.partitioner import DirichletPartitioner
 
