@@ -142,7 +142,7 @@ class PairedTest:
 
     @property
     def mde(self) -> float:
-        """Minimum detectable effect at :data:`flcore.reproduction.paired.POWER` for the two-sided test."""
+        """Minimum detectable effect at ``POWER`` (80 %) for the two-sided test."""
         return (t_quantile(0.5 + CONFIDENCE / 2, self.df) + t_quantile(POWER, self.df)) * self.se
 
     def decide(self) -> str:
