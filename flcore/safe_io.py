@@ -27,10 +27,10 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
-__all__ = ["UnsafePathError", "check_real_directory", "open_for_append", "open_regular_file",
-           "read_regular_bytes"]
+__all__ = ["UnsafePathError", "check_real_directory", "json_depth_exceeds", "open_for_append", "open_regular_file",
+           "read_regular_bytes", "unique_json_keys"]
 
 
 class UnsafePathError(OSError):
@@ -152,3 +152,28 @@ def open_for_append(path: str | Path, root: str | Path | None = None) -> BinaryI
     except BaseException:
         os.close(fd)
         raise
+
+
+def unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads(..., object_pairs_hook=unique_json_keys)``: an object whose key is given
+    twice is refused (``ValueError``) instead of keeping the last value silently."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {str(key)[:60]!r} given twice")
+        out[key] = value
+    return out
+
+
+def json_depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether lists and objects in ``value`` nest deeper than ``limit`` (checked without
+    recursion, so a hostile nesting cannot exhaust the stack)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children if isinstance(child, (list, dict)))
+    return False

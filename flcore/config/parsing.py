@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from flcore.errors import ConfigError, quote
-from flcore.safe_io import UnsafePathError, read_regular_bytes
+from flcore.safe_io import UnsafePathError, json_depth_exceeds, read_regular_bytes, unique_json_keys
 
 
 def parse_int(name: str, value: Any) -> int:
@@ -195,26 +195,6 @@ def _construct_core_int(loader, node) -> int:
     return int(text)
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {quote(key, 60)} given twice")
-        out[key] = value
-    return out
-
-
-def _too_deep(value: Any, limit: int) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (list, dict)):
-            if depth > limit:
-                return True
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return False
-
-
 def _shown(path: Path) -> str:
     text = str(path)
     return text if len(text) <= 200 else quote(text)[1:-1]
@@ -240,7 +220,7 @@ def read_mapping_file(path: str | Path) -> dict[str, Any]:
         raise ConfigError("config", f"{_shown(path)} is not a text file (expected YAML or JSON)") from None
     try:
         if path.suffix.lower() == ".json":
-            data = json.loads(text, object_pairs_hook=_unique_keys)
+            data = json.loads(text, object_pairs_hook=unique_json_keys)
         else:
             import yaml
 
@@ -253,7 +233,7 @@ def read_mapping_file(path: str | Path) -> dict[str, Any]:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError("config", f"{_shown(path)} must hold a mapping of field: value")
-    if _too_deep(data, MAX_CONFIG_DEPTH):
+    if json_depth_exceeds(data, MAX_CONFIG_DEPTH):
         raise ConfigError("config", f"{_shown(path)} is nested more than {MAX_CONFIG_DEPTH} levels deep "
                           "(fields take scalars or lists)")
     return data

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from flcore.errors import quote
-from flcore.safe_io import UnsafePathError, read_regular_bytes
+from flcore.safe_io import UnsafePathError, json_depth_exceeds, read_regular_bytes, unique_json_keys
 from flcore.store.errors import InvalidRecordError, UnsafeFileError
 
 __all__ = ["MAX_DEPTH", "MAX_RECORD_BYTES", "Bool", "Int", "JSONValue", "ListOf", "Nullable", "Number", "Record",
@@ -188,27 +188,6 @@ def _refuse_constant(token: str):
     raise ValueError(f"{token} is not strict JSON")
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {quote(key, 60)} given twice in one object")
-        out[key] = value
-    return out
-
-
-def _depth_exceeds(value: Any, limit: int) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (list, dict)):
-            if depth > limit:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children if isinstance(child, (list, dict)))
-    return False
-
-
 def parse_strict_json(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
     """Strict JSON (module docstring, point 2); ``ValueError`` with a one-line reason."""
     try:
@@ -216,12 +195,12 @@ def parse_strict_json(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8 text (byte {exc.start})") from None
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_refuse_constant)
+        value = json.loads(text, object_pairs_hook=unique_json_keys, parse_constant=_refuse_constant)
     except RecursionError:
         raise ValueError(f"nested more than {max_depth} levels deep") from None
     except ValueError as exc:
         raise ValueError(str(exc).splitlines()[0][:200]) from None
-    if _depth_exceeds(value, max_depth):
+    if json_depth_exceeds(value, max_depth):
         raise ValueError(f"nested more than {max_depth} levels deep")
     return value
 
