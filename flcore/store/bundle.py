@@ -105,8 +105,10 @@ from flcore.store.run import (
 from flcore.store.run_store import RunStore
 from flcore.version import __version__
 
-__all__ = ["BUNDLE_FORMAT", "FORMAT_VERSION", "MANIFEST_FILE", "MANIFEST_SCHEMA", "MODEL_FILE", "BundleError",
-           "CheckedBundle", "ImportResult", "check_bundle", "export_bundle", "git_commit", "import_bundle"]
+__all__ = ["BUNDLE_FORMAT", "FORMAT_VERSION", "MANIFEST_FILE", "MANIFEST_SCHEMA", "MAX_BUNDLE_BYTES",
+           "MAX_MANIFEST_BYTES", "MAX_MEMBERS", "MAX_MODEL_BYTES", "MAX_SAFETENSORS_HEADER", "MODEL_FILE", "RUN_FILES",
+           "BundleError", "CheckedBundle", "ImportResult", "check_bundle", "export_bundle", "exportable", "git_commit",
+           "import_bundle"]
 
 #: The archive's first member.
 MANIFEST_FILE = "manifest.json"
