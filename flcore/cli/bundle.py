@@ -85,6 +85,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
                                  force=args.force)
     except (BundleError, StoreError) as exc:
         return _error(str(exc))
+    except OSError as exc:
+        return _error(f"{args.output} cannot be written ({exc.strerror or exc})")
     for rid, why in left_out:
         print(f"left out {rid}: {why}")
     size = os.path.getsize(Path(args.output).expanduser())
@@ -98,6 +100,9 @@ def _cmd_import(args: argparse.Namespace) -> int:
         result = import_bundle(args.file, args.store)
     except (BundleError, StoreError) as exc:
         return _error(f"bundle {Path(args.file).name}: {exc}; nothing was imported")
+    except OSError as exc:  # the store cannot be written (read-only, full): the staging was removed
+        return _error(f"bundle {Path(args.file).name}: the store {args.store} cannot be written "
+                      f"({exc.strerror or exc}); nothing was imported")
     for rid in result.skipped:
         print(f"skipped {rid}: already finished in the store")
     for rid in result.busy:
