@@ -125,6 +125,13 @@ def test_round_trip_keeps_every_number_and_records_where_the_runs_were_trained(s
     assert names == [MANIFEST_FILE] + [f"{rid}/{n}" for n in ("config.json", "status.json", "summary.json",
                                                                "metrics.jsonl", MODEL_FILE)]
     assert not any(name.endswith(".pt") for name in names)  # no pickle travels
+    manifest = json.loads(members_of(path)[0][1])
+    assert manifest["format"] == "flcore-bundle" and manifest["format_version"] == 1
+    assert manifest["scale"] == "smoke" and manifest["device"] == "NVIDIA H100 80GB HBM3"
+    assert manifest["commit"] is None or re.fullmatch(r"[0-9a-f]{40}", manifest["commit"])
+    assert manifest["flcore_version"] and manifest["date"]
+    assert manifest["members"] == {m.name: {"sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)}
+                                   for m, d in members_of(path)[1:]}
     store = tmp_path / "imported"
     code, out, err = run_cli(capsys, "bundle", "import", str(path), "--store", str(store))
     assert code == 0, err
@@ -163,6 +170,20 @@ def test_an_unfinished_local_run_is_replaced_by_the_imported_finished_one(source
     assert f"replaced {run.run_id}" in out
     assert store.run(run.run_id).status()["status"] == "finished"
     assert store.run(run.run_id).provenance()["device"] == "NVIDIA H100 80GB HBM3"
+
+
+def test_a_run_being_trained_in_the_store_is_left_alone(source, tmp_path, capsys):
+    from flcore.store import RunLock
+
+    _, run, path = source
+    store = RunStore(tmp_path / "busy")
+    partial = store.create(run.run_id, run.config())
+    with RunLock(partial.path):
+        code, out, err = run_cli(capsys, "bundle", "import", str(path), "--store", str(store.root))
+    assert code == 0, err
+    assert f"skipped {run.run_id}: a process is training it" in out
+    assert store.run(run.run_id).status()["status"] == "new" and not store.run(run.run_id).provenance()
+    assert not [p for p in store.root.iterdir() if p.name.startswith(".")]
 
 
 def test_export_never_overwrites_silently_and_names_what_it_leaves_out(source, tmp_path, capsys):
@@ -223,7 +244,7 @@ def _first_run(members):
 
 
 @pytest.mark.parametrize("case", ["traversal", "absolute", "symlink", "hardlink", "device", "fifo", "executable",
-                                  "pickle", "unknown", "pickle_as_safetensors"])
+                                  "pickle", "unknown", "pickle_as_safetensors", "bad_safetensors"])
 def test_members_that_are_not_plain_known_files_are_refused(source, target, tmp_path, capsys, case):
     members = members_of(source[2])
     rid = _first_run(members)
@@ -240,12 +261,13 @@ def test_members_that_are_not_plain_known_files_are_refused(source, target, tmp_
     expected = {"traversal": r"'\.\.'", "absolute": "absolute path", "symlink": "symbolic link",
                 "hardlink": "hard link", "device": "a device", "fifo": "a FIFO", "executable": "executable",
                 "pickle": "pickle", "unknown": "unknown file name",
-                "pickle_as_safetensors": "safetensors (header|file)"}
+                "pickle_as_safetensors": "safetensors (header|file)", "bad_safetensors": "not a valid safetensors"}
     if case == "executable":
         members[1][0].mode = 0o755
-    elif case == "pickle_as_safetensors":
+    elif case in ("pickle_as_safetensors", "bad_safetensors"):
         index = next(i for i, (m, _) in enumerate(members) if m.name.endswith(MODEL_FILE))
-        members[index] = (members[index][0], torch_bytes())
+        data = torch_bytes() if case == "pickle_as_safetensors" else (2).to_bytes(8, "little") + b"{]"
+        members[index] = (members[index][0], data)
     elif case in ("symlink", "hardlink", "device", "fifo"):
         members[1] = extra[case]  # in place of the run's config.json
     else:
