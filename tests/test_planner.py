@@ -29,8 +29,14 @@ def test_runs_group_by_shape_and_split_by_workers_and_memory():
     assert sorted(g.size for g in groups) == [2, 12]
     assert all(len({c["method"] for c in g.configs}) == 1 for g in groups)
     assert groups[0].method == "fedsam"  # the costlier group first
+    # two workers, a share of 13 units: FedSAM's 12 runs (24 units) are over 1.5 shares and
+    # are halved, FedAvg's two runs (2 units) stay batched
     split = plan_groups(fedsam + fedavg, device="cpu", workers=2)
-    assert sorted(g.size for g in split) == [1, 1, 6, 6]
+    assert sorted(g.size for g in split) == [2, 6, 6]
+    assert sorted(g.size for g in plan_groups(fedavg, device="cpu", workers=2)) == [1, 1]  # a share each
+    # eight workers, a share of 3.25 units: FedSAM is halved down to groups of at most 4.875
+    # units (three runs, 6 units, are halved into 2 + 1)
+    assert sorted(g.size for g in plan_groups(fedsam + fedavg, device="cpu", workers=8)) == [1] * 4 + [2] * 5
     capped = plan_groups(fedsam, device="cpu", max_runs=5)
     assert sorted(g.size for g in capped) == [4, 4, 4]
     ids = [rid for g in capped for rid in g.run_ids]

@@ -6,8 +6,9 @@ one run, whichever artifact or paper asks), sorts the rest by
 :func:`flcore.sim.multi_run.group_key` -- runs that may share a batch: same model and
 protocol shape, differing in seed, partition or a method's column hyper-parameters -- and
 cuts each set into :class:`RunGroup` s that fit the device's memory.  On a CPU with
-several worker processes a set is also cut so that every worker gets a share (two
-single-threaded groups on two cores finish sooner than one group on two threads).
+several worker processes a group that costs well over one worker's share of the whole is
+halved (two single-threaded groups on two cores finish sooner than one group on two
+threads); the others stay whole, since a batch of runs costs less than its runs alone.
 
 :func:`train_group` trains one group into a run store (each run with its own record,
 checkpoints and resume) and is what a worker process, or a cluster task, executes.
@@ -140,13 +141,41 @@ def _split(items: list, parts: int) -> list[list]:
     return out
 
 
+def _cost(members: list) -> float:
+    return sum(run_cost(cfg) for _, _, _, cfg in members)
+
+
+#: A group may cost this many workers' shares before it is halved: a batch trains its runs
+#: in less time than they take one by one (``benchmarks/sweep_time.py`` on 2 CPU cores:
+#: 6 runs batched at 0.43 of their time alone), so a somewhat long batch still finishes
+#: with the other workers.
+BATCH_SLACK = 1.5
+
+
+def _balanced(chunks: list[tuple[float, list]], workers: int) -> list[tuple[float, list]]:
+    """Halve the costliest group of several runs while it costs more than
+    :data:`BATCH_SLACK` workers' shares of the whole, or while there are fewer groups than
+    workers: every worker gets work, and runs stay batched as far as the balance allows."""
+    if workers <= 1:
+        return chunks
+    share = BATCH_SLACK * sum(cost for cost, _ in chunks) / workers
+    chunks = list(chunks)
+    while True:
+        splittable = sorted((item for item in chunks if len(item[1]) > 1), key=lambda item: -item[0])
+        if not splittable or (splittable[0][0] <= share and len(chunks) >= workers):
+            return chunks
+        chunks.remove(splittable[0])
+        chunks.extend((_cost(half), half) for half in _split(splittable[0][1], 2))
+
+
 def plan_groups(requests: Iterable[Any], device: str = "auto", overrides: dict | None = None,
                 max_runs: int | None = None, workers: int = 1) -> list[RunGroup]:
     """Deduplicated requests as :class:`RunGroup` s (module docstring), largest cost first.
 
     ``max_runs`` caps a group (default: what fits in :data:`MEMORY_FRACTION` of the
-    device's memory, at most :data:`DEFAULT_MAX_RUNS`); ``workers`` > 1 cuts each set of
-    batchable runs into at least that many groups when it has enough runs.
+    device's memory, at most :data:`DEFAULT_MAX_RUNS`); with ``workers`` > 1 a group is halved
+    while it costs more than :data:`BATCH_SLACK` workers' shares or there are fewer groups
+    than workers.
     """
     overrides = {"device": device, **(overrides or {})}
     seen: set[str] = set()
@@ -160,16 +189,18 @@ def plan_groups(requests: Iterable[Any], device: str = "auto", overrides: dict |
         seen.add(rid)
         sets.setdefault(group_key(cfg), []).append((values, rid, labels, cfg))
     budget = device_memory(device) * MEMORY_FRACTION
-    groups: list[tuple[float, RunGroup]] = []
+    chunks: list[tuple[float, list]] = []
     for members in sets.values():
         cfg = members[0][3]
         room = budget - data_bytes(cfg)
         cap = max_runs or max(1, min(DEFAULT_MAX_RUNS, int(room // max(1, bytes_per_run(cfg)))))
-        count = max(math.ceil(len(members) / cap), min(workers, len(members)))
-        for chunk in _split(members, count):
-            group = RunGroup(configs=tuple(v for v, _, _, _ in chunk), run_ids=tuple(r for _, r, _, _ in chunk),
-                             labels=tuple(lab for _, _, lab, _ in chunk))
-            groups.append((sum(run_cost(c) for _, _, _, c in chunk), group))
+        chunks.extend((_cost(chunk), chunk) for chunk in _split(members, math.ceil(len(members) / cap)))
+    chunks = _balanced(chunks, workers)
+    groups: list[tuple[float, RunGroup]] = []
+    for cost, chunk in chunks:
+        group = RunGroup(configs=tuple(v for v, _, _, _ in chunk), run_ids=tuple(r for _, r, _, _ in chunk),
+                         labels=tuple(lab for _, _, lab, _ in chunk))
+        groups.append((cost, group))
     groups.sort(key=lambda item: -item[0])
     return [g for _, g in groups]
 
