@@ -54,6 +54,7 @@ device = "auto"  # auto | cpu | cuda
 seeds = [0]  # the paper reports one run per configuration
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 data_root = "data"  # CIFAR folder; without the files the splits use CIFAR's class counts (same statistics)
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 from IPython.display import Markdown, display
@@ -63,7 +64,7 @@ from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 from flcore.reproduction.splits import dataset_stats_ours, paper_splits, split_summary
 
-page = Page("fedsam-table-9")
+page = Page("fedsam-table-9", max_rounds=max_rounds)
 splits = paper_splits(data_root, seed=seeds[0])
 
 # %% [markdown]
