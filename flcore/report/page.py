@@ -76,7 +76,7 @@ def figure_html(fig, alt: str, caption: str) -> str:
 
 
 #: The output metadata key of the capped-preview banner a :class:`Page` shows; the book
-#: build (:func:`flcore.site.reproduce.finish_page`) replaces it by its own banner.
+#: build (``flcore reproduce``) replaces it by its own, placed below the page's title.
 CAPPED_BANNER_KEY = "flcore-capped-banner"
 
 #: Artifact classes whose pages train nothing, so a round cap changes nothing on them.

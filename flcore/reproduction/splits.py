@@ -107,7 +107,7 @@ def official_splits(split_files: Mapping[str, Mapping[float, str | Path]] | None
     ``{"cifar10": {0.05: PATH}, "cifar100": {0.5: PATH}}``, any subset of
     :data:`PAPER_ALPHAS`' data sets and any alphas), read by :func:`official_split`, in that
     order; ``None`` or empty: none.  A data set flcore does not split, an alpha that is not
-    a number or a bad file is a ``ValueError`` / :class:`~flcore.data.errors.DatasetError`
+    a number or a bad file is a ``ValueError`` / :class:`~flcore.data.DatasetError`
     with one line naming it, before anything is drawn."""
     if not split_files:
         return []
