@@ -464,3 +464,46 @@ def test_data_split_pages_show_the_authors_split_files_beside_flcores(tmp_path, 
         official_splits({"mnist": {0.5: str(path)}})
     with pytest.raises(ValueError, match="alpha 'low' is not a number"):
         official_splits({"cifar10": {"low": str(path)}})
+
+
+def test_a_capped_page_built_by_reproduce_says_so_once_below_its_title(tmp_path):
+    """``flcore reproduce --max-rounds`` passes the cap as the notebook's parameter: the
+    banner the notebook's Page showed gives way to the page's own, right below the title."""
+    import nbformat
+
+    from flcore.report.page import CAPPED_BANNER_KEY, capped_banner
+    from flcore.site.reproduce import finish_page
+
+    shown = nbformat.v4.new_output("display_data", data={"text/markdown": capped_banner(3)},
+                                   metadata={CAPPED_BANNER_KEY: True})
+    table = nbformat.v4.new_output("display_data", data={"text/markdown": "**Table 1.** Runs."})
+    cells = [nbformat.v4.new_markdown_cell("# Title\n\nText."), nbformat.v4.new_code_cell("page = Page(...)"),
+             nbformat.v4.new_code_cell("page.table(...)")]
+    cells[1].outputs, cells[2].outputs = [shown], [table]
+    path = tmp_path / "fedsam-fig-3.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    finish_page(path, "smoke", [0], "result", artifact=get_artifact("fedsam-fig-3"), max_rounds=3)
+    page = nbformat.read(path, as_version=4)
+    assert page.cells[1].source.startswith(capped_banner(3))
+    assert nbformat.writes(page).count("A capped preview") == 1
+    code = [c for c in page.cells if c.cell_type == "code"]
+    assert code[0].outputs == [] and "remove-cell" in code[0].metadata["tags"]
+    assert code[1].outputs == [table] and "hide-input" in code[1].metadata["tags"]
+
+
+def test_a_pages_max_rounds_caps_the_notebooks_runs_and_a_training_page_says_so(monkeypatch):
+    from flcore.report.page import CAPPED_BANNER_KEY, Page, capped_banner
+    from flcore.reproduction.runner import default_max_rounds
+
+    monkeypatch.delenv("FLCORE_MAX_ROUNDS", raising=False)
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, metadata=None: shown.append((obj.data, metadata)))
+    Page("fedsam-table-9", max_rounds=2)  # a config page: trains nothing, so no banner
+    assert default_max_rounds() == 2 and shown == []
+    Page("fedsam-fig-3", max_rounds=1)
+    assert default_max_rounds() == 1 and shown == [(capped_banner(1), {CAPPED_BANNER_KEY: True})]
+    Page("fedsam-fig-3")  # None: the cap the process has (flcore reproduce's) stays
+    assert default_max_rounds() == 1 and len(shown) == 1
+    for bad in (0, 2.5, True, "3"):
+        with pytest.raises(ValueError, match="max_rounds: expected a positive integer"):
+            Page("fedsam-fig-3", max_rounds=bad)
