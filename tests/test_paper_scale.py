@@ -507,3 +507,38 @@ def test_a_pages_max_rounds_caps_the_notebooks_runs_and_a_training_page_says_so(
     for bad in (0, 2.5, True, "3"):
         with pytest.raises(ValueError, match="max_rounds: expected a positive integer"):
             Page("fedsam-fig-3", max_rounds=bad)
+
+
+@pytest.mark.parametrize("method,dataset", [("adabest+asam", "cifar10"), ("feddyn", "cifar100"), ("fedsmoo", "fmnist")])
+def test_plan_sizes_models_and_state_as_built_without_building_them(method, dataset):
+    """The plan's memory and store estimates count parameters on the meta device and the
+    state tables on a probe model: the same numbers as the model built for training."""
+    from flcore.algorithms import get_method
+    from flcore.config import DATASET_FACTS
+    from flcore.flat import FlatModel
+    from flcore.models import build_model
+    from flcore.planning.planner import bytes_per_run, model_parameters
+    from flcore.reproduction.pricing import run_store_bytes
+
+    cfg = resolve_config(method=method, dataset=dataset, scale="paper")
+    shape, classes, _ = DATASET_FACTS[dataset]
+    flat = FlatModel(build_model(cfg.model, shape, classes))
+    kinds = list(get_method(method).build_client(cfg, flat).client_state_spec().values())
+    tables = sum(kind in ("zeros", "model") for kind in kinds)
+    assert tables >= 1 and model_parameters(cfg.model, dataset) == flat.num_params
+    activations = cfg.batch_size * int(np.prod(shape)) * 4 * 64
+    assert bytes_per_run(cfg) == (cfg.per_round * (12 * flat.num_params * 4 + activations)
+                                  + tables * flat.num_params * 4 * cfg.clients)
+    server = get_method(method).build_server(cfg).init(torch.zeros(flat.num_params), cfg.clients)
+
+    def floats(tree):
+        return sum(map(floats, tree.values())) if isinstance(tree, dict) else getattr(tree, "numel", int)()
+
+    server_floats = floats(server)
+    client_floats = sum(flat.num_params if kind in ("zeros", "model") else 1 for kind in kinds) * cfg.clients
+    evaluations = sum(1 for r in range(1, cfg.rounds + 1)
+                      if r % cfg.eval_every == 0 or r > cfg.rounds - cfg.eval_last or r == cfg.rounds)
+    expected = (4 * flat.num_params * (2 + len(cfg.snapshot_rounds) * (1 + cfg.per_round))
+                + 4 * (server_floats + client_floats) + 160 * evaluations
+                + 20 * cfg.clients * (cfg.rounds // cfg.eval_every + 1) + 2048)
+    assert run_store_bytes(cfg) == expected
