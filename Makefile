@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml constraints.txt
 venv: $(STAMP)
 
 ## main: the reproduction book at the small scale, offline on a CPU -> _build/html/index.html
+## (BOOK_FLAGS: more `flcore book` options, e.g. BOOK_FLAGS="--prefer-scale paper" after a bundle import)
 main: $(STAMP)
-	$(BIN)/flcore book --scale small --store runs
+	$(BIN)/flcore book --scale small --store runs $(BOOK_FLAGS)
 
 ## book-smoke: the book at the smoke scale (about a minute)
 book-smoke: $(STAMP)

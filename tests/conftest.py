@@ -1,6 +1,13 @@
+import os
 
 import pytest
 import torch
+
+# One thread in every process a test starts too (CLI subprocesses, notebook kernels, Ray
+# workers): the suite runs several workers per core, and torch's default of one thread per
+# core makes them spin against each other.  Set before any test runs, so children inherit it.
+for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
 
 @pytest.fixture(autouse=True)

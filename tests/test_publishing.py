@@ -44,8 +44,12 @@ def test_workflow_builds_with_the_readme_main_command_and_deploys_to_pages():
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
     assert triggers["push"]["branches"] == ["main"]
     build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
-    runs = [step["run"].strip() for step in build["steps"] if "run" in step]
-    assert runs == [readme_commands()[0]]
+    # the book is built by the README's main command; the only other command is the
+    # results-bundle import, which runs only when the workflow is given a bundle
+    runs = {step["name"]: step for step in build["steps"] if "run" in step}
+    assert list(runs) == ["Import the results bundle", "Build the book"]
+    assert runs["Build the book"]["run"].strip() == readme_commands()[0]
+    assert runs["Import the results bundle"]["if"] == "${{ inputs.bundle != '' }}"
     uses = {step.get("uses", "").split("@")[0]: step for step in build["steps"]}
     assert uses["actions/upload-pages-artifact"]["with"]["path"] == "_build/html"
     assert uses["actions/cache"]["with"]["path"] == "runs"  # the run store survives between builds
@@ -145,3 +149,50 @@ def test_colab_first_cell_installs_from_a_clone_and_runs_a_notebook(tmp_path):
     assert any(o.get("output_type") == "display_data" for c in out.cells if c.cell_type == "code"
                for o in c.get("outputs", []))
     assert (work / "runs").is_dir() and any((work / "runs").iterdir())
+
+
+def _import_step() -> tuple[dict, str]:
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "book.yml").read_text())
+    triggers = workflow.get("on", workflow.get(True))
+    step = next(s for s in workflow["jobs"]["build"]["steps"] if s.get("name") == "Import the results bundle")
+    return triggers["workflow_dispatch"]["inputs"]["bundle"], step
+
+
+def test_workflow_imports_a_bundle_given_as_a_path_and_refuses_other_schemes(tmp_path):
+    """The import step's script, run as the runner would (``make venv`` a no-op here and
+    ``.venv/bin/flcore`` this checkout's CLI): a path in the repository is imported into
+    ``runs``; a non-https URL and a bundle that does not check out stop the build (exit 2)."""
+    from flcore.store.bundle import export_bundle
+
+    bundle_input, step = _import_step()
+    assert bundle_input["required"] is False and bundle_input["default"] == ""
+    assert step["env"]["BUNDLE"] == "${{ inputs.bundle }}"  # never spliced into the script's text
+    build = next(s for s in yaml.safe_load((ROOT / ".github" / "workflows" / "book.yml").read_text())["jobs"]
+                 ["build"]["steps"] if s.get("name") == "Build the book")
+    assert "--prefer-scale paper" in build["env"]["BOOK_FLAGS"]
+    assert "$(BOOK_FLAGS)" in (ROOT / "Makefile").read_text()
+    repo = tmp_path / "repo"
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    flcore = repo / ".venv" / "bin" / "flcore"
+    flcore.write_text(f"#!/bin/sh\nexec {sys.executable} -m flcore \"$@\"\n")
+    flcore.chmod(0o755)
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "make").write_text("#!/bin/sh\nexit 0\n")
+    (fake_bin / "make").chmod(0o755)
+    export_bundle([], repo / "results.tar", scale="paper", device="NVIDIA H100 80GB HBM3")
+
+    def step_with(bundle: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "BUNDLE": bundle, "RUNNER_TEMP": str(tmp_path), "PYTHONPATH": str(ROOT),
+               "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}"}
+        return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    done = step_with("results.tar")
+    assert done.returncode == 0, done.stderr
+    assert "imported 0 run(s) into runs" in done.stdout
+    refused = step_with("ftp://example.org/results.tar")
+    assert refused.returncode == 2 and "only https://" in refused.stderr
+    (repo / "bad.tar").write_bytes(b"not a tar archive")
+    bad = step_with("bad.tar")
+    assert bad.returncode == 2 and "not an uncompressed tar archive" in bad.stderr

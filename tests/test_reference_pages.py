@@ -1,7 +1,8 @@
 """The book's reference pages (book/reference/) follow the code they document.
 
 - Command line: every subcommand and every option its ``--help`` lists is on the page (the
-  ``analyze`` tools' options on the Analysis page); the config-field flags of ``run`` and
+  ``analyze`` tools' options on the Analysis page, ``bundle export``'s and ``bundle import``'s
+  on the Command line page); the config-field flags of ``run`` and
   ``sweep`` are on the Configuration page as fields.
 - Run store: the exit-status table of ``flcore run`` has exactly the statuses the command
   returns.
@@ -22,7 +23,7 @@ from flcore.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "book" / "reference"
-COMMANDS = ("run", "sweep", "runs", "methods", "analyze", "reproduce", "claims", "book")
+COMMANDS = ("run", "sweep", "runs", "methods", "analyze", "reproduce", "claims", "book", "bundle")
 ANALYZE_TOOLS = ("hessian", "landscape", "barrier", "lpf")
 
 
@@ -54,6 +55,12 @@ def test_every_option_of_every_command_is_documented(capsys):
         options = _options(_help(capsys, command))
         if command == "analyze":
             assert not options  # its options belong to its tools
+            continue
+        if command == "bundle":  # its options belong to export and import
+            assert not options
+            for action in ("export", "import"):
+                for option in sorted(_options(_help(capsys, "bundle", action))):
+                    assert f"`{option}" in page, f"flcore bundle {action} {option} is not on the Command line page"
             continue
         for option in sorted(options):
             if f"`{option}" in page:

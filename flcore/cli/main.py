@@ -8,6 +8,7 @@
 ``flcore analyze hessian|landscape|barrier|lpf --run RUN_DIR`` geometry of a stored run.
 ``flcore reproduce ARTIFACT|--all`` execute artifact notebooks; ``flcore claims`` the claims' verdicts.
 ``flcore book`` reproduce what is stale and build the site.
+``flcore bundle export|import`` share finished runs between stores as a results bundle (no pickles).
 
 Every config field is a flag (``--per-round`` for ``per_round``) and a key of the
 ``--config`` YAML/JSON file; flags win over the file.  Values are validated before any
@@ -158,6 +159,7 @@ def _add_methods_parser(sub) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from flcore.cli.analyze import add_analyze_parser
+    from flcore.cli.bundle import register as register_bundle
     from flcore.cli.reproduce import register as register_reproduce
 
     parser = _Parser(prog="flcore", description=__doc__.split("\n\n")[0])
@@ -169,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_analyze_parser(sub)
 
-    parser.set_defaults(extra_handlers=register_reproduce(sub))
+    parser.set_defaults(extra_handlers={**register_reproduce(sub), **register_bundle(sub)})
     return parser
 
 

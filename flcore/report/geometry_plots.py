@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from matplotlib import patheffects
 
 from flcore.report.style import algorithm_color
 
@@ -56,6 +55,8 @@ def plane_panel(ax, surface, field: str = "loss", labels: Sequence[str] = (), ti
     coords = np.asarray(surface.coords)
     ax.scatter(coords[:, 0], coords[:, 1], marker="^", s=60, c="k", zorder=3)
     mean = coords.mean(0)
+    from matplotlib import patheffects
+
     outline = [patheffects.withStroke(linewidth=2, foreground="k")]
     for (x, y), label in zip(coords, labels):
         right = x > mean[0]  # labels point inwards, so none leaves the axes

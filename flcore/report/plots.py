@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 import pandas as pd
-import seaborn as sns
 
 from flcore.report.style import algorithm_dashes, algorithm_palette
 
@@ -26,6 +24,8 @@ def accuracy_curves(metrics: pd.DataFrame, hue: str = "algorithm", col: str | No
                     sharex: bool = True):
     """Test accuracy (%) against rounds.  ``metrics`` is :func:`~flcore.reproduction.runner.run_metrics`
     output; several seeds of one line are drawn as their mean with a band."""
+    import seaborn as sns
+
     data = metrics[metrics["test_accuracy"].notna()].copy()
     data["test accuracy (%)"] = data["test_accuracy"].astype(float) * 100.0
     hue_order = list(hue_order or dict.fromkeys(data[hue]))
@@ -48,6 +48,9 @@ def accuracy_curves(metrics: pd.DataFrame, hue: str = "algorithm", col: str | No
 def client_accuracy_curves(history: pd.DataFrame, ax=None, title: str | None = None, mean: bool = True):
     """One line per client: the global model's accuracy (%) on that client's data against
     rounds (``history``: :func:`flcore.reproduction.per_client.client_accuracy_history`)."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 3.8))
     data = history.copy()
@@ -67,6 +70,9 @@ def client_accuracy_curves(history: pd.DataFrame, ax=None, title: str | None = N
 
 def client_accuracy_final(accuracy: pd.Series, ax=None, title: str | None = None):
     """Fallback: the final model's accuracy (%) on each client's data, sorted, one bar per client."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 3.2))
     values = (accuracy.sort_values(ascending=False) * 100.0).reset_index(drop=True)

@@ -12,13 +12,17 @@ import html
 
 import pandas as pd
 
-#: Labels a run is named by in the list (the others: the page's own tables show them).
+#: Labels a run is named by first in the list; the page's other labels follow them.
 _LABEL_ORDER = ("dataset", "algorithm", "method", "alpha", "clients_per_round", "seed")
+#: Columns of a results frame that are results, not labels.
+_NOT_LABELS = {"run_id", "status", "run_dir", "rounds_done", "rounds", "capped_at", "mean_last_100",
+               "final_accuracy", "diverged_round", "wall_time_s", "provenance", "error"}
 
 
 def _run_label(row: dict) -> str:
     parts = []
-    for key in _LABEL_ORDER:
+    others = sorted(key for key in row if key not in _NOT_LABELS and key not in _LABEL_ORDER)
+    for key in (*_LABEL_ORDER, *others):
         value = row.get(key)
         if value is None or (isinstance(value, float) and pd.isna(value)):
             continue
@@ -40,7 +44,8 @@ def provenance_markdown(frame: pd.DataFrame) -> str | None:
     total = frame["run_id"].dropna().nunique()
     lines = [f"**{len(imported)} of the {total} runs of this page were imported from results bundles** "
              "(`flcore bundle import`); they were trained elsewhere, as listed (device, date, flcore version "
-             "and commit; who trained them is not recorded). The other runs were trained for this build.", ""]
+             "and commit; who trained them is not recorded)."
+             + (" The other runs were trained for this build." if len(imported) < total else ""), ""]
     lines += ["| trained on | runs |", "|---|---|"]
     for where, group in imported.groupby("provenance", sort=True):
         names = "; ".join(_run_label(row) for row in group.to_dict("records"))

@@ -6,15 +6,21 @@ as in the FedSAM paper's Figs. 10-11.
 """
 from __future__ import annotations
 
+import functools
 import zlib
-
-import matplotlib
-import seaborn as sns
 
 #: Base algorithms in a fixed order; colours come from seaborn's colour-blind palette.
 BASE_ALGORITHMS = ("FedAvg", "FedAvg E=2", "FedSAM", "FedASAM", "FedAvgM", "FedProx", "SCAFFOLD", "FedDyn",
                    "FedGloSS", "FedGF", "FedLESAM", "FedIMA")
-_PALETTE = sns.color_palette("colorblind", n_colors=10) + sns.color_palette("dark", n_colors=10)
+
+
+@functools.cache
+def _palette() -> list:
+    # seaborn (with scipy.stats) costs about 2 s to import: every flcore command and
+    # notebook kernel imports this module, few of them draw
+    import seaborn as sns
+
+    return sns.color_palette("colorblind", n_colors=10) + sns.color_palette("dark", n_colors=10)
 
 
 def base_algorithm(label: str) -> str:
@@ -26,9 +32,9 @@ def base_algorithm(label: str) -> str:
 def algorithm_color(label: str):
     base = base_algorithm(label)
     if base in BASE_ALGORITHMS:
-        return _PALETTE[BASE_ALGORITHMS.index(base)]
-    spare = len(_PALETTE) - len(BASE_ALGORITHMS)
-    return _PALETTE[len(BASE_ALGORITHMS) + zlib.crc32(base.encode()) % spare]
+        return _palette()[BASE_ALGORITHMS.index(base)]
+    spare = len(_palette()) - len(BASE_ALGORITHMS)
+    return _palette()[len(BASE_ALGORITHMS) + zlib.crc32(base.encode()) % spare]
 
 
 def algorithm_palette(labels) -> dict:
@@ -57,11 +63,13 @@ def set_style() -> None:
     the executed notebook even when ``MPLBACKEND`` names a non-interactive backend.
     """
     _inline_in_notebooks()
+    import matplotlib
     import pandas as pd
+    import seaborn as sns
 
     pd.set_option("display.max_colwidth", None)  # long cells (orderings, notes) are shown whole
     matplotlib.rcParams.update(matplotlib.rcParamsDefault)
-    sns.set_theme(context="notebook", style="whitegrid", palette=_PALETTE[:10], rc={
+    sns.set_theme(context="notebook", style="whitegrid", palette=_palette()[:10], rc={
         "figure.figsize": (7.0, 4.0),
         "figure.dpi": 100,
         "savefig.dpi": 100,

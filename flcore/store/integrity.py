@@ -79,12 +79,18 @@ class LogScan:
 
 
 def scan_metrics(run: Run) -> LogScan:
-    scan = LogScan()
+    """``run``'s ``metrics.jsonl`` read line by line (:class:`LogScan`), without raising."""
     try:
         data = run.metrics_bytes()
     except DamagedRunError as exc:
-        scan.invalid += exc.problems
-        return scan
+        return LogScan(invalid=list(exc.problems))
+    return scan_metrics_bytes(data)
+
+
+def scan_metrics_bytes(data: bytes) -> LogScan:
+    """The content of a ``metrics.jsonl`` read line by line (:class:`LogScan`), without
+    raising: also a log that is not in a store yet (a results bundle's)."""
+    scan = LogScan()
     lines = [(n, line) for n, line in enumerate(data.split(b"\n"), 1) if line.strip()]
     for index, (number, line) in enumerate(lines):
         try:
