@@ -13,7 +13,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").rglob("*.ipynb"))
 #: tutorials (notebooks/tutorials/) are book pages executed at build time, not artifacts
 TUTORIALS = [p for p in NOTEBOOKS if p.parent.name == "tutorials"]
 ARTIFACT_NOTEBOOKS = [p for p in NOTEBOOKS if p not in TUTORIALS]
-REQUIRED_PARAMETERS = ("scale", "device", "seeds", "store")
+REQUIRED_PARAMETERS = ("scale", "device", "seeds", "store", "max_rounds")
 TUTORIAL_PARAMETERS = ("device",)
 
 
@@ -53,6 +53,12 @@ def test_notebook_is_clean_and_parameterised(path: Path):
     for name in TUTORIAL_PARAMETERS if path in TUTORIALS else REQUIRED_PARAMETERS:
         assert any(line.startswith(f"{name} =") for line in tagged[0].source.splitlines()), name
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
+    if path not in TUTORIALS:
+        # the page applies the round cap before the notebook trains anything
+        pages = [line for c in code for line in c.source.splitlines() if "Page(" in line]
+        assert pages and all("max_rounds=max_rounds" in line for line in pages), pages
+        first_page = next(i for i, c in enumerate(code) if "Page(" in c.source)
+        assert not any(w in c.source for c in code[:first_page] for w in ("ensure_runs(", "check_claims("))
     # a cell installs flcore when it is missing (Colab)
     assert any('find_spec("flcore") is None' in c.source for c in code[:2])
 

@@ -1,7 +1,14 @@
 """Paper scale for GPU users (issue 27): capped previews that continue, the authors' split
 files, the rounded Dirichlet split and the price of a batch before it runs."""
+import contextlib
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,9 +26,9 @@ from flcore.data import (
 )
 from flcore.data.cifar import expected_checksums
 from flcore.errors import ConfigError
-from flcore.reproduction.artifacts import runs_for
+from flcore.reproduction.artifacts import get_artifact, runs_for
 from flcore.reproduction.budget import device_rates
-from flcore.reproduction.claims import capped_reason
+from flcore.reproduction.claims import capped_reason, spread_specs
 from flcore.reproduction.pricing import price_runs
 from flcore.reproduction.runner import ensure_runs, results_frame
 from flcore.sim.engine import Simulation
@@ -308,3 +315,230 @@ def test_official_split_statistics_come_from_the_file(tmp_path):
     assert split.counts.tolist() == [[2, 1] + [0] * 8, [0, 0, 3, 1, 0, 0, 0, 0, 0, 1]]
     assert split.classes_per_client.tolist() == [2, 3] and split.labels_from.startswith("split file")
     assert len(split_summary([split])) == 1
+
+
+# ----------------------------------------------------------------------------- a notebook in Colab
+
+ROOT = Path(__file__).resolve().parents[1]
+#: three FedAvg runs of up to 8 rounds at the smoke scale, a checkpoint every 2 rounds
+COLAB_NOTEBOOK = "fedsam-fig-3"
+
+
+def _papermill(tmp_path, name: str, store: Path, *params: str) -> subprocess.Popen:
+    """The notebook executed as a Colab user runs it: papermill, the store a parameter, one
+    worker (runs train in the kernel) and one thread (the same sums in every process)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env.pop("FLCORE_MAX_ROUNDS", None)
+    env.pop("FLCORE_STORE", None)
+    notebook = ROOT / get_artifact(COLAB_NOTEBOOK).notebook_path
+    argv = [sys.executable, "-m", "papermill", str(notebook), str(tmp_path / name), "--no-progress-bar",
+            "-p", "store", str(store), "-p", "device", "cpu", "-p", "workers", "1", *params]
+    return subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def _finish(proc: subprocess.Popen) -> None:
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-3000:]
+
+
+def _disconnect(proc: subprocess.Popen) -> None:
+    """A lost Colab runtime: papermill, its kernel (which leads a session of its own) and
+    everything the kernel started are killed at once."""
+    kernels = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == proc.pid:
+                kernels.append(os.getpgid(int(entry.name)))
+        except (OSError, ValueError, IndexError):
+            continue
+    for group in {*kernels, proc.pid}:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+    proc.wait(timeout=60)
+
+
+def _statuses(store: Path) -> dict[str, dict]:
+    out = {}
+    for path in store.glob("*/status.json"):
+        with contextlib.suppress(OSError, ValueError):
+            out[path.parent.name] = json.loads(path.read_text())
+    return out
+
+
+def _markdown_outputs(path: Path) -> list[tuple[dict, str]]:
+    import nbformat
+
+    notebook = nbformat.read(path, as_version=4)
+    return [(out.get("metadata", {}), out.get("data", {}).get("text/markdown", ""))
+            for cell in notebook.cells if cell.cell_type == "code" for out in cell.get("outputs", [])]
+
+
+@pytest.mark.slow
+def test_a_notebook_capped_then_disconnected_continues_each_run_from_its_checkpoint(tmp_path):
+    """Colab on a Drive store: ``-p max_rounds 1`` stops every run at round 1 and the page
+    says so first; the uncapped rerun, killed (runtime lost) once a run has checkpointed a
+    later round, and rerun again, finishes every run from its last checkpoint -- rounds
+    trained once -- with the metrics and model of a run never stopped."""
+    pytest.importorskip("papermill")
+    from flcore.report.page import CAPPED_BANNER_KEY, capped_banner
+
+    store = tmp_path / "drive"
+    specs = [s for s in runs_for([COLAB_NOTEBOOK], "smoke", [0]) if s.available]
+    ids = {s.run_id(): s for s in specs}
+    rounds = {rid: s.resolve().rounds for rid, s in ids.items()}
+    assert len(ids) == 3 and max(rounds.values()) == 8
+
+    _finish(_papermill(tmp_path, "capped.ipynb", store, "-p", "max_rounds", "1"))
+    outputs = _markdown_outputs(tmp_path / "capped.ipynb")
+    assert [text for meta, text in outputs if CAPPED_BANNER_KEY in meta] == [capped_banner(1)]
+    assert any("**not checked: 1 of 4 rounds**" in text for _, text in outputs), "claims decide nothing"
+    capped = _statuses(store)
+    assert set(ids) <= set(capped) and {(s["status"], s["rounds_done"]) for s in capped.values()} == {("capped", 1)}
+
+    running = _papermill(tmp_path, "lost.ipynb", store)
+    deadline = time.time() + 240
+    while not any(s["status"] == "running" and s["rounds_done"] >= 2 for s in _statuses(store).values()):
+        assert running.poll() is None and time.time() < deadline, "no run checkpointed a round before the end"
+        time.sleep(0.005)
+    _disconnect(running)
+    before = _statuses(store)
+    killed = {rid: s["rounds_done"] for rid, s in before.items() if s["status"] == "running" and s["rounds_done"] >= 2}
+    assert killed, before
+    starts = {rid: killed.get(rid, 1) for rid, s in before.items() if s["status"] != "finished"}
+    for rid, at in killed.items():
+        assert torch.load(store / rid / "checkpoint.pt", weights_only=True)["rounds_done"] == at
+
+    _finish(_papermill(tmp_path, "rerun.ipynb", store))
+    after = _statuses(store)
+    assert {after[rid]["status"] for rid in ids} == {"finished"}
+    assert not any(CAPPED_BANNER_KEY in meta for meta, _ in _markdown_outputs(tmp_path / "rerun.ipynb"))
+    for rid, status in after.items():
+        total = json.loads((store / rid / "config.json").read_text())["rounds"]
+        # trained in the last session: the rounds after its checkpoint (the cap's, or the lost session's)
+        start = starts.get(rid)
+        assert status["timed_rounds"] == total - (1 if start is None else start), rid
+    reference = tmp_path / "uninterrupted"
+    for rid in killed:
+        spec = ids.get(rid) or next(s for s in spread_specs("smoke") if s.run_id() == rid)
+        ensure_runs([spec], store=reference, device="cpu", workers=1, log=None)
+        assert _metrics(store, rid) == _metrics(reference, rid), rid
+        # the same log; the weights to float32 rounding: the rerun trained the run batched
+        # with others, the reference alone (flcore.sim.multi_run: batched equals sequential)
+        for name, tensor in _final_model(reference, rid).items():
+            assert torch.allclose(tensor, _final_model(store, rid)[name], rtol=1e-5, atol=1e-5), (rid, name)
+
+
+def test_data_split_pages_show_the_authors_split_files_beside_flcores(tmp_path, monkeypatch):
+    """A data-split page given ``split_files`` shows each file's statistics, read from its
+    labels, right before flcore's split of the same data set and alpha; without files it
+    says how to give them; a data set flcore does not split is refused in one line."""
+    from flcore.report.split_files import NO_SPLIT_FILES, show_official_splits
+    from flcore.reproduction.splits import Split, official_splits
+
+    labels = np.array([0, 0, 1, 2, 2, 2, 3, 9])
+    path = _write(tmp_path / "federated_train_alpha_0.05.json",
+                  _cifar10_split(labels, {"5": [0, 1, 2], "9": [3, 4, 5, 6, 7]}))
+    one_class = np.zeros((4, 10), dtype=np.int64)
+    one_class[np.arange(4), [0, 1, 2, 3]] = 500
+    ours = [Split("cifar10", alpha, one_class, 10_000, "CIFAR class counts") for alpha in (0.0, 0.05, 100.0)]
+    tables, shown = [], []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+
+    class Recording:
+        def table(self, frame, caption):
+            tables.append((frame, caption))
+
+    official = show_official_splits(Recording(), {"cifar10": {0.05: str(path)}}, ours)
+    assert [s.classes_per_client.tolist() for s in official] == [[2, 3]]
+    (frame, caption), = tables
+    assert frame["labels"].tolist() == ["split file federated_train_alpha_0.05.json", "CIFAR class counts"]
+    assert frame["alpha"].tolist() == [0.05, 0.05] and frame["clients"].tolist() == [2, 4]
+    assert frame["mean_classes_per_client"].tolist() == [2.5, 1.0]
+    assert frame["images_per_client"].tolist() == ["3\u20135", "500"] and frame["train_samples"].tolist() == [8, 2000]
+    assert ("CIFAR-10 alpha = 0.05: 2.50 classes per client in the file (2 clients, 8 images) against 1.00 in "
+            "flcore's split") in caption
+    assert show_official_splits(Recording(), None, ours) == [] and len(tables) == 1
+    assert shown[-1].data == NO_SPLIT_FILES and "split_files" in NO_SPLIT_FILES
+    with pytest.raises(ValueError, match="data set 'mnist' is not one of cifar10, cifar100"):
+        official_splits({"mnist": {0.5: str(path)}})
+    with pytest.raises(ValueError, match="alpha 'low' is not a number"):
+        official_splits({"cifar10": {"low": str(path)}})
+
+
+def test_a_capped_page_built_by_reproduce_says_so_once_below_its_title(tmp_path):
+    """``flcore reproduce --max-rounds`` passes the cap as the notebook's parameter: the
+    banner the notebook's Page showed gives way to the page's own, right below the title."""
+    import nbformat
+
+    from flcore.report.page import CAPPED_BANNER_KEY, capped_banner
+    from flcore.site.reproduce import finish_page
+
+    shown = nbformat.v4.new_output("display_data", data={"text/markdown": capped_banner(3)},
+                                   metadata={CAPPED_BANNER_KEY: True})
+    table = nbformat.v4.new_output("display_data", data={"text/markdown": "**Table 1.** Runs."})
+    cells = [nbformat.v4.new_markdown_cell("# Title\n\nText."), nbformat.v4.new_code_cell("page = Page(...)"),
+             nbformat.v4.new_code_cell("page.table(...)")]
+    cells[1].outputs, cells[2].outputs = [shown], [table]
+    path = tmp_path / "fedsam-fig-3.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    finish_page(path, "smoke", [0], "result", artifact=get_artifact("fedsam-fig-3"), max_rounds=3)
+    page = nbformat.read(path, as_version=4)
+    assert page.cells[1].source.startswith(capped_banner(3))
+    assert nbformat.writes(page).count("A capped preview") == 1
+    code = [c for c in page.cells if c.cell_type == "code"]
+    assert code[0].outputs == [] and "remove-cell" in code[0].metadata["tags"]
+    assert code[1].outputs == [table] and "hide-input" in code[1].metadata["tags"]
+
+
+def test_a_pages_max_rounds_caps_the_notebooks_runs_and_a_training_page_says_so(monkeypatch):
+    from flcore.report.page import CAPPED_BANNER_KEY, Page, capped_banner
+    from flcore.reproduction.runner import default_max_rounds
+
+    monkeypatch.delenv("FLCORE_MAX_ROUNDS", raising=False)
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, metadata=None: shown.append((obj.data, metadata)))
+    Page("fedsam-table-9", max_rounds=2)  # a config page: trains nothing, so no banner
+    assert default_max_rounds() == 2 and shown == []
+    Page("fedsam-fig-3", max_rounds=1)
+    assert default_max_rounds() == 1 and shown == [(capped_banner(1), {CAPPED_BANNER_KEY: True})]
+    Page("fedsam-fig-3")  # None: the cap the process has (flcore reproduce's) stays
+    assert default_max_rounds() == 1 and len(shown) == 1
+    for bad in (0, 2.5, True, "3"):
+        with pytest.raises(ValueError, match="max_rounds: expected a positive integer"):
+            Page("fedsam-fig-3", max_rounds=bad)
+
+
+@pytest.mark.parametrize("method,dataset", [("adabest+asam", "cifar10"), ("feddyn", "cifar100"), ("fedsmoo", "fmnist")])
+def test_plan_sizes_models_and_state_as_built_without_building_them(method, dataset):
+    """The plan's memory and store estimates count parameters on the meta device and the
+    state tables on a probe model: the same numbers as the model built for training."""
+    from flcore.algorithms import get_method
+    from flcore.config import DATASET_FACTS
+    from flcore.flat import FlatModel
+    from flcore.models import build_model
+    from flcore.planning.planner import bytes_per_run, model_parameters
+    from flcore.reproduction.pricing import run_store_bytes
+
+    cfg = resolve_config(method=method, dataset=dataset, scale="paper")
+    shape, classes, _ = DATASET_FACTS[dataset]
+    flat = FlatModel(build_model(cfg.model, shape, classes))
+    kinds = list(get_method(method).build_client(cfg, flat).client_state_spec().values())
+    tables = sum(kind in ("zeros", "model") for kind in kinds)
+    assert tables >= 1 and model_parameters(cfg.model, dataset) == flat.num_params
+    activations = cfg.batch_size * int(np.prod(shape)) * 4 * 64
+    assert bytes_per_run(cfg) == (cfg.per_round * (12 * flat.num_params * 4 + activations)
+                                  + tables * flat.num_params * 4 * cfg.clients)
+    server = get_method(method).build_server(cfg).init(torch.zeros(flat.num_params), cfg.clients)
+
+    def floats(tree):
+        return sum(map(floats, tree.values())) if isinstance(tree, dict) else getattr(tree, "numel", int)()
+
+    server_floats = floats(server)
+    client_floats = sum(flat.num_params if kind in ("zeros", "model") else 1 for kind in kinds) * cfg.clients
+    evaluations = sum(1 for r in range(1, cfg.rounds + 1)
+                      if r % cfg.eval_every == 0 or r > cfg.rounds - cfg.eval_last or r == cfg.rounds)
+    expected = (4 * flat.num_params * (2 + len(cfg.snapshot_rounds) * (1 + cfg.per_round))
+                + 4 * (server_floats + client_floats) + 160 * evaluations
+                + 20 * cfg.clients * (cfg.rounds // cfg.eval_every + 1) + 2048)
+    assert run_store_bytes(cfg) == expected

@@ -22,7 +22,10 @@ import traceback
 from collections.abc import Iterable, Sequence
 from concurrent.futures import as_completed
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
+
+import torch
 
 from flcore.algorithms import get_method
 from flcore.analysis.recording import recording_callbacks
@@ -87,13 +90,38 @@ def bytes_per_run(cfg: ExperimentConfig) -> int:
     tables (one row per client of the federation).  The training set is not counted:
     runs of one data set share it (:func:`data_bytes`)."""
 
-    input_shape, num_classes = _input_shape(cfg)
-    flat = FlatModel(build_model(cfg.model, input_shape, num_classes))
-    params = flat.num_params
+    input_shape, _ = _input_shape(cfg)
+    params, model_tables = _model_sizes(cfg)
     activations = cfg.batch_size * math.prod(input_shape) * 4 * 64  # forward + backward of a conv net, generous
-    tables = get_method(cfg.method).build_client(cfg, flat).client_state_spec().values()
-    state = sum(params * 4 for kind in tables if kind in ("zeros", "model")) * cfg.clients
+    state = model_tables * params * 4 * cfg.clients
     return cfg.per_round * (12 * params * 4 + activations) + state
+
+
+#: Model-sized per-client state tables by method and the method's hyper-parameters: a
+#: plan of the whole book asks for the same few a thousand times.
+_MODEL_TABLES: dict[tuple, int] = {}
+
+
+def _model_sizes(cfg: ExperimentConfig) -> tuple[int, int]:
+    """(parameters of ``cfg``'s model, model-sized per-client state tables of its method):
+    the model counted on the ``meta`` device (shapes only, nothing initialised), the tables
+    from the method's client built around a two-tensor probe model (which tables exist
+    depends on the method's parts, not on the model)."""
+    method = get_method(cfg.method)
+    key = (cfg.method, tuple(repr(getattr(cfg, name, None)) for name in sorted(method.hyperparameters)))
+    if key not in _MODEL_TABLES:
+        kinds = method.build_client(cfg, FlatModel(torch.nn.Linear(3, 2))).client_state_spec().values()
+        _MODEL_TABLES[key] = sum(kind in ("zeros", "model") for kind in kinds)
+    return model_parameters(cfg.model, cfg.dataset), _MODEL_TABLES[key]
+
+
+@lru_cache(maxsize=64)
+def model_parameters(model: str, dataset: str) -> int:
+    """Parameters of ``model`` built for ``dataset``, counted on the ``meta`` device."""
+    input_shape, num_classes = DATASET_FACTS[dataset][:2]
+    with torch.device("meta"):
+        module = build_model(model, input_shape, num_classes)
+    return sum(p.numel() for p in module.parameters())
 
 
 def data_bytes(cfg: ExperimentConfig) -> int:

@@ -40,13 +40,22 @@ from flcore.reproduction.claims import (
     spread_specs,
     verdict_totals,
 )
-from flcore.reproduction.runner import ensure_runs
+from flcore.reproduction.inventory import entry as inventory_entry
+from flcore.reproduction.runner import cap_rounds, ensure_runs
 
 
-def _display(obj) -> None:
+def _display(obj, metadata: dict | None = None) -> None:
     from IPython.display import display
 
-    display(obj)
+    display(obj, metadata=metadata)
+
+
+def _artifact_class(artifact_id: str) -> str:
+    """The artifact's class in its paper's inventory (``result`` when it is not listed)."""
+    try:
+        return inventory_entry(artifact_id).cls
+    except KeyError:
+        return "result"
 
 
 def csv_link(frame: pd.DataFrame, filename: str, label: str) -> str:
@@ -66,13 +75,34 @@ def figure_html(fig, alt: str, caption: str) -> str:
             f'style="max-width:100%"/><figcaption>{caption}</figcaption></figure>')
 
 
-class Page:
-    """Numbered tables and figures of one artifact page (see module docstring)."""
+#: The output metadata key of the capped-preview banner a :class:`Page` shows; the book
+#: build (``flcore reproduce``) replaces it by its own, placed below the page's title.
+CAPPED_BANNER_KEY = "flcore-capped-banner"
 
-    def __init__(self, artifact_id: str):
+#: Artifact classes whose pages train nothing, so a round cap changes nothing on them.
+UNTRAINED_CLASSES = ("config", "heavy", "schematic")
+
+
+class Page:
+    """Numbered tables and figures of one artifact page (see module docstring).
+
+    ``max_rounds`` is the notebook's parameter of that name: when given, every run the
+    notebook trains from here on stops at that round (a capped preview that a later run with
+    a higher cap, or none, continues from its checkpoint:
+    :func:`flcore.reproduction.runner.cap_rounds`), and a page that trains says so
+    (:func:`capped_banner`).
+    """
+
+    def __init__(self, artifact_id: str, max_rounds: int | None = None):
         self.artifact_id = artifact_id
         self.tables = 0
         self.figures = 0
+        self.max_rounds = max_rounds
+        cap_rounds(max_rounds)
+        if max_rounds is not None and _artifact_class(artifact_id) not in UNTRAINED_CLASSES:
+            from IPython.display import Markdown
+
+            _display(Markdown(capped_banner(max_rounds)), metadata={CAPPED_BANNER_KEY: True})
 
     def table(self, frame: pd.DataFrame, caption: str, downloads: dict[str, pd.DataFrame] | None = None,
               show: pd.DataFrame | None = None) -> None:
@@ -231,7 +261,7 @@ def scale_banner(scale: str, specs: Sequence = (), built: str | None = None, cls
     ``schematic`` pages train nothing and say so.  For a page built from runs capped at
     ``max_rounds``, the banner first says that it is a preview (:func:`capped_banner`)."""
     text = _scale_text(scale, specs, built, cls, paper_specs)
-    if max_rounds is not None and cls not in ("config", "heavy", "schematic"):
+    if max_rounds is not None and cls not in UNTRAINED_CLASSES:
         text = capped_banner(max_rounds) + " " + text
     return text
 

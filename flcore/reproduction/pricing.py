@@ -31,11 +31,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from functools import lru_cache
+from types import SimpleNamespace
 from typing import Any
 
 from flcore.algorithms import get_method
 from flcore.config import DATASET_FACTS, ExperimentConfig
-from flcore.planning.planner import DEFAULT_MAX_RUNS, plan_groups, run_cost
+from flcore.planning.planner import DEFAULT_MAX_RUNS, model_parameters, plan_groups, run_cost
 from flcore.planning.spec import RunSpec
 from flcore.record_format import is_evaluation_round, stop_round, trained_enough
 from flcore.reproduction.budget import DeviceRates
@@ -80,21 +81,22 @@ _STATE_FLOATS: dict[tuple, tuple[int, int]] = {}
 
 def _state_floats(cfg: ExperimentConfig) -> tuple[int, int]:
     """(floats of the server state, floats of the per-client state tables) of a run's
-    checkpoint, from the method's own state specification (built on a zero model)."""
+    checkpoint, from the method's own state specification: the client's tables built
+    around a two-tensor probe model (which tables exist depends on the method's parts, not
+    on the model), the server's state initialised on the ``meta`` device for the run's
+    model size (shapes without memory or arithmetic)."""
     import torch
 
     from flcore.flat import FlatModel
-    from flcore.models import build_model
 
     method = get_method(cfg.method)
     key = (cfg.method, cfg.model, cfg.dataset, cfg.clients,
            tuple(repr(getattr(cfg, name)) for name in sorted(method.hyperparameters)))
     if key not in _STATE_FLOATS:
-        shape, classes, _ = DATASET_FACTS[cfg.dataset]
-        flat = FlatModel(build_model(cfg.model, shape, classes))
-        spec = method.build_client(cfg, flat).client_state_spec()
-        per_client = sum(flat.num_params if kind in ("zeros", "model") else 1 for kind in spec.values())
-        state = method.build_server(cfg).init(torch.zeros(flat.num_params), cfg.clients)
+        params = flat_params(cfg.model, cfg.dataset)
+        spec = method.build_client(cfg, FlatModel(torch.nn.Linear(3, 2))).client_state_spec()
+        per_client = sum(params if kind in ("zeros", "model") else 1 for kind in spec.values())
+        state = method.build_server(cfg).init(torch.zeros(params, device="meta"), cfg.clients)
 
         def count(tree) -> int:
             if isinstance(tree, dict):
@@ -105,29 +107,29 @@ def _state_floats(cfg: ExperimentConfig) -> tuple[int, int]:
     return _STATE_FLOATS[key]
 
 
+@lru_cache(maxsize=256)
+def _evaluations(rounds: int, eval_every: int, eval_last: int) -> int:
+    """Evaluation rounds of a run's protocol (:func:`flcore.record_format.is_evaluation_round`)."""
+    protocol = SimpleNamespace(rounds=rounds, eval_every=eval_every, eval_last=eval_last)
+    return sum(1 for r in range(1, rounds + 1) if is_evaluation_round(r, protocol))
+
+
 def run_store_bytes(cfg: ExperimentConfig) -> int:
     """Bytes a finished run of ``cfg`` takes in the store (module docstring; an estimate)."""
     params = flat_params(cfg.model, cfg.dataset)
     server, clients = _state_floats(cfg)
     model_bytes = 4 * params
     checkpoint = model_bytes + 4 * (server + clients)
-    evaluations = sum(1 for r in range(1, cfg.rounds + 1) if is_evaluation_round(r, cfg))
+    evaluations = _evaluations(cfg.rounds, cfg.eval_every, cfg.eval_last)
     with_clients = cfg.rounds // cfg.eval_every + 1
     metrics = 160 * evaluations + 20 * cfg.clients * with_clients
     snapshots = len(cfg.snapshot_rounds) * (1 + cfg.per_round) * model_bytes
     return int(model_bytes + checkpoint + metrics + snapshots + 2048)
 
 
-@lru_cache(maxsize=64)
 def flat_params(model: str, dataset: str) -> int:
-    import torch
-
-    from flcore.models import build_model
-
-    shape, classes, _ = DATASET_FACTS[dataset]
-    with torch.device("meta"):
-        module = build_model(model, shape, classes)
-    return sum(p.numel() for p in module.parameters())
+    """Parameters of ``model`` built for ``dataset`` (:func:`flcore.planning.planner.model_parameters`)."""
+    return model_parameters(model, dataset)
 
 
 def local_kind(device: str = "auto") -> tuple[str, str]:

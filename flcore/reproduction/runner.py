@@ -47,9 +47,10 @@ def resolve_store(store: str | os.PathLike | None) -> Path:
     return Path(store if store is not None else default_store()).expanduser()
 
 
-#: The round cap ``flcore reproduce --max-rounds N`` hands the notebooks it executes (as
-#: the store reaches them as ``$FLCORE_STORE``): :func:`ensure_runs` caps at it when no
-#: ``max_rounds`` is given, so a notebook's own calls train no further than the batch did.
+#: The round cap of this process: set by a notebook's ``max_rounds`` parameter
+#: (:func:`cap_rounds`, called by :class:`flcore.report.page.Page`) or inherited from
+#: ``flcore reproduce --max-rounds N``; :func:`ensure_runs` caps at it when no ``max_rounds``
+#: is given, so a notebook's own calls train no further than its parameter says.
 MAX_ROUNDS_ENV = "FLCORE_MAX_ROUNDS"
 
 
@@ -61,6 +62,19 @@ def default_max_rounds() -> int | None:
     if not raw.isdigit() or int(raw) < 1:
         raise ValueError(f"${MAX_ROUNDS_ENV}: expected a positive integer (a round cap), got {raw!r}")
     return int(raw)
+
+
+def cap_rounds(max_rounds: int | None) -> None:
+    """Make ``max_rounds`` the round cap of this process (a notebook's kernel): every later
+    :func:`ensure_runs` that names no ``max_rounds`` of its own stops its runs at that round,
+    through ``$FLCORE_MAX_ROUNDS``.  ``None`` leaves the cap as it is (none, or the one
+    ``flcore reproduce --max-rounds`` set); anything but a positive integer is a
+    ``ValueError`` with one line."""
+    if max_rounds is None:
+        return
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1:
+        raise ValueError(f"max_rounds: expected a positive integer (a round cap) or None, got {max_rounds!r}")
+    os.environ[MAX_ROUNDS_ENV] = str(max_rounds)
 
 
 def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None, device: str = "auto",

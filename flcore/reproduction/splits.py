@@ -14,7 +14,7 @@ test checks this).  Nothing here trains or downloads.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +100,48 @@ def official_split(path: str | Path, dataset: str, alpha: float) -> Split:
         raise DatasetError(f"split file {path}: label {bad[0]} outside 0..{num_classes - 1} of {dataset}")
     counts = np.stack([np.bincount(np.asarray(ys, dtype=np.int64), minlength=num_classes) for ys in split.labels])
     return Split(dataset, float(alpha), counts, CIFAR_SIZES[dataset]["test"], f"split file {Path(path).name}")
+
+
+def official_splits(split_files: Mapping[str, Mapping[float, str | Path]] | None) -> list[Split]:
+    """The published split files a data-split page is given (its ``split_files`` parameter:
+    ``{"cifar10": {0.05: PATH}, "cifar100": {0.5: PATH}}``, any subset of
+    :data:`PAPER_ALPHAS`' data sets and any alphas), read by :func:`official_split`, in that
+    order; ``None`` or empty: none.  A data set flcore does not split, an alpha that is not
+    a number or a bad file is a ``ValueError`` / :class:`~flcore.data.DatasetError`
+    with one line naming it, before anything is drawn."""
+    if not split_files:
+        return []
+    if not isinstance(split_files, Mapping):
+        raise ValueError(f"split_files: expected {{dataset: {{alpha: path}}}}, got {type(split_files).__name__}")
+    out = []
+    for dataset, files in split_files.items():
+        if dataset not in PAPER_ALPHAS:
+            raise ValueError(f"split_files: data set {dataset!r} is not one of {', '.join(PAPER_ALPHAS)}")
+        if not isinstance(files, Mapping):
+            raise ValueError(f"split_files[{dataset!r}]: expected {{alpha: path}}, got {type(files).__name__}")
+        for alpha, path in files.items():
+            if isinstance(alpha, bool) or not isinstance(alpha, (int, float, str)):
+                raise ValueError(f"split_files[{dataset!r}]: alpha {alpha!r} is not a number")
+            try:
+                value = float(alpha)
+            except ValueError:
+                raise ValueError(f"split_files[{dataset!r}]: alpha {alpha!r} is not a number") from None
+            if not np.isfinite(value) or value < 0:
+                raise ValueError(f"split_files[{dataset!r}]: alpha {alpha!r} is not a concentration (>= 0)")
+            out.append(official_split(path, dataset, value))
+    order = list(PAPER_ALPHAS)
+    return sorted(out, key=lambda split: (order.index(split.dataset), split.alpha))
+
+
+def official_beside_ours(official: Sequence[Split], ours: Sequence[Split]) -> pd.DataFrame:
+    """:func:`split_summary` of each published split file followed by flcore's split of the
+    same data set and alpha (when ``ours`` has it): the authors' federation beside the one a
+    ``paper``-scale run draws."""
+    rows = []
+    for split in official:
+        rows.append(split)
+        rows += [s for s in ours if s.dataset == split.dataset and s.alpha == split.alpha]
+    return split_summary(rows)
 
 
 def paper_splits(data_root: str | Path | None = None, seed: int = 0) -> list[Split]:

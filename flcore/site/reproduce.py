@@ -44,7 +44,7 @@ from typing import Any
 
 from flcore.executors import make_executor
 from flcore.planning.workers import submit, worker_pool
-from flcore.report.page import scale_banner
+from flcore.report.page import CAPPED_BANNER_KEY, scale_banner
 from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.artifacts import get_artifact, runs_for
 from flcore.reproduction.claims import claim_specs, spread_specs
@@ -67,8 +67,9 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
 
     The run store reaches the kernel as ``$FLCORE_STORE``, not as a parameter, so that no
     path of the building machine is written into the page; a round cap
-    (``parameters["max_rounds"]``) as ``$FLCORE_MAX_ROUNDS``, which every ``ensure_runs``
-    of the notebook caps at.
+    (``parameters["max_rounds"]``) as the notebook's ``max_rounds`` parameter, which its
+    :class:`~flcore.report.page.Page` applies to every ``ensure_runs`` of the notebook, and
+    as ``$FLCORE_MAX_ROUNDS`` for a notebook that declares no such parameter.
     """
     import papermill
 
@@ -195,6 +196,8 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", p
     cells = [c for c in nb.cells if not {"flcore-banner", "flcore-provenance"} & set(c.metadata.get("tags", []))]
     for cell in cells:
         if cell.cell_type == "code":
+            # the notebook's own capped-preview banner gives way to the one placed below the title
+            cell.outputs = [o for o in cell.get("outputs", []) if CAPPED_BANNER_KEY not in o.get("metadata", {})]
             # code that shows something is collapsed under its output; code that shows
             # nothing (installation, parameters, imports) is left to the notebook itself
             tags = cell.metadata.setdefault("tags", [])

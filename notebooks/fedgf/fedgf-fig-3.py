@@ -54,6 +54,7 @@ scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper
 device = "auto"  # auto | cpu | cuda
 seeds = [0]  # the paper reports one run per configuration
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 import pandas as pd
@@ -61,7 +62,7 @@ import pandas as pd
 from flcore.algorithms import get_method
 from flcore.report.page import Page
 
-page = Page("fedgf-fig-3")
+page = Page("fedgf-fig-3", max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The methods the figure depicts, as flcore runs them

@@ -49,6 +49,7 @@ scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper
 device = "auto"  # auto | cpu | cuda
 seeds = [0]  # the paper reports one run per configuration
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 from IPython.display import Markdown, display
@@ -59,7 +60,7 @@ from flcore.report.page import Page
 from flcore.reproduction.method_costs import methods_behind
 from flcore.reproduction.published import published, source
 
-page = Page("fedgf-table-3")
+page = Page("fedgf-table-3", max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published beside flcore

@@ -50,16 +50,19 @@ device = "auto"  # auto | cpu | cuda
 seeds = [0]  # the paper reports one run per configuration
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 data_root = "data"  # CIFAR folder; without the files the splits use CIFAR's class counts (same statistics)
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
+split_files = None  # the authors' split files, {"cifar10": {0.05: PATH}, ...}; None: flcore's splits only
 
 # %%
 from IPython.display import Markdown, display
 
 from flcore.report import set_style
 from flcore.report.page import Page
+from flcore.report.split_files import show_official_splits
 from flcore.reproduction.splits import paper_splits, plot_class_distribution, split_summary
 
 set_style()
-page = Page("fedgloss-fig-20")
+page = Page("fedgloss-fig-20", max_rounds=max_rounds)
 splits = paper_splits(data_root, seed=seeds[0])
 
 # %% [markdown]
@@ -92,3 +95,13 @@ page.table(summary, f"Images and classes per client in each split; the mean numb
                     f"ranges from {summary['mean_classes_per_client'].min():g} (alpha = 0) to "
                     f"{summary['mean_classes_per_client'].max():g}.")
 display(Markdown("Labels used: " + ", ".join(sorted({s.labels_from for s in splits})) + "."))
+
+# %% [markdown]
+# ## The authors' split files
+#
+# The federations the FedGloSS authors trained on, when their split files are given (the parameter
+# `split_files`, LEAF JSON as their repository publishes it): each file's clients, images and
+# classes per client beside flcore's split of the same data set and alpha.
+
+# %%
+official = show_official_splits(page, split_files, splits)

@@ -54,6 +54,7 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 workers = None  # runs trained at once on a CPU; None: one per core
 data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 from IPython.display import Markdown, display
@@ -66,7 +67,7 @@ from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-fig-6")
-page = Page(artifact.id)
+page = Page(artifact.id, max_rounds=max_rounds)
 NET, SOLIDS = "FedGloSS-SAM", ['FedSAM', 'FedSMOO']
 
 # %% [markdown]

@@ -51,16 +51,19 @@ device = "auto"  # auto | cpu | cuda
 seeds = [0]  # the paper reports one run per configuration
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 data_root = "data"  # CIFAR folder; without the files the splits use CIFAR's class counts (same statistics)
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
+split_files = None  # the authors' split files, {"cifar10": {0.05: PATH}, ...}; None: flcore's splits only
 
 # %%
 from IPython.display import Markdown, display
 
 from flcore.report import compare_settings
 from flcore.report.page import Page
+from flcore.report.split_files import show_official_splits
 from flcore.reproduction.published import published, source
 from flcore.reproduction.splits import dataset_stats_ours, paper_splits, split_summary
 
-page = Page("fedgloss-table-11")
+page = Page("fedgloss-table-11", max_rounds=max_rounds)
 splits = paper_splits(data_root)
 
 # %% [markdown]
@@ -92,3 +95,13 @@ page.table(summary, f"The six CIFAR splits flcore generates at the paper scale: 
                     f"{'every client holds ' + summary['images_per_client'].iloc[0] + ' images in every split' if equal else 'client sizes differ between splits'}, "
                     f"and the mean number of classes per client grows with alpha from "
                     f"{summary['mean_classes_per_client'].min():g} to {summary['mean_classes_per_client'].max():g}.")
+
+# %% [markdown]
+# ## The authors' split files
+#
+# The federations the FedGloSS authors trained on, when their split files are given (the parameter
+# `split_files`, LEAF JSON as their repository publishes it): each file's clients, images and
+# classes per client beside flcore's split of the same data set and alpha.
+
+# %%
+official = show_official_splits(page, split_files, splits)

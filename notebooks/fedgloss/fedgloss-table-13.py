@@ -51,6 +51,7 @@ scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper
 device = "auto"  # auto | cpu | cuda
 seeds = [0]  # the paper reports one run per configuration
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 from IPython.display import Markdown, display
@@ -59,7 +60,7 @@ from flcore.papers.fedgloss.config_tables import table13_ours, table13_wide
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedgloss-table-13")
+page = Page("fedgloss-table-13", max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The grids beside flcore's presets

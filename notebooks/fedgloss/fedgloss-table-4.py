@@ -56,6 +56,7 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 workers = None  # runs trained at once on a CPU; None: one per core
 data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 from IPython.display import Markdown, display
@@ -67,7 +68,7 @@ from flcore.reproduction.inventory import entry
 from flcore.reproduction.published import source
 
 artifact = get_artifact("fedgloss-table-4")
-page = Page(artifact.id)
+page = Page(artifact.id, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The published table

@@ -58,6 +58,7 @@ scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper
 device = "auto"  # auto | cpu | cuda
 seeds = [0]  # the paper reports one run per configuration
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 from IPython.display import Markdown, display
@@ -66,7 +67,7 @@ from flcore.papers.fedima.settings import model_summary, table4_ours
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedima-table-4")
+page = Page("fedima-table-4", max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published layers beside flcore's models

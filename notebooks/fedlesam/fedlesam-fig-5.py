@@ -57,6 +57,7 @@ scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper
 device = "auto"  # auto | cpu | cuda
 seeds = [0]  # the paper reports one run per configuration
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 import matplotlib.pyplot as plt
@@ -66,7 +67,7 @@ from flcore.papers.fedlesam.partition_maps import fig5_panels, pathological_coun
 from flcore.report.page import Page
 from flcore.reproduction.published import source
 
-page = Page("fedlesam-fig-5")
+page = Page("fedlesam-fig-5", max_rounds=max_rounds)
 seed = seeds[0]
 
 # %% [markdown]

@@ -66,6 +66,7 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 workers = None  # runs trained at once on a CPU; None: one per core
 data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 import pandas as pd
@@ -75,7 +76,7 @@ from flcore.report.page import Page
 from flcore.reproduction.inventory import entry as inventory_entry
 from flcore.reproduction.published import source
 
-page = Page("fedlesam-table-3")
+page = Page("fedlesam-table-3", max_rounds=max_rounds)
 entry = inventory_entry("fedlesam-table-3")
 
 # %% [markdown]

@@ -52,6 +52,7 @@ device = "auto"  # auto | cpu | cuda
 seeds = [0]  # the paper reports one run per configuration
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 data_root = "data"  # CIFAR folder (the files are read, never downloaded)
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 from IPython.display import Markdown, display
@@ -60,7 +61,7 @@ from flcore.papers.fedlesam.dataset_stats import compare_statistics, dataset_sta
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedlesam-table-6")
+page = Page("fedlesam-table-6", max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published beside flcore

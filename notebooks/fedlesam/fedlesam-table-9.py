@@ -63,6 +63,7 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 workers = None  # runs trained at once on a CPU; None: one per core
 data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 from flcore.papers.fedlesam.efficiency import show_efficiency, show_published_beside_ours
@@ -74,7 +75,7 @@ from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedlesam-table-9")
-page = Page(artifact.id)
+page = Page(artifact.id, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs

@@ -55,6 +55,7 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 workers = None  # runs trained at once on a CPU; None: one per core
 data_root = "data"  # CIFAR folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale)
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 import matplotlib.pyplot as plt
@@ -72,7 +73,7 @@ from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-14")
-page = Page(artifact.id)
+page = Page(artifact.id, max_rounds=max_rounds)
 analysis_device = str(resolve_device(device))
 data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
 names = [label.replace(" E=1", "") for label in fedsam_analysis.PLANE_ALGORITHMS]

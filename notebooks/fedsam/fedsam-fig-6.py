@@ -63,6 +63,7 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 workers = None  # runs trained at once on a CPU; None: one per core
 data_root = "data"  # CIFAR and CIFAR-C folder (paper scale)
 download = True  # fetch CIFAR through torchvision when it is missing (paper scale; CIFAR-C never)
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 import matplotlib.pyplot as plt
@@ -78,7 +79,7 @@ from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-6")
-page = Page(artifact.id)
+page = Page(artifact.id, max_rounds=max_rounds)
 order = list(robustness.FIG6_ALGORITHMS)
 stand_in = "" if scale == "paper" else f" (MNIST-1D at the {scale} scale, corrupted by flcore)"
 

@@ -45,6 +45,7 @@ scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper
 device = "auto"  # auto | cpu | cuda
 seeds = [0]  # the paper reports one run per configuration
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 from IPython.display import Markdown, display
@@ -54,7 +55,7 @@ from flcore.report import compare_settings
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedsam-table-12")
+page = Page("fedsam-table-12", max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published beside flcore

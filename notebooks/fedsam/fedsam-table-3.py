@@ -48,12 +48,13 @@ scale = "smoke"  # smoke | small | paper: this page trains nothing, so it is the
 device = "auto"  # auto | cpu | cuda
 seeds = [0]
 store = None  # run store folder; None: $FLCORE_STORE, else ./runs
+max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
 from flcore.papers.fedsam import results as results
 from flcore.report.page import Page
 
-page = Page("fedsam-table-3")
+page = Page("fedsam-table-3", max_rounds=max_rounds)
 
 # %% [markdown]
 # ## What it needs, and why it is not regenerated here
