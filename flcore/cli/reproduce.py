@@ -106,7 +106,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=_positive_int, default=None,
                    help="seconds a notebook cell may run (default: no limit)")
     p.add_argument("--jobs", type=_positive_int, default=None,
-                   help="notebooks executed at once, each in its own kernel (default: one per core)")
+                   help="notebooks executed at once, each worker in its own kernel (default: one per core)")
+    p.add_argument("--fresh-kernels", action="store_true",
+                   help="start a new kernel for every notebook (default: each worker reuses its kernel, "
+                        "reset between notebooks)")
     p.add_argument("--executor", default="local", choices=("local", "ray"),
                    help="where missing runs are trained: local (this machine) or ray (a Ray cluster)")
     p.add_argument("--address", default=None, help="Ray cluster: auto | HOST:PORT (default: $RAY_ADDRESS "

@@ -86,13 +86,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from flcore.config import chance_accuracy
 from flcore.config.presets import DEFAULT_DATASET
 from flcore.models import default_model_for
 from flcore.record_format import CAPPED
 from flcore.reproduction.paired import MIN_OWN_SEEDS, PairedTest, pooled_sd, sample_sd
+from flcore.reproduction.papers import read_yaml
 
 #: The verdicts, their words on the pages, and which of them decide a claim.
 VERDICT_TEXT = {
@@ -173,7 +172,7 @@ def _datasets(value) -> tuple[str, ...]:
 
 
 def _parse(paper_file: Path) -> list[Claim]:
-    data = yaml.safe_load(paper_file.read_text())
+    data = read_yaml(paper_file)
     paper = data["paper"]
     main = dict(data.get("main_setting") or {})
     if not {"dataset", "model"} <= set(main):

@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import yaml
-
 STATUSES = ("reproduced", "pending", "not_regenerable")
 NOT_REGENERABLE_CLASSES = ("heavy", "schematic")
 SCALES = ("smoke", "small", "paper")
@@ -59,9 +57,9 @@ def inventory() -> tuple[InventoryEntry, ...]:
 
 @lru_cache(maxsize=4)
 def _inventory(papers: tuple[str, ...]) -> tuple[InventoryEntry, ...]:
-    from flcore.reproduction.papers import get_paper
+    from flcore.reproduction.papers import get_paper, read_yaml
 
-    raw = [e for paper in papers for e in yaml.safe_load((get_paper(paper).folder / "inventory.yaml").read_text())]
+    raw = [e for paper in papers for e in read_yaml(get_paper(paper).folder / "inventory.yaml")]
     entries = [InventoryEntry(id=e["id"], paper=e["paper"], kind=e["kind"], cls=e["class"], caption=e["caption"],
                               run_groups=tuple(e.get("run_groups") or ()),
                               not_regenerable=e.get("not_regenerable", ""),

@@ -12,7 +12,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import pandas as pd
-import yaml
 
 
 def sources() -> dict[str, dict]:
@@ -25,13 +24,13 @@ def sources() -> dict[str, dict]:
 
 @lru_cache(maxsize=4)
 def _sources(papers: tuple[str, ...]) -> dict[str, dict]:
-    from flcore.reproduction.papers import get_paper
+    from flcore.reproduction.papers import get_paper, read_yaml
 
     out: dict[str, dict] = {}
     for paper in papers:
         path = get_paper(paper).published_dir / "sources.yaml"
         if path.is_file():
-            out.update(yaml.safe_load(path.read_text()) or {})
+            out.update(read_yaml(path) or {})
     return out
 
 

@@ -50,6 +50,7 @@ from flcore.reproduction.artifacts import get_artifact, runs_for
 from flcore.reproduction.claims import claim_specs, spread_specs
 from flcore.reproduction.inventory import entry as inventory_entry
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
+from flcore.site.kernels import WarmKernel, process_kernel
 from flcore.version import __version__
 
 
@@ -62,8 +63,11 @@ def _parameters(notebook: Path, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: int | None = None,
-                     store: str | None = None) -> dict:
+                     store: str | None = None, kernel: WarmKernel | None = None) -> dict:
     """Run one artifact's notebook with papermill into the book tree; never raises.
+
+    ``kernel``: a :class:`~flcore.site.kernels.WarmKernel` to execute in (reset first);
+    None starts a kernel for this notebook alone.
 
     The run store reaches the kernel as ``$FLCORE_STORE``, not as a parameter, so that no
     path of the building machine is written into the page; a round cap
@@ -92,9 +96,10 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
             os.environ.pop(MAX_ROUNDS_ENV, None)
             if parameters.get("max_rounds") is not None:
                 os.environ[MAX_ROUNDS_ENV] = str(int(parameters["max_rounds"]))
+            warm = {"km": kernel.manager(str(root))} if kernel is not None else {}
             papermill.execute_notebook(str(source), str(partial), parameters=_parameters(source, parameters),
                                        kernel_name="python3", cwd=str(root), progress_bar=False,
-                                       log_output=False, execution_timeout=timeout)
+                                       log_output=False, execution_timeout=timeout, **warm)
             entry["status"] = "ok"
         except Exception as exc:  # noqa: BLE001 - one failing notebook must not stop the batch
             entry["status"] = "failed"
@@ -127,21 +132,25 @@ def notebook_jobs(requested: int | None, notebooks: int) -> int:
 
 
 def _execute_in_worker(artifact_id: str, root: Path, parameters: dict[str, Any], timeout: int | None,
-                       store: str | None, threads: int) -> dict:
+                       store: str | None, threads: int, fresh_kernels: bool = False) -> dict:
     """:func:`execute_artifact` in a worker process whose kernels use ``threads`` threads
     each (unless the user set ``OMP_NUM_THREADS``), so parallel notebooks share the cores
-    instead of oversubscribing them."""
+    instead of oversubscribing them; in the worker's warm kernel unless ``fresh_kernels``."""
 
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
     os.environ.setdefault("MKL_NUM_THREADS", str(threads))
-    return execute_artifact(get_artifact(artifact_id), root, parameters, timeout=timeout, store=store)
+    kernel = None if fresh_kernels else process_kernel()
+    return execute_artifact(get_artifact(artifact_id), root, parameters, timeout=timeout, store=store,
+                            kernel=kernel)
 
 
 def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeout: int | None,
-                 store: str | None, jobs: int, scale_of: dict[str, str] | None = None):
-    """Execute the notebooks, ``jobs`` at a time (each in its own kernel); yields
-    ``(artifact, manifest entry)`` as they finish.  Notebooks read runs that were all
-    trained beforehand (:func:`prefetch_runs`), so they do not depend on each other.
+                 store: str | None, jobs: int, scale_of: dict[str, str] | None = None,
+                 fresh_kernels: bool = False):
+    """Execute the notebooks, ``jobs`` at a time (each worker in its warm kernel,
+    :mod:`flcore.site.kernels`, or each notebook in a new one with ``fresh_kernels``);
+    yields ``(artifact, manifest entry)`` as they finish.  Notebooks read runs that were
+    all trained beforehand (:func:`prefetch_runs`), so they do not depend on each other.
     ``scale_of``: a notebook's scale where it is not ``parameters["scale"]``."""
     from flcore.site.manifest import one_line_error
 
@@ -149,15 +158,21 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
         return {**parameters, "scale": (scale_of or {}).get(artifact.id, parameters["scale"])}
 
     if jobs <= 1:
-        for artifact in artifacts:
-            yield artifact, execute_artifact(artifact, root, params(artifact), timeout=timeout, store=store)
+        kernel = None if fresh_kernels else WarmKernel()
+        try:
+            for artifact in artifacts:
+                yield artifact, execute_artifact(artifact, root, params(artifact), timeout=timeout, store=store,
+                                                 kernel=kernel)
+        finally:
+            if kernel is not None:
+                kernel.shutdown()
         return
     from concurrent.futures import as_completed
 
     threads = max(1, (os.cpu_count() or 1) // jobs)
 
     def submit_all(pool):
-        return {submit(pool, _execute_in_worker, a.id, root, params(a), timeout, store, threads): a
+        return {submit(pool, _execute_in_worker, a.id, root, params(a), timeout, store, threads, fresh_kernels): a
                 for a in artifacts}
 
     with worker_pool(jobs, submit_all=submit_all) as (_, futures):
@@ -344,7 +359,8 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
     if todo:
         save_manifest(root, manifest)
     for artifact, entry in _execute_all([a for a, _ in todo], root, parameters, args.timeout, store,
-                                        notebook_jobs(getattr(args, "jobs", None), len(todo)), scale_of):
+                                        notebook_jobs(getattr(args, "jobs", None), len(todo)), scale_of,
+                                        fresh_kernels=getattr(args, "fresh_kernels", False)):
         try:
             hashed = notebook_hash(root / artifact.notebook_path) if (root / artifact.notebook_path).is_file() else None
         except Exception as exc:  # noqa: BLE001 - one unreadable notebook must not stop the batch
