@@ -35,6 +35,20 @@ LOUD_SKIPS = {
 }
 
 
+#: Test files that take longest (``--durations``), started first so that the run does not
+#: end waiting on one of them; with ``--dist loadfile`` each file goes to one worker whole,
+#: and ``--no-loadscope-reorder`` keeps this order.  The smoke book is a subprocess using
+#: both cores for most of its time, so four workers share two cores.
+LONGEST_FIRST = ("test_book_build.py", "test_flower.py", "test_learning.py", "test_ray_executor.py",
+                 "test_tutorials.py", "test_book_reproduce.py", "test_publishing.py", "test_resume.py",
+                 "test_benchmark_script.py", "test_paper_scale.py", "test_engine.py", "test_inventory_claims.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
+
+
 def pytest_terminal_summary(terminalreporter):
     """Say loudly when a check did not run here (no Chromium, no network namespace)."""
     skipped = [str(getattr(report, "longrepr", "")) for report in terminalreporter.stats.get("skipped", [])]

@@ -13,7 +13,6 @@ FAMILIES = [
     "feddyn",
     "fedcm",
     "fedadam",
-    "fedsam",
     "fedasam",
     "fedgamma",
     "fedsmoo",
@@ -26,6 +25,8 @@ FAMILIES = [
     "fedavg+ima",
     "centralized-sgd",
 ]
+# FedSAM: tests/test_engine.py::test_fedsam_small_scale_learns_with_one_class_per_client (150 rounds,
+# tighter bounds).
 # Not learning at this setting (see the book's notes): fedavgm and fedavgm+asam (server momentum
 # 0.9 at server lr 1 collapses to chance, as in the FedSAM paper's Table 6), adabest (collapses
 # without ASAM at lr 0.1), fedspeed (17% at 300 rounds with its default alpha/lambda).
