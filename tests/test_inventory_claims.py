@@ -414,6 +414,28 @@ def test_timing_claims_read_three_timed_runs_each_trained_alone():
     assert len(cell) == 3 and all(s.config.get("timed") for s in cell)
 
 
+def test_every_run_a_claims_metric_reads_is_trained_with_the_claims_seeds():
+    """A metric that reads a run beside its cell's (FedLESAM's efficiency ratios read
+    FedAvg's run on the same setting and seed) gets that run at every claim seed; without
+    it the small book's notebooks asked the store for a FedAvg run never trained."""
+    from flcore.reproduction.claims import METRICS, all_claims, cell_specs
+
+    trained = {s.run_id() for s in claim_specs("small")}
+    companions = []
+    for claim in all_claims():
+        metric = METRICS.get(claim.metric)
+        if metric is None or metric.companions is None or claim.one_seed:
+            continue
+        for comparison in claim.comparisons:
+            for cell in (comparison.better, comparison.worse):
+                for spec in cell_specs(claim, cell, "small", (0, 1, 2))[0]:
+                    if spec.available:
+                        companions += metric.companions(spec)
+    fedavg_seeds = {c.resolve().seed for c in companions}
+    assert companions and fedavg_seeds == {0, 1, 2}
+    assert {c.run_id() for c in companions} <= trained
+
+
 def _page_result(verdict, metric="accuracy", paper="fedsam"):
     return {"id": f"x-{verdict}", "paper": paper, "text": f"claim {verdict}", "artifacts": ["fedsam-table-2"],
             "verdict": verdict, "metric": metric, "units": "points", "reason": None,

@@ -245,7 +245,9 @@ class Metric:
     it run :data:`CLAIM_SEEDS` (a metric that needs an analysis of each stored model may
     keep one seed and the reference spread); ``spread_from``: the metric whose reference
     pairs give its spread when the reference runs cannot give its own (a client model's
-    lambda_max -> the global model's: the same unit)."""
+    lambda_max -> the global model's: the same unit); ``companions``: ``spec -> [RunSpec]``,
+    the runs the metric reads besides the cell's own (a ratio to FedAvg's run on the same
+    setting and seed), trained with the claims' seeds."""
 
     name: str
     function: Callable[[dict], float | None]
@@ -255,6 +257,7 @@ class Metric:
     timed: bool = False
     seeded: bool = True
     spread_from: str | None = None
+    companions: Callable[[Any], list] | None = None
 
     def __call__(self, row: dict) -> float | None:
         return self.function(row)
@@ -272,10 +275,10 @@ METRICS: dict[str, Metric] = {"accuracy": Metric("accuracy", _accuracy, "points"
 
 def register_metric(name: str, function: Callable[[dict], float | None], unit: str, *, accuracy: bool = False,
                     by_construction: bool = False, timed: bool = False, seeded: bool = True,
-                    spread_from: str | None = None) -> Metric:
+                    spread_from: str | None = None, companions: Callable[[Any], list] | None = None) -> Metric:
     """Register ``function(row)`` as the claims' metric ``name`` (see :class:`Metric`)."""
     METRICS[name] = Metric(name, function, unit, accuracy=accuracy, by_construction=by_construction, timed=timed,
-                           seeded=seeded, spread_from=spread_from)
+                           seeded=seeded, spread_from=spread_from, companions=companions)
     return METRICS[name]
 
 
@@ -679,8 +682,9 @@ def verdict_totals(results: Sequence[dict]) -> dict[str, int]:
 
 def claim_specs(scale: str, artifacts: Iterable[str] | None = None) -> list:
     """The runs the claims' seeds add at ``scale``: every cell of the claims (checked by
-    ``artifacts``; default all) whose metric is ``seeded``, at :data:`CLAIM_SEEDS`, when the
-    scale can test the comparison.  Pending specs are left out."""
+    ``artifacts``; default all) whose metric is ``seeded``, at :data:`CLAIM_SEEDS`, with the
+    runs its metric reads beside it (``companions``), when the scale can test the
+    comparison.  Pending specs are left out."""
     seeds = CLAIM_SEEDS.get(scale, (0,))
     if len(seeds) <= 1:
         return []
@@ -699,5 +703,6 @@ def claim_specs(scale: str, artifacts: Iterable[str] | None = None) -> list:
             if untestable_reason(claim, comparison, [s.resolve() for specs in cells for s in specs], scale):
                 continue
             for spec in cells[0] + cells[1]:
-                out.setdefault(spec.run_id(), spec)
+                for needed in [spec, *(metric.companions(spec) if metric.companions else [])]:
+                    out.setdefault(needed.run_id(), needed)
     return list(out.values())

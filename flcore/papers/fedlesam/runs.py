@@ -301,6 +301,14 @@ def _seconds_per_round(row: dict) -> float | None:
     return None if t is None or t["batch_runs"] != 1 else t["seconds_per_round"]
 
 
+def _fedavg_companion(spec: RunSpec) -> list[RunSpec]:
+    """FedAvg on the setting and seed of an efficiency cell: its ratios are to that run
+    (:func:`flcore.papers.fedlesam.efficiency.fedavg_dir_of`)."""
+    labels = spec.labels
+    return [lesam_run(labels["dataset"], "FedAvg", labels["split"], labels["population"], labels["seed"],
+                      spec.config["scale"])]
+
+
 def _backprops_per_step(row: dict) -> float:
 
     return float(get_method(row["method"]).grad_evals_per_step)
@@ -313,9 +321,11 @@ def _register_metrics() -> None:
 
     register_metric("wallclock_seconds_per_round", _seconds_per_round, "seconds per round", timed=True)
     register_metric("backprops_per_step", _backprops_per_step, "backprops per step", by_construction=True)
-    register_metric("lesam_rounds", _field("rounds"), "rounds")
-    register_metric("communication_cost_ratio", _field("cost_ratio"), "x FedAvg's communication cost")
-    register_metric("compute_time_ratio", _field("compute_ratio"), "x FedAvg's computation time", timed=True)
+    register_metric("lesam_rounds", _field("rounds"), "rounds", companions=_fedavg_companion)
+    register_metric("communication_cost_ratio", _field("cost_ratio"), "x FedAvg's communication cost",
+                    companions=_fedavg_companion)
+    register_metric("compute_time_ratio", _field("compute_ratio"), "x FedAvg's computation time", timed=True,
+                    companions=_fedavg_companion)
 
 
 def _register_probe() -> None:
