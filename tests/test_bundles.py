@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from cli_runner import run_cli
 
 from flcore import resolve_config
-from flcore.cli.main import main as cli
 from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.artifacts import runs_for
 from flcore.reproduction.runner import ensure_runs, results_frame
@@ -26,16 +26,6 @@ from flcore.store import bundle as bundle_module
 from flcore.store.bundle import MANIFEST_FILE, MODEL_FILE, export_bundle
 
 ARTIFACT = "fedsam-fig-12"  # one FedAvg run at the smoke scale
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = cli(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def tree_state(root: Path) -> dict | None:

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from cli_runner import run_cli
 
 from flcore import resolve_config
 from flcore.cli.main import EXIT_DAMAGED, EXIT_USAGE
-from flcore.cli.main import main as cli
 from flcore.errors import ConfigError, quote
 from flcore.store import InvalidRecordError, Run, RunStore, UnsafeFileError, live_status, safe_read_json
 from flcore.store.records import Int, Record
@@ -28,16 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 BASE = ["--scale", "smoke", "--device", "cpu", "--no-progress", "--rounds", "8", "--eval-every", "1",
         "--checkpoint-every", "3"]
 SUMMARY_KEYS = ("status", "rounds_done", "final_accuracy", "mean_last_100", "best_accuracy")
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = cli(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def numbers(summary: dict) -> tuple:
