@@ -97,22 +97,28 @@ def bytes_per_run(cfg: ExperimentConfig) -> int:
     return cfg.per_round * (12 * params * 4 + activations) + state
 
 
-#: Model-sized per-client state tables by method and the method's hyper-parameters: a
+#: The kinds of a method's per-client state tables, by method and its hyper-parameters: a
 #: plan of the whole book asks for the same few a thousand times.
-_MODEL_TABLES: dict[tuple, int] = {}
+_TABLE_KINDS: dict[tuple, tuple[str, ...]] = {}
+
+
+def client_table_kinds(cfg: ExperimentConfig) -> tuple[str, ...]:
+    """The kinds of ``cfg``'s method's per-client state tables (``"zeros"`` and ``"model"``
+    are model-sized), from the method's client built around a two-tensor probe model:
+    which tables exist depends on the method's parts, not on the model."""
+    method = get_method(cfg.method)
+    key = (cfg.method, tuple(repr(getattr(cfg, name, None)) for name in sorted(method.hyperparameters)))
+    if key not in _TABLE_KINDS:
+        _TABLE_KINDS[key] = tuple(method.build_client(cfg, FlatModel(torch.nn.Linear(3, 2)))
+                                  .client_state_spec().values())
+    return _TABLE_KINDS[key]
 
 
 def _model_sizes(cfg: ExperimentConfig) -> tuple[int, int]:
-    """(parameters of ``cfg``'s model, model-sized per-client state tables of its method):
-    the model counted on the ``meta`` device (shapes only, nothing initialised), the tables
-    from the method's client built around a two-tensor probe model (which tables exist
-    depends on the method's parts, not on the model)."""
-    method = get_method(cfg.method)
-    key = (cfg.method, tuple(repr(getattr(cfg, name, None)) for name in sorted(method.hyperparameters)))
-    if key not in _MODEL_TABLES:
-        kinds = method.build_client(cfg, FlatModel(torch.nn.Linear(3, 2))).client_state_spec().values()
-        _MODEL_TABLES[key] = sum(kind in ("zeros", "model") for kind in kinds)
-    return model_parameters(cfg.model, cfg.dataset), _MODEL_TABLES[key]
+    """(parameters of ``cfg``'s model, counted on the ``meta`` device; model-sized
+    per-client state tables of its method)."""
+    tables = sum(kind in ("zeros", "model") for kind in client_table_kinds(cfg))
+    return model_parameters(cfg.model, cfg.dataset), tables
 
 
 @lru_cache(maxsize=64)

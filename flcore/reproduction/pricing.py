@@ -36,7 +36,7 @@ from typing import Any
 
 from flcore.algorithms import get_method
 from flcore.config import DATASET_FACTS, ExperimentConfig
-from flcore.planning.planner import DEFAULT_MAX_RUNS, model_parameters, plan_groups, run_cost
+from flcore.planning.planner import DEFAULT_MAX_RUNS, client_table_kinds, model_parameters, plan_groups, run_cost
 from flcore.planning.spec import RunSpec
 from flcore.record_format import is_evaluation_round, stop_round, trained_enough
 from flcore.reproduction.budget import DeviceRates
@@ -81,21 +81,17 @@ _STATE_FLOATS: dict[tuple, tuple[int, int]] = {}
 
 def _state_floats(cfg: ExperimentConfig) -> tuple[int, int]:
     """(floats of the server state, floats of the per-client state tables) of a run's
-    checkpoint, from the method's own state specification: the client's tables built
-    around a two-tensor probe model (which tables exist depends on the method's parts, not
-    on the model), the server's state initialised on the ``meta`` device for the run's
-    model size (shapes without memory or arithmetic)."""
+    checkpoint, from the method's own state specification: the client's tables
+    (:func:`~flcore.planning.planner.client_table_kinds`), the server's state initialised
+    on the ``meta`` device for the run's model size (shapes without memory or arithmetic)."""
     import torch
-
-    from flcore.flat import FlatModel
 
     method = get_method(cfg.method)
     key = (cfg.method, cfg.model, cfg.dataset, cfg.clients,
            tuple(repr(getattr(cfg, name)) for name in sorted(method.hyperparameters)))
     if key not in _STATE_FLOATS:
-        params = flat_params(cfg.model, cfg.dataset)
-        spec = method.build_client(cfg, FlatModel(torch.nn.Linear(3, 2))).client_state_spec()
-        per_client = sum(params if kind in ("zeros", "model") else 1 for kind in spec.values())
+        params = model_parameters(cfg.model, cfg.dataset)
+        per_client = sum(params if kind in ("zeros", "model") else 1 for kind in client_table_kinds(cfg))
         state = method.build_server(cfg).init(torch.zeros(params, device="meta"), cfg.clients)
 
         def count(tree) -> int:
@@ -116,7 +112,7 @@ def _evaluations(rounds: int, eval_every: int, eval_last: int) -> int:
 
 def run_store_bytes(cfg: ExperimentConfig) -> int:
     """Bytes a finished run of ``cfg`` takes in the store (module docstring; an estimate)."""
-    params = flat_params(cfg.model, cfg.dataset)
+    params = model_parameters(cfg.model, cfg.dataset)
     server, clients = _state_floats(cfg)
     model_bytes = 4 * params
     checkpoint = model_bytes + 4 * (server + clients)
@@ -125,11 +121,6 @@ def run_store_bytes(cfg: ExperimentConfig) -> int:
     metrics = 160 * evaluations + 20 * cfg.clients * with_clients
     snapshots = len(cfg.snapshot_rounds) * (1 + cfg.per_round) * model_bytes
     return int(model_bytes + checkpoint + metrics + snapshots + 2048)
-
-
-def flat_params(model: str, dataset: str) -> int:
-    """Parameters of ``model`` built for ``dataset`` (:func:`flcore.planning.planner.model_parameters`)."""
-    return model_parameters(model, dataset)
 
 
 def local_kind(device: str = "auto") -> tuple[str, str]:
