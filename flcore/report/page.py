@@ -40,7 +40,7 @@ from flcore.reproduction.claims import (
     spread_specs,
     verdict_totals,
 )
-from flcore.reproduction.inventory import entry as inventory_entry
+from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import cap_rounds, ensure_runs
 
 
@@ -48,14 +48,6 @@ def _display(obj, metadata: dict | None = None) -> None:
     from IPython.display import display
 
     display(obj, metadata=metadata)
-
-
-def _artifact_class(artifact_id: str) -> str:
-    """The artifact's class in its paper's inventory (``result`` when it is not listed)."""
-    try:
-        return inventory_entry(artifact_id).cls
-    except KeyError:
-        return "result"
 
 
 def csv_link(frame: pd.DataFrame, filename: str, label: str) -> str:
@@ -99,7 +91,7 @@ class Page:
         self.figures = 0
         self.max_rounds = max_rounds
         cap_rounds(max_rounds)
-        if max_rounds is not None and _artifact_class(artifact_id) not in UNTRAINED_CLASSES:
+        if max_rounds is not None and artifact_class(artifact_id) not in UNTRAINED_CLASSES:
             from IPython.display import Markdown
 
             _display(Markdown(capped_banner(max_rounds)), metadata={CAPPED_BANNER_KEY: True})

@@ -79,6 +79,14 @@ def entry(artifact_id: str) -> InventoryEntry:
     raise KeyError(f"{artifact_id!r} is not a table or figure of the five papers")
 
 
+def artifact_class(artifact_id: str) -> str:
+    """The artifact's class in its paper's inventory (``result`` when it is not listed)."""
+    try:
+        return entry(artifact_id).cls
+    except KeyError:
+        return "result"
+
+
 def status(item: InventoryEntry) -> str:
     """``reproduced`` | ``pending`` | ``not_regenerable`` (module docstring)."""
 

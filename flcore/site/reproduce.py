@@ -48,7 +48,7 @@ from flcore.report.page import CAPPED_BANNER_KEY, scale_banner
 from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.artifacts import get_artifact, runs_for
 from flcore.reproduction.claims import claim_specs, spread_specs
-from flcore.reproduction.inventory import entry as inventory_entry
+from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
 from flcore.site.kernels import WarmKernel, process_kernel
 from flcore.version import __version__
@@ -115,7 +115,7 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
             note = None
             if store is not None:
                 note = provenance_markdown(results_frame(runs_for([artifact.id], scale, seeds), store))
-            finish_page(partial, scale, seeds, _artifact_class(artifact), page_name=output.name, artifact=artifact,
+            finish_page(partial, scale, seeds, artifact_class(artifact.id), page_name=output.name, artifact=artifact,
                         max_rounds=parameters.get("max_rounds"), provenance=note)
             os.replace(partial, output)
     finally:
@@ -184,14 +184,6 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
                 entry = {"output": artifact.book_path, "status": "failed", "error": one_line_error(exc),
                          "duration_s": 0.0}
             yield artifact, entry
-
-
-def _artifact_class(artifact) -> str:
-
-    try:
-        return inventory_entry(artifact.id).cls
-    except KeyError:
-        return "result"
 
 
 def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", page_name: str | None = None,
