@@ -12,8 +12,13 @@ for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
-    """Tests never write to the user's cache."""
+    """Tests never write to the user's cache, and start with no round cap or store in the
+    environment: ``Page(max_rounds=...)`` sets ``$FLCORE_MAX_ROUNDS`` for the process it runs
+    in (a notebook kernel), and a test that calls it must not cap the next test's runs."""
     monkeypatch.setenv("FLCORE_CACHE", str(tmp_path_factory.getbasetemp() / "flcore-cache"))
+    for name in ("FLCORE_MAX_ROUNDS", "FLCORE_STORE"):
+        monkeypatch.setenv(name, "")  # recorded, so whatever a test sets is undone after it
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture(autouse=True, scope="session")

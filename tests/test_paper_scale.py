@@ -495,8 +495,7 @@ def test_a_pages_max_rounds_caps_the_notebooks_runs_and_a_training_page_says_so(
     from flcore.report.page import CAPPED_BANNER_KEY, Page, capped_banner
     from flcore.reproduction.runner import default_max_rounds
 
-    monkeypatch.delenv("FLCORE_MAX_ROUNDS", raising=False)
-    shown = []
+    shown = []  # conftest starts every test without a cap and removes the one this test sets
     monkeypatch.setattr("IPython.display.display", lambda obj, metadata=None: shown.append((obj.data, metadata)))
     Page("fedsam-table-9", max_rounds=2)  # a config page: trains nothing, so no banner
     assert default_max_rounds() == 2 and shown == []
