@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -144,15 +145,40 @@ def _pages(html: Path) -> list[Path]:
     return sorted(p for p in html.rglob("*.html") if not {"_static", "_sources"} & set(p.relative_to(html).parts))
 
 
-def _visit(browser, page: Path) -> dict:
-    """Load ``page`` and wait for its scripts (MathJax typesets asynchronously)."""
+#: true once the shown page has loaded, will not redirect, and MathJax (if any) has typeset
+SETTLED = (
+    "if (document.readyState !== 'complete') return false;"
+    "if (document.querySelector('meta[http-equiv=\"Refresh\" i]')) return false;"
+    "if (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) return true;"
+    "if (window.flcoreTypeset === undefined) { window.flcoreTypeset = false;"
+    "  const mark = () => { window.flcoreTypeset = true; };"
+    "  MathJax.startup.promise.then(mark, mark); }"
+    "return window.flcoreTypeset;"
+)
+
+
+def _visit(browser, page: Path, timeout: float = 90.0) -> dict:
+    """Load ``page`` and wait, by polling, until it has settled.
+
+    Polling rather than one asynchronous script: ``index.html`` redirects with a meta
+    refresh, and a navigation that lands while an asynchronous script waits destroys the
+    script's context, so it never answers (a "script timeout" on a loaded machine).
+    """
+    from selenium.common.exceptions import WebDriverException
+
     browser.get_log("browser"), browser.get_log("performance")  # drop what earlier pages left
     browser.get(page.as_uri())
-    browser.execute_async_script(
-        "const done = arguments[arguments.length - 1];"
-        "const settle = () => setTimeout(done, 300);"
-        "if (window.MathJax && MathJax.startup && MathJax.startup.promise) {"
-        "  MathJax.startup.promise.then(settle, settle); } else { settle(); }")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if browser.execute_script(SETTLED):
+                break
+        except WebDriverException:  # the page navigated between two polls
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{page.name} did not settle within {timeout:.0f} s")
+        time.sleep(0.1)
+    time.sleep(0.3)  # let the typeset math lay out
     failed = []
     for entry in browser.get_log("performance"):
         message = json.loads(entry["message"])["message"]
