@@ -374,6 +374,12 @@ def _markdown_outputs(path: Path) -> list[tuple[dict, str]]:
             for cell in notebook.cells if cell.cell_type == "code" for out in cell.get("outputs", [])]
 
 
+def _checkpointed_round(run_dir: Path) -> int:
+    """The round a run resumes from: its checkpoint's (0 without one)."""
+    checkpoint = run_dir / "checkpoint.pt"
+    return torch.load(checkpoint, weights_only=True)["rounds_done"] if checkpoint.is_file() else 0
+
+
 @pytest.mark.slow
 def test_a_notebook_capped_then_disconnected_continues_each_run_from_its_checkpoint(tmp_path):
     """Colab on a Drive store: ``-p max_rounds 1`` stops every run at round 1 and the page
@@ -403,11 +409,13 @@ def test_a_notebook_capped_then_disconnected_continues_each_run_from_its_checkpo
         time.sleep(0.005)
     _disconnect(running)
     before = _statuses(store)
-    killed = {rid: s["rounds_done"] for rid, s in before.items() if s["status"] == "running" and s["rounds_done"] >= 2}
+    # A run resumes from its checkpoint.  Its status may lag one checkpoint behind: the
+    # runtime can be lost between writing the checkpoint and updating the status.
+    starts = {rid: _checkpointed_round(store / rid) for rid, s in before.items() if s["status"] != "finished"}
+    killed = {rid: at for rid, at in starts.items() if at >= 2}
     assert killed, before
-    starts = {rid: killed.get(rid, 1) for rid, s in before.items() if s["status"] != "finished"}
     for rid, at in killed.items():
-        assert torch.load(store / rid / "checkpoint.pt", weights_only=True)["rounds_done"] == at
+        assert before[rid]["status"] == "running" and 1 <= before[rid]["rounds_done"] <= at, before[rid]
 
     _finish(_papermill(tmp_path, "rerun.ipynb", store))
     after = _statuses(store)

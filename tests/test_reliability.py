@@ -436,7 +436,9 @@ def test_the_reliability_page_is_the_rendered_fault_matrix():
     results = ROOT / "benchmarks" / "results" / "fault_matrix.json"
     report = json.loads(results.read_text())
     assert set(report["categories"]) == {"bad_configs", "kills", "store_corruptions", "data_faults",
-                                         "concurrent_runs", "poisoned_files"}
+                                         "concurrent_runs", "poisoned_files", "links_and_special_files",
+                                         "trust_without_proof", "listing_records", "interruption",
+                                         "read_only_stores", "unbounded_inputs"}
     assert all(c["tried"] > 0 and c["handled"] == c["tried"] for c in report["categories"].values())
     assert (ROOT / "book" / "reliability.md").read_text() == render_reliability(results), (
         "regenerate: python -m flcore.report.reliability benchmarks/results/fault_matrix.json > book/reliability.md")
