@@ -25,7 +25,8 @@ REGENERATE = (
     "python benchmarks/round_time.py --json --engine sequential,batched "
     "--append benchmarks/results/round_time.jsonl",
     "python benchmarks/sweep_time.py --json --append benchmarks/results/sweep_time.jsonl",
-    "python benchmarks/step_ops.py --compare 62325e6 --json --append benchmarks/results/step_ops.jsonl",
+    "python benchmarks/step_ops.py --compare 62325e6 --clients 10 --samples-per-client 128 --rounds 3 "
+    "--repeats 5 --json --append benchmarks/results/step_ops.jsonl",
     "python -m flcore.report.performance benchmarks/results/round_time.jsonl > book/performance.md",
 )
 
