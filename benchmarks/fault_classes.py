@@ -653,10 +653,13 @@ def run_read_only(cat, tpl: Templates, tmp: Path) -> None:
         finally:
             undo()
         unchanged = tree_digest(store) == before
-        if expect == "same":
+        if expect == "same":  # every run's numbers as stored (a sweep prints one line per run)
             try:
-                ok = rc == 0 and same_numbers(last_json(out), tpl.reference)
-            except (ValueError, IndexError):
+                rows = {row["run_id"]: row for row in map(json.loads, out.strip().splitlines())}
+                expected = [tpl.reference, *([tpl.other] if argv[0] == "sweep" else [])]
+                ok = rc == 0 and len(rows) == len(expected) and all(
+                    same_numbers(rows[want["run_id"]], want) for want in expected)
+            except (ValueError, KeyError, TypeError):
                 ok = False
         elif expect == 2:
             lines = [line for line in err.splitlines() if line.strip()]

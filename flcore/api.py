@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,11 @@ def _create(store, cfg):
         canonical = to_jsonable(cfg.canonical())
         if run.checkpoint_config_digest() != config_digest(canonical):
             raise
+        target = run.path / CONFIG_FILE
+        if os.path.lexists(target) and not stat.S_ISREG(os.lstat(target).st_mode):
+            # never replace a folder, link or special file: it may hold what a user put there
+            raise DamagedRunError(str(run.path), [f"{CONFIG_FILE}: not a regular file"],
+                                  f"move {target} away; the next run rewrites it from the checkpoint") from None
         atomic_write_json(run.path / CONFIG_FILE, canonical, sort_keys=True)
         print(f"flcore: rewrote the unreadable {run.path / CONFIG_FILE} from the config "
               "its checkpoint was written for", file=sys.stderr)

@@ -3,6 +3,7 @@
 read-only stores, bounded inputs).  Everything on one smoke run of 8 rounds."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -147,6 +148,20 @@ def test_a_run_directory_that_is_a_link_is_refused_and_nothing_outside_changes(s
     assert {p.name: p.read_bytes() for p in (outside / "run").iterdir()} == before
     code, records = _listing(capsys, store)
     assert records[summary["run_id"]]["damaged"] and not records[other_dir.name]["damaged"]
+
+
+def test_a_config_that_is_a_folder_is_named_not_replaced(store_copy, capsys):
+    store, run_dir, summary, _, _ = store_copy
+    (run_dir / "config.json").unlink()
+    (run_dir / "config.json").mkdir()
+    (run_dir / "config.json" / "notes.txt").write_text("the user's notes\n")
+    code, out, err = run_cli(capsys, "run", *BASE, "--store", str(store), "--json")
+    assert code == EXIT_DAMAGED and "config.json: not a regular file" in err and "fix: move" in err
+    assert "Traceback" not in err
+    assert (run_dir / "config.json" / "notes.txt").read_text() == "the user's notes\n"
+    shutil.rmtree(run_dir / "config.json")  # the fix: the next run rewrites it from the checkpoint
+    code, out, err = run_cli(capsys, "run", *BASE, "--store", str(store), "--json")
+    assert code == 0 and numbers(json.loads(out)) == numbers(summary), err
 
 
 @pytest.mark.parametrize("kind", ["fifo-log", "zero-status", "fifo-summary"])
@@ -352,6 +367,58 @@ def test_an_interrupted_notebook_leaves_the_page_as_it_was(tmp_path, monkeypatch
         execute_artifact(artifact, tmp_path, {"scale": "smoke", "seeds": [0]})
     assert page.read_text() == "the page as it was"
     assert [p.name for p in (tmp_path / "book").iterdir()] == ["a.ipynb"]
+
+
+SLOW_NOTEBOOK = {
+    "cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {"tags": ["parameters"]},
+               "outputs": [], "source": "scale = 'smoke'\nseeds = [0]"},
+              {"cell_type": "code", "execution_count": None, "id": "c2", "metadata": {}, "outputs": [],
+               "source": "import time\ntime.sleep(120)"}],
+    "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}
+EXECUTE_SLOW = """
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from flcore.cli.interrupts import handled
+from flcore.site.reproduce import execute_artifact
+artifact = SimpleNamespace(id="slow", notebook_path="notebooks/slow.ipynb", book_path="book/slow.ipynb", kind="table")
+with handled():
+    try:
+        execute_artifact(artifact, Path(sys.argv[1]), {"scale": "smoke", "seeds": [0]})
+    except KeyboardInterrupt:
+        print("flcore: interrupted", file=sys.stderr)
+        sys.exit(130)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_stopping_a_notebook_prints_one_line_and_keeps_the_page(tmp_path, sig):
+    """The kernel's own log (tracebacks of the sockets Ctrl-C closes) stays off the terminal."""
+    pytest.importorskip("papermill")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "book").mkdir()
+    (tmp_path / "notebooks" / "slow.ipynb").write_text(json.dumps(SLOW_NOTEBOOK))
+    page = tmp_path / "book" / "slow.ipynb"
+    page.write_text("the page as it was")
+    proc = subprocess.Popen([sys.executable, "-c", EXECUTE_SLOW, str(tmp_path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=_env(), start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while not list((tmp_path / "book").glob(".slow.*")):
+            assert proc.poll() is None and time.time() < deadline, proc.stderr.read()
+            time.sleep(0.1)
+        time.sleep(3.0)  # the kernel is in the sleeping cell
+        proc.send_signal(getattr(signal, sig))
+        _, err = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and err == "flcore: interrupted\n"
+    assert page.read_text() == "the page as it was"
+    assert [p.name for p in (tmp_path / "book").iterdir()] == ["slow.ipynb"]
 
 
 # ----------------------------------------------------------------------- read-only stores

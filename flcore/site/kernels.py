@@ -16,13 +16,15 @@ A kernel is replaced when it died (a notebook that crashed it fails alone) or wh
 notebook would need another environment: the working directory or one of
 :data:`KERNEL_ENVIRONMENT` ($FLCORE_STORE, the round cap, the thread counts) differs.
 ``flcore reproduce --fresh-kernels`` starts a new kernel for every notebook, as Jupyter
-would.
+would.  A warm kernel's own log (ipykernel's messages, not the notebook's output) is
+discarded, so Ctrl-C prints one line; ``--fresh-kernels`` shows it on the terminal.
 """
 from __future__ import annotations
 
 import atexit
 import contextlib
 import os
+import subprocess
 from typing import Any
 
 #: Environment variables a kernel is started with that a notebook's result depends on.
@@ -85,7 +87,10 @@ class WarmKernel:
         from jupyter_client import AsyncKernelManager
 
         manager = AsyncKernelManager(kernel_name=self.kernel_name)
-        run_sync(manager.start_kernel)(cwd=cwd, env=dict(os.environ))
+        # the kernel's own log (not the notebook's output, which comes over its channels)
+        # stays off the terminal: after Ctrl-C it would print tracebacks of closed sockets
+        run_sync(manager.start_kernel)(cwd=cwd, env=dict(os.environ), stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
         self._manager, self._key = manager, key
         if not self._run(SNAPSHOT_CODE):
             self.shutdown()

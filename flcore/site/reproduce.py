@@ -67,7 +67,7 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
     """Run one artifact's notebook with papermill into the book tree; never raises.
 
     ``kernel``: a :class:`~flcore.site.kernels.WarmKernel` to execute in (reset first);
-    None starts a kernel for this notebook alone.
+    None starts a kernel for this notebook alone (and stops it after).
 
     The run store reaches the kernel as ``$FLCORE_STORE``, not as a parameter, so that no
     path of the building machine is written into the page; a round cap
@@ -96,10 +96,16 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
             os.environ.pop(MAX_ROUNDS_ENV, None)
             if parameters.get("max_rounds") is not None:
                 os.environ[MAX_ROUNDS_ENV] = str(int(parameters["max_rounds"]))
-            warm = {"km": kernel.manager(str(root))} if kernel is not None else {}
-            papermill.execute_notebook(str(source), str(partial), parameters=_parameters(source, parameters),
-                                       kernel_name="python3", cwd=str(root), progress_bar=False,
-                                       log_output=False, execution_timeout=timeout, **warm)
+            # a kernel of our own even for one notebook: its log stays off the terminal
+            kernel_used = kernel if kernel is not None else WarmKernel()
+            try:
+                papermill.execute_notebook(str(source), str(partial), parameters=_parameters(source, parameters),
+                                           kernel_name="python3", cwd=str(root), progress_bar=False,
+                                           log_output=False, execution_timeout=timeout,
+                                           km=kernel_used.manager(str(root)))
+            finally:
+                if kernel is None:
+                    kernel_used.shutdown()
             entry["status"] = "ok"
         except Exception as exc:  # noqa: BLE001 - one failing notebook must not stop the batch
             entry["status"] = "failed"
