@@ -1,5 +1,6 @@
 """benchmarks/sweep_time.py's gradient ceiling: the kernel it times is the one each way trains with."""
 import importlib.util
+import json
 import multiprocessing
 import sys
 from pathlib import Path
@@ -71,3 +72,17 @@ def test_gradient_share_and_ceiling_by_hand():
     # 1,000 gradient evaluations of 2 ms on 2 workers: 1 s of wall time in gradients
     out = sweep.gradient_fields(cost=1000, gradient_ms=2.0, seconds=4.0, workers=2, base_seconds=10.0)
     assert out == {"gradient_share": 0.25, "ratio_ceiling": 10.0}
+
+
+def test_the_performance_page_shows_how_long_after_import_training_starts(tmp_path):
+    from flcore.report.performance import render_performance
+
+    row = {"cache": "warm", "device": "cpu", "machine": "CPU, 2 cores", "num_train": 50000, "import_s": 2.5,
+           "data_s": 0.75, "simulation_s": 0.05, "to_first_round_s": 3.3, "first_round_s": 1.0, "date": "2026-11-26"}
+    (tmp_path / "round_time.jsonl").write_text("")
+    (tmp_path / "startup.jsonl").write_text(json.dumps(row) + "\n")
+    page = render_performance(tmp_path / "round_time.jsonl")
+    # after import = data + simulation = 0.80 s; import to the first round 3.30 s
+    assert "| warm | CPU, 2 cores | 50,000 | 2.50 | 0.75 | 0.05 | 0.80 | 3.30 | 1.00 | 2026-11-26 |" in page
+    (tmp_path / "startup.jsonl").unlink()
+    assert "## Start-up" not in render_performance(tmp_path / "round_time.jsonl")

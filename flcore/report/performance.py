@@ -10,7 +10,8 @@ memory.  The sweep rows of ``benchmarks/sweep_time.py --json --append
 benchmarks/results/sweep_time.jsonl`` (read from the same folder) add a second table: runs
 per second of a set of runs trained one at a time and batched; the rows of
 ``benchmarks/step_ops.py --json --append benchmarks/results/step_ops.jsonl`` a third:
-operations per local step, host reads per round, this tree against an earlier commit.
+operations per local step, host reads per round, this tree against an earlier commit;
+``benchmarks/startup.py --json --append benchmarks/results/startup.jsonl`` a fourth: start-up.
 Regenerate the page with
 ``python -m flcore.report.performance benchmarks/results/round_time.jsonl > book/performance.md``;
 a test keeps the committed page equal to the rendered one.
@@ -27,6 +28,7 @@ REGENERATE = (
     "python benchmarks/sweep_time.py --json --append benchmarks/results/sweep_time.jsonl",
     "python benchmarks/step_ops.py --compare 62325e6 --clients 10 --samples-per-client 128 --rounds 3 "
     "--repeats 5 --json --append benchmarks/results/step_ops.jsonl",
+    "python benchmarks/startup.py --json --append benchmarks/results/startup.jsonl",
     "python -m flcore.report.performance benchmarks/results/round_time.jsonl > book/performance.md",
 )
 
@@ -160,11 +162,47 @@ def _step_section(rows: list[dict]) -> list[str]:
     return lines
 
 
-def render_performance(path: str | Path, sweeps: str | Path | None = None, steps: str | Path | None = None) -> str:
-    """The page; ``sweeps`` and ``steps`` default to ``sweep_time.jsonl`` and
-    ``step_ops.jsonl`` beside ``path``."""
+def load_startup_results(path: str | Path) -> list[dict]:
+    """The rows of ``startup.jsonl``, in file order."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _startup_section(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Start-up",
+        "",
+        "Seconds from a fresh process's `import flcore` to the first round of a paper-scale",
+        "CIFAR-10 FedSAM run (`benchmarks/startup.py`: 50,000 + 10,000 synthetic images in",
+        "torchvision's format). The first process decodes the files into the cache of decoded",
+        "arrays (`cold`); the next ones read that cache (`warm`). *After import* is data plus",
+        "simulation: how long after the import training starts (target: 3 s on a warm cache).",
+        "",
+        "| cache | machine | images | import (s) | data (s) | simulation (s) | after import (s) "
+        "| import to first round (s) | first round (s) | date |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['cache']} | {r.get('machine', r['device'])} | {r['num_train']:,} | {r['import_s']:.2f} | "
+            f"{r['data_s']:.2f} | {r['simulation_s']:.2f} | {r['data_s'] + r['simulation_s']:.2f} | "
+            f"{r['to_first_round_s']:.2f} | {r['first_round_s']:.2f} | {r.get('date', '')} |"
+        )
+    return lines
+
+
+def render_performance(path: str | Path, sweeps: str | Path | None = None, steps: str | Path | None = None,
+                       startup: str | Path | None = None) -> str:
+    """The page; ``sweeps``, ``steps`` and ``startup`` default to ``sweep_time.jsonl``,
+    ``step_ops.jsonl`` and ``startup.jsonl`` beside ``path``."""
     sweep_rows = load_sweep_results(sweeps if sweeps is not None else Path(path).with_name("sweep_time.jsonl"))
     step_rows = load_step_results(steps if steps is not None else Path(path).with_name("step_ops.jsonl"))
+    startup_rows = load_startup_results(startup if startup is not None else Path(path).with_name("startup.jsonl"))
     rows = sorted(load_results(path), key=lambda r: (r.get("machine", ""), r.get("clients_per_round", 0),
                                                       r["method"], r.get("engine", "")))
     lines = [
@@ -222,6 +260,7 @@ def render_performance(path: str | Path, sweeps: str | Path | None = None, steps
     ]
     lines += _sweep_section(sweep_rows)
     lines += _step_section(step_rows)
+    lines += _startup_section(startup_rows)
     return "\n".join(lines) + "\n"
 
 
