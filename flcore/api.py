@@ -179,8 +179,8 @@ def _create(store, cfg):
             # never replace a folder, link or special file: it may hold what a user put there
             raise DamagedRunError(str(run.path), [f"{CONFIG_FILE}: not a regular file"],
                                   f"move {target} away; the next run rewrites it from the checkpoint") from None
-        atomic_write_json(run.path / CONFIG_FILE, canonical, sort_keys=True)
-        print(f"flcore: rewrote the unreadable {run.path / CONFIG_FILE} from the config "
+        atomic_write_json(target, canonical, sort_keys=True)
+        print(f"flcore: rewrote the unreadable {target} from the config "
               "its checkpoint was written for", file=sys.stderr)
         return store.create(cfg.run_id(), cfg.canonical())
 

@@ -16,8 +16,8 @@ A kernel is replaced when it died (a notebook that crashed it fails alone) or wh
 notebook would need another environment: the working directory or one of
 :data:`KERNEL_ENVIRONMENT` ($FLCORE_STORE, the round cap, the thread counts) differs.
 ``flcore reproduce --fresh-kernels`` starts a new kernel for every notebook, as Jupyter
-would.  A warm kernel's own log (ipykernel's messages, not the notebook's output) is
-discarded, so Ctrl-C prints one line; ``--fresh-kernels`` shows it on the terminal.
+would.  Every kernel flcore starts, warm or for one notebook, discards its own log
+(ipykernel's messages, not the notebook's output), so Ctrl-C prints one line.
 """
 from __future__ import annotations
 
