@@ -103,7 +103,30 @@ def test_flower_tutorial_page_is_built(smoke_book):
     if not (root / f"{FLOWER_PAGE}.ipynb").is_file():
         pytest.skip(f"{FLOWER_LEFT_OUT}: no private network namespace for its Ray")
     page = (root / "_build" / "html" / f"{FLOWER_PAGE}.html").read_text()
-    assert "max |Flower - flcore| = 0.0e+00" in page
+    for name in ("fedsam", "fedgloss-sam"):
+        assert f"{name}: same clients True, max |Flower - flcore| = 0.0e+00" in page, name
+    assert "12 Flower rounds in" in page
+
+
+@pytest.mark.slow
+def test_checking_one_step_tutorial_page_shows_its_checks(smoke_book):
+    root, result = smoke_book
+    assert result.returncode == 0
+    page = (root / "_build" / "html" / "notebooks" / "tutorials" / "checking-one-step.html").read_text()
+    assert "max |hand - flcore|" in page and "resumed round equals the uninterrupted one" in page
+
+
+@pytest.mark.slow
+def test_sidebar_lists_every_paper_and_opens_the_current_branch(smoke_book):
+    """``collapse_navbar``: every page's sidebar links each paper's landing page and the
+    pages of its own paper, not every page of the book."""
+    root, _ = smoke_book
+    page = (root / "_build/html/book/artifacts/fedsam/fedsam-table-2.html").read_text()
+    nav = page[page.index("bd-docs-nav"):]
+    links = set(re.findall(r'href="([^"]+)"', nav[:nav.index("</nav>")]))
+    assert {f"../../{paper}/index.html" for paper in ("fedsam", "fedgloss", "fedgf", "fedlesam", "fedima")} <= links
+    assert {"fedsam-table-1.html", "fedsam-fig-16.html"} <= links
+    assert not any("fedgloss-table" in link for link in links)
 
 
 @pytest.mark.slow

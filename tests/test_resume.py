@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ARGS = ["-m", "flcore", "run", "--scale", "smoke", "--method", "fedsam", "--rounds", "150",
+ARGS = ["-m", "flcore", "run", "--scale", "smoke", "--method", "fedsam", "--rounds", "60",
         "--checkpoint-every", "10", "--eval-every", "5", "--eval-last", "20", "--no-progress", "--json"]
 
 
@@ -51,7 +51,7 @@ def test_interrupt_then_resume_equals_uninterrupted(tmp_path, uninterrupted, sig
     deadline = time.time() + 300
     while time.time() < deadline:
         done = _status(run_dir).get("rounds_done", 0)
-        if 30 <= done:
+        if 20 <= done:
             break
         if proc.poll() is not None:
             pytest.fail("the run finished before it could be killed")
@@ -59,7 +59,7 @@ def test_interrupt_then_resume_equals_uninterrupted(tmp_path, uninterrupted, sig
     proc.send_signal(getattr(signal, sig))
     code = proc.wait()
     killed_at = _status(run_dir)
-    assert killed_at["rounds_done"] < 150
+    assert killed_at["rounds_done"] < 60
     if sig == "SIGINT":
         assert code == 130 and killed_at["status"] == "interrupted"
     else:

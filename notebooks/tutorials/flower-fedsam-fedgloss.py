@@ -14,7 +14,7 @@
 #     name: python3
 #   mystnb:
 #     execution_mode: force
-#     execution_timeout: 300
+#     execution_timeout: 900
 # ---
 
 # %% [markdown]
