@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test venv clean book-smoke
+.PHONY: main test test-extended venv clean book-smoke
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,13 @@ main: $(STAMP)
 book-smoke: $(STAMP)
 	$(BIN)/flcore book --scale smoke --store runs
 
-## test: the test suite
+## test: the test suite (CI runs this)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+## test-extended: the extended tier -- every learning family, Flower's engine on every family
+test-extended: $(STAMP)
+	$(BIN)/python -m pytest -q -m extended
 
 clean:
 	rm -rf $(VENV) runs _build .pytest_cache book/artifacts book/_artifacts.json

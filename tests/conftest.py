@@ -45,7 +45,7 @@ LOUD_SKIPS = {
 #: and ``--no-loadscope-reorder`` keeps this order.  The smoke book is a subprocess using
 #: both cores for most of its time, so four workers share two cores.
 LONGEST_FIRST = ("test_book_build.py", "test_flower.py", "test_learning.py", "test_ray_executor.py",
-                 "test_tutorials.py", "test_book_reproduce.py", "test_publishing.py", "test_resume.py",
+                 "test_book_reproduce.py", "test_publishing.py", "test_resume.py",
                  "test_benchmark_script.py", "test_paper_scale.py", "test_engine.py", "test_inventory_claims.py")
 
 

@@ -141,7 +141,11 @@ def engine_runs():
 FAMILY_NAMES = ["FedAvg", *ffed.FAMILIES]
 
 
+# Flower's engine on Ray, every family: the extended tier.  Every run of the suite checks
+# every method through Flower's messages in-process (below) and FedSAM and FedGloSS under
+# Flower's engine on Ray, bit for bit, in the smoke book's Flower tutorial page.
 @pytest.mark.slow
+@pytest.mark.extended
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_flower_run_equals_flcores_engine(flower_run, engine_runs, family):
     got, report = flower_run
@@ -169,6 +173,7 @@ def test_the_families_revisit_clients_so_their_state_must_persist():
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_a_failing_client_ends_the_simulation_naming_it(flower_run):
     _, report = flower_run
     assert report["failure"] is not None, "the simulation did not fail"

@@ -32,7 +32,14 @@ FAMILIES = [
 # without ASAM at lr 0.1), fedspeed (17% at 300 rounds with its default alpha/lambda).
 
 
-@pytest.mark.parametrize("method", FAMILIES)
+#: The families every run of the suite checks, one per kind of update: plain averaging,
+#: client control variates, server-side SAM with its probe pass, a server-side average of
+#: the models.  The others run in the extended tier (``make test-extended``).
+EVERY_RUN = {"fedavg", "scaffold", "fedgloss-sam", "fedavg+swa"}
+
+
+@pytest.mark.parametrize("method", [m if m in EVERY_RUN else pytest.param(m, marks=pytest.mark.extended)
+                                    for m in FAMILIES])
 def test_family_learns_above_chance(method):
     rounds = {"centralized-sgd": 3}.get(method, 100)
     summary = run_experiment(resolve_config(method=method, alpha=0, rounds=rounds, eval_last=20), store=None)
