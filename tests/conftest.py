@@ -35,8 +35,6 @@ LOUD_SKIPS = {
                                  "ip netns; CI has both)",
     "the Flower simulation tests did not run": "FLOWER SIMULATION TESTS SKIPPED: they need a private network "
                                                "namespace (root and iproute2's ip netns; CI has both)",
-    "the Flower tutorial page was left out of the smoke book": "FLOWER TUTORIAL PAGE NOT BUILT: it needs Flower "
-                                                               "(.[flower]) and a private network namespace",
 }
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import csv
-import importlib.util
 import io
 import json
 import os
@@ -39,7 +38,6 @@ CHROMEDRIVER = shutil.which("chromedriver")
 
 #: the tutorial page that starts Flower's simulation (Ray)
 FLOWER_PAGE = "notebooks/tutorials/flower-fedsam-fedgloss"
-FLOWER_LEFT_OUT = "the Flower tutorial page was left out of the smoke book"
 
 
 def _leave_out_flower_page(root: Path) -> None:
@@ -51,12 +49,9 @@ def _leave_out_flower_page(root: Path) -> None:
 
 @pytest.fixture(scope="module")
 def smoke_book(tmp_path_factory):
-    """The smoke book, built inside a private network namespace holding a Ray head on
-    127.0.0.1 that the Flower tutorial's simulation connects to (``ray_namespace.py``);
-    where no namespace can be made (or Flower is not installed) the Flower page is left
-    out, and ``test_flower_tutorial_page_is_built`` says so."""
-    from ray_namespace import ray_in_namespace
-
+    """The smoke book, without the Flower tutorial page: that page starts a Ray cluster and
+    Flower's simulation, and runs under them in the extended tier
+    (``test_flower.py::test_flower_tutorial_runs_under_flowers_engine``)."""
     base = tmp_path_factory.getbasetemp()
     root = tmp_path_factory.mktemp("book-src")
     for name in ("notebooks", "book"):
@@ -67,16 +62,8 @@ def smoke_book(tmp_path_factory):
     env = {**os.environ, "FLCORE_CACHE": str(base / "flcore-cache")}
     command = [sys.executable, "-m", "flcore.cli.reproduce", "book", "--scale", "smoke", "--root", str(root),
                "--store", str(base / "smoke-store")]
-    if importlib.util.find_spec("flwr") is None:
-        _leave_out_flower_page(root)
-        return root, subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=2400)
-    with ray_in_namespace({"FLCORE_CACHE": env["FLCORE_CACHE"]}, skip=False) as (cluster, cluster_env):
-        if cluster is None:
-            _leave_out_flower_page(root)
-        else:
-            command, env = cluster.command(command), cluster_env
-        result = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=2400)
-    return root, result
+    _leave_out_flower_page(root)  # run under Flower's engine in the extended tier (test_flower.py)
+    return root, subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=2400)
 
 
 @pytest.mark.slow
@@ -92,20 +79,6 @@ def test_smoke_book_builds_strictly(smoke_book):
     for page in ("coverage", "claims", "fedsam/index", "fedgloss/index", "fedgf/index", "fedlesam/index",
                  "fedima/index"):
         assert (root / "_build" / "html" / "book" / f"{page}.html").is_file(), page
-
-
-@pytest.mark.slow
-def test_flower_tutorial_page_is_built(smoke_book):
-    root, result = smoke_book
-    assert result.returncode == 0
-    if importlib.util.find_spec("flwr") is None:
-        pytest.skip(f"{FLOWER_LEFT_OUT}: Flower is not installed (pip install -e '.[flower]')")
-    if not (root / f"{FLOWER_PAGE}.ipynb").is_file():
-        pytest.skip(f"{FLOWER_LEFT_OUT}: no private network namespace for its Ray")
-    page = (root / "_build" / "html" / f"{FLOWER_PAGE}.html").read_text()
-    for name in ("fedsam", "fedgloss-sam"):
-        assert f"{name}: same clients True, max |Flower - flcore| = 0.0e+00" in page, name
-    assert "12 Flower rounds in" in page
 
 
 @pytest.mark.slow
@@ -220,13 +193,47 @@ COLLAPSED = ("return Array.from(document.querySelectorAll('.cell_input')).every(
              "e => { const d = e.closest('details'); return d !== null && !d.open; });")
 
 
+def _sample(html: Path, pages: list[Path]) -> list[Path]:
+    """The pages Chromium visits: every page that is not an artifact page, and the first
+    table and figure of each paper (the artifact pages share one template; every page's
+    links and images are checked from its HTML by ``test_every_pages_links_and_images_resolve``)."""
+    picked, seen = [], set()
+    for page in pages:
+        parts = page.relative_to(html).parts
+        if "artifacts" not in parts:
+            picked.append(page)
+            continue
+        kind = (parts[-2], "fig" if "-fig-" in page.name else "table")
+        if kind not in seen:
+            seen.add(kind)
+            picked.append(page)
+    return picked
+
+
 @pytest.mark.slow
-def test_browser_every_page_clean(smoke_book, browser):
+def test_every_pages_links_and_images_resolve(smoke_book):
     root, result = smoke_book
     assert result.returncode == 0
     html = root / "_build" / "html"
-    pages = _pages(html)
-    assert len(pages) >= 25
+    problems = []
+    for page in _pages(html):
+        text = page.read_text(errors="ignore")
+        for attr, target in re.findall(r'\b(href|src)="([^"]+)"', text):
+            if re.match(r"(https?:|mailto:|javascript:|data:|#)", target):
+                continue
+            path = unquote(target.split("#")[0].split("?")[0])
+            if path and not (page.parent / path).resolve().exists():
+                problems.append(f"{page.relative_to(html)}: {attr} {target} does not resolve")
+    assert not problems, "\n".join(problems[:50])
+
+
+@pytest.mark.slow
+def test_browser_pages_clean(smoke_book, browser):
+    root, result = smoke_book
+    assert result.returncode == 0
+    html = root / "_build" / "html"
+    pages = _sample(html, _pages(html))
+    assert len(pages) >= 25 and sum("artifacts" in p.parts for p in pages) == 10
     problems = []
     for page in pages:
         name = page.relative_to(html).as_posix()

@@ -163,6 +163,29 @@ def test_flower_run_equals_flcores_engine(flower_run, engine_runs, family):
         assert not torch.equal(eval_model, sim.w)  # the SWA average exists and is what is evaluated
 
 
+@pytest.mark.slow
+@pytest.mark.extended
+def test_flower_tutorial_runs_under_flowers_engine(tmp_path):
+    """The tutorial page (``notebooks/tutorials/flower-fedsam-fedgloss``) executed with
+    papermill inside the namespace, as the book's build executes it: FedSAM and FedGloSS
+    under Flower's engine equal flcore's engine bit for bit."""
+    pytest.importorskip("papermill")
+    import nbformat
+
+    path = TESTS.parent / "notebooks" / "tutorials" / "flower-fedsam-fedgloss.ipynb"
+    out = tmp_path / path.name
+    with ray_in_namespace({}) as (cluster, env):
+        done = subprocess.run(cluster.command([sys.executable, "-m", "papermill", str(path), str(out), "--cwd",
+                                               str(tmp_path), "-k", "python3", "--no-progress-bar"]),
+                              env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    text = "".join(o.get("text", "") for c in nbformat.read(out, as_version=4).cells if c.cell_type == "code"
+                   for o in c.get("outputs", []))
+    for name in ("fedsam", "fedgloss-sam"):
+        assert f"{name}: same clients True, max |Flower - flcore| = 0.0e+00" in text, name
+    assert "12 Flower rounds in" in text
+
+
 def test_the_families_revisit_clients_so_their_state_must_persist():
     draws = [sample_clients(ffed.SEED, t, ffed.CLIENTS, ffed.PER_ROUND).tolist() for t in range(ffed.ROUNDS)]
     seen, revisits = set(), 0

@@ -25,7 +25,7 @@ def test_notebooks_outside_the_registry_run_under_nbval(tmp_path_factory):
     from flcore.reproduction.artifacts import artifact_ids, get_artifact
 
     executed_by_the_book = {get_artifact(a).notebook_path for a in artifact_ids()}
-    # the Flower tutorial starts Ray: the smoke book runs it inside a private network namespace
+    # the Flower tutorial starts Ray: test_flower.py runs it inside a private network namespace
     started_elsewhere = {f"notebooks/tutorials/{stem}.ipynb" for stem in FLOWER_TUTORIALS}
     others = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "notebooks").rglob("*.ipynb")
                     if ".ipynb_checkpoints" not in p.parts and str(p.relative_to(ROOT)) not in executed_by_the_book

@@ -116,6 +116,7 @@ def _fresh_venv_with_third_party_packages(tmp_path: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_colab_first_cell_installs_from_a_clone_and_runs_a_notebook(tmp_path):
     repo = _clone_of_the_working_tree(tmp_path)
     python = _fresh_venv_with_third_party_packages(tmp_path)

@@ -126,6 +126,7 @@ def _result(driver: subprocess.Popen, timeout: float = 300):
     return json.loads(out.split("RESULT ", 1)[1]), err
 
 
+@pytest.mark.extended
 def test_reproduce_with_ray_builds_the_local_executors_records(cluster, cluster_env, tmp_path):
     root = tmp_path / "root"
     notebook = REPO / "notebooks" / "fedgloss" / "fedgloss-fig-1.ipynb"
@@ -177,6 +178,7 @@ def _task_workers(cluster) -> list[int]:
     return found
 
 
+@pytest.mark.extended
 def test_a_worker_killed_mid_run_is_retried_and_ends_with_the_uninterrupted_record(cluster, cluster_env,
                                                                                      tmp_path):
     spec = RunSpec({"algorithm": "FedAvg"}, {"method": "fedavg", "scale": "smoke", "rounds": 60,
@@ -218,6 +220,7 @@ def test_a_raising_run_is_stored_failed_and_the_others_finish(cluster, cluster_e
     assert "no-data" in frame[0]["error"]
 
 
+@pytest.mark.extended
 def test_cluster_overhead_benchmark_prints_its_rows(cluster, cluster_env):
     script = REPO / "benchmarks" / "cluster_overhead.py"
     command = [sys.executable, str(script), "--json", "--runs", "1", "--address", cluster.address]

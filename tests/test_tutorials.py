@@ -1,8 +1,8 @@
 """The tutorial notebooks are book pages executed at build time (myst-nb's per-notebook
 ``execution_mode: force``), listed in the table of contents under "Tutorials".  What they
-print is checked on the smoke book's pages (``test_book_build.py``), where they run once:
-the Flower tutorial inside a private network namespace whose Ray head listens on
-127.0.0.1 (``ray_namespace.py``), stopped even when the notebook fails."""
+print is checked where they run: on the smoke book's pages (``test_book_build.py``), and
+the Flower tutorial, which starts Ray, under Flower's engine inside a private network
+namespace whose Ray head listens on 127.0.0.1 (``test_flower.py``, the extended tier)."""
 from __future__ import annotations
 
 from pathlib import Path
