@@ -220,6 +220,18 @@ def test_a_raising_run_is_stored_failed_and_the_others_finish(cluster, cluster_e
     assert "no-data" in frame[0]["error"]
 
 
+def test_the_clusters_workers_run_at_the_normal_priority(cluster, cluster_env):
+    """Ray's default worker niceness (15) starves its tasks on a busy machine (minutes for
+    an ``import torch`` beside a test suite); the local cluster's workers run at 0."""
+    probe = ("import os, ray\n"
+             f"ray.init(address={cluster.address!r}, log_to_driver=False)\n"
+             "print('NICE', ray.get(ray.remote(num_cpus=1)(lambda: os.nice(0)).remote()))\n")
+    done = subprocess.run(cluster.command([sys.executable, "-c", probe]), env={**os.environ, **cluster_env},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "NICE 0" in done.stdout
+
+
 @pytest.mark.extended
 def test_cluster_overhead_benchmark_prints_its_rows(cluster, cluster_env):
     script = REPO / "benchmarks" / "cluster_overhead.py"

@@ -18,6 +18,11 @@ address.  Every process that talks to the cluster must run in the same namespace
 :meth:`~LocalRayCluster.stop` kills every process left in the namespace and deletes it.
 Process ids are not namespaced by it, so killing a worker by id works from outside.
 The dashboard is off and the cluster lives only as long as the ``with`` block.
+
+Ray starts its workers at niceness 15 (its ``worker_niceness`` setting).  On a machine
+shared with other work at the normal priority -- a test suite, a notebook -- such workers
+get a few percent of a core: a task's first ``import torch`` alone then takes minutes.
+This cluster's workers run at niceness 0 (``RAY_worker_niceness``, unless ``env`` sets it).
 """
 from __future__ import annotations
 
@@ -57,7 +62,7 @@ class LocalRayCluster:
                  start_timeout: float = 180, netns: bool = False) -> None:
         self.worker_nodes = worker_nodes
         self.cpus_per_node = cpus_per_node
-        self.env = {**os.environ, **(env or {}), "RAY_USAGE_STATS_ENABLED": "0"}
+        self.env = {"RAY_worker_niceness": "0", **os.environ, **(env or {}), "RAY_USAGE_STATS_ENABLED": "0"}
         self.start_timeout = start_timeout
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
