@@ -79,6 +79,8 @@ JSON fields, one object per method and engine: ``method``, ``device``, ``machine
 ``test_samples``, ``threads``, ``torch_version``, ``peak_memory_mb`` (flcore's CUDA max
 allocated memory over its timed rounds; null on CPU), ``reference_peak_memory_mb``,
 ``chunk_size`` (clients per batched computation, null when all of a round run together),
+``cuda_graphs`` (the local steps replayed from CUDA graphs; ``--engine batched-eager`` turns
+them off) and ``cuda_graphs_off_reason``,
 ``load_average_at_start`` (the 1-minute load average before any work; well above 0
 means other jobs were running and the numbers are suspect), ``date``.  With
 ``--no-reference`` the reference fields are null.
@@ -97,7 +99,8 @@ from pathlib import Path
 import torch
 
 METHODS = ("fedavg", "fedsam")
-ENGINES = ("auto", "sequential", "batched")
+#: ``batched-eager``: the batched engine with its CUDA graphs off (``FLCORE_CUDA_GRAPHS=0``)
+ENGINES = ("auto", "sequential", "batched", "batched-eager")
 NUM_CLASSES = 10
 SEED = 0
 #: Distinct training images at most; larger pools (scale runs with 1,000 clients per
@@ -221,6 +224,9 @@ class FlcoreRunner:
         from flcore.sim.engine import Simulation
         from flcore.sim.federated_data import federated_data_from_split
 
+        if engine == "batched-eager":
+            os.environ["FLCORE_CUDA_GRAPHS"] = "0"
+            engine = "batched"
         data = federated_data_from_split(dataset, parts, device)
         cfg = flcore_config(method, settings, engine)
         self.sim = Simulation(cfg, data, device, run=None, chunk_size=settings.get("chunk_size"))
@@ -230,7 +236,10 @@ class FlcoreRunner:
                     "client_eval": lambda _: self.sim.client_accuracy()}
 
     def info(self) -> dict:
-        return {"engine": self.engine, "chunk_size": self.sim.chunk_size}
+        graphs = self.sim.step_graphs
+        return {"engine": self.engine, "chunk_size": self.sim.chunk_size,
+                "cuda_graphs": bool(graphs is not None and graphs.replays and graphs.off_reason is None),
+                "cuda_graphs_off_reason": None if graphs is None else graphs.off_reason}
 
 
 class ReferenceRunner:
@@ -274,6 +283,9 @@ def worker_main(conn, role: str, method: str, engine: str, settings: dict) -> No
             op, arg = conn.recv()
             if op == "stop":
                 break
+            if op == "info":
+                conn.send(("done", runner.info()))
+                continue
             synchronize(device)
             if device.type == "cuda":
                 torch.cuda.reset_peak_memory_stats(device)
@@ -310,6 +322,11 @@ class Worker:
     def time(self, op: str, arg=None) -> tuple[float, float | None]:
         self.conn.send((op, arg))
         return self._reply()
+
+    def refresh_info(self) -> None:
+        """What the worker knows after its rounds (whether its CUDA graphs replayed)."""
+        self.conn.send(("info", None))
+        self.info = self._reply()
 
     def close(self) -> None:
         try:
@@ -427,6 +444,8 @@ def benchmark_method(method: str, args, settings: dict, device: torch.device) ->
             evals["client_eval"] = interleaved(ours, "client_eval", [None] * args.eval_repeats)
             if theirs:
                 evals["eval"] = interleaved(theirs, "eval", [None] * args.eval_repeats)
+        for worker in workers:
+            worker.refresh_info()
     finally:
         for worker in workers:
             worker.close()
@@ -467,6 +486,8 @@ def benchmark_method(method: str, args, settings: dict, device: torch.device) ->
             "engine": worker.info["engine"],
             "engine_requested": name.split("/", 1)[1],
             "chunk_size": worker.info.get("chunk_size"),
+            "cuda_graphs": worker.info.get("cuda_graphs", False),
+            "cuda_graphs_off_reason": worker.info.get("cuda_graphs_off_reason"),
             "flcore_rounds_per_s": flcore_rate,
             "flcore_s_per_round": 1 / flcore_rate,
             "reference_rounds_per_s": ref_rate,

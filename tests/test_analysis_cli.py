@@ -21,7 +21,7 @@ def runs(tmp_path_factory):
     run_a = summary["run_dir"]
     run_b = store / "copy-b"
     shutil.copytree(run_a, run_b)
-    state = torch.load(run_b / "final_model.pt", weights_only=False)
+    state = torch.load(run_b / "final_model.pt", weights_only=True)
     gen = torch.Generator().manual_seed(0)
     state = {k: v + 0.2 * torch.randn(v.shape, generator=gen) for k, v in state.items()}
     # written through the store, so that its digest is recorded (a file put there by hand is refused)
@@ -38,8 +38,8 @@ def _json(capsys, argv):
 
 def test_load_run_rebuilds_the_stored_model(runs):
     loaded = load_run(runs[0])
-    state = torch.load(f"{runs[0]}/final_model.pt", weights_only=False)
-    torch.testing.assert_close(loaded.w, torch.cat([v.reshape(-1) for v in state.values()]))
+    state = torch.load(f"{runs[0]}/final_model.pt", weights_only=True)
+    torch.testing.assert_close(loaded.w.cpu(), torch.cat([v.reshape(-1) for v in state.values()]))
     assert loaded.source == "final" and loaded.config.model == "mnist1d_cnn"
     x, y = loaded.data("test", samples=30)
     assert x.shape[0] == 30 and torch.equal(x, loaded.data("test", samples=30)[0])

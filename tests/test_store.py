@@ -201,6 +201,16 @@ def test_final_model_and_summary_round_trip(run):
     assert run.summary() == {"final_accuracy": 0.8125, "rounds": 10}
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_tensors_trained_on_a_gpu_are_stored_on_the_host(run):
+    """A model or checkpoint from a GPU run opens on a machine without one."""
+    state = {"fc.weight": torch.arange(4.0, device="cuda"), "nested": [{"m": torch.ones(2, device="cuda")}], "n": 3}
+    run.save_final_model(state)
+    loaded = torch.load(run.path / "final_model.pt", weights_only=True)  # no map_location
+    assert loaded["fc.weight"].device.type == "cpu" and loaded["nested"][0]["m"].device.type == "cpu"
+    assert torch.equal(loaded["fc.weight"], torch.arange(4.0)) and loaded["n"] == 3
+
+
 # -- queries -------------------------------------------------------------------------------
 
 

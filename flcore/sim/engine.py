@@ -38,6 +38,7 @@ from flcore.models import build_model
 from flcore.record_format import CAPPED, CHECKPOINT_FORMAT, is_evaluation_round, is_preview_round, stop_round, summarize
 from flcore.seeding import derive_seed
 from flcore.sim.cpu_memory import retain_freed_memory
+from flcore.sim.cuda_graphs import StepGraphs
 from flcore.sim.local_training import train_round
 from flcore.sim.precision import precision_mode
 from flcore.sim.round_draws import RoundDraws, stack_plans
@@ -269,6 +270,8 @@ class Simulation:
         self.client_state = init_client_state(self.client_update.client_state_spec(), self.w, data.num_clients)
         self.client_sizes = torch.tensor(data.client_sizes, device=device)
         self.static_width = static_width(cfg.batch_size, data.client_sizes, self.engine, device)
+        #: the batched local step as CUDA graphs where it applies (``flcore.sim.cuda_graphs``)
+        self.step_graphs = StepGraphs() if device.type == "cuda" and self.engine == "batched" else None
         self.rounds_done = 0
         #: objects with ``on_round_end(round_done, sim_state) -> dict`` (e.g.
         #: ``flcore.analysis.ProbeCallback``); their values go into the metrics log.  The
@@ -390,12 +393,14 @@ class Simulation:
                 with precision_mode(self.cfg.precision, self.device):
                     return train_round(self.client_update, self.data, start, plans, round, self.client_lr(round),
                                        self.flat, self.engine, self.chunk_size, self.client_state, broadcast,
-                                       global_model=self.w)
+                                       global_model=self.w, step_graphs=self.step_graphs)
             except torch.cuda.OutOfMemoryError:
                 size = self.chunk_size or len(plans)
                 if self.engine != "batched" or size <= 1:
                     raise
                 self.chunk_size = size // 2
+                if self.step_graphs is not None:  # their memory goes; the smaller chunk captures anew
+                    self.step_graphs.graphs.clear()
                 if self.device.type == "cuda":
                     torch.cuda.empty_cache()
                 print(f"flcore: {size} clients at once do not fit in {self.device} memory; "

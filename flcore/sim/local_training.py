@@ -72,14 +72,16 @@ def _step_groups(draws: RoundDraws, data, dtype: torch.dtype) -> list[range]:
 
 def train_chunk(client_update, data, start: torch.Tensor, draws: RoundDraws | list[ClientPlan], round: int,
                 lr: float, grad_fn, client_state: dict | None = None, broadcast: dict | None = None,
-                global_model: torch.Tensor | None = None, weight_mask=None) -> dict:
+                global_model: torch.Tensor | None = None, weight_mask=None, step_graphs=None) -> dict:
     """Run the local procedure for the clients of ``draws`` (or of their plans) from
     ``start`` ``[P]`` (or one start per client, ``[K, P]``, when the chunk mixes clients of
     several runs).
 
     ``client_state`` holds the rows of these clients (name -> ``[K, ...]``); the returned
     dict has the uploads (``model``, ``train_loss``, ``steps`` and the parts' extras) and
-    ``client_state``, the updated rows.
+    ``client_state``, the updated rows.  ``step_graphs`` (a
+    :class:`~flcore.sim.cuda_graphs.StepGraphs`) replays the steps from CUDA graphs where
+    they apply (static shapes on a GPU).
     """
     if not isinstance(draws, RoundDraws):
         draws = stack_plans(draws, start.device, start.dtype)
@@ -99,13 +101,16 @@ def train_chunk(client_update, data, start: torch.Tensor, draws: RoundDraws | li
             width = draws.widths[step]
             batch = Batch(x=xs[i, :, :width], y=ys[i, :, :width], weight=draws.weight[step, :, :width],
                           active=draws.active[step])
-            W = client_update.step(W, batch, ctx, scratch)
+            if step_graphs is not None and draws.static:
+                W = step_graphs.step(client_update, W, batch, ctx, scratch)
+            else:
+                W = client_update.step(W, batch, ctx, scratch)
     return client_update.end(W, ctx, scratch)
 
 
 def train_round(client_update, data, start, plans, round, lr, flat, engine: str,
                 chunk_size: int | None = None, client_state: dict | None = None,
-                broadcast: dict | None = None, global_model=None):
+                broadcast: dict | None = None, global_model=None, step_graphs=None):
     """All clients of a round.  Returns ``(uploads, state_rows)``: the uploads stacked over
     clients (``[K, ...]``, in the order of ``plans``) and the clients' updated state rows.
 
@@ -128,7 +133,8 @@ def train_round(client_update, data, start, plans, round, lr, flat, engine: str,
         chunk = draws.rows(lo, min(lo + size, total))
         rows = {name: table[chunk.client_ids] for name, table in client_state.items()}
         outputs.append(train_chunk(client_update, data, start, chunk, round, lr, grad_fn, rows,
-                                   broadcast, global_model, flat.weight_mask))
+                                   broadcast, global_model, flat.weight_mask,
+                                   step_graphs if engine == "batched" else None))
     if len(outputs) == 1:
         out = outputs[0]
         return {k: v for k, v in out.items() if k != "client_state"}, out["client_state"]

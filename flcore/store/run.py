@@ -361,7 +361,8 @@ class Run:
             record["files"][name] = entry
             atomic_write_json(self.path / DIGESTS_FILE, record, sort_keys=True)
 
-        digest, size = atomic_torch_save_digest(state, path, before_replace)
+        # on the host: a run trained on a GPU opens on a machine without one
+        digest, size = atomic_torch_save_digest(_on_cpu(state), path, before_replace)
         if record["files"][name].get("previous") is not None:
             record["files"][name] = {"sha256": digest, "bytes": size}
             atomic_write_json(self.path / DIGESTS_FILE, record, sort_keys=True)
@@ -575,6 +576,17 @@ class Run:
                 "create it with RunStore.create(run_id, config) first"
             )
         self.check_directory()
+
+
+def _on_cpu(state: Any) -> Any:
+    """``state`` with every tensor in it (in dicts, lists and tuples) on the CPU."""
+    if isinstance(state, torch.Tensor):
+        return state.cpu()
+    if isinstance(state, dict):
+        return {key: _on_cpu(value) for key, value in state.items()}
+    if isinstance(state, (list, tuple)):
+        return type(state)(_on_cpu(value) for value in state)
+    return state
 
 
 def _unsafe_detail(exc: OSError, path: Path) -> str:
