@@ -171,7 +171,7 @@ class _Captured:
 
 class StepGraphs:
     """Captured local steps of one run (module docstring).  ``step`` has the signature of
-    :meth:`flcore.algorithms.LocalUpdate.step` and gives its result."""
+    :meth:`flcore.algorithms.local.LocalUpdate.step` and gives its result."""
 
     def __init__(self, emulate: bool = False) -> None:
         #: ``emulate``: on any device, "replay" re-runs the step on the static buffers: the
