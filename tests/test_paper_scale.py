@@ -297,6 +297,12 @@ def test_plan_prices_distinct_unfinished_runs_per_device_kind(tmp_path):
     assert cpu["calibrated"] and cpu["hours"] > 0 and cpu["priced_runs"] == distinct
     gpu = [k for k in plan["devices"] if k["device"] == "cuda"]
     assert gpu and all(not k["calibrated"] and k["hours"] is None and "uncalibrated" in k["note"] for k in gpu)
+    # where the hours go: every priced run in one model's row, the rows adding up to the work
+    assert sum(m["runs"] for m in cpu["by_model"].values()) == distinct
+    assert set(cpu["by_model"]) == {f"{s.resolve().model} on {s.resolve().dataset}" for s in specs}
+    assert all(m["worker_hours"] > 0 and not m["priced_from_flops"] for m in cpu["by_model"].values())
+    assert sum(m["worker_hours"] for m in cpu["by_model"].values()) >= cpu["hours"] - 0.01  # 2 workers share them
+    assert all(k["by_model"] == {} for k in gpu)
     assert not tmp_path.joinpath("x").exists() and list(tmp_path.iterdir()) == [], "nothing was written"
     # a finished run is skipped; the rest cost less
     ensure_runs(specs[:1], store=tmp_path, log=None)

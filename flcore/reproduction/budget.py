@@ -118,6 +118,8 @@ def device_rates(rows_by_file: dict[str, list[dict]]) -> dict[str, DeviceRates]:
                 default = "sequential" if device == "cpu" else "batched"  # what engine "auto" picks
                 if row.get("engine") != default or "flcore_protocol_s" not in row:
                     continue
+                if row.get("engine_requested") == "batched-eager":  # a comparison row: graphs off
+                    continue
                 engine = "round"
             elif "cost" not in row:
                 continue

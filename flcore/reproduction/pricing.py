@@ -19,7 +19,11 @@ rows know (:func:`flcore.reproduction.budget.device_rates`):
 - ``hours``: the wall time on one machine of that kind (the CPU's groups scheduled longest
   first on its cores, as ``ensure_runs`` does); ``None`` and ``calibrated: false`` for a kind
   without rows -- this machine's own kind when it has none, and any GPU when no GPU rows
-  exist.
+  exist;
+- ``by_model``: per model and data set (``"resnet18gn on cifar100"``), its ``runs``, their
+  ``worker_hours`` (summed, unscheduled: on a GPU they add up to ``hours``) and whether
+  they were ``priced_from_flops`` -- where the hours go, and which figures a measurement
+  of that model would firm up.
 
 ``store_bytes`` estimates what the runs to train add to the run store: each run's final
 model and checkpoint (model, server state, per-client state tables), its metrics log
@@ -147,20 +151,29 @@ def _price_kind(rates: DeviceRates, todo: dict[str, tuple[ExperimentConfig, int]
     groups = plan_groups([cfg for cfg, _ in todo.values()], device="cpu", workers=workers,
                          max_runs=None if rates.device == "cpu" else DEFAULT_MAX_RUNS)
     times, extrapolated = [], 0
+    by_model: dict[str, dict[str, Any]] = {}
     for group in groups:
         seconds = 0.0
         for rid in group.run_ids:
             cfg, done = todo[rid]
             rate, guessed = _rate(rates, cfg, group.size)
             extrapolated += guessed
-            seconds += run_cost(cfg, done) * rate
+            run_seconds = run_cost(cfg, done) * rate
+            seconds += run_seconds
+            entry = by_model.setdefault(f"{cfg.model} on {cfg.dataset}",
+                                        {"runs": 0, "worker_hours": 0.0, "priced_from_flops": guessed})
+            entry["runs"] += 1
+            entry["worker_hours"] += run_seconds / 3600
         times.append(seconds)
+    for entry in by_model.values():
+        entry["worker_hours"] = round(entry["worker_hours"], 2)
     finish = [0.0] * max(1, workers)
     for t in sorted(times, reverse=True):  # longest first, each to the worker free soonest
         finish[finish.index(min(finish))] += t
     return {"kind": rates.kind, "device": rates.device, "workers": workers, "calibrated": True,
             "hours": round(max(finish) / 3600, 2), "groups": len(groups), "priced_runs": len(todo),
-            "extrapolated_runs": extrapolated, "sources": list(rates.sources)}
+            "extrapolated_runs": extrapolated, "sources": list(rates.sources),
+            "by_model": dict(sorted(by_model.items(), key=lambda kv: -kv[1]["worker_hours"]))}
 
 
 def price_runs(requests: Iterable[Any], store, rates: dict[str, DeviceRates], max_rounds: int | None = None,
@@ -212,7 +225,7 @@ def price_runs(requests: Iterable[Any], store, rates: dict[str, DeviceRates], ma
 
 def _uncalibrated(kind: str, device: str, note: str) -> dict[str, Any]:
     return {"kind": kind, "device": device, "workers": None, "calibrated": False, "hours": None, "groups": None,
-            "priced_runs": 0, "extrapolated_runs": 0, "sources": [], "note": f"uncalibrated: {note}"}
+            "priced_runs": 0, "extrapolated_runs": 0, "sources": [], "note": f"uncalibrated: {note}", "by_model": {}}
 
 
 def plan_text(plan: dict[str, Any], what: str) -> str:
@@ -232,6 +245,12 @@ def plan_text(plan: dict[str, Any], what: str) -> str:
                                  + (f"; {k['extrapolated_runs']} runs priced from another model's rows by their "
                                     "FLOPs" if k["extrapolated_runs"] else ""))
         lines.append(f"{k['kind'][:34]:<34} {hours:>10} {groups:>7} {k['priced_runs']:>6}  {note}")
+    for k in plan["devices"]:
+        if k.get("by_model"):
+            parts = [f"{name} {m['worker_hours']:,.1f} h ({m['runs']} runs"
+                     + (", priced from FLOPs)" if m["priced_from_flops"] else ")")
+                     for name, m in k["by_model"].items()]
+            lines.append(f"  {k['kind']}, by model: " + "; ".join(parts))
     lines.append("Nothing was trained.")
     return "\n".join(lines)
 
