@@ -36,7 +36,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from round_time import flcore_config, machine_description, make_data  # noqa: E402
+from round_time import flcore_config, machine_description, make_data, synchronize  # noqa: E402
 
 PARTS = ("profile", "clients", "precision")
 
@@ -81,17 +81,12 @@ def build(method: str, device: torch.device, clients: int, per_round: int, spc: 
     return Simulation(cfg, federated_data_from_split(dataset, parts, device), device, run=None)
 
 
-def sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def timed_rounds(sim, first: int, rounds: int, device) -> float:
-    sync(device)
+    synchronize(device)
     start = time.perf_counter()
     for r in range(first, first + rounds):
         sim.train_one_round(r)
-    sync(device)
+    synchronize(device)
     return (time.perf_counter() - start) / rounds
 
 
@@ -125,7 +120,7 @@ def profile_part(args, device) -> list[dict]:
             sim = build(method, device, args.clients, 5, args.samples_per_client, args.test_samples, graphs)
             for r in range(2):
                 sim.train_one_round(r)
-            sync(device)
+            synchronize(device)
             activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
             with profile(activities=activities) as prof:
                 wall = timed_rounds(sim, 2, args.rounds, device)
@@ -178,10 +173,10 @@ def precision_part(args, device) -> list[dict]:
         w0 = sim.w.clone()
         curve, seconds = [], 0.0
         for r in range(args.precision_rounds):
-            sync(device)
+            synchronize(device)
             start = time.perf_counter()
             sim.train_one_round(r)
-            sync(device)
+            synchronize(device)
             seconds += time.perf_counter() - start
             if (r + 1) % 50 == 0 or r + 1 == args.precision_rounds:
                 with torch.no_grad():

@@ -181,17 +181,28 @@ class StepGraphs:
         self.graphs: dict[tuple, _Captured] = {}
         self.off_reason: str | None = None if cuda_graphs_enabled() else "FLCORE_CUDA_GRAPHS=0"
         self.replays = 0
+        self._context: tuple | None = None  # (the context, its part of the signature)
 
-    def _signature(self, client_update, W, batch, ctx, scratch) -> tuple:
+    def _context_key(self, ctx) -> tuple:
+        """The part of a signature a chunk's context fixes: worked out once per context (the
+        steps of a chunk share it), not at every step."""
+        if self._context is not None and self._context[0] is ctx:
+            return self._context[1]
         if not isinstance(ctx.lr, float):
             raise NotCapturable(f"a learning rate of type {type(ctx.lr).__name__}")
-        scalars = tuple((f.name, _describe(getattr(ctx, f.name))) for f in dataclasses.fields(ctx)
-                        if f.name not in ("round", "grad_fn", "lr") and not isinstance(getattr(ctx, f.name), dict))
-        dicts = tuple((name, _describe(t)) for name, t in sorted(_tensor_fields(ctx).items()))
+        plain = tuple((f.name, _describe(getattr(ctx, f.name))) for f in dataclasses.fields(ctx)
+                      if f.name not in ("round", "grad_fn", "lr")
+                      and not isinstance(getattr(ctx, f.name), (dict, torch.Tensor)))
+        tensors = tuple((name, _describe(t)) for name, t in sorted(_tensor_fields(ctx).items()))
+        key = plain + tensors + (_precision_key(),)
+        self._context = (ctx, key)
+        return key
+
+    def _signature(self, client_update, W, batch, ctx, scratch) -> tuple:
         state = tuple((k, _describe(v)) for k, v in sorted(scratch.items()))
         inputs = tuple(_describe(t) for t in (W, batch.x, batch.y, batch.weight, batch.active))
         # the object's id: a captured graph holds its client update, so the id is not reused
-        return (id(client_update),) + scalars + dicts + state + inputs + (_precision_key(),)
+        return (id(client_update),) + self._context_key(ctx) + state + inputs
 
     def step(self, client_update, W: torch.Tensor, batch, ctx, scratch: dict[str, Any]) -> torch.Tensor:
         """``client_update.step(W, batch, ctx, scratch)``, from a graph where one applies."""

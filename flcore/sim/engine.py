@@ -43,6 +43,7 @@ from flcore.sim.local_training import train_round
 from flcore.sim.precision import precision_mode
 from flcore.sim.round_draws import RoundDraws, stack_plans
 from flcore.sim.sampling import plan_client_round, sample_clients
+from flcore.tensor_tree import to_device
 
 
 def resolve_device(name: str) -> torch.device:
@@ -212,14 +213,6 @@ def _clone_tree(tree):
     return tree
 
 
-def _to_device(tree, device):
-    if isinstance(tree, dict):
-        return {k: _to_device(v, device) for k, v in tree.items()}
-    if isinstance(tree, torch.Tensor):
-        return tree.detach().to(device)
-    return tree
-
-
 def flat_model_of(module: nn.Module, device: torch.device) -> tuple[FlatModel, torch.Tensor]:
     """A user's module as the template of a :class:`FlatModel` (a copy, moved to
     ``device``) and its current parameters as the initial flat vector (in the order of
@@ -362,8 +355,8 @@ class Simulation:
             "format": CHECKPOINT_FORMAT,
             "rounds_done": self.rounds_done,
             "w": self.w.detach().cpu(),
-            "server_state": _to_device(self.server_state, "cpu"),
-            "client_state": _to_device(self.client_state, "cpu"),
+            "server_state": to_device(self.server_state, "cpu"),
+            "client_state": to_device(self.client_state, "cpu"),
         }
 
     def load_state(self, state: dict) -> None:
@@ -371,8 +364,8 @@ class Simulation:
             raise RuntimeError(f"checkpoint format {state.get('format')} is not {CHECKPOINT_FORMAT}")
         self.rounds_done = int(state["rounds_done"])
         self.w = state["w"].to(self.device)
-        self.server_state = _to_device(state["server_state"], self.device)
-        self.client_state = _to_device(state["client_state"], self.device)
+        self.server_state = to_device(state["server_state"], self.device)
+        self.client_state = to_device(state["client_state"], self.device)
 
     # ------------------------------------------------------------------ one round
     def client_lr(self, round: int) -> float:

@@ -67,6 +67,7 @@ from flcore.store.atomic import TEMP_SUFFIX, atomic_torch_save_digest, atomic_wr
 from flcore.store.errors import DamagedLogError, DamagedRunError, InvalidRecordError, StoreError, UnsafeFileError
 from flcore.store.metrics_log import MAX_LOG_BYTES, append_jsonl, read_jsonl, rewrite_jsonl
 from flcore.store.records import Int, JSONValue, ListOf, Nullable, Number, Record, Text, safe_read_json
+from flcore.tensor_tree import to_device
 
 #: The canonical config of the run (its id is this file's hash).
 CONFIG_FILE = "config.json"
@@ -362,7 +363,7 @@ class Run:
             atomic_write_json(self.path / DIGESTS_FILE, record, sort_keys=True)
 
         # on the host: a run trained on a GPU opens on a machine without one
-        digest, size = atomic_torch_save_digest(_on_cpu(state), path, before_replace)
+        digest, size = atomic_torch_save_digest(to_device(state, "cpu"), path, before_replace)
         if record["files"][name].get("previous") is not None:
             record["files"][name] = {"sha256": digest, "bytes": size}
             atomic_write_json(self.path / DIGESTS_FILE, record, sort_keys=True)
@@ -576,17 +577,6 @@ class Run:
                 "create it with RunStore.create(run_id, config) first"
             )
         self.check_directory()
-
-
-def _on_cpu(state: Any) -> Any:
-    """``state`` with every tensor in it (in dicts, lists and tuples) on the CPU."""
-    if isinstance(state, torch.Tensor):
-        return state.cpu()
-    if isinstance(state, dict):
-        return {key: _on_cpu(value) for key, value in state.items()}
-    if isinstance(state, (list, tuple)):
-        return type(state)(_on_cpu(value) for value in state)
-    return state
 
 
 def _unsafe_detail(exc: OSError, path: Path) -> str:
