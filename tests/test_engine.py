@@ -203,3 +203,42 @@ def test_probe_callbacks_are_recorded_every_k_rounds():
     assert by_round[6]["param_norm"] == pytest.approx(float(sim.w.norm()), rel=1e-6)
     assert "test_accuracy" in by_round[3] and "cos_prev" in by_round[3] and "param_norm" not in by_round[3]
     assert -1.0 <= by_round[6]["cos_prev"] <= 1.0
+
+
+def test_auto_engine_batches_the_mnist1d_cnn_on_a_cpu_and_loops_the_image_models():
+    """``engine: auto`` on a CPU: vmap for the model measured faster under it, a loop for
+    the others; accelerators always batch; an explicit engine is kept."""
+    from flcore.sim.engine import CPU_BATCHED_MODELS, resolve_engine
+
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert CPU_BATCHED_MODELS == {"mnist1d_cnn"}
+    assert resolve_engine("auto", cpu, "mnist1d_cnn") == "batched"
+    for model in ("cnn", "resnet18gn", "fmnist_cnn", "mnist1d_mlp", None):
+        assert resolve_engine("auto", cpu, model) == "sequential", model
+        assert resolve_engine("auto", cuda, model) == "batched", model
+    assert resolve_engine("sequential", cpu, "mnist1d_cnn") == "sequential"
+    sim, _ = _simulate(rounds=1)
+    assert sim.engine == "batched"
+    assert _simulate(rounds=1, model="mnist1d_mlp")[0].engine == "sequential"
+
+
+def test_a_group_of_image_model_runs_on_a_cpu_loops_over_its_rows(tmp_path):
+    """A multi-run group of the paper's CNN on a CPU takes its gradients in a loop over the
+    runs' clients (vmap's 2-D convolutions are ten times slower there), and each run ends
+    where it ends alone."""
+    from flcore.data import write_fake_cifar
+    from flcore.data.cifar import expected_checksums
+    from flcore.sim.multi_run import MultiRunSimulation
+
+    md5s = write_fake_cifar(tmp_path, "cifar10", num_train=40, num_test=10)
+    base = dict(scale="smoke", dataset="cifar10", data_root=str(tmp_path), rounds=2, clients=4, per_round=2,
+                samples_per_client=10, batch_size=5, eval_every=1, eval_last=1)
+    cfgs = [resolve_config(method="fedsam", seed=seed, **base) for seed in (0, 1)]
+    with expected_checksums("cifar10", md5s):
+        sims = [Simulation(cfg, build_federated_data(cfg, torch.device("cpu")), torch.device("cpu"), None)
+                for cfg in cfgs]
+        group = MultiRunSimulation(sims)
+        assert {s.engine for s in sims} == {"sequential"} and group.grad_fn.__name__ == "looped_grad"
+        group.run_rounds()
+        alone = _simulate(method="fedsam", seed=1, **{k: v for k, v in base.items() if k != "scale"})[0]
+    torch.testing.assert_close(sims[1].w, alone.w, rtol=1e-5, atol=1e-6)

@@ -57,19 +57,30 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def resolve_engine(name: str, device: torch.device) -> str:
-    """``auto``: batched clients on accelerators, one client at a time on CPUs.
+#: Models whose clients train faster as one ``vmap`` batch than one at a time on a CPU.
+#: Measured on 2 cores (60 rounds at the small scale, s per run, loop -> batched): the
+#: MNIST-1D CNN, FedAvg 2.91 -> 1.97, FedSAM 5.12 -> 3.19, FedDyn 3.34 -> 2.25, SCAFFOLD
+#: 3.40 -> 2.20.  The image models' 2-D convolutions and pooling are far slower under
+#: ``vmap`` on a CPU (the paper's CNN: 0.84 s against 1.50 s per FedAvg round; a group of
+#: three FedSAM runs' gradient 8 s against 0.75 s looped), and the MNIST-1D MLP gains nothing.
+CPU_BATCHED_MODELS = frozenset({"mnist1d_cnn"})
 
-    On a 2-core CPU the loop beats ``vmap`` for every model flcore has (the paper's CNN:
-    0.84 s against 1.50 s per FedAvg round, ``benchmarks/round_time.py --engine
-    sequential,batched``); on a GPU, batching the clients' many small steps is the main
-    speed lever (design guide sections 4 and 10).  ``torch.compile`` is not applied: on
-    the CPU it made the CNN's training step about 20% slower (0.76 s -> 0.91 s per FedAvg
-    round), and its effect on GPUs is still to be measured.
+
+def resolve_engine(name: str, device: torch.device, model: str | None = None) -> str:
+    """``auto``: batched clients on accelerators; on a CPU, batched for the models of
+    :data:`CPU_BATCHED_MODELS` and one client at a time for the others (``model``: the
+    config's model name; None, a model the caller built, counts as another).
+
+    On a GPU, batching the clients' many small steps is the main speed lever (design guide
+    sections 4 and 10).  ``torch.compile`` is not applied: on the CPU it made the CNN's
+    training step about 20% slower (0.76 s -> 0.91 s per FedAvg round), and its effect on
+    GPUs is still to be measured.
     """
     if name != "auto":
         return name
-    return "sequential" if device.type == "cpu" else "batched"
+    if device.type != "cpu":
+        return "batched"
+    return "batched" if model in CPU_BATCHED_MODELS else "sequential"
 
 
 def static_width(batch_size: int, client_sizes: list[int], engine: str, device: torch.device) -> int | None:
@@ -245,7 +256,7 @@ class Simulation:
         self.run = run
         self.progress = progress
         self.chunk_size = chunk_size
-        self.engine = resolve_engine(cfg.engine, device)
+        self.engine = resolve_engine(cfg.engine, device, cfg.model if model is None else None)
         if device.type == "cpu":
             retain_freed_memory()  # reuse freed activation memory instead of faulting it in anew
         self.method = get_method(cfg.method)

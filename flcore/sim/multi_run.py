@@ -16,8 +16,10 @@ bulk of the compute, is one computation over the ``R*K`` clients of a round:
   ``lr`` through the schedules) become per-row columns of the parts that use them.
 
 Local training of a client is a pure function of these inputs, so each run's numbers
-equal what it gives alone, to float tolerance (the batch uses ``vmap`` where the lone
-run may loop over clients; ``tests/test_multi_run.py`` checks every method family).
+equal what it gives alone, to float tolerance (``tests/test_multi_run.py`` checks every
+method family).  The batch's gradients come from the engine the runs' model and device
+resolve to (:func:`flcore.sim.engine.resolve_engine`): one ``vmap`` over the ``R*K`` rows,
+or, for the image models on a CPU, a loop over them, ten times faster there.
 The server step, evaluation, checkpoints and metrics stay per run, so a run trained in a
 group has the same record, run id and resume semantics as one trained alone, and a run
 interrupted inside a group resumes from its own checkpoint.
@@ -209,7 +211,7 @@ class MultiRunSimulation:
         self.chunk_size = chunk_size
         self.description = description or f"{sims[0].cfg.method} x{len(sims)}"
         self.data, self.offsets = concat_data([s.data for s in sims])
-        self.grad_fn = sims[0].flat.grad_fn(batched=True)
+        self.grad_fn = sims[0].flat.grad_fn(batched=sims[0].engine == "batched")
         self.weight_mask = sims[0].flat.weight_mask
         self.rows = [s.cfg.per_round for s in sims]
         self.client_update = merge_parts([s.client_update for s in sims], self.rows, sims[0].w)
