@@ -9,6 +9,7 @@ the reduction identities of algorithms.md 7.3, batched == sequential, finite met
 import numpy as np
 import pytest
 import torch
+from float64_simulation import ATOL, RTOL, simulation_in_float64
 
 import flcore.algorithms.recipes_baselines  # noqa: F401  (registers the methods)
 from flcore import resolve_config
@@ -509,19 +510,19 @@ def _asam_rho(name):
 @pytest.mark.parametrize("method", sorted(BASELINES))
 def test_three_rounds_batched_equals_sequential_with_finite_metrics(method):
     """Three smoke rounds (10 clients, 3 per round: clients return after absences), once
-    one client at a time and once batched with vmap."""
+    one client at a time and once batched with vmap, in float64 (:mod:`float64_simulation`)."""
     runs = {}
     for engine in ("sequential", "batched"):
-        sim, summary = simulate(method=method, engine=engine, rounds=3, alpha=0.5, **_asam_rho(method))
+        sim, summary = simulation_in_float64(method=method, engine=engine, rounds=3, alpha=0.5, **_asam_rho(method))
         assert summary["status"] == "finished"
         for row in sim.metrics:
             assert np.isfinite(row["train_loss"])
             if row["test_accuracy"] is not None:
                 assert np.isfinite(row["test_loss"]) and 0 <= row["test_accuracy"] <= 1
         runs[engine] = sim
-    torch.testing.assert_close(runs["batched"].w, runs["sequential"].w, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(runs["batched"].w, runs["sequential"].w, rtol=RTOL, atol=ATOL)
     for name, table in runs["sequential"].client_state.items():
-        torch.testing.assert_close(runs["batched"].client_state[name], table, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(runs["batched"].client_state[name], table, rtol=RTOL, atol=ATOL)
 
 
 @pytest.mark.parametrize("method", ["scaffold", "adabest", "fedcm", "fedsmoo", "fedspeed"])
