@@ -126,12 +126,18 @@ def browser(tmp_path_factory):
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--allow-file-access-from-files", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+                 "--allow-file-access-from-files", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
+                 # every host name fails to resolve, so a page that fetches from the network fails here
+                 # whatever the machine's DNS can reach
+                 "--host-resolver-rules=MAP * ~NOTFOUND"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(60)
     try:
+        driver.get("about:blank")
+        time.sleep(1.0)  # let the start-up tab's own requests finish before the first page
+        _requests(driver)
         yield driver
     finally:
         driver.quit()
@@ -162,7 +168,8 @@ def _visit(browser, page: Path, timeout: float = 90.0) -> dict:
     """
     from selenium.common.exceptions import WebDriverException
 
-    browser.get_log("browser"), browser.get_log("performance")  # drop what earlier pages left
+    browser.get_log("browser")  # drop what earlier pages logged
+    _requests(browser)  # and settle their requests
     browser.get(page.as_uri())
     deadline = time.monotonic() + timeout
     while True:
@@ -175,13 +182,38 @@ def _visit(browser, page: Path, timeout: float = 90.0) -> dict:
             raise AssertionError(f"{page.name} did not settle within {timeout:.0f} s")
         time.sleep(0.1)
     time.sleep(0.3)  # let the typeset math lay out
+    failed = _requests(browser)
+    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    return {"errors": errors, "failed": failed}
+
+
+#: documents of the browser itself (its start-up tab, chrome://new-tab-page-third-party/ and
+#: the like): their requests are not the book's
+BROWSERS_OWN = ("chrome:", "chrome-untrusted:", "chrome-search:", "devtools:", "about:")
+
+
+def _requests(browser) -> list[str]:
+    """The requests that failed since the last call, each as ``"URL: error (from DOCUMENT)"``,
+    leaving out those the browser's own pages made.
+
+    Each request is attributed to the document that sent it (``Network.requestWillBeSent``
+    names it), remembered across calls: the browser's start-up tab fetches for itself, and its
+    requests can fail while the first page of the book loads.  A failure whose request was
+    never logged is the start-up tab's too: every page of the book is asked for after the
+    driver's session, and with it the network log, has started.
+    """
+    sent = browser.__dict__.setdefault("flcore_sent", {})
     failed = []
     for entry in browser.get_log("performance"):
         message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.loadingFailed" and not message["params"].get("canceled"):
-            failed.append(message["params"].get("errorText"))
-    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
-    return {"errors": errors, "failed": failed}
+        params = message.get("params", {})
+        if message["method"] == "Network.requestWillBeSent":
+            sent[params["requestId"]] = (params.get("documentURL", ""), params["request"]["url"])
+        elif message["method"] == "Network.loadingFailed" and not params.get("canceled"):
+            document, url = sent.get(params["requestId"], ("chrome:", ""))
+            if not document.startswith(BROWSERS_OWN):
+                failed.append(f"{url[:100]}: {params.get('errorText')} (from {document[-60:]})")
+    return failed
 
 
 LINKS = ("return Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))"
@@ -253,6 +285,21 @@ def test_browser_pages_clean(smoke_book, browser):
         if "/artifacts/" in name and not browser.execute_script(COLLAPSED):
             problems.append(f"{name}: a code input is not collapsed")
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_browser_check_catches_a_page_that_fetches_from_the_network(browser, tmp_path):
+    """The failed-request check of ``test_browser_pages_clean`` can fail: a page that loads its
+    script and an image from the network is caught on any machine (host names never resolve)."""
+    page = tmp_path / "cdn.html"
+    page.write_text('<!doctype html><html><head><script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/'
+                    'tex-chtml.js"></script></head><body><img src="https://example.org/figure.png"></body></html>')
+    failed = _visit(browser, page)["failed"]
+    assert any(f.startswith("https://cdn.jsdelivr.net/") and "ERR_NAME_NOT_RESOLVED" in f for f in failed), failed
+    assert any(f.startswith("https://example.org/figure.png") and "cdn.html" in f for f in failed), failed
+    offline = tmp_path / "offline.html"
+    offline.write_text("<!doctype html><html><body><p>nothing to fetch</p></body></html>")
+    assert _visit(browser, offline)["failed"] == []  # the page before's failures stay with it
 
 
 @pytest.mark.slow
