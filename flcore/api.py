@@ -19,13 +19,17 @@ default), or raises :class:`flcore.store.RunBusyError` at once (``wait=False``).
 A damaged record is repaired from the checkpoint when the log up to the checkpoint's
 round is intact (what is repaired is printed on stderr); otherwise
 :class:`flcore.store.DamagedRunError` names the file and the fix.  An error during
-training marks the run ``failed`` (with the error) before it propagates.
+training marks the run ``failed`` (with the error) before it propagates.  A full disk
+(``ENOSPC``) raises :class:`flcore.store.StoreFullError` naming the file: before training
+nothing is recorded; during training the run is left interrupted, resumable from its last
+checkpoint (every file is replaced atomically, and a torn log line is repaired on resume).
+A call that fails before it records anything removes the run folder it created, and
+nothing else: never the store's root, where another process may have put a run since.
 """
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import sys
 from pathlib import Path
@@ -42,12 +46,14 @@ from flcore.store import (
     RunLock,
     RunStore,
     StoreError,
+    StoreFullError,
     atomic_write_json,
     check_run,
     config_digest,
     prepare_resume,
     to_jsonable,
 )
+from flcore.store.errors import full_path, is_disk_full
 
 
 def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path | None = "runs",
@@ -75,36 +81,64 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
     finished = _intact_terminal_summary(handle, cfg)  # no lock, no write: a read-only store answers
     if finished is not None:
         return decorate_summary(finished, cfg, handle)
-    fresh_root, fresh_dir = not os.path.lexists(store.root), not os.path.lexists(handle.path)
-    lock = RunLock(handle.path)
     try:
+        data = build_federated_data(cfg, device)  # missing data fails here, before the store is touched
+        fresh_dir = not os.path.lexists(handle.path)
+        lock = RunLock(handle.path)
         _acquire(lock, wait)
+    except OSError as exc:
+        raise _disk_full(exc, None, None) if is_disk_full(exc) else exc
+    try:
+        finished = _intact_terminal_summary(handle, cfg, quiet=True)
+        if finished is not None:
+            return decorate_summary(finished, cfg, handle)
         try:
-            finished = _intact_terminal_summary(handle, cfg, quiet=True)
-            if finished is not None:
-                return decorate_summary(finished, cfg, handle)
-            data = build_federated_data(cfg, device)  # missing data fails here, before the run is created
             run = _create(store, cfg)
             sim = Simulation(cfg, data, device, run, progress=progress, chunk_size=chunk_size, callbacks=callbacks)
             sim.add_callbacks(recording_callbacks(sim))
             _resume_checks(run, sim)
-            try:
-                summary = sim.run_rounds()
-            except KeyboardInterrupt:
-                raise
-            except Exception as exc:
-                run.set_status("failed", rounds_done=sim.rounds_done, error=f"{type(exc).__name__}: {exc}"[:500])
-                raise
-            return decorate_summary(summary, cfg, run)
-        finally:
-            lock.release()
-    except BaseException:
-        if fresh_dir and handle.path.is_dir() and not handle.path.is_symlink() and not handle.exists():
-            shutil.rmtree(handle.path, ignore_errors=True)  # nothing was recorded: leave no trace
-            if fresh_root:
-                with contextlib.suppress(OSError):
-                    store.root.rmdir()  # only if empty
-        raise
+        except BaseException as exc:
+            if fresh_dir and not handle.exists():
+                _remove_unrecorded(handle, lock)  # nothing was recorded: leave no run folder
+            if isinstance(exc, OSError) and is_disk_full(exc):
+                raise _disk_full(exc, None, None) from None
+            raise
+        try:
+            summary = sim.run_rounds()
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:
+            if is_disk_full(exc):
+                with contextlib.suppress(OSError, StoreError):  # the disk may not take even this
+                    run.set_status("interrupted", rounds_done=sim.rounds_done)
+                raise _disk_full(exc, run, sim.rounds_done) from None
+            run.set_status("failed", rounds_done=sim.rounds_done, error=f"{type(exc).__name__}: {exc}"[:500])
+            raise
+        return decorate_summary(summary, cfg, run)
+    finally:
+        lock.release()
+
+
+def _remove_unrecorded(handle, lock) -> None:
+    """Remove the run folder this call created and recorded nothing in (only its lock
+    file), while holding its lock; a waiting process then takes a fresh lock
+    (:class:`flcore.store.RunLock` checks the file it locked is still there).  Never the
+    store's root: another process may have put a run there meanwhile."""
+    with contextlib.suppress(OSError):
+        if handle.path.is_dir() and not handle.path.is_symlink():
+            os.unlink(lock.path)
+            os.rmdir(handle.path)  # only if empty: nothing else is removed
+
+
+def _disk_full(exc: BaseException, run, rounds_done: int | None) -> StoreFullError:
+    """The one-line error of a full disk: the file being written and what to do."""
+    path = full_path(exc)
+    if run is None:
+        return StoreFullError(f"no space left on the device writing {path}; nothing was trained: free space and "
+                              "run the same command again", path, training=False)
+    return StoreFullError(f"no space left on the device writing {path} after round {rounds_done}; the run is "
+                          "interrupted: free space and run the same command again to resume it from its last "
+                          "checkpoint", path, training=True)
 
 
 def _acquire(lock, wait: bool) -> None:

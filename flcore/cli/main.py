@@ -17,7 +17,8 @@ compute: a bad value prints the field and the allowed values and exits with stat
 Exit statuses of ``flcore run`` (the book's Reference, "Run store"): 0 finished or diverged (the
 summary's ``status`` says which), 1 an unexpected error during training (the run is
 marked ``failed``), 2 bad input (config, data, an option, a store that cannot be written
-when training is needed), 3 a damaged or unsafe run record that could not be repaired,
+when training is needed, a full disk before training), 3 a damaged or unsafe run record
+that could not be repaired, or a full disk during training (the run is left resumable),
 4 the run is being trained by another process (``--no-wait``), 130 interrupted (Ctrl-C;
 143 for SIGTERM, 129 for SIGHUP: :mod:`flcore.cli.interrupts`).  ``flcore runs --verify``
 exits 3 when a record is damaged.  No command prints a traceback for anything a store
@@ -48,7 +49,17 @@ from flcore.config.method_catalog import describe_methods
 from flcore.data import DatasetError
 from flcore.errors import ConfigError, quote
 from flcore.planning.sweep import DEFAULT_MAX_RUNS, count_grid, iter_grid, resolve_grid, run_sweep, split_list
-from flcore.store import ReadOnlyStoreError, RunBusyError, RunLock, RunStore, StoreError, check_run, live_status
+from flcore.store import (
+    ReadOnlyStoreError,
+    RunBusyError,
+    RunLock,
+    RunStore,
+    StoreError,
+    StoreFullError,
+    check_run,
+    live_status,
+)
+from flcore.store.errors import full_path, is_disk_full
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -216,6 +227,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except RunBusyError as exc:
         print(f"flcore: error: {exc}", file=sys.stderr)
         return EXIT_BUSY
+    except StoreFullError as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_DAMAGED if exc.training else EXIT_USAGE
     except StoreError as exc:
         print(f"flcore: error: {exc}", file=sys.stderr)
         return EXIT_DAMAGED
@@ -255,6 +269,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     except (ConfigError, DatasetError, ReadOnlyStoreError) as exc:
         print(f"flcore: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except StoreFullError as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_DAMAGED if exc.training else EXIT_USAGE
     except StoreError as exc:
         print(f"flcore: error: {exc}", file=sys.stderr)
         return EXIT_DAMAGED
@@ -385,6 +402,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # the commands without their own message
         print("flcore: interrupted", file=sys.stderr)
         return exit_status(exc)
+    except OSError as exc:  # a full disk in a command without its own message: one line too
+        if not is_disk_full(exc):
+            raise
+        print(f"flcore: error: no space left on the device writing {full_path(exc)}; free space and run the same "
+              "command again (runs resume from their last checkpoints)", file=sys.stderr)
+        return EXIT_DAMAGED
 
 
 if __name__ == "__main__":

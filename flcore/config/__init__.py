@@ -17,6 +17,7 @@ from flcore.config.experiment import (
                          load_config_file,
                          normalise_keys,
                          resolve_config,
+                         resolve_stored_config,
 )
 from flcore.config.fields import (
                          DATASET_DOMAINS,
@@ -67,6 +68,7 @@ __all__ = [
     "normalise_keys",
     "parse_int",
     "resolve_config",
+    "resolve_stored_config",
     "scale_defaults",
     "server_state_of",
     "training_set_size",

@@ -246,7 +246,23 @@ def resolve_config(values: dict[str, Any] | None = None, **kwargs: Any) -> Exper
 
     ``values`` and ``kwargs`` hold the user's choices; ``None`` means "not given".
     """
-    user = normalise_keys({**(values or {}), **kwargs}, "the arguments")
+    return _resolve({**(values or {}), **kwargs}, "the arguments", stored=False)
+
+
+def resolve_stored_config(record: Any) -> ExperimentConfig:
+    """The config a run's stored canonical config (its ``config.json``) was resolved from,
+    validated as :func:`resolve_config` validates a user's values; a record that is not
+    one flcore writes raises :class:`~flcore.ConfigError` (compare ``canonical()`` with
+    the record to know that it is exactly one).  A split-file run's record names its split
+    by digest (``split_sha256``) and its users by ``clients``: the file itself need not be
+    here."""
+    if not isinstance(record, dict):
+        raise ConfigError("config", f"a stored config is a JSON object, not a {type(record).__name__}")
+    return _resolve(record, "the stored config", stored=True)
+
+
+def _resolve(values: dict[str, Any], source: str, stored: bool) -> ExperimentConfig:
+    user = normalise_keys(values, source)
     user = {k: v for k, v in user.items() if v is not None}
     parsed = {name: PARSERS[name](name, value) for name, value in user.items()}
 
@@ -265,8 +281,10 @@ def resolve_config(values: dict[str, Any] | None = None, **kwargs: Any) -> Exper
         _pool_for_centralized(merged, parsed)
     if merged["model"] is None:
         merged["model"] = default_model_for(dataset)
-    if merged["partition"] == "file":
+    if merged["partition"] == "file" and not (stored and not merged.get("split_file")):
         _apply_split_file(merged, parsed)
+    elif merged["partition"] == "file" and (merged.get("split_sha256") is None or "clients" not in parsed):
+        raise ConfigError("split_sha256", "a stored split-file config names its split by split_sha256 and clients")
     # every field must be present and parsed
     for name in FIELD_NAMES:
         if name not in merged:

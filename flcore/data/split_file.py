@@ -16,10 +16,13 @@ training image:
   example ``cichlid_s_001814.png``).
 
 :func:`read_split_file` checks the file's structure (a bounded regular file, the three
-keys, one ``x`` and ``y`` per user of the announced length, no image given twice);
+keys, one ``x`` and ``y`` per user of the announced length, no image given twice, within a
+user or across users, whatever its spelling: an image is its index for a CIFAR-10 name,
+so ``img_0001_label_3.png`` and ``img_1_label_3.png`` are one image, and its normalised
+name for a CIFAR-100 one, :func:`image_key`; both entries are named);
 :func:`split_indices` maps the entries to training-set indices and checks each against
-the data (index in range, the entry's label equal to CIFAR's label at that index, naming
-the first bad entry).  Both run before any compute.  The file's SHA-256 is what a run's id
+the data (index in range, the entry's label equal to CIFAR's label at that index, no two
+entries on one training image, naming the first bad entry).  Both run before any compute.  The file's SHA-256 is what a run's id
 holds (its path does not): :func:`split_file_digest`.
 
 The published CIFAR-10 files hold 49,999 of the 50,000 images (one client has 499); such
@@ -32,6 +35,7 @@ import json
 import os
 import re
 import stat
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -138,15 +142,39 @@ def _cached_split(path: str, size: int, mtime_ns: int) -> SplitFile:
             raise _bad(path, f'user {name!r}: {len(xs)} images but {len(ys)} labels')
         if len(xs) != count:
             raise _bad(path, f'user {name!r}: {len(xs)} images but "num_samples" says {count}')
-        for x in xs:
-            if x in seen:
-                other = seen[x]
-                where = "twice" if other == name else f"to users {other!r} and {name!r}"
-                raise _bad(path, f"image {x!r} is given {where} (users must be disjoint)")
-            seen[x] = name
+        for k, x in enumerate(xs):
+            key = image_key(x)
+            if key in seen:
+                raise _bad(path, _duplicate(seen[key], (name, k, x)))
+            seen[key] = (name, k, x)
         entries.append(tuple(xs))
         labels.append(tuple(ys))
     return SplitFile(path, digest, tuple(names), tuple(entries), tuple(labels))
+
+
+def normalised_name(name: str) -> str:
+    """A CIFAR-100 image name as one spelling: Unicode NFC, no surrounding white space, no
+    leading ``./``, lower case (the training pickle's names are lower-case ASCII)."""
+    text = unicodedata.normalize("NFC", name).strip()
+    while text.startswith("./"):
+        text = text[2:]
+    return text.lower()
+
+
+def image_key(entry: str) -> int | str:
+    """What identifies the image an entry names, whatever its spelling: the training-set
+    index of a CIFAR-10 name (``img_0001_label_3.png`` and ``img_1_label_3.png`` are image
+    1), else the normalised name (:func:`normalised_name`)."""
+    match = CIFAR10_NAME.fullmatch(entry.strip())
+    return int(match.group(1)) if match is not None else normalised_name(entry)
+
+
+def _duplicate(first: tuple[str, int, str], second: tuple[str, int, str]) -> str:
+    """The message naming two entries of one image: (user, position, entry) each."""
+    (u1, k1, x1), (u2, k2, x2) = first, second
+    where = f"twice by user {u1!r}" if u1 == u2 else f"by users {u1!r} and {u2!r}"
+    return (f"one image is named {where}: entry {k1} {x1[:120]!r} of user {u1!r} and entry {k2} {x2[:120]!r} "
+            f"of user {u2!r} (users must be disjoint and name each image once)")
 
 
 def split_indices(split: SplitFile, dataset: str, train_labels: np.ndarray,
@@ -162,10 +190,11 @@ def split_indices(split: SplitFile, dataset: str, train_labels: np.ndarray,
                              "give train_names, one per training image")
         position: dict[str, int] = {}
         for i, name in enumerate(train_names):
-            position.setdefault(name, i)
+            position.setdefault(normalised_name(name), i)
     elif dataset != "cifar10":
         raise _bad(split.path, f"names CIFAR images; the run's dataset is {dataset!r} (allowed: cifar10, cifar100)")
     out = []
+    taken: dict[int, tuple[str, int, str]] = {}  # training index -> the entry that named it
     for user, xs, ys in zip(split.users, split.entries, split.labels):
         index = np.empty(len(xs), dtype=np.int64)
         for k, (x, y) in enumerate(zip(xs, ys)):
@@ -180,12 +209,15 @@ def split_indices(split: SplitFile, dataset: str, train_labels: np.ndarray,
                 if not 0 <= i < n:
                     raise _bad(split.path, f"{where}: index {i} outside 0..{n - 1} of the training set")
             else:
-                if x not in position:
+                if normalised_name(x) not in position:
                     raise _bad(split.path, f"{where}: no CIFAR-100 training image has this name")
-                i = position[x]
+                i = position[normalised_name(x)]
             if int(labels[i]) != y:
                 raise _bad(split.path, f"{where}: label {y} but CIFAR's label of training image {i} is "
                                        f"{int(labels[i])}")
+            if i in taken:
+                raise _bad(split.path, _duplicate(taken[i], (user, k, x)))
+            taken[i] = (user, k, x)
             index[k] = i
         out.append(np.sort(index))
     return out

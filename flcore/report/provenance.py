@@ -4,13 +4,14 @@ A run imported with ``flcore bundle import`` keeps a provenance record (the devi
 date and the flcore version and commit of the machine that trained it; who trained it is
 not recorded).  A page built from a store holding such runs says which of its runs they
 are, right below its banner, so a reader can tell them from runs the book's builder
-trained.
+trained.  What the record says (device, date, version, commit) is someone else's text
+and is shown as text (:func:`flcore.report.escaping.page_text`).
 """
 from __future__ import annotations
 
-import html
-
 import pandas as pd
+
+from flcore.report.escaping import page_text
 
 #: Labels a run is named by first in the list; the page's other labels follow them.
 _LABEL_ORDER = ("dataset", "algorithm", "method", "alpha", "clients_per_round", "seed")
@@ -49,5 +50,5 @@ def provenance_markdown(frame: pd.DataFrame) -> str | None:
     lines += ["| trained on | runs |", "|---|---|"]
     for where, group in imported.groupby("provenance", sort=True):
         names = "; ".join(_run_label(row) for row in group.to_dict("records"))
-        lines.append(f"| {html.escape(str(where))} | {html.escape(names)} |")
+        lines.append(f"| {page_text(where)} | {page_text(names, limit=5000)} |")
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from flcore.store.errors import (
     ReadOnlyStoreError,
     RunBusyError,
     StoreError,
+    StoreFullError,
     UnsafeFileError,
 )
 from flcore.store.integrity import check_run, live_status, prepare_resume
@@ -63,6 +64,7 @@ __all__ = [
     "RunLock",
     "RunStore",
     "StoreError",
+    "StoreFullError",
     "UnsafeFileError",
     "UnsafePathError",
     "check_run",

@@ -12,6 +12,7 @@ A crash before the rename leaves the destination untouched and at most one stray
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import uuid
@@ -85,11 +86,24 @@ def _replace_atomically(path: Path, write: Callable[[IO[bytes]], Any],
         if before_replace is not None:
             before_replace(tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno is not None and not exc.filename:
+            exc.filename = str(path)  # a failed write() names no file: the message must
+        elif isinstance(exc, RuntimeError) and _no_space_left(path.parent):
+            # torch.save reports a failed write as a RuntimeError of its own
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from exc
         raise
     fsync_directory(path.parent)
+
+
+def _no_space_left(directory: Path) -> bool:
+    """Whether the file system holding ``directory`` has no block left for this user."""
+    try:
+        return os.statvfs(directory).f_bavail == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def fsync_directory(directory: Path) -> None:

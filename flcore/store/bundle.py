@@ -34,18 +34,31 @@ nothing, and refuses it (:class:`BundleError`: the member and the reason, on one
   records :data:`~flcore.store.records.MAX_RECORD_BYTES`, the log
   :data:`~flcore.store.metrics_log.MAX_LOG_BYTES`, a model :data:`MAX_MODEL_BYTES`; all
   members together :data:`MAX_BUNDLE_BYTES`);
+- a member's name holds a backslash, a NUL or another control character or a non-ASCII
+  character; the archive is truncated anywhere (a member's declared size runs past the
+  end of the file, the two end-of-archive zero blocks are missing) or ``tarfile`` cannot
+  read it: one line, never a traceback;
 - a JSON member fails the store's own schema, the config does not hash to the run id of its
   folder, the status is not finished or diverged, the log fails the store's log checks, or
   a run lacks one of its files;
+- the config is not one flcore writes (it must resolve with flcore's own validation,
+  :func:`flcore.config.resolve_stored_config`, to exactly itself) or its scale is not the
+  manifest's; a finished run did not do its config's rounds, or a diverged run did not stop
+  at its diverged round; the summary disagrees with the status or with the summary its log
+  gives;
 - the safetensors header is longer than :data:`MAX_SAFETENSORS_HEADER` or the file does
-  not load with ``safetensors.torch.load``.
+  not load with ``safetensors.torch.load``, or the final model is not exactly the config's
+  model: the same tensor names, shapes and dtypes, every value finite
+  (:mod:`flcore.store.run_content`).
 
-Only then does :func:`import_bundle` write: each run is staged in the store under a hidden
-temporary folder (``.bundle-<random>.tmp``), in the store's own format (the final model as
+Only then does :func:`import_bundle` write: each run is staged in the store under its own
+staging folder (``.staging-bundle-<random>``, :mod:`flcore.store.staging`), in the store's own format (the final model as
 ``final_model.pt`` with its digest in ``files.json``, plus ``provenance.json``), checked
 again with :func:`flcore.store.integrity.check_run` (``deep``), and only when every staged
 run passes are they renamed into place; on any failure the staging folder is removed and
-the store is as it was.  Nothing is written outside the store.
+the store is as it was.  Nothing else is ever removed: not the store's root, even when the
+import created it (a concurrent import may have put runs there), and a staging folder
+left by a killed import is removed by the next one.  Nothing is written outside the store.
 
 Runs already in the store: an intact finished (or diverged) run is kept and the bundle's
 copy skipped; a run that is not finished there (new, interrupted, capped, failed,
@@ -59,7 +72,6 @@ import io
 import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 import tarfile
@@ -76,7 +88,14 @@ import torch
 from flcore.safe_io import UnsafePathError, open_regular_file
 from flcore.store.atomic import TEMP_SUFFIX, atomic_write_json, atomic_write_text, fsync_directory
 from flcore.store.errors import RunBusyError, StoreError
-from flcore.store.integrity import check_run, log_problems, scan_metrics_bytes
+from flcore.config import resolve_stored_config
+from flcore.store.integrity import (
+    check_run,
+    log_problems,
+    rows_of_log,
+    scan_metrics_bytes,
+    summary_record_problems,
+)
 from flcore.store.lock import RunLock
 from flcore.store.metrics_log import MAX_LOG_BYTES
 from flcore.store.records import (
@@ -102,7 +121,9 @@ from flcore.store.run import (
     config_digest,
     status_schema,
 )
+from flcore.store.run_content import model_problems, stored_config_problem
 from flcore.store.run_store import RunStore
+from flcore.store.staging import StagingFolder, remove_abandoned
 from flcore.version import __version__
 
 __all__ = ["BUNDLE_FORMAT", "FORMAT_VERSION", "MANIFEST_FILE", "MANIFEST_SCHEMA", "MAX_BUNDLE_BYTES",
@@ -285,6 +306,14 @@ def _member_kind(member: tarfile.TarInfo) -> str | None:
 
 def _name_problem(name: str) -> str | None:
     """Why a member name is refused, or None for a known name."""
+    if "\x00" in name:
+        return "a name with a NUL character"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "a name with a control character"
+    if "\\" in name:
+        return "a name with a backslash (a bundle's names use '/' only)"
+    if not name.isascii():
+        return "a name with non-ASCII characters (a bundle's names are ASCII)"
     if name.startswith("/") or name.startswith("\\") or re.match(r"[A-Za-z]:", name):
         return "an absolute path"
     parts = re.split(r"[/\\]", name)
@@ -301,14 +330,29 @@ def _name_problem(name: str) -> str | None:
     return None
 
 
-def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, bound: int) -> tuple[bytes, str]:
-    f = tar.extractfile(member)
-    if f is None:
-        raise BundleError(f"{member.name}: not a regular file")
-    data = f.read(bound + 1)
+def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, bound: int, file_size: int) -> tuple[bytes, str]:
+    """A member's bytes and SHA-256; one that the archive cuts short is refused before any
+    of it is read (its declared size against what the file holds)."""
+    if member.offset_data + member.size > file_size:
+        raise BundleError(f"member {member.name!r}: declares {member.size} bytes but the archive ends "
+                          f"{member.offset_data + member.size - file_size} bytes before them (truncated)")
+    try:
+        f = tar.extractfile(member)
+        if f is None:
+            raise BundleError(f"member {member.name!r}: not a regular file")
+        data = f.read(bound + 1)
+    except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+        raise BundleError(f"member {member.name!r}: unreadable ({_one_line(exc)})") from None
     if len(data) > bound:
-        raise BundleError(f"{member.name}: more than {bound} bytes")
+        raise BundleError(f"member {member.name!r}: more than {bound} bytes")
+    if len(data) != member.size:
+        raise BundleError(f"member {member.name!r}: {len(data)} of its {member.size} bytes in the archive (truncated)")
     return data, hashlib.sha256(data).hexdigest()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return (text or type(exc).__name__)[:200]
 
 
 def _bound(name: str) -> int:
@@ -339,7 +383,7 @@ def _load_model(name: str, data: bytes) -> dict[str, torch.Tensor]:
     try:
         state = safetensors.torch.load(data)
     except Exception as exc:  # safetensors raises its own error types (SafetensorError, ...)
-        raise BundleError(f"{name}: not a valid safetensors file ({str(exc).splitlines()[0][:200]})") from None
+        raise BundleError(f"{name}: not a valid safetensors file ({_one_line(exc)})") from None
     if not state:
         raise BundleError(f"{name}: holds no tensors")
     return state
@@ -351,8 +395,12 @@ class _RunRecord:
     members: dict[str, bytes] = field(default_factory=dict)
 
 
-def _check_run_records(record: _RunRecord) -> tuple[dict, dict, dict, dict[str, torch.Tensor] | None]:
-    """The config, status, summary and model of one run's members, checked together."""
+def _check_run_records(record: _RunRecord, manifest: dict[str, Any]
+                       ) -> tuple[dict, dict, dict, dict[str, torch.Tensor] | None]:
+    """The config, status, summary and model of one run's members, checked together and
+    against the manifest: every check a run trained into a store meets, and that its
+    config is one flcore writes, of the manifest's scale, with a final model of exactly
+    the config's model (:mod:`flcore.store.run_content`)."""
     rid, files = record.run_id, record.members
     for name in RUN_FILES[:4]:
         if name not in files:
@@ -361,21 +409,44 @@ def _check_run_records(record: _RunRecord) -> tuple[dict, dict, dict, dict[str, 
     digest = config_digest(config)
     if not digest.startswith(rid):
         raise BundleError(f"{rid}/{CONFIG_FILE}: the config hashes to run id {digest[:16]}, not to its folder's {rid}")
+    problem = stored_config_problem(config, rid)
+    if problem is not None:
+        raise BundleError(f"{rid}/{CONFIG_FILE}: {problem}")
+    cfg = resolve_stored_config(config)
+    if manifest["scale"] is not None and cfg.scale != manifest["scale"]:
+        raise BundleError(f"{rid}/{CONFIG_FILE}: scale {cfg.scale!r}, but {MANIFEST_FILE} says the bundle holds "
+                          f"{manifest['scale']!r} runs")
     status = _parse_json(f"{rid}/{STATUS_FILE}", files[STATUS_FILE], status_schema())
     if status["status"] not in TERMINAL_STATUSES:
         raise BundleError(f"{rid}/{STATUS_FILE}: status {status['status']!r}; a bundle carries finished or "
                           "diverged runs only")
+    rounds_done, diverged_round = status["rounds_done"], status.get("diverged_round")
+    if status["status"] == "finished" and rounds_done != cfg.rounds:
+        raise BundleError(f"{rid}/{STATUS_FILE}: finished after {rounds_done} rounds, the config has {cfg.rounds}")
+    if status["status"] == "diverged" and (diverged_round is None or diverged_round != rounds_done
+                                           or rounds_done > cfg.rounds):
+        raise BundleError(f"{rid}/{STATUS_FILE}: diverged at round {diverged_round!r} after {rounds_done} rounds "
+                          f"(a diverged run stops at its diverged round, within the config's {cfg.rounds})")
     summary = _parse_json(f"{rid}/{SUMMARY_FILE}", files[SUMMARY_FILE], SUMMARY_SCHEMA)
+    for key, want in (("status", status["status"]), ("rounds_done", rounds_done)):
+        if key in summary and summary[key] != want:
+            raise BundleError(f"{rid}/{SUMMARY_FILE}: {key} {summary[key]!r}, {STATUS_FILE} says {want!r}")
     scan = scan_metrics_bytes(files[METRICS_FILE])
-    problems = log_problems(scan, rid, config, status["rounds_done"], True,
-                            status.get("diverged_round") if status["status"] == "diverged" else None)
+    problems = log_problems(scan, rid, config, rounds_done, True,
+                            diverged_round if status["status"] == "diverged" else None)
     if problems:
         raise BundleError(f"{rid}/{METRICS_FILE}: {problems[0]}")
+    problems = summary_record_problems(summary, rows_of_log(scan, rid), config, status["status"], rounds_done)
+    if problems:
+        raise BundleError(f"{rid}/{SUMMARY_FILE}: disagrees with {METRICS_FILE} ({problems[0]})")
     model = None
     if status["status"] == "finished":
         if MODEL_FILE not in files:
             raise BundleError(f"{rid}/{MODEL_FILE}: missing for a finished run")
         model = _load_model(f"{rid}/{MODEL_FILE}", files[MODEL_FILE])
+        problems = model_problems(cfg, model)
+        if problems:
+            raise BundleError(f"{rid}/{MODEL_FILE}: not the final model of the run's config ({problems[0]})")
     elif MODEL_FILE in files:
         raise BundleError(f"{rid}/{MODEL_FILE}: a diverged run has no final model")
     return config, status, summary, model
@@ -396,9 +467,18 @@ def _runs_of(f: BinaryIO, path: Path, found: dict[str, Any]) -> Iterator[_RunRec
     """Read the archive once, checking every member (module docstring); yields each run's
     verified members, one run at a time, and sets ``found["manifest"]`` once it is read."""
     try:
+        yield from _read_runs(f, path, found)
+    except (tarfile.TarError, OSError, EOFError, ValueError, UnicodeError, OverflowError) as exc:
+        # anything tarfile or the file raises on a damaged archive: one line, never a traceback
+        raise BundleError(f"{path.name}: a damaged tar archive ({_one_line(exc)})") from None
+
+
+def _read_runs(f: BinaryIO, path: Path, found: dict[str, Any]) -> Iterator[_RunRecord]:
+    file_size = os.fstat(f.fileno()).st_size
+    try:
         tar = tarfile.open(fileobj=f, mode="r:")
     except (tarfile.TarError, OSError, ValueError) as exc:
-        raise BundleError(f"{path.name}: not an uncompressed tar archive ({str(exc)[:200]})") from None
+        raise BundleError(f"{path.name}: not an uncompressed tar archive ({_one_line(exc)})") from None
     with tar:
         manifest: dict[str, Any] | None = None
         expected: list[str] = []
@@ -410,8 +490,9 @@ def _runs_of(f: BinaryIO, path: Path, found: dict[str, Any]) -> Iterator[_RunRec
             try:
                 member = tar.next()
             except (tarfile.TarError, OSError, ValueError, UnicodeError) as exc:
-                raise BundleError(f"{path.name}: a damaged tar archive ({str(exc)[:200]})") from None
+                raise BundleError(f"{path.name}: a damaged tar archive ({_one_line(exc)})") from None
             if member is None:
+                _check_end_blocks(f, tar.offset, path)
                 break
             name = member.name
             if len(name) > 300:
@@ -432,7 +513,7 @@ def _runs_of(f: BinaryIO, path: Path, found: dict[str, Any]) -> Iterator[_RunRec
                     raise BundleError(f"{MANIFEST_FILE}: missing (the first member is {name!r})")
                 if member.size > MAX_MANIFEST_BYTES:
                     raise BundleError(f"{MANIFEST_FILE}: {member.size} bytes, more than {MAX_MANIFEST_BYTES}")
-                data, _ = _read_member(tar, member, MAX_MANIFEST_BYTES)
+                data, _ = _read_member(tar, member, MAX_MANIFEST_BYTES, file_size)
                 manifest = _parse_json(MANIFEST_FILE, data, MANIFEST_SCHEMA)
                 found["manifest"] = manifest
                 expected = list(manifest["members"])
@@ -460,10 +541,10 @@ def _runs_of(f: BinaryIO, path: Path, found: dict[str, Any]) -> Iterator[_RunRec
             total += member.size
             if total > MAX_BUNDLE_BYTES:
                 raise BundleError(f"member {name!r}: the members exceed {MAX_BUNDLE_BYTES} bytes in all")
-            data, digest = _read_member(tar, member, bound)
+            data, digest = _read_member(tar, member, bound, file_size)
             if len(data) != entry["bytes"] or digest != entry["sha256"]:
                 raise BundleError(f"member {name!r}: its SHA-256 does not match the manifest's (changed or damaged)")
-            rid, file = name.split("/")
+            rid, file = name.split("/", 1)
             if current is not None and current.run_id != rid:
                 yield current
                 current = None
@@ -480,6 +561,17 @@ def _runs_of(f: BinaryIO, path: Path, found: dict[str, Any]) -> Iterator[_RunRec
             yield current
 
 
+def _check_end_blocks(f: BinaryIO, offset: int, path: Path) -> None:
+    """A complete tar archive ends with two zero blocks after its last member; without
+    them it was cut short (or holds something that is not a member) and is refused."""
+    f.seek(offset)
+    tail = f.read(2 * tarfile.BLOCKSIZE)
+    if tail != bytes(2 * tarfile.BLOCKSIZE):
+        what = "ends without" if len(tail.strip(b"\0")) == 0 else "holds data that is no member instead of"
+        raise BundleError(f"{path.name}: the archive {what} its two end-of-archive blocks at byte {offset} "
+                          "(truncated or damaged)")
+
+
 def check_bundle(path: str | Path) -> CheckedBundle:
     """Check every member of the bundle at ``path`` (module docstring) without writing
     anything; :class:`BundleError` names the first member refused and why."""
@@ -491,7 +583,7 @@ def check_bundle(path: str | Path) -> CheckedBundle:
         for record in _runs_of(f, path, found):
             if record.run_id in statuses:
                 raise BundleError(f"{record.run_id}: its files are not together in the archive")
-            _, status, _, _ = _check_run_records(record)
+            _, status, _, _ = _check_run_records(record, found["manifest"])
             run_ids.append(record.run_id)
             statuses[record.run_id] = status["status"]
     return CheckedBundle(found["manifest"], run_ids, statuses)
@@ -516,7 +608,7 @@ def _provenance(manifest: dict[str, Any], status: dict[str, Any], bundle_name: s
 
 def _stage_run(stage: Path, root: Path, record: _RunRecord, manifest: dict[str, Any], bundle_name: str) -> Run:
     """Write one checked run into ``stage`` in the store's own format and check it there."""
-    config, status, summary, model = _check_run_records(record)
+    config, status, summary, model = _check_run_records(record, manifest)
     run = Run(stage / record.run_id, record.run_id, root=root)
     run.path.mkdir()
     atomic_write_json(run.path / CONFIG_FILE, config, sort_keys=True)
@@ -551,11 +643,9 @@ def import_bundle(path: str | Path, store_root: str | Path) -> ImportResult:
             wanted.append(rid)
     if not wanted:
         return result
-    created_root = not os.path.lexists(root)
-    root.mkdir(parents=True, exist_ok=True)
-    stage = root / f".bundle-{uuid.uuid4().hex}{TEMP_SUFFIX}"
-    stage.mkdir()
-    try:
+    root.mkdir(parents=True, exist_ok=True)  # kept whatever happens: another process may write there
+    remove_abandoned(root)  # the staging folders of killed imports
+    with StagingFolder(root, "bundle") as stage:  # removed on the way out, whatever happens
         staged: list[Run] = []
         found: dict[str, Any] = {}
         with _open_bundle(path) as f:
@@ -565,12 +655,6 @@ def import_bundle(path: str | Path, store_root: str | Path) -> ImportResult:
         if [run.run_id for run in staged] != wanted:
             raise BundleError(f"{path.name}: changed while it was imported")
         _move_into_place(staged, store, stage, result)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        if created_root:
-            shutil.rmtree(root, ignore_errors=True)
-        raise
-    shutil.rmtree(stage, ignore_errors=True)
     return result
 
 

@@ -1,6 +1,7 @@
 """Errors of the run store a user can act on; each message names the file and the fix."""
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 
@@ -47,3 +48,38 @@ class RunBusyError(StoreError):
 
 class ReadOnlyStoreError(StoreError):
     """A run must be trained or repaired but its store cannot be written."""
+
+
+#: ``errno`` values of a full file system (no space left, a disk quota reached).
+DISK_FULL_ERRNOS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT") if hasattr(errno, name))
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it was raised from) says the file system is full."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def full_path(exc: BaseException) -> str:
+    """The file a disk-full error was writing, as the error names it (or "the store")."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS and exc.filename:
+            return str(exc.filename)
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return "the store"
+
+
+class StoreFullError(StoreError):
+    """The file system holding a file to write is full (``ENOSPC``, ``EDQUOT``):
+    ``path`` names the file, ``training`` says whether training had started (the run is
+    then resumable from its last checkpoint)."""
+
+    def __init__(self, message: str, path: str, training: bool):
+        self.path = path
+        self.training = training
+        super().__init__(message)

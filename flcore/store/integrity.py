@@ -61,6 +61,7 @@ from flcore.store.run import (
     Run,
     config_digest,
 )
+from flcore.store.run_content import model_problems, resolved_run_config
 
 _SUMMARY_KEYS = ("final_accuracy", "mean_last_100", "best_accuracy")
 #: Entries that must be regular files and that a plain listing does not read (the JSON
@@ -174,7 +175,7 @@ def log_problems(scan: LogScan, run_id: str, config: dict[str, Any], upto: int,
     return problems
 
 
-def _rows_of(scan: LogScan, run_id: str) -> list[dict[str, Any]]:
+def rows_of_log(scan: LogScan, run_id: str) -> list[dict[str, Any]]:
     """Rows of this run in order, stamp removed, identical duplicates dropped."""
     out: list[dict[str, Any]] = []
     seen: dict[Any, dict] = {}
@@ -193,7 +194,13 @@ def _rows_of(scan: LogScan, run_id: str) -> list[dict[str, Any]]:
 def summary_problems(run: Run, rows: list[dict[str, Any]], config: dict[str, Any],
                      status: str, rounds_done: int) -> list[str]:
     """A terminal run's ``summary.json`` against the summary recomputed from its log."""
-    summary = run.summary()
+    return summary_record_problems(run.summary(), rows, config, status, rounds_done)
+
+
+def summary_record_problems(summary: dict[str, Any], rows: list[dict[str, Any]], config: dict[str, Any],
+                            status: str, rounds_done: int) -> list[str]:
+    """A terminal run's summary record against the summary recomputed from its log rows
+    (also a record not in a store yet: a results bundle's)."""
     if not summary:
         return [f"{SUMMARY_FILE}: missing for a {status} run"]
     cfg = _config_rounds(config)
@@ -277,7 +284,7 @@ def check_run(run: Run, deep: bool = False) -> list[str]:
     problems += log_problems(scan, run.run_id, config, upto, terminal, diverged_round)
     if (terminal or name == CAPPED) and not problems:
         try:
-            problems += summary_problems(run, _rows_of(scan, run.run_id), config, name, upto)
+            problems += summary_problems(run, rows_of_log(scan, run.run_id), config, name, upto)
         except DamagedRunError as exc:
             problems += exc.problems
         except StoreError as exc:
@@ -308,8 +315,11 @@ def file_problems(run: Run, status: str | None, upto: int) -> list[str]:
         at = "missing" if checkpoint is None else f"at round {checkpoint.get('rounds_done')!r}"
         problems.append(f"{CHECKPOINT_FILE}: {at}, but the capped run continues from round {upto}")
     try:
-        if run.load_final_model() is None and status == "finished":
+        final = run.load_final_model()
+        if final is None and status == "finished":
             problems.append(f"{FINAL_MODEL_FILE}: missing for a finished run")
+        elif final is not None:
+            problems += [f"{FINAL_MODEL_FILE}: {p}" for p in final_model_problems(run, final)]
     except StoreError as exc:
         problems.append(_short(exc, FINAL_MODEL_FILE))
     for name in run.tensor_files():
@@ -322,6 +332,14 @@ def file_problems(run: Run, status: str | None, upto: int) -> list[str]:
         except IsADirectoryError:
             problems.append(f"{name}: a directory, not a tensor file")
     return problems
+
+
+def final_model_problems(run: Run, state: Any) -> list[str]:
+    """``state`` against the model of ``run``'s config (:mod:`flcore.store.run_content`):
+    names, shapes, dtypes and finite values.  Only for a config flcore resolves (a record
+    written through the Python API with a config of its own is not checked this way)."""
+    cfg = resolved_run_config(run)
+    return [] if cfg is None else model_problems(cfg, state)
 
 
 def _short(exc: Exception, file: str) -> str:
@@ -363,7 +381,7 @@ def prepare_resume(run: Run, num_params: int | None = None) -> list[str]:
     if scan.invalid and not all(p.startswith(f"{METRICS_FILE}:") for p in scan.invalid):
         raise DamagedRunError(str(run.path), scan.invalid, fix)  # the file itself cannot be read
     kept_scan = LogScan(rows=[(n, row) for n, row in scan.rows if row["round"] <= start])
-    deduped = _rows_of(kept_scan, run.run_id)
+    deduped = rows_of_log(kept_scan, run.run_id)
     # A corrupt or invalid line inside the kept part shows up as a missing evaluation round.
     problems = log_problems(LogScan(rows=list(enumerate(deduped, 1))), run.run_id, config, start,
                             terminal=False)
@@ -410,4 +428,5 @@ def _check_checkpoint_content(run: Run, checkpoint: dict[str, Any], num_params: 
 
 
 __all__ = ["LogScan", "check_run", "config_digest", "entry_problems", "expected_evaluation_rounds",
-           "file_problems", "live_status", "log_problems", "prepare_resume", "scan_metrics", "summary_problems"]
+           "file_problems", "live_status", "log_problems", "prepare_resume", "rows_of_log", "scan_metrics",
+           "summary_problems", "summary_record_problems"]

@@ -58,6 +58,20 @@ class RunLock:
         """Take the lock; with ``wait=False`` raise :class:`RunBusyError` if it is held."""
         if self._fd is not None:
             return
+        for _ in range(100):
+            fd = self._lock_once(wait)
+            if fd is not None and _still_in_place(fd, self.path):
+                break
+            if fd is not None:
+                os.close(fd)  # the holder removed the (empty) run folder: lock the new one
+        else:
+            raise RunBusyError(f"run {self.path.parent} keeps being removed while its lock is taken")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def _lock_once(self, wait: bool) -> int | None:
+        """The locked descriptor, or None when the folder vanished meanwhile."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             check_real_directory(self.path.parent)
@@ -65,6 +79,8 @@ class RunLock:
         except UnsafePathError as exc:
             raise UnsafeFileError(f"{exc}; fix: remove it (a run directory is never a link, and nothing is "
                                   "written through one)") from None
+        except FileNotFoundError:
+            return None
         except OSError as exc:
             if exc.errno in _READ_ONLY:
                 raise ReadOnlyStoreError(
@@ -84,9 +100,7 @@ class RunLock:
         except BaseException:
             os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
+        return fd
 
     def release(self) -> None:
         if self._fd is None:
@@ -117,6 +131,16 @@ class RunLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def _still_in_place(fd: int, path: Path) -> bool:
+    """Whether the locked file ``fd`` is still the lock file at ``path`` (a holder that
+    created a run folder and recorded nothing removes it, lock file included, before it
+    lets go: a process that waited on that file then locks a fresh one)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.lstat(path))
+    except OSError:
+        return False
 
 
 def _read_holder(fd: int) -> str:

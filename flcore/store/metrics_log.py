@@ -35,11 +35,16 @@ MAX_LOG_BYTES = 256 << 20
 def append_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]], root: str | Path | None = None) -> None:
     """Append ``rows`` (one line each) durably, repairing a torn last line first."""
     payload = "".join(_line(row) for row in rows).encode("utf-8")
-    with open_for_append(path, root) as f:
-        _repair_tail(f)
-        f.write(payload)
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with open_for_append(path, root) as f:
+            _repair_tail(f)
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        if exc.errno is not None and not exc.filename:
+            exc.filename = str(path)  # a failed write() names no file (a full disk's message must)
+        raise
 
 
 def read_jsonl(data: bytes, name: str = "the log") -> list[dict[str, Any]]:
