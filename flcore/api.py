@@ -87,7 +87,9 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
         lock = RunLock(handle.path)
         _acquire(lock, wait)
     except OSError as exc:
-        raise _disk_full(exc, None, None) if is_disk_full(exc) else exc
+        if is_disk_full(exc):
+            raise _disk_full(exc, None, None) from None
+        raise
     try:
         finished = _intact_terminal_summary(handle, cfg, quiet=True)
         if finished is not None:

@@ -22,8 +22,8 @@ so ``img_0001_label_3.png`` and ``img_1_label_3.png`` are one image, and its nor
 name for a CIFAR-100 one, :func:`image_key`; both entries are named);
 :func:`split_indices` maps the entries to training-set indices and checks each against
 the data (index in range, the entry's label equal to CIFAR's label at that index, no two
-entries on one training image, naming the first bad entry).  Both run before any compute.  The file's SHA-256 is what a run's id
-holds (its path does not): :func:`split_file_digest`.
+entries on one training image, naming the first bad entry).  Both run before any compute.
+The file's SHA-256 is what a run's id holds (its path does not): :func:`split_file_digest`.
 
 The published CIFAR-10 files hold 49,999 of the 50,000 images (one client has 499); such
 a file is read as it is (clients may differ in size; unused images stay unused).

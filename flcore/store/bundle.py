@@ -52,8 +52,9 @@ nothing, and refuses it (:class:`BundleError`: the member and the reason, on one
   (:mod:`flcore.store.run_content`).
 
 Only then does :func:`import_bundle` write: each run is staged in the store under its own
-staging folder (``.staging-bundle-<random>``, :mod:`flcore.store.staging`), in the store's own format (the final model as
-``final_model.pt`` with its digest in ``files.json``, plus ``provenance.json``), checked
+staging folder (``.staging-bundle-<random>``, :mod:`flcore.store.staging`), in the store's
+own format (the final model as ``final_model.pt`` with its digest in ``files.json``, plus
+``provenance.json``), checked
 again with :func:`flcore.store.integrity.check_run` (``deep``), and only when every staged
 run passes are they renamed into place; on any failure the staging folder is removed and
 the store is as it was.  Nothing else is ever removed: not the store's root, even when the
@@ -85,10 +86,10 @@ from typing import Any, BinaryIO
 import safetensors.torch
 import torch
 
+from flcore.config import resolve_stored_config
 from flcore.safe_io import UnsafePathError, open_regular_file
 from flcore.store.atomic import TEMP_SUFFIX, atomic_write_json, atomic_write_text, fsync_directory
 from flcore.store.errors import RunBusyError, StoreError
-from flcore.config import resolve_stored_config
 from flcore.store.integrity import (
     check_run,
     log_problems,

@@ -22,8 +22,8 @@ import torch
 from flcore.config import DATASET_FACTS, ExperimentConfig, resolve_stored_config
 from flcore.errors import ConfigError
 from flcore.models import build_model
-from flcore.store.jsonable import to_jsonable
 from flcore.store.errors import StoreError
+from flcore.store.jsonable import to_jsonable
 from flcore.store.run import FLCORE_RUN_ID, config_digest
 
 
