@@ -24,7 +24,11 @@ Categories and what "handled" means for each case:
 - ``links_and_special_files``, ``trust_without_proof``, ``listing_records``,
   ``interruption``, ``read_only_stores``, ``unbounded_inputs``: an adversarial store and
   unbounded inputs (``benchmarks/fault_classes.py`` says what each tries and what counts
-  as handled).  Nothing outside a store's root may change in any case.
+  as handled);
+- ``bundle_content``, ``bundle_archives``, ``page_injection``, ``split_files``,
+  ``failure_cleanup``, ``disk_full``: results bundles crafted with every digest right,
+  split files naming one image twice, failures beside other work and full disks
+  (``benchmarks/fault_bundles.py``).  Nothing outside a store's root may change in any case.
 
 Everything runs on the CPU at the smoke scale (MNIST-1D, 10 clients) in a temporary
 directory; the whole matrix takes a few minutes on two cores.
@@ -662,7 +666,10 @@ def run_poisoned(tmp: Path) -> Category:
 
 CATEGORIES = ("bad_configs", "kills", "store_corruptions", "data_faults", "concurrent_runs", "poisoned_files",
               "links_and_special_files", "trust_without_proof", "listing_records", "interruption",
-              "read_only_stores", "unbounded_inputs")
+              "read_only_stores", "unbounded_inputs", "bundle_content", "bundle_archives", "page_injection",
+              "split_files", "failure_cleanup", "disk_full")
+#: The categories of ``benchmarks/fault_bundles.py``.
+BUNDLE_CATEGORIES = CATEGORIES[12:]
 
 
 def _make_interrupted(store: Path) -> None:
@@ -694,6 +701,26 @@ def _class_runner(tmp: Path, name: str, templates: dict):
     return go
 
 
+def _bundle_runner(tmp: Path, name: str, templates: dict):
+    """A runner of one of :mod:`fault_bundles`' categories (the source bundle built once)."""
+    def go() -> Category:
+        import fault_bundles
+
+        cat = Category(name)
+        if name in ("split_files", "disk_full"):
+            {"split_files": fault_bundles.run_split_files, "disk_full": fault_bundles.run_disk_full}[name](
+                cat, tmp, cli)
+            return cat
+        if "bundle" not in templates:
+            templates["bundle"] = fault_bundles.Source(tmp, cli)
+        src = templates["bundle"]
+        {"bundle_content": fault_bundles.run_bundle_content, "bundle_archives": fault_bundles.run_bundle_archives,
+         "page_injection": fault_bundles.run_page_injection,
+         "failure_cleanup": fault_bundles.run_failure_cleanup}[name](cat, src, cli)
+        return cat
+    return go
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -715,7 +742,8 @@ def main(argv: list[str] | None = None) -> int:
             "poisoned_files": lambda: run_poisoned(tmp),
         }
         templates: dict = {}
-        runners.update({name: _class_runner(tmp, name, templates) for name in CATEGORIES[6:]})
+        runners.update({name: _class_runner(tmp, name, templates) for name in CATEGORIES[6:12]})
+        runners.update({name: _bundle_runner(tmp, name, templates) for name in BUNDLE_CATEGORIES})
         for name in args.only.split(","):
             t0 = time.perf_counter()
             cat = runners[name]()

@@ -438,7 +438,9 @@ def test_the_reliability_page_is_the_rendered_fault_matrix():
     assert set(report["categories"]) == {"bad_configs", "kills", "store_corruptions", "data_faults",
                                          "concurrent_runs", "poisoned_files", "links_and_special_files",
                                          "trust_without_proof", "listing_records", "interruption",
-                                         "read_only_stores", "unbounded_inputs"}
+                                         "read_only_stores", "unbounded_inputs", "bundle_content",
+                                         "bundle_archives", "page_injection", "split_files", "failure_cleanup",
+                                         "disk_full"}
     assert all(c["tried"] > 0 and c["handled"] == c["tried"] for c in report["categories"].values())
     assert (ROOT / "book" / "reliability.md").read_text() == render_reliability(results), (
         "regenerate: python -m flcore.report.reliability benchmarks/results/fault_matrix.json > book/reliability.md")

@@ -3,7 +3,9 @@
 ``python benchmarks/fault_matrix.py --json > benchmarks/results/fault_matrix.json`` tries
 every fault (bad configurations, kills, store corruptions, data faults, concurrent runs,
 poisoned files, links and special files, trust without proof, records of the wrong shape,
-interruption, read-only stores, unbounded inputs) and counts how many were handled;
+interruption, read-only stores, unbounded inputs, crafted results bundles and archives,
+text from a bundle on a page, split files, failures beside other work, a full disk) and
+counts how many were handled;
 ``render_reliability(path)`` turns that file into the page.  Regenerate it with
 ``python -m flcore.report.reliability benchmarks/results/fault_matrix.json > book/reliability.md``;
 a test keeps the committed page equal to the rendered one.
@@ -66,6 +68,30 @@ CATEGORY_TEXT = {
                          "YAML alias bombs, keys given twice, two spellings of a field, YAML 1.1 numbers, huge "
                          "values, grids and counts, a FIFO as a config, options out of range: exit 2 with one "
                          "bounded line within seconds, nothing written; `-0` and `0` one run id"),
+    "bundle_content": ("Bundles the store would never write",
+                       "a results bundle with every digest right whose run is not one flcore writes: a final "
+                       "model that is NaN, of another dtype or shape or another model's tensors, a config flcore "
+                       "does not accept or does not write, another scale than the manifest's, rounds, status, "
+                       "summary or log that disagree: `bundle import` exits 2 with one line naming the run and "
+                       "the member, the store unchanged"),
+    "bundle_archives": ("Broken or odd archives",
+                        "a bundle cut anywhere or without its end blocks, a member declared 2 GB and cut short, "
+                        "names with a backslash, NUL, control or non-ASCII characters, compressed or foreign files, "
+                        "I/O errors: exit 2 with one line, no traceback, nothing written"),
+    "page_injection": ("Text from a bundle on a page",
+                       "provenance fields holding Markdown, HTML or `<script>`: the page's note shows each as "
+                       "text and gains no element"),
+    "split_files": ("Split files",
+                    "one image named twice (`img_0001_label_3.png` and `img_1_label_3.png`; a CIFAR-100 name in "
+                    "another case or form), within a user or across users, and malformed files: `flcore run` "
+                    "exits 2 with one line naming both entries, before anything is written"),
+    "failure_cleanup": ("Failures beside other work",
+                        "a failing or refused import beside a good one into a new store, an import killed while "
+                        "staging: the good run stays intact, nothing but runs is listed, a killed import's "
+                        "staging folder is removed by the next import and a live one never"),
+    "disk_full": ("A full disk",
+                  "`ENOSPC` at each file a run writes: one line naming the file, exit 3 during training (2 "
+                  "before it), and the same command, once space is free, ends equal to an uninterrupted run"),
 }
 
 
@@ -112,7 +138,7 @@ def render_reliability(path: str | Path) -> str:
         "| 1 | an unexpected error during training; the run is marked `failed` with the error |",
         "| 2 | bad input: a configuration value, a config file, missing or malformed data |",
         "| 3 | a damaged or unsafe run record that could not be repaired; the message names the "
-        "file and the fix |",
+        "file and the fix; or the disk filled up during training (the run resumes from its last checkpoint) |",
         "| 4 | another process is training the same run and `--no-wait` was given |",
         "| 2 (store) | the run must be trained or repaired but its store cannot be written "
         "(a read-only store answers lookups of finished runs) |",

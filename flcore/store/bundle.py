@@ -424,6 +424,8 @@ def _check_run_records(record: _RunRecord, manifest: dict[str, Any]
     rounds_done, diverged_round = status["rounds_done"], status.get("diverged_round")
     if status["status"] == "finished" and rounds_done != cfg.rounds:
         raise BundleError(f"{rid}/{STATUS_FILE}: finished after {rounds_done} rounds, the config has {cfg.rounds}")
+    if status["status"] == "finished" and diverged_round is not None:
+        raise BundleError(f"{rid}/{STATUS_FILE}: finished, yet diverged at round {diverged_round}")
     if status["status"] == "diverged" and (diverged_round is None or diverged_round != rounds_done
                                            or rounds_done > cfg.rounds):
         raise BundleError(f"{rid}/{STATUS_FILE}: diverged at round {diverged_round!r} after {rounds_done} rounds "
