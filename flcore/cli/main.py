@@ -285,6 +285,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         else:
             print(f"{summary['run_id']}  {summary['status']:<9} mean_last_100={summary.get('mean_last_100')}  "
                   f"{summary.get('run_dir') or summary.get('error')}")
+    if any(s["status"] == "failed" and str(s.get("error")).startswith("no space left") for s in results):
+        return EXIT_DAMAGED  # a full disk: the runs resume from their checkpoints once space is free
     return 1 if any(s["status"] == "failed" for s in results) else 0
 
 

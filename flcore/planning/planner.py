@@ -38,6 +38,7 @@ from flcore.record_format import stop_round
 from flcore.sim import resolve_device
 from flcore.sim.multi_run import group_key, run_group
 from flcore.store import RunStore, prepare_resume, run_locks
+from flcore.store.errors import full_path, is_disk_full
 
 #: Most runs in one group: past this the batch gains nothing on the machines measured
 #: (``benchmarks/sweep_time.py``) and a failure costs more runs.
@@ -270,28 +271,30 @@ def train_group(group: RunGroup, store: str | os.PathLike | None, overrides: dic
     if store is None or not group.run_ids:
         return _train_group_unlocked(group, store, overrides, progress, chunk_size)
     runs = RunStore(store)
-    fresh_root = not runs.root.exists()
     fresh = [rid for rid in group.run_ids if not runs.run(rid).path.exists()]
-    try:
-        with run_locks(store, group.run_ids):
+    with run_locks(store, group.run_ids):
+        try:
             return _train_group_unlocked(group, store, overrides, progress, chunk_size)
-    finally:
-        _remove_unrecorded(runs, fresh, fresh_root)
+        finally:
+            _remove_unrecorded(runs, fresh)
 
 
-def _remove_unrecorded(runs, run_ids, fresh_root: bool) -> None:
+def _remove_unrecorded(runs, run_ids) -> None:
     """Run directories the locks created for runs that recorded nothing (their group
-    failed before starting them): leave no trace, as ``flcore run`` does."""
+    failed before starting them): removed while their locks are held, lock file and empty
+    folder only, as ``flcore run`` does (a process waiting on such a lock then locks a
+    fresh one).  Never the store's root: another process may have put a run there."""
     import contextlib
-    import shutil
+    import os
+
+    from flcore.store.lock import LOCK_FILE
 
     for rid in run_ids:
         run = runs.run(rid)
-        if run.path.is_dir() and not run.exists():
-            shutil.rmtree(run.path, ignore_errors=True)
-    if fresh_root:
-        with contextlib.suppress(OSError):
-            runs.root.rmdir()  # only if empty
+        if run.path.is_dir() and not run.path.is_symlink() and not run.exists():
+            with contextlib.suppress(OSError):
+                os.unlink(run.path / LOCK_FILE)
+                os.rmdir(run.path)  # only if empty
 
 
 def _train_group_unlocked(group: RunGroup, store, overrides: dict | None, progress: bool,
@@ -326,6 +329,9 @@ def _train_group_unlocked(group: RunGroup, store, overrides: dict | None, progre
                                          "reused": False, "traceback": None}
     except Exception as exc:  # noqa: BLE001 - reported per run, raised by the caller
         error = f"{type(exc).__name__}: {exc}"
+        if is_disk_full(exc):  # the runs stay resumable from their last checkpoints
+            error = (f"no space left on the device writing {full_path(exc)}; free space and run the same command "
+                     "again to resume from the last checkpoints")
         seconds = time.perf_counter() - started
         trace = traceback.format_exc()
         return [results.get(rid, {"run_id": rid, "status": "failed", "error": error, "seconds": seconds,
