@@ -729,3 +729,34 @@ def run_disk_full(cat, tmp: Path, cli: Callable) -> None:
                         torch.equal(model[k], ref_model[k]) for k in ref_model):
                     problem = "the resumed run differs from the uninterrupted one"
         cat.record(f"ENOSPC at {case}", problem is None, problem or "")
+    _sweep_disk_full(cat, folder, cli)
+
+
+SWEEP_ARGS = ["sweep", "--scale", "smoke", "--device", "cpu", "--rounds", "8", "--eval-every", "1",
+              "--checkpoint-every", "3", "--seed", "0,1", "--no-progress", "--json", "--workers", "1"]
+
+
+def _sweep_disk_full(cat, folder: Path, cli: Callable) -> None:
+    """A batched sweep of two runs meets a full disk at a checkpoint: exit 3, each run's
+    row names the file, and the same command then ends equal to an uninterrupted sweep."""
+    def rows(out: str) -> dict:
+        return {row["run_id"]: row for row in map(json.loads, out.strip().splitlines())}
+
+    rc, out, err = cli([*SWEEP_ARGS, "--store", str(folder / "sweep-reference")])
+    reference = rows(out)
+    store = folder / "sweep"
+    with _FullDisk(_nth("checkpoint.pt", 3)) as disk:
+        rc, out, err = cli([*SWEEP_ARGS, "--store", str(store)])
+    problem = None if disk.full else "the full disk was never reached"
+    if problem is None and (rc != 3 or "Traceback" in err):
+        problem = f"exit {rc}: {err[-300:]}"
+    if problem is None and not all("no space left on the device writing" in str(r.get("error")) and
+                                   "checkpoint.pt" in str(r.get("error")) for r in rows(out).values()):
+        problem = f"a row does not name the file: {out[-300:]}"
+    if problem is None:
+        rc, out, err = cli([*SWEEP_ARGS, "--store", str(store)])
+        again = rows(out) if rc == 0 else {}
+        if rc != 0 or again.keys() != reference.keys() or any(
+                again[rid][k] != reference[rid][k] for rid in reference for k in SUMMARY_KEYS):
+            problem = f"the resumed sweep differs from the uninterrupted one (exit {rc})"
+    cat.record("ENOSPC at a checkpoint of a batched sweep", problem is None, problem or "")

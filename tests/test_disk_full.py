@@ -150,3 +150,27 @@ def test_runs_verify_refuses_a_stored_final_model_that_is_not_the_configs_model(
     run.save_final_model(good)
     assert run_cli(capsys, "runs", "--store", str(store), "--verify")[0] == 0
 
+
+
+def test_a_full_disk_in_a_batched_sweep_names_the_file_exits_3_and_resumes(tmp_path, capsys, monkeypatch):
+    sweep = ["sweep", "--scale", "smoke", "--device", "cpu", "--rounds", "8", "--eval-every", "1",
+             "--checkpoint-every", "3", "--seed", "0,1", "--no-progress", "--json", "--workers", "1"]
+
+    def rows(out: str) -> dict:
+        return {row["run_id"]: row for row in map(json.loads, out.strip().splitlines())}
+
+    code, out, _ = run_cli(capsys, *sweep, "--store", str(tmp_path / "reference"))
+    reference = rows(out)
+    assert code == 0 and len(reference) == 2
+    seen = []
+    state = _full_disk(monkeypatch, lambda path: path.name == "checkpoint.pt" and len(seen.append(path) or seen) == 3)
+    code, out, err = run_cli(capsys, *sweep, "--store", str(tmp_path / "store"))
+    assert state["full"] and code == 3 and "Traceback" not in err, err
+    assert all(re.match(r"no space left on the device writing \S*/checkpoint\.pt", row["error"])
+               for row in rows(out).values()), out
+    monkeypatch.undo()
+    code, out, err = run_cli(capsys, *sweep, "--store", str(tmp_path / "store"))
+    assert code == 0, err
+    again = rows(out)
+    assert {rid: {k: again[rid][k] for k in SUMMARY_KEYS} for rid in again} == {
+        rid: {k: reference[rid][k] for k in SUMMARY_KEYS} for rid in reference}
