@@ -101,8 +101,9 @@ def _cmd_import(args: argparse.Namespace) -> int:
     except (BundleError, StoreError) as exc:
         return _error(f"bundle {Path(args.file).name}: {exc}; nothing was imported")
     except OSError as exc:  # the store cannot be written (read-only, full): the staging was removed
+        where = f" writing {exc.filename}" if exc.filename else ""
         return _error(f"bundle {Path(args.file).name}: the store {args.store} cannot be written "
-                      f"({exc.strerror or exc}); nothing was imported")
+                      f"({exc.strerror or exc}{where}); nothing was imported")
     for rid in result.skipped:
         print(f"skipped {rid}: already finished in the store")
     for rid in result.busy:
