@@ -452,3 +452,31 @@ def test_a_live_staging_folder_is_never_taken_for_an_abandoned_one(tmp_path):
         (failed / "partial").write_text("z")
         raise RuntimeError("boom")
     assert not failed.exists() and tmp_path.is_dir()  # its own folder only, never the root
+
+
+def test_a_waiter_on_a_run_folder_removed_by_its_holder_locks_the_new_one(tmp_path):
+    """A call that recorded nothing removes its run folder (lock file included) while it
+    holds the lock; a process that was waiting on that lock must not then hold a lock on
+    a file that is gone, beside a third process holding the new one."""
+    import threading
+
+    from flcore.store import RunBusyError, RunLock
+
+    run_dir = tmp_path / "0123456789abcdef"
+    first, second, third = RunLock(run_dir), RunLock(run_dir), RunLock(run_dir)
+    first.acquire()
+    got = threading.Event()
+    waiter = threading.Thread(target=lambda: (second.acquire(wait=True), got.set()), daemon=True)
+    waiter.start()
+    time.sleep(0.3)
+    assert not got.is_set()
+    os.unlink(first.path)
+    os.rmdir(run_dir)
+    first.release()
+    waiter.join(10)
+    assert got.is_set() and run_dir.is_dir()
+    with pytest.raises(RunBusyError):
+        third.acquire(wait=False)  # the waiter holds the lock file that is there
+    second.release()
+    third.acquire(wait=False)
+    third.release()
