@@ -42,6 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from flcore.cpus import available_cpus, share_threads
 from flcore.executors import make_executor
 from flcore.planning.workers import submit, worker_pool
 from flcore.report.page import CAPPED_BANNER_KEY, scale_banner
@@ -133,7 +134,7 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
 
 def notebook_jobs(requested: int | None, notebooks: int) -> int:
     """Notebooks executed at once: ``--jobs`` or one per core, never more than there are."""
-    jobs = requested if requested is not None else (os.cpu_count() or 1)
+    jobs = requested if requested is not None else available_cpus()
     return max(1, min(jobs, notebooks))
 
 
@@ -143,8 +144,7 @@ def _execute_in_worker(artifact_id: str, root: Path, parameters: dict[str, Any],
     each (unless the user set ``OMP_NUM_THREADS``), so parallel notebooks share the cores
     instead of oversubscribing them; in the worker's warm kernel unless ``fresh_kernels``."""
 
-    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
-    os.environ.setdefault("MKL_NUM_THREADS", str(threads))
+    share_threads(threads)
     kernel = None if fresh_kernels else process_kernel()
     return execute_artifact(get_artifact(artifact_id), root, parameters, timeout=timeout, store=store,
                             kernel=kernel)
@@ -175,7 +175,7 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
         return
     from concurrent.futures import as_completed
 
-    threads = max(1, (os.cpu_count() or 1) // jobs)
+    threads = max(1, available_cpus() // jobs)
 
     def submit_all(pool):
         return {submit(pool, _execute_in_worker, a.id, root, params(a), timeout, store, threads, fresh_kernels): a
