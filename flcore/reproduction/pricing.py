@@ -136,7 +136,7 @@ def local_kind(device: str = "auto") -> tuple[str, str]:
     return f"CPU, {available_cpus()} cores", "cpu"
 
 
-def _rate(rates: DeviceRates, cfg: ExperimentConfig, group_size: int) -> tuple[float, bool]:
+def cost_rate(rates: DeviceRates, cfg: ExperimentConfig, group_size: int) -> tuple[float, bool]:
     """(worker-seconds per unit of cost, extrapolated?) of ``cfg``'s model on ``rates``."""
     if cfg.model in rates.models:
         return rates.models[cfg.model].rate(group_size), False
@@ -156,7 +156,7 @@ def _price_kind(rates: DeviceRates, todo: dict[str, tuple[ExperimentConfig, int]
         seconds = 0.0
         for rid in group.run_ids:
             cfg, done = todo[rid]
-            rate, guessed = _rate(rates, cfg, group.size)
+            rate, guessed = cost_rate(rates, cfg, group.size)
             extrapolated += guessed
             run_seconds = run_cost(cfg, done) * rate
             seconds += run_seconds

@@ -49,6 +49,7 @@ from flcore.report.page import CAPPED_BANNER_KEY, scale_banner
 from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.artifacts import get_artifact, runs_for
 from flcore.reproduction.claims import claim_specs, spread_specs
+from flcore.reproduction.estimate import this_machine
 from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
 from flcore.site.kernels import WarmKernel, process_kernel
@@ -263,16 +264,33 @@ def prefetch_runs(artifacts, args, store: str, log, scale: str | None = None) ->
             known.add(spec.run_id())
             specs.append(spec)
     executor = getattr(args, "run_executor", None)
+    local = executor is None or executor.name == "local"
+    rates = machine_rates_or_none(args, store, log) if local else None
     try:
         frame = ensure_runs(specs, store=store, device=args.device, workers=args.workers,
                             data_root=args.data_root, download=args.download, raise_on_failure=False, log=log,
-                            executor=executor, progress=executor is not None and executor.name != "local",
-                            max_rounds=getattr(args, "max_rounds", None))
+                            executor=executor, progress=not local, max_rounds=getattr(args, "max_rounds", None),
+                            live=local, rates=rates)
     except Exception as exc:  # noqa: BLE001 - the notebooks will report their own failures
         log(f"training the shared runs failed ({one_line_error(exc)}); each notebook will retry its own")
         return
     for row in frame[frame["status"] == "failed"].drop_duplicates("run_id").itertuples():
         log(f"run {row.run_id} failed: {row.error} (traceback in {row.run_dir}/status.json)")
+
+
+def machine_rates_or_none(args: argparse.Namespace, store: str, log, keep: bool = True):
+    """This machine's calibrated rates for the estimate of the training time
+    (:func:`flcore.reproduction.estimate.this_machine`; ``keep``: keep a new measurement
+    in the store), or None, said in one line, when they cannot be had: training goes on
+    without an estimate."""
+    from flcore.site.manifest import one_line_error
+
+    workers = getattr(args, "workers", None) or available_cpus()
+    try:
+        return this_machine(args.root, store, args.device, workers, log=log, keep=keep)
+    except Exception as exc:  # noqa: BLE001 - an estimate is never worth a failed build
+        log(f"no estimate of the training time: {one_line_error(exc)}")
+        return None
 
 
 def page_scales(artifacts, args: argparse.Namespace, store: str) -> dict[str, str]:
