@@ -130,3 +130,18 @@ def test_ensure_runs_says_the_estimate_then_trains_longest_first_with_the_live_l
     assert out[-1].startswith("training: 4/4 runs, ") and out[-1].endswith("about 0:00 left")
     # the estimate agrees with itself: nothing is left to train now
     assert training_estimate(specs, tmp_path, "cpu", 1, None, rates)["runs"] == 0
+
+
+def test_the_groups_are_planned_longest_first_by_their_estimated_seconds(tmp_path):
+    from flcore.executors import LocalExecutor
+    from flcore.reproduction.runner import missing_runs, plan_training
+    from flcore.store import RunStore
+
+    overrides = {"device": "cpu", "data_root": None, "download": None, "max_rounds": None}
+    specs = [_spec("fedavg", 0), _spec("fedsam", 0), _spec("fedsam", 1), _spec("fedsam", 2), _spec("fedavg", 1)]
+    todo, done = missing_runs(specs, RunStore(tmp_path), overrides)
+    groups, seconds = plan_training(todo, done, overrides, "cpu", LocalExecutor(workers=2, device="cpu"),
+                                    Rates(REFERENCE, "test rows"))
+    assert sum(len(g) for g in groups) == 5
+    assert seconds == sorted(seconds, reverse=True)
+    assert seconds == [pytest.approx(group_seconds(g, overrides, {}, REFERENCE)) for g in groups]
