@@ -58,13 +58,15 @@ class TrainingProgress:
     groups trained in ``workers`` processes in the order given (module docstring).
 
     ``estimates``: each group's estimated seconds (None: no estimate, the line says so);
-    ``sizes``: each group's runs.  ``clock`` (monotonic seconds) and ``tty`` are there for
-    tests; ``tty`` defaults to whether ``stream`` is a terminal.
+    ``sizes``: each group's runs.  ``tty`` defaults to whether ``stream`` is a terminal;
+    ``log``: where the plain lines go when it is not (default: printed to ``stream``);
+    ``clock`` (monotonic seconds) is there for tests.
     """
 
     def __init__(self, estimates: Sequence[float] | None, sizes: Sequence[int], workers: int,
                  stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
-                 tty: bool | None = None, interval: float | None = None) -> None:
+                 tty: bool | None = None, interval: float | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
         self.estimates = None if estimates is None else [float(s) for s in estimates]
         self.sizes = list(sizes)
         self.workers = max(1, int(workers))
@@ -72,6 +74,7 @@ class TrainingProgress:
         self.clock = clock
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)()) if tty is None else tty
         self.interval = interval if interval is not None else (TERMINAL_INTERVAL_S if self.tty else PLAIN_INTERVAL_S)
+        self.log = log if log is not None else (lambda text: print(text, file=self.stream, flush=True))
         self.started = clock()
         self.finished: dict[int, float] = {}  # group index -> finishing time (since start)
         self._order: list[float] = []  # finishing times in the order they came
@@ -163,16 +166,18 @@ class TrainingProgress:
             now = self.clock()
             if self._last_plain is None or now - self._last_plain >= self.interval:
                 self._last_plain = now
-                print("training: " + self.line(), file=self.stream, flush=True)
+                self.log("training: " + self.line())
 
     def write(self, message: str) -> None:
         """``message`` on a line of its own, above the bar."""
         with self._lock:
-            if self.tty and self._drawn:
+            if not self.tty:
+                self.log(message)
+                return
+            if self._drawn:
                 self.stream.write("\r\x1b[K")
             print(message, file=self.stream, flush=True)
-            if self.tty:
-                self._draw()
+            self._draw()
 
     # ------------------------------------------------------------------ lifetime
     def start(self) -> TrainingProgress:
@@ -198,4 +203,4 @@ class TrainingProgress:
                 self.stream.write("\n")
                 self.stream.flush()
             else:
-                print("training: " + self.line(), file=self.stream, flush=True)
+                self.log("training: " + self.line())

@@ -24,6 +24,7 @@ reads -- reports it as ``capped``.  Runs imported from a results bundle carry th
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,10 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
         if live and log and pool is not None:
             from flcore.reproduction.progress import TrainingProgress
 
-            tracker = TrainingProgress(seconds, [len(g) for g in groups], pool)
+            # redrawn in place on a terminal, when the lines go to it; plain lines through log otherwise
+            on_terminal = log is print and sys.stdout.isatty()
+            tracker = TrainingProgress(seconds, [len(g) for g in groups], pool, tty=on_terminal,
+                                       log=None if on_terminal else log)
         _collect(executor.map_groups(groups, str(root), overrides), groups, overrides, errors, log, progress,
                  tracker)
     frame = results_frame(specs, root, overrides, errors)
