@@ -60,5 +60,9 @@ def share_threads(threads: int) -> int:
 
 def limit_threads() -> int:
     """Size this process's thread pools, and its children's, by :func:`available_cpus`
-    (:func:`share_threads`); returns the count in force."""
-    return share_threads(available_cpus())
+    (:func:`share_threads`), never above torch's own default (the machine's physical
+    cores: two threads on the two hyper-threads of one core gain nothing); returns the
+    count in force."""
+    import torch
+
+    return share_threads(min(available_cpus(), torch.get_num_threads()))

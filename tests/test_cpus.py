@@ -47,6 +47,7 @@ def test_workers_notebooks_and_the_machine_kind_follow_the_affinity(two_of_64):
 def test_flcore_sets_the_thread_pools_from_the_affinity(two_of_64, monkeypatch, torch_threads):
     for name in (*cpus.THREAD_VARIABLES, cpus.MARKER):
         monkeypatch.delenv(name, raising=False)
+    torch.set_num_threads(8)  # torch's default: the machine's physical cores
     assert cpus.limit_threads() == 2
     assert os.environ["OMP_NUM_THREADS"] == os.environ["MKL_NUM_THREADS"] == "2"
     assert torch.get_num_threads() == 2
@@ -61,3 +62,10 @@ def test_a_thread_count_the_user_set_wins(two_of_64, monkeypatch, torch_threads)
     assert cpus.limit_threads() == 3
     assert cpus.share_threads(1) == 3
     assert os.environ["OMP_NUM_THREADS"] == "3" and torch.get_num_threads() == 3
+
+
+def test_the_threads_never_exceed_torchs_default(two_of_64, monkeypatch, torch_threads):
+    for name in (*cpus.THREAD_VARIABLES, cpus.MARKER):
+        monkeypatch.delenv(name, raising=False)
+    torch.set_num_threads(1)  # the two CPUs are hyper-threads of one core
+    assert cpus.limit_threads() == 1 and os.environ["OMP_NUM_THREADS"] == "1"

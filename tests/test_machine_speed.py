@@ -145,3 +145,29 @@ def test_the_groups_are_planned_longest_first_by_their_estimated_seconds(tmp_pat
     assert sum(len(g) for g in groups) == 5
     assert seconds == sorted(seconds, reverse=True)
     assert seconds == [pytest.approx(group_seconds(g, overrides, {}, REFERENCE)) for g in groups]
+
+
+def test_book_plan_prints_the_estimate_book_prints_before_training_and_writes_nothing(tmp_path, capsys):
+    from pathlib import Path
+
+    from flcore.cli.main import main
+    from flcore.cpus import available_cpus
+    from flcore.reproduction.budget import book_specs
+    from flcore.reproduction.estimate import this_machine
+
+    root = Path(__file__).resolve().parents[1]
+    store = tmp_path / "runs"
+    workers = available_cpus()
+    # this machine's speed, kept by an earlier build: the plan measures nothing
+    calibration.write_speed(store, workers, calibration.Speed(1.5, 3.0, 2.0, "CPU, 2 cores", cached=False))
+    kept = (store / calibration.SPEED_FILE).read_bytes()
+    assert main(["book", "--scale", "small", "--plan", "--store", str(store), "--root", str(root),
+                 "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    rates = this_machine(root, store, "cpu", workers)
+    assert rates.note.endswith("rows x 1.50, this machine's speed, kept in the store")
+    expected = training_estimate(book_specs("small", root), store, "cpu", None, None, rates)
+    assert f"This machine, {expected['line']}" in out.splitlines()
+    assert out.rstrip().endswith("Nothing was trained.")
+    assert [p.name for p in store.iterdir()] == [calibration.SPEED_FILE]
+    assert (store / calibration.SPEED_FILE).read_bytes() == kept
