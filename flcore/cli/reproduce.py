@@ -16,7 +16,8 @@ go on; a summary is printed at the end and the exit status is 1 if anything fail
 finished ones skipped), their groups, the store they add and the estimated hours per
 device kind from the benchmark rows (:mod:`flcore.reproduction.pricing`; ``--json`` for
 scripts), and this machine's estimate, the figure ``flcore book`` prints before it trains
-(:mod:`flcore.reproduction.estimate`; ``this_machine`` in the JSON).  ``--max-rounds N`` caps every run at N rounds: a preview whose pages say so, and
+(:mod:`flcore.reproduction.estimate`; ``this_machine`` in the JSON).  ``--max-rounds N``
+caps every run at N rounds: a preview whose pages say so, and
 whose runs continue from their checkpoints when the command runs again with a higher cap
 or none.
 

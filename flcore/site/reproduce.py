@@ -12,7 +12,8 @@ raised or removed).  Before the notebooks run, the union of the runs they need i
 its runs in the store.  On this machine the training starts with its estimated time (the
 cost model scaled by this machine's speed, measured once and kept in the store:
 :mod:`flcore.reproduction.estimate`) and shows one live line while it goes -- runs done,
-groups running, elapsed, time left (:mod:`flcore.reproduction.progress`).  A notebook that fails marks its own artifact failed and the others
+groups running, elapsed, time left (:mod:`flcore.reproduction.progress`).  A notebook
+that fails marks its own artifact failed and the others
 go on; a summary is printed at the end and the exit status is 1 if anything failed.
 
 Each artifact's outcome goes to a small manifest, ``book/_artifacts.json``: status (ok,
