@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -36,7 +35,8 @@ def main(argv=None) -> int:
     parser.add_argument("--alpha", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", default=None, help="comma-separated subset (default: all)")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    from flcore.cpus import available_cpus
+    parser.add_argument("--jobs", type=int, default=min(2, available_cpus()))
     parser.add_argument("--store", default="runs/methods-small")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)

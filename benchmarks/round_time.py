@@ -181,7 +181,8 @@ def warn_if_busy() -> float | None:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
         return None
-    cpus = os.cpu_count() or 1
+    from flcore.cpus import available_cpus
+    cpus = available_cpus()
     if load > 0.5 * cpus:
         print(f"warning: load average {load:.2f} on {cpus} CPUs before the benchmark starts; "
               "other jobs will distort the timings", file=sys.stderr)
@@ -556,7 +557,8 @@ def format_table(rows: list[dict]) -> str:
 def machine_description(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"CPU, {os.cpu_count()} cores"
+    from flcore.cpus import available_cpus
+    return f"CPU, {available_cpus()} cores"
 
 
 def main(argv: list[str] | None = None) -> int:

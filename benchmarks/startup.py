@@ -61,7 +61,8 @@ def describe_machine(device: str) -> str:
         import torch
 
         return torch.cuda.get_device_name(0)
-    return f"CPU, {os.cpu_count()} cores"
+    from flcore.cpus import available_cpus
+    return f"CPU, {available_cpus()} cores"
 
 
 def main(argv=None) -> int:

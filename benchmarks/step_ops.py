@@ -146,7 +146,8 @@ def describe_device(device: str) -> str:
 
     if device == "cuda":
         return torch.cuda.get_device_name(0)
-    return f"CPU, {os.cpu_count()} cores"
+    from flcore.cpus import available_cpus
+    return f"CPU, {available_cpus()} cores"
 
 
 def main(argv=None) -> int:

@@ -56,7 +56,6 @@ import argparse
 import datetime
 import json
 import multiprocessing
-import os
 import sys
 import tempfile
 import time
@@ -183,7 +182,8 @@ def machine(device: str) -> str:
         import torch
 
         return torch.cuda.get_device_name(0)
-    return f"CPU, {os.cpu_count()} cores"
+    from flcore.cpus import available_cpus
+    return f"CPU, {available_cpus()} cores"
 
 
 def main(argv=None) -> int:
@@ -198,7 +198,8 @@ def main(argv=None) -> int:
     device = "cuda" if args.gpu else "cpu"
     rounds = args.rounds or (100 if args.gpu else 300)
     configs = gpu_runs(rounds, args.data_root) if args.gpu else small_runs(rounds)
-    workers = args.workers or (1 if args.gpu else (os.cpu_count() or 1))
+    from flcore.cpus import available_cpus
+    workers = args.workers or (1 if args.gpu else available_cpus())
     from flcore.config import resolve_config
     from flcore.planning.planner import plan_groups, run_cost
     from flcore.sim import build_federated_data, resolve_device

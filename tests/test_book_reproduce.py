@@ -58,7 +58,7 @@ def test_a_failing_notebook_fails_only_its_artifact(tree, tmp_path, capsys, jobs
 
 
 def test_notebook_jobs_default_to_the_cores_and_never_exceed_the_notebooks(monkeypatch):
-    monkeypatch.setattr(reproduce.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(reproduce, "available_cpus", lambda: 4)
     assert reproduce.notebook_jobs(None, 10) == 4
     assert reproduce.notebook_jobs(None, 3) == 3
     assert reproduce.notebook_jobs(1, 10) == 1 and reproduce.notebook_jobs(8, 2) == 2

@@ -46,6 +46,7 @@ from flcore.config import (
     resolve_config,
 )
 from flcore.config.method_catalog import describe_methods
+from flcore.cpus import limit_threads
 from flcore.data import DatasetError
 from flcore.errors import ConfigError, quote
 from flcore.planning.sweep import DEFAULT_MAX_RUNS, count_grid, iter_grid, resolve_grid, run_sweep, split_list
@@ -394,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     from flcore.cli.analyze import run_analyze
 
     args = build_parser().parse_args(argv)
+    limit_threads()  # a taskset or container limit sizes torch's threads and the workers
 
     handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "runs": _cmd_runs, "methods": _cmd_methods,
                 "analyze": run_analyze,

@@ -15,7 +15,9 @@ go on; a summary is printed at the end and the exit status is 1 if anything fail
 ``--plan`` prices the batch instead of running it: the runs to train (shared runs once,
 finished ones skipped), their groups, the store they add and the estimated hours per
 device kind from the benchmark rows (:mod:`flcore.reproduction.pricing`; ``--json`` for
-scripts).  ``--max-rounds N`` caps every run at N rounds: a preview whose pages say so, and
+scripts), and this machine's estimate, the figure ``flcore book`` prints before it trains
+(:mod:`flcore.reproduction.estimate`; ``this_machine`` in the JSON).  ``--max-rounds N``
+caps every run at N rounds: a preview whose pages say so, and
 whose runs continue from their checkpoints when the command runs again with a higher cap
 or none.
 
@@ -52,9 +54,10 @@ from flcore.reproduction.claims import (
 from flcore.reproduction.inventory import coverage
 from flcore.reproduction.papers import paper_ids
 from flcore.reproduction.pricing import plan_text, price_runs
+from flcore.reproduction.runner import training_estimate
 from flcore.site.manifest import flcore_fingerprint, load_manifest, stale_reason
 from flcore.site.pages import write_site_pages
-from flcore.site.reproduce import build_book, make_run_executor, print_summary, reproduce
+from flcore.site.reproduce import build_book, machine_rates_or_none, make_run_executor, print_summary, reproduce
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -154,12 +157,18 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 def _print_plan(args: argparse.Namespace, specs: list, what: str) -> int:
     """``--plan``: the price of training ``specs`` (nothing trains)."""
     rates = load_device_rates(Path(args.root) / "benchmarks" / "results")
-    plan = price_runs(specs, Path(args.store).expanduser(), rates, max_rounds=args.max_rounds, device=args.device)
-    plan = {"scale": args.scale, "seeds": list(args.seeds), **plan}
+    store = Path(args.store).expanduser()
+    plan = price_runs(specs, store, rates, max_rounds=args.max_rounds, device=args.device)
+    # a speed measured for the plan is not kept: --plan writes nothing
+    here = machine_rates_or_none(args, str(store.resolve()), lambda line: print(line, file=sys.stderr), keep=False)
+    estimate = training_estimate(specs, store, args.device, args.workers, args.max_rounds, here)
+    plan = {"scale": args.scale, "seeds": list(args.seeds), **plan,
+            "this_machine": {k: estimate[k] for k in ("runs", "groups", "workers", "seconds")}}
     if args.json:
         print(json.dumps(plan, sort_keys=True))
     else:
-        print(plan_text(plan, what))
+        text = plan_text(plan, what).rsplit("\n", 1)
+        print(text[0] + "\nThis machine, " + estimate["line"] + "\n" + text[1])
     return 0
 
 

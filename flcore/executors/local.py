@@ -31,6 +31,11 @@ class LocalExecutor:
     def _workers(self, groups: int) -> int:
         return self.workers or default_workers(self.device, groups)
 
+    def pool_size(self, groups: int) -> int:
+        """Worker processes that train ``groups`` groups (they start in the order given,
+        each on the worker free soonest)."""
+        return self._workers(groups)
+
     def planning_workers(self, runs: int) -> int:
         """How many groups at least the planner should make of a batchable set of ``runs``."""
         return self._workers(runs)

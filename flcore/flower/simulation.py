@@ -17,6 +17,8 @@ import threading
 
 from flwr.simulation import run_simulation as flwr_run_simulation
 
+from flcore.cpus import available_cpus
+
 from .client import client_app
 from .federation import Federation
 from .strategy import FlcoreStrategy, server_app
@@ -26,7 +28,7 @@ def ray_init_args(num_cpus: int | None = None) -> dict:
     """``ray.init`` arguments for Flower's Ray backend (see the module docstring)."""
     if os.environ.get("RAY_ADDRESS"):
         return {}  # ray.init reads RAY_ADDRESS and connects to that cluster
-    return {"_node_ip_address": "127.0.0.1", "num_cpus": num_cpus or os.cpu_count() or 1, "num_gpus": 0,
+    return {"_node_ip_address": "127.0.0.1", "num_cpus": num_cpus or available_cpus(), "num_gpus": 0,
             "include_dashboard": False}
 
 

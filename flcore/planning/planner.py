@@ -31,6 +31,7 @@ from flcore.algorithms import get_method
 from flcore.analysis.recording import recording_callbacks
 from flcore.api import lookup_finished
 from flcore.config import DATASET_FACTS, ExperimentConfig, resolve_config
+from flcore.cpus import available_cpus
 from flcore.flat import FlatModel
 from flcore.models import build_model
 from flcore.planning.workers import submit, worker_pool
@@ -161,7 +162,7 @@ def default_workers(device: str, groups: int) -> int:
     """One worker per core on a CPU (at most one per group); one on an accelerator."""
     if resolve_device(device).type != "cpu":
         return 1
-    return max(1, min(os.cpu_count() or 1, groups))
+    return max(1, min(available_cpus(), groups))
 
 
 def _split(items: list, parts: int) -> list[list]:

@@ -32,7 +32,6 @@ written.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from functools import lru_cache
 from types import SimpleNamespace
@@ -40,6 +39,7 @@ from typing import Any
 
 from flcore.algorithms import get_method
 from flcore.config import DATASET_FACTS, ExperimentConfig
+from flcore.cpus import available_cpus
 from flcore.planning.planner import DEFAULT_MAX_RUNS, client_table_kinds, model_parameters, plan_groups, run_cost
 from flcore.planning.spec import RunSpec
 from flcore.record_format import is_evaluation_round, stop_round, trained_enough
@@ -133,10 +133,10 @@ def local_kind(device: str = "auto") -> tuple[str, str]:
 
     if device != "cpu" and torch.cuda.is_available():
         return torch.cuda.get_device_name(0), "cuda"
-    return f"CPU, {os.cpu_count()} cores", "cpu"
+    return f"CPU, {available_cpus()} cores", "cpu"
 
 
-def _rate(rates: DeviceRates, cfg: ExperimentConfig, group_size: int) -> tuple[float, bool]:
+def cost_rate(rates: DeviceRates, cfg: ExperimentConfig, group_size: int) -> tuple[float, bool]:
     """(worker-seconds per unit of cost, extrapolated?) of ``cfg``'s model on ``rates``."""
     if cfg.model in rates.models:
         return rates.models[cfg.model].rate(group_size), False
@@ -156,7 +156,7 @@ def _price_kind(rates: DeviceRates, todo: dict[str, tuple[ExperimentConfig, int]
         seconds = 0.0
         for rid in group.run_ids:
             cfg, done = todo[rid]
-            rate, guessed = _rate(rates, cfg, group.size)
+            rate, guessed = cost_rate(rates, cfg, group.size)
             extrapolated += guessed
             run_seconds = run_cost(cfg, done) * rate
             seconds += run_seconds

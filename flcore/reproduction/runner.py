@@ -24,6 +24,7 @@ reads -- reports it as ``capped``.  Runs imported from a results bundle carry th
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ import pandas as pd
 
 from flcore.executors import LocalExecutor, group_runs
 from flcore.planning.spec import RunSpec
-from flcore.record_format import CAPPED, trained_enough
+from flcore.record_format import CAPPED, stop_round, trained_enough
 from flcore.store import RunStore, StoreError, check_run, live_status
 
 TERMINAL = ("finished", "diverged")
@@ -80,12 +81,16 @@ def cap_rounds(max_rounds: int | None) -> None:
 def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None, device: str = "auto",
                 workers: int | None = None, data_root: str | None = None, download: bool | None = None,
                 raise_on_failure: bool = True, log=print, executor=None, progress: bool = False,
-                max_rounds: int | None = None) -> pd.DataFrame:
+                max_rounds: int | None = None, live: bool = False, rates=None) -> pd.DataFrame:
     """Make sure every available spec has a finished (or diverged) run, or one capped at
     ``max_rounds`` (default ``$FLCORE_MAX_ROUNDS``, else none); see module docstring.
 
     ``executor`` trains the missing runs' groups (:mod:`flcore.executors`; default: the
     local executor with ``workers``); ``progress`` shows one bar over all runs on stderr.
+    ``rates`` (:class:`flcore.reproduction.estimate.Rates`): the groups are ordered longest
+    first by their estimated seconds and the estimate is logged before training starts;
+    ``live``: one live line on stdout (:class:`~flcore.reproduction.progress.TrainingProgress`:
+    runs done, groups running, elapsed, time left) instead of a line per finished run.
     Returns one row per spec: its labels, ``method``, ``run_id``, ``status`` (finished,
     diverged, failed or pending), ``mean_last_100`` (fraction), ``final_accuracy``,
     ``rounds_done``, ``rounds``, ``capped_at``, ``diverged_round``, ``run_dir``,
@@ -96,23 +101,30 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
     root = resolve_store(store)
     runs = RunStore(root)
     overrides = {"device": device, "data_root": data_root, "download": download, "max_rounds": max_rounds}
-    todo: dict[str, RunSpec] = {}
-    for spec in specs:
-        if not spec.available:
-            continue
-        cfg = spec.resolve(**overrides)
-        rid = cfg.run_id()
-        if rid not in todo and not trained_enough(stored_state(runs.run(rid))[1], cfg):
-            todo[rid] = spec
+    todo, done = missing_runs(specs, runs, overrides)
     errors: dict[str, str] = {}
     if todo:
         executor = executor or LocalExecutor(workers=workers, device=device)
-        groups = group_runs(todo, device=device, overrides=overrides, workers=executor.planning_workers(len(todo)))
+        groups, seconds = plan_training(todo, done, overrides, device, executor, rates)
         root.mkdir(parents=True, exist_ok=True)  # workers check that they see it
-        if log:
+        pool = getattr(executor, "pool_size", lambda n: None)(len(groups))
+        if log and rates is not None and pool is not None:
+            from flcore.reproduction.estimate import estimate_line, wall_seconds
+
+            log(estimate_line(len(todo), len(groups), pool, wall_seconds(seconds, pool), rates.note))
+        elif log:
             log(f"training {len(todo)} run(s) missing from the run store in {len(groups)} group(s) with "
                 f"{executor.describe(len(groups))}")
-        _collect(executor.map_groups(groups, str(root), overrides), groups, overrides, errors, log, progress)
+        tracker = None
+        if live and log and pool is not None:
+            from flcore.reproduction.progress import TrainingProgress
+
+            # redrawn in place on a terminal, when the lines go to it; plain lines through log otherwise
+            on_terminal = log is print and sys.stdout.isatty()
+            tracker = TrainingProgress(seconds, [len(g) for g in groups], pool, tty=on_terminal,
+                                       log=None if on_terminal else log)
+        _collect(executor.map_groups(groups, str(root), overrides), groups, overrides, errors, log, progress,
+                 tracker)
     frame = results_frame(specs, root, overrides, errors)
     failed = frame[frame["status"] == "failed"]
     if raise_on_failure and len(failed):
@@ -121,8 +133,75 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
     return frame
 
 
-def _collect(done, groups, overrides: dict, errors: dict, log, progress: bool) -> None:
-    """Log each finished run as its group comes back and note the failures by run id."""
+def missing_runs(specs: Sequence[RunSpec], runs: RunStore, overrides: dict) -> tuple[dict[str, RunSpec], dict]:
+    """The available specs whose run the store does not hold trained enough, by run id
+    (each once), and the rounds each has done (a partly trained run resumes)."""
+    todo: dict[str, RunSpec] = {}
+    done: dict[str, int] = {}
+    for spec in specs:
+        if not spec.available:
+            continue
+        cfg = spec.resolve(**overrides)
+        rid = cfg.run_id()
+        if rid in todo:
+            continue
+        status = stored_state(runs.run(rid))[1]
+        if not trained_enough(status, cfg):
+            todo[rid] = spec
+            done[rid] = min(int(status.get("rounds_done") or 0), stop_round(cfg))
+    return todo, done
+
+
+def plan_training(todo: dict[str, RunSpec], done: dict[str, int], overrides: dict, device: str, executor,
+                  rates=None) -> tuple[list[list[RunSpec]], list[float] | None]:
+    """The groups of ``todo`` as ``executor`` will train them and, with ``rates``, their
+    estimated seconds, longest first (:mod:`flcore.reproduction.estimate`)."""
+    groups = group_runs(todo, device=device, overrides=overrides, workers=executor.planning_workers(len(todo)))
+    if rates is None:
+        return groups, None
+    from flcore.reproduction.estimate import group_seconds, longest_first
+
+    seconds = [group_seconds(g, overrides, done, rates.rates) for g in groups]
+    return longest_first(groups, seconds)
+
+
+def training_estimate(specs: Sequence[RunSpec], store, device: str, workers: int | None, max_rounds: int | None,
+                      rates) -> dict[str, Any]:
+    """What :func:`ensure_runs` would print before training ``specs`` with the local
+    executor and ``rates`` (nothing trains): ``runs``, ``groups``, ``workers``, ``seconds``
+    (None without rates) and ``line``."""
+    from flcore.reproduction.estimate import estimate_line, wall_seconds
+
+    overrides = {"device": device, "data_root": None, "download": None, "max_rounds": max_rounds}
+    todo, done = missing_runs(specs, RunStore(resolve_store(store)), overrides)
+    executor = LocalExecutor(workers=workers, device=device)
+    if not todo:
+        return {"runs": 0, "groups": 0, "workers": 0, "seconds": 0.0, "line": "nothing to train"}
+    groups, seconds = plan_training(todo, done, overrides, device, executor, rates)
+    pool = executor.pool_size(len(groups))
+    total = None if seconds is None else wall_seconds(seconds, pool)
+    note = rates.note if rates is not None else "this machine is not calibrated"
+    return {"runs": len(todo), "groups": len(groups), "workers": pool, "seconds": total,
+            "line": estimate_line(len(todo), len(groups), pool, total, note)}
+
+
+def _collect(done, groups, overrides: dict, errors: dict, log, progress: bool, tracker=None) -> None:
+    """Log each finished run as its group comes back and note the failures by run id;
+    with ``tracker`` (a :class:`~flcore.reproduction.progress.TrainingProgress`) the live
+    line instead, and the failures above it."""
+    if tracker is not None:
+        tracker.start()
+        try:
+            for index, results in done:
+                for spec, result in zip(groups[index], results):
+                    if result["status"] == "failed":
+                        rid = result["run_id"] or spec.run_id(**overrides)
+                        errors[rid] = result["error"]
+                        tracker.write(f"  {spec.labels} -> failed: {result['error']}")
+                tracker.group_done(index)
+        finally:
+            tracker.close()
+        return
     bar = None
     if progress:
         import sys

@@ -9,7 +9,11 @@ say so in their first lines; the runs continue from their checkpoints when the c
 raised or removed).  Before the notebooks run, the union of the runs they need is trained once
 (shared runs once, several at a time on a CPU, or as tasks of a Ray cluster with
 ``--executor ray --address HOST:PORT``: :mod:`flcore.executors`); each notebook then finds
-its runs in the store.  A notebook that fails marks its own artifact failed and the others
+its runs in the store.  On this machine the training starts with its estimated time (the
+cost model scaled by this machine's speed, measured once and kept in the store:
+:mod:`flcore.reproduction.estimate`) and shows one live line while it goes -- runs done,
+groups running, elapsed, time left (:mod:`flcore.reproduction.progress`).  A notebook
+that fails marks its own artifact failed and the others
 go on; a summary is printed at the end and the exit status is 1 if anything failed.
 
 Each artifact's outcome goes to a small manifest, ``book/_artifacts.json``: status (ok,
@@ -42,12 +46,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from flcore.cpus import available_cpus, share_threads
 from flcore.executors import make_executor
 from flcore.planning.workers import submit, worker_pool
 from flcore.report.page import CAPPED_BANNER_KEY, scale_banner
 from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.artifacts import get_artifact, runs_for
 from flcore.reproduction.claims import claim_specs, spread_specs
+from flcore.reproduction.estimate import this_machine
 from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
 from flcore.site.kernels import WarmKernel, process_kernel
@@ -133,7 +139,7 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
 
 def notebook_jobs(requested: int | None, notebooks: int) -> int:
     """Notebooks executed at once: ``--jobs`` or one per core, never more than there are."""
-    jobs = requested if requested is not None else (os.cpu_count() or 1)
+    jobs = requested if requested is not None else available_cpus()
     return max(1, min(jobs, notebooks))
 
 
@@ -143,8 +149,7 @@ def _execute_in_worker(artifact_id: str, root: Path, parameters: dict[str, Any],
     each (unless the user set ``OMP_NUM_THREADS``), so parallel notebooks share the cores
     instead of oversubscribing them; in the worker's warm kernel unless ``fresh_kernels``."""
 
-    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
-    os.environ.setdefault("MKL_NUM_THREADS", str(threads))
+    share_threads(threads)
     kernel = None if fresh_kernels else process_kernel()
     return execute_artifact(get_artifact(artifact_id), root, parameters, timeout=timeout, store=store,
                             kernel=kernel)
@@ -175,7 +180,7 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
         return
     from concurrent.futures import as_completed
 
-    threads = max(1, (os.cpu_count() or 1) // jobs)
+    threads = max(1, available_cpus() // jobs)
 
     def submit_all(pool):
         return {submit(pool, _execute_in_worker, a.id, root, params(a), timeout, store, threads, fresh_kernels): a
@@ -263,16 +268,33 @@ def prefetch_runs(artifacts, args, store: str, log, scale: str | None = None) ->
             known.add(spec.run_id())
             specs.append(spec)
     executor = getattr(args, "run_executor", None)
+    local = executor is None or executor.name == "local"
+    rates = machine_rates_or_none(args, store, log) if local else None
     try:
         frame = ensure_runs(specs, store=store, device=args.device, workers=args.workers,
                             data_root=args.data_root, download=args.download, raise_on_failure=False, log=log,
-                            executor=executor, progress=executor is not None and executor.name != "local",
-                            max_rounds=getattr(args, "max_rounds", None))
+                            executor=executor, progress=not local, max_rounds=getattr(args, "max_rounds", None),
+                            live=local, rates=rates)
     except Exception as exc:  # noqa: BLE001 - the notebooks will report their own failures
         log(f"training the shared runs failed ({one_line_error(exc)}); each notebook will retry its own")
         return
     for row in frame[frame["status"] == "failed"].drop_duplicates("run_id").itertuples():
         log(f"run {row.run_id} failed: {row.error} (traceback in {row.run_dir}/status.json)")
+
+
+def machine_rates_or_none(args: argparse.Namespace, store: str, log, keep: bool = True):
+    """This machine's calibrated rates for the estimate of the training time
+    (:func:`flcore.reproduction.estimate.this_machine`; ``keep``: keep a new measurement
+    in the store), or None, said in one line, when they cannot be had: training goes on
+    without an estimate."""
+    from flcore.site.manifest import one_line_error
+
+    workers = getattr(args, "workers", None) or available_cpus()
+    try:
+        return this_machine(args.root, store, args.device, workers, log=log, keep=keep)
+    except Exception as exc:  # noqa: BLE001 - an estimate is never worth a failed build
+        log(f"no estimate of the training time: {one_line_error(exc)}")
+        return None
 
 
 def page_scales(artifacts, args: argparse.Namespace, store: str) -> dict[str, str]:

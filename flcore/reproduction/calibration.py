@@ -1,0 +1,241 @@
+"""This machine's speed, measured once and kept in the run store.
+
+The cost model (:mod:`flcore.reproduction.budget`) prices a run from benchmark rows
+measured on some machine ("CPU, 2 cores").  Two machines with that name can differ by a
+factor of two -- a slower clock, two hyper-threads of one core rather than two cores,
+a container's neighbours -- so an estimate from the rows alone can be far off.
+:func:`machine_rates` therefore measures a *probe* on this machine: a group of
+:data:`PROBE_RUNS` small-scale FedSAM runs (the book's commonest kind of group), capped at
+:data:`PROBE_ROUNDS` rounds, trained in each of the ``workers`` single-threaded processes
+the book trains with, all at once (so that the workers' contention for the cores and
+their memory is in the figure), without a store (nothing is written).  The *factor* is
+the probe's mean seconds over the seconds the reference rows price it at; this machine's
+rates are the reference rows times the factor.
+
+``flcore book`` and ``flcore reproduce`` keep the factor in the store,
+``.machine-speed.json``, with what it depends on (the processor, the cores this process
+may use, the workers, torch and flcore's versions, the probe's version) and a SHA-256
+digest of its fields; ``--plan`` writes nothing: it uses the kept factor, or measures one
+for itself.  A file that is not a bounded regular file, not of its schema, whose digest
+does not match or that was measured under other conditions is ignored and the probe runs
+again (a few seconds); deleting the file asks for a new measurement.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import platform
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from flcore.cpus import available_cpus
+from flcore.planning.planner import RunGroup, run_cost
+from flcore.planning.planner import train_group as train_batched
+from flcore.planning.workers import submit, worker_pool
+from flcore.reproduction.budget import CostModel, DeviceRates
+from flcore.safe_io import read_regular_bytes
+from flcore.store.atomic import atomic_write_json
+
+#: The file in the store root (hidden: never taken for a run).
+SPEED_FILE = ".machine-speed.json"
+#: Bump when the probe changes: older measurements are then ignored.
+PROBE_VERSION = 1
+PROBE_RUNS = 6
+PROBE_ROUNDS = 20
+PROBE_CONFIG = {"method": "fedsam", "dataset": "mnist1d", "scale": "small", "alpha": 0.5, "device": "cpu"}
+#: A factor outside these bounds is a broken measurement, not a machine.
+FACTOR_BOUNDS = (0.02, 50.0)
+_MAX_FILE_BYTES = 4096
+#: The machine whose rows are the reference when this machine has none of its own.
+REFERENCE_KIND = "CPU, 2 cores"
+
+
+@dataclass(frozen=True)
+class Speed:
+    """This machine against the reference rows: ``factor`` (seconds here over seconds
+    there), the probe's ``measured`` and ``priced`` seconds, the ``reference`` machine and
+    whether the figure was ``cached``."""
+
+    factor: float
+    measured: float
+    priced: float
+    reference: str
+    cached: bool
+
+
+def probe_configs(seed_base: int = 0) -> list[dict]:
+    return [{**PROBE_CONFIG, "seed": seed_base + s} for s in range(PROBE_RUNS)]
+
+
+def conditions(workers: int) -> dict[str, Any]:
+    """What a measurement holds for: the processor, cores, workers, versions, probe."""
+    import torch
+
+    from flcore.version import __version__
+
+    return {"processor": _processor(), "cpus": available_cpus(), "workers": int(workers),
+            "torch": torch.__version__, "flcore": __version__, "probe": PROBE_VERSION}
+
+
+def _processor() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()[:200]
+    return (platform.processor() or platform.machine() or "unknown")[:200]
+
+
+def _digest(fields: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def read_speed(store: str | Path, workers: int) -> dict[str, Any] | None:
+    """The stored measurement for this machine and ``workers``, or None (absent, not a
+    bounded regular file, not of its schema, digest or conditions not matching)."""
+    path = Path(store) / SPEED_FILE
+    try:
+        record = json.loads(read_regular_bytes(path, _MAX_FILE_BYTES, root=store))
+    except (OSError, ValueError):  # absent, unsafe or not JSON
+        return None
+    if not isinstance(record, dict) or set(record) != {"fields", "digest"} or not isinstance(record["fields"], dict):
+        return None
+    fields = record["fields"]
+    if record["digest"] != _digest(fields) or fields.get("conditions") != conditions(workers):
+        return None
+    numbers = [fields.get(k) for k in ("factor", "measured", "priced")]
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+               for x in numbers) or not isinstance(fields.get("reference"), str):
+        return None
+    if not FACTOR_BOUNDS[0] <= fields["factor"] <= FACTOR_BOUNDS[1]:
+        return None
+    return fields
+
+
+def write_speed(store: str | Path, workers: int, speed: Speed) -> None:
+    fields = {"conditions": conditions(workers), "factor": speed.factor, "measured": speed.measured,
+              "priced": speed.priced, "reference": speed.reference,
+              "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    Path(store).mkdir(parents=True, exist_ok=True)
+    atomic_write_json(Path(store) / SPEED_FILE, {"fields": fields, "digest": _digest(fields)})
+
+
+def reference_rates(rates: dict[str, DeviceRates], kind: str) -> DeviceRates | None:
+    """The rows this machine's estimate starts from: its own kind's, else
+    :data:`REFERENCE_KIND`'s, else any CPU machine's (None: no CPU rows at all)."""
+    cpu = {k: r for k, r in rates.items() if r.device == "cpu" and r.models}
+    for name in (kind, REFERENCE_KIND):
+        if name in cpu:
+            return cpu[name]
+    return cpu[sorted(cpu)[0]] if cpu else None
+
+
+def priced_probe(reference: DeviceRates) -> float:
+    """Seconds the reference rows price the probe at (one group of the probe's runs)."""
+    from flcore.config import resolve_config
+    from flcore.reproduction.pricing import cost_rate
+
+    total = 0.0
+    for values in probe_configs():
+        cfg = resolve_config({**values, "max_rounds": PROBE_ROUNDS})
+        total += run_cost(cfg) * cost_rate(reference, cfg, PROBE_RUNS)[0]
+    return total
+
+
+def _probe_once(start_at: float | None) -> float:
+    """Train the probe's group, unrecorded (after a short warm-up group, and waiting for
+    ``start_at``, a wall-clock time, so that every worker's clock runs together); returns
+    its seconds."""
+    overrides = {"max_rounds": PROBE_ROUNDS, "device": "cpu"}
+
+    from flcore.config import resolve_config
+
+    def group(seed_base: int, cap: int) -> RunGroup:
+        configs = probe_configs(seed_base)
+        ids = tuple(resolve_config({**c, "max_rounds": cap}).run_id() for c in configs)
+        return RunGroup(configs=tuple(configs), run_ids=ids, labels=tuple({} for _ in configs))
+
+    train_batched(group(1000, 2), None, {**overrides, "max_rounds": 2})
+    if start_at is not None:
+        time.sleep(max(0.0, start_at - time.time()))
+    started = time.perf_counter()
+    results = train_batched(group(0, PROBE_ROUNDS), None, overrides)
+    seconds = time.perf_counter() - started
+    failed = [r["error"] for r in results if r["status"] not in ("capped", "finished")]
+    if failed:
+        raise RuntimeError(f"the speed probe failed: {failed[0]}")
+    return seconds
+
+
+def _single_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def measure_probe(workers: int) -> float:
+    """Mean seconds of the probe trained in ``workers`` single-threaded processes at once."""
+    if workers <= 1:
+        import torch
+
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return _probe_once(None)
+        finally:
+            torch.set_num_threads(before)
+    start_at = time.time() + 5.0  # the workers started and warmed up by then, on an idle machine
+
+    def submit_all(pool):
+        return [submit(pool, _probe_once, start_at) for _ in range(workers)]
+
+    with worker_pool(workers, _single_thread, submit_all) as (_, futures):
+        times = [f.result() for f in futures]
+    return sum(times) / len(times)
+
+
+def machine_speed(store: str | Path, rates: dict[str, DeviceRates], kind: str, workers: int,
+                  measure=measure_probe, log=None, keep: bool = True) -> Speed | None:
+    """This machine's :class:`Speed` (module docstring): the stored one, or measured now
+    (and stored, with ``keep``); None when no CPU rows exist to compare with."""
+    reference = reference_rates(rates, kind)
+    if reference is None:
+        return None
+    stored = read_speed(store, workers)
+    if stored is not None and stored["reference"] == reference.kind:
+        return Speed(stored["factor"], stored["measured"], stored["priced"], stored["reference"], cached=True)
+    if log:
+        log(f"measuring this machine's speed ({PROBE_RUNS} small runs of {PROBE_ROUNDS} rounds in each of "
+            f"{workers} worker(s){'; kept in the store' if keep else ''})")
+    priced = priced_probe(reference)
+    measured = float(measure(workers))
+    factor = measured / priced
+    if not (math.isfinite(factor) and FACTOR_BOUNDS[0] <= factor <= FACTOR_BOUNDS[1]):
+        raise RuntimeError(f"the speed probe took {measured:.1f} s against {priced:.1f} s priced: not a measurement")
+    speed = Speed(factor, measured, priced, reference.kind, cached=False)
+    if keep:
+        write_speed(store, workers, speed)
+    return speed
+
+
+def scaled(reference: DeviceRates, kind: str, workers: int, factor: float) -> DeviceRates:
+    """``reference``'s rates times ``factor``, named ``kind`` with ``workers`` workers."""
+    models = {name: CostModel(m.alone * factor, m.batched * factor, m.batched_runs)
+              for name, m in reference.models.items()}
+    return replace(reference, kind=kind, workers=workers, models=models,
+                   sources=(*reference.sources, f"{SPEED_FILE} (x{factor:.2f})"))
+
+
+def machine_rates(store: str | Path, rates: dict[str, DeviceRates], kind: str, workers: int,
+                  measure=measure_probe, log=None, keep: bool = True) -> tuple[DeviceRates, Speed] | None:
+    """This machine's rates (the reference rows times its measured speed) and the speed;
+    None when there are no CPU rows to start from."""
+    speed = machine_speed(store, rates, kind, workers, measure=measure, log=log, keep=keep)
+    if speed is None:
+        return None
+    reference = reference_rates(rates, kind)
+    return scaled(reference, kind, workers, speed.factor), speed

@@ -1,0 +1,173 @@
+"""This machine's speed against the benchmark rows: measured once, kept in the store with
+its digest, ignored when damaged or measured under other conditions; the estimate before
+training uses it and orders the groups longest first."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from flcore.config import resolve_config
+from flcore.planning.planner import run_cost
+from flcore.reproduction import calibration
+from flcore.reproduction.artifacts import RunSpec
+from flcore.reproduction.budget import CostModel, DeviceRates
+from flcore.reproduction.estimate import Rates, group_seconds, wall_seconds
+from flcore.reproduction.runner import ensure_runs, training_estimate
+
+REFERENCE = DeviceRates("CPU, 2 cores", "cpu", 2,
+                        {"mnist1d_cnn": CostModel(alone=0.002, batched=0.001, batched_runs=6)}, ("rows",))
+ROWS = {REFERENCE.kind: REFERENCE}
+
+
+class Probe:
+    """A probe that takes ``seconds`` and counts its calls."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.calls = seconds, 0
+
+    def __call__(self, workers) -> float:
+        self.calls += 1
+        return self.seconds
+
+
+def test_the_probe_is_priced_by_hand_from_the_rows():
+    cfg = resolve_config({**calibration.PROBE_CONFIG, "max_rounds": calibration.PROBE_ROUNDS})
+    # six runs in one group: the batched rate; each run's cost capped at the probe's rounds
+    assert calibration.priced_probe(REFERENCE) == pytest.approx(6 * run_cost(cfg) * 0.001)
+    steps = cfg.local_steps or cfg.local_epochs * -(-(cfg.num_samples or 50_000) // cfg.clients // cfg.batch_size)
+    assert run_cost(cfg) == calibration.PROBE_ROUNDS * cfg.per_round * steps * 2  # SAM: two gradients a step
+
+
+def test_the_speed_is_measured_once_then_read_from_the_store(tmp_path):
+    priced = calibration.priced_probe(REFERENCE)
+    probe = Probe(3 * priced)
+    rates, speed = calibration.machine_rates(tmp_path, ROWS, "CPU, 2 cores", 2, measure=probe)
+    assert speed.factor == pytest.approx(3) and not speed.cached
+    assert rates.models["mnist1d_cnn"].alone == pytest.approx(0.006)
+    assert rates.models["mnist1d_cnn"].batched == pytest.approx(0.003)
+    again = calibration.machine_speed(tmp_path, ROWS, "CPU, 2 cores", 2, measure=probe)
+    assert again.cached and again.factor == pytest.approx(3) and probe.calls == 1
+    assert (tmp_path / calibration.SPEED_FILE).is_file()
+    assert [p.name for p in tmp_path.iterdir()] == [calibration.SPEED_FILE]  # nothing else written
+
+
+def test_a_machine_without_rows_of_its_own_starts_from_the_reference(tmp_path):
+    probe = Probe(calibration.priced_probe(REFERENCE) / 2)
+    rates, speed = calibration.machine_rates(tmp_path, ROWS, "CPU, 16 cores", 16, measure=probe)
+    assert rates.kind == "CPU, 16 cores" and rates.workers == 16 and speed.reference == "CPU, 2 cores"
+    assert rates.models["mnist1d_cnn"].alone == pytest.approx(0.001)
+    assert calibration.machine_rates(tmp_path, {}, "CPU, 2 cores", 2, measure=probe) is None  # no CPU rows
+
+
+@pytest.mark.parametrize("damage", ["digest", "conditions", "factor", "schema", "link", "huge"])
+def test_a_damaged_or_foreign_measurement_is_measured_again(tmp_path, damage):
+    priced = calibration.priced_probe(REFERENCE)
+    calibration.machine_speed(tmp_path, ROWS, "CPU, 2 cores", 2, measure=Probe(2 * priced))
+    path = tmp_path / calibration.SPEED_FILE
+    record = json.loads(path.read_text())
+    if damage == "digest":
+        record["fields"]["factor"] = 0.5  # a hand-edited figure: its digest no longer matches
+    elif damage == "conditions":
+        record["fields"]["conditions"]["cpus"] += 1
+        record["digest"] = calibration._digest(record["fields"])
+    elif damage == "factor":
+        record["fields"]["factor"] = 1e6
+        record["digest"] = calibration._digest(record["fields"])
+    elif damage == "schema":
+        record = [record]
+    if damage == "link":
+        target = tmp_path.parent / f"{tmp_path.name}-elsewhere.json"
+        target.write_text(json.dumps(record))
+        path.unlink()
+        path.symlink_to(target)
+    elif damage == "huge":
+        path.write_text(json.dumps(record) + " " * 10_000)
+    else:
+        path.write_text(json.dumps(record))
+    assert calibration.read_speed(tmp_path, 2) is None
+    probe = Probe(4 * priced)
+    speed = calibration.machine_speed(tmp_path, ROWS, "CPU, 2 cores", 2, measure=probe)
+    assert probe.calls == 1 and speed.factor == pytest.approx(4) and not speed.cached
+
+
+def test_a_measurement_that_is_no_measurement_fails_in_one_line(tmp_path):
+    with pytest.raises(RuntimeError, match="not a measurement"):
+        calibration.machine_speed(tmp_path, ROWS, "CPU, 2 cores", 2, measure=Probe(0.0))
+    assert not (tmp_path / calibration.SPEED_FILE).exists()
+
+
+def _spec(method: str, seed: int) -> RunSpec:
+    return RunSpec({"method": method, "seed": seed}, {"method": method, "scale": "smoke", "seed": seed})
+
+
+def test_group_seconds_by_hand_and_the_wall_time_of_the_schedule():
+    rates = REFERENCE
+    overrides = {"device": "cpu", "data_root": None, "download": None, "max_rounds": None}
+    group = [_spec("fedavg", 0), _spec("fedavg", 1)]
+    costs = [run_cost(s.resolve(**overrides)) for s in group]
+    rate_of_two = 0.002 + (0.001 - 0.002) / 5  # interpolated between alone and batched-6
+    assert group_seconds(group, overrides, {}, rates) == pytest.approx(sum(costs) * rate_of_two)
+    rid = group[0].run_id(**overrides)
+    cfg = group[0].resolve(**overrides)
+    half = cfg.rounds // 2
+    partly = group_seconds(group, overrides, {rid: half}, rates)
+    assert partly == pytest.approx((run_cost(cfg, half) + costs[1]) * rate_of_two)
+    assert wall_seconds([5.0, 4.0, 3.0], 2) == 7.0
+
+
+def test_ensure_runs_says_the_estimate_then_trains_longest_first_with_the_live_line(tmp_path):
+    specs = [_spec("fedsam", 0), _spec("fedavg", 0), _spec("fedsam", 1), _spec("fedavg", 1)]
+    rates = Rates(REFERENCE, "test rows")
+    before = training_estimate(specs, tmp_path, "cpu", 1, None, rates)
+    lines = []
+    frame = ensure_runs(specs, store=tmp_path, device="cpu", workers=1, log=lines.append, live=True, rates=rates)
+    assert set(frame["status"]) == {"finished"}
+    assert lines[0] == before["line"]
+    assert before["line"].startswith(f"training 4 run(s) in {before['groups']} group(s) on 1 worker(s): about ")
+    # the live line, as plain lines through log (not a terminal): first and last
+    assert lines[1].startswith("training: 0/4 runs, 0/") and "1 running" in lines[1]
+    assert lines[-1].startswith("training: 4/4 runs, ") and lines[-1].endswith("about 0:00 left")
+    # the estimate agrees with itself: nothing is left to train now
+    assert training_estimate(specs, tmp_path, "cpu", 1, None, rates)["runs"] == 0
+
+
+def test_the_groups_are_planned_longest_first_by_their_estimated_seconds(tmp_path):
+    from flcore.executors import LocalExecutor
+    from flcore.reproduction.runner import missing_runs, plan_training
+    from flcore.store import RunStore
+
+    overrides = {"device": "cpu", "data_root": None, "download": None, "max_rounds": None}
+    specs = [_spec("fedavg", 0), _spec("fedsam", 0), _spec("fedsam", 1), _spec("fedsam", 2), _spec("fedavg", 1)]
+    todo, done = missing_runs(specs, RunStore(tmp_path), overrides)
+    groups, seconds = plan_training(todo, done, overrides, "cpu", LocalExecutor(workers=2, device="cpu"),
+                                    Rates(REFERENCE, "test rows"))
+    assert sum(len(g) for g in groups) == 5
+    assert seconds == sorted(seconds, reverse=True)
+    assert seconds == [pytest.approx(group_seconds(g, overrides, {}, REFERENCE)) for g in groups]
+
+
+def test_book_plan_prints_the_estimate_book_prints_before_training_and_writes_nothing(tmp_path, capsys):
+    from pathlib import Path
+
+    from flcore.cli.main import main
+    from flcore.cpus import available_cpus
+    from flcore.reproduction.budget import book_specs
+    from flcore.reproduction.estimate import this_machine
+
+    root = Path(__file__).resolve().parents[1]
+    store = tmp_path / "runs"
+    workers = available_cpus()
+    # this machine's speed, kept by an earlier build: the plan measures nothing
+    calibration.write_speed(store, workers, calibration.Speed(1.5, 3.0, 2.0, "CPU, 2 cores", cached=False))
+    kept = (store / calibration.SPEED_FILE).read_bytes()
+    assert main(["book", "--scale", "small", "--plan", "--store", str(store), "--root", str(root),
+                 "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    rates = this_machine(root, store, "cpu", workers)
+    assert rates.note.endswith("rows x 1.50, this machine's speed, kept in the store")
+    expected = training_estimate(book_specs("small", root), store, "cpu", None, None, rates)
+    assert f"This machine, {expected['line']}" in out.splitlines()
+    assert out.rstrip().endswith("Nothing was trained.")
+    assert [p.name for p in store.iterdir()] == [calibration.SPEED_FILE]
+    assert (store / calibration.SPEED_FILE).read_bytes() == kept
