@@ -228,6 +228,10 @@ def _comparison_text(comparison: dict) -> str:
     text += f" ({VERDICT_TEXT[comparison['verdict']]}"
     if comparison["verdict"] == "inconclusive" and comparison["mde"] is not None:
         text += f", MDE {comparison['mde']:.2f}"
+    if comparison.get("counted_in"):
+        text += f" in {comparison['counted_in']}"
+    if comparison.get("note"):
+        text += f"; {comparison['note']}"
     return text + ")"
 
 

@@ -118,7 +118,7 @@ def verdict_summary(results: list[dict], scale: str) -> str:
     does not run; claims that hold by construction), counted from ``results``."""
     totals = verdict_totals(results)
     accuracy = [r for r in results if r["metric"] in METRICS and METRICS[r["metric"]].accuracy]
-    accuracy_run = [r for r in accuracy if r["verdict"] not in ("not_run", "not_testable")]
+    accuracy_run = [r for r in accuracy if r["verdict"] not in ("not_run", "not_testable", "same_runs")]
     accuracy_decided = [r for r in accuracy_run if r["verdict"] in DECIDED]
     lines = [f"**{len(results)} claim{'s' if len(results) != 1 else ''} at the `{scale}` scale: "
              f"{totals_text(totals)}.**"]
@@ -130,6 +130,9 @@ def verdict_summary(results: list[dict], scale: str) -> str:
                      "scale does not run, and a stand-in never decides them.")
     if totals["not_run"]:
         lines.append(f"{totals['not_run']} rest on cells this scale or this store does not run.")
+    if totals["same_runs"]:
+        lines.append(f"{totals['same_runs']} rest on the same runs as another claim, which counts them: the runs "
+                     "are evidence once.")
     if totals["by_construction"]:
         lines.append(f"{totals['by_construction']} follow from the methods' definitions (by construction): shown, "
                      "not counted as evidence.")
