@@ -157,7 +157,8 @@ def test_show_orderings_captions_the_mean_tau_over_the_blocks():
     assert list(frame["Kendall's \u03c4"]) == [1.0, -1.0] and list(shown.index) == [0, 1]
     assert caption == "The methods ranked by the paper and by our runs; mean Kendall's \u03c4 over the 2 blocks: 0.00."
     empty = show_orderings(page, comparison.iloc[:0], ["alpha"], what="c values")
-    assert empty != empty and page.shown[1][1].startswith("The c values ranked") and page.shown[1][1].endswith("nan.")
+    assert empty != empty and page.shown[1][1].startswith("The c values ranked")
+    assert "undefined (no block" in page.shown[1][1] and "nan" not in page.shown[1][1]
 
 
 def test_ranking_findings_by_scale():
@@ -170,3 +171,29 @@ def test_ranking_findings_by_scale():
                      "MNIST-1D stands in.", SMOKE_NOTE]
     assert ranking_findings(verdicts, 0.25, "paper", "MNIST-1D stands in.") == [
         smoke[0].replace("**smoke**", "**paper**")]
+
+
+def test_mean_tau_says_what_is_undefined_instead_of_printing_nan():
+    from flcore.report.ordering import mean_tau_text
+
+    # FedGloSS Table 9: the paper prints 84.8 % for FedGloSS-SAM with and without ADMM, so
+    # the published values tie in the only block and tau-b is undefined (0 / 0)
+    comparison = pd.DataFrame({"dataset": ["CIFAR-10"] * 2, "alpha": [100.0] * 2,
+                               "algorithm": ["FedGloSS-SAM", "FedGloSS-SAM w/o ADMM"],
+                               "paper": [84.8, 84.8], "ours": [61.0, 59.5]})
+    orderings = ordering_table(comparison, ["dataset", "alpha"])
+    text = mean_tau_text(orderings)
+    assert "nan" not in text.lower() and text.startswith("undefined") and "tie" in text
+    assert mean_tau_text(ordering_table(comparison.iloc[:0], ["dataset", "alpha"])).startswith("undefined")
+    # one block defined (tau 1), one not: the mean over the defined one, said so
+    two = pd.concat([comparison, comparison.assign(alpha=0.0, paper=[70.0, 60.0])])
+    assert mean_tau_text(ordering_table(two, ["dataset", "alpha"])) == "1.00 over 1 of 2 blocks"
+    assert mean_tau_text(ordering_table(two[two["alpha"] == 0.0], ["dataset", "alpha"])) == "1.00"
+
+
+def test_ranking_findings_never_print_nan():
+    from flcore.report.page import ranking_findings
+
+    verdicts = pd.DataFrame([{"verdict": "holds"}])
+    (first, *_) = ranking_findings(verdicts, float("nan"), "small", "MNIST-1D stands in.")
+    assert "nan" not in first and "undefined" in first

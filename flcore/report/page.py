@@ -182,8 +182,11 @@ def ranking_findings(verdicts: pd.DataFrame, mean_tau: float, scale: str, stand_
     (FedSAM Table 2, FedGF Table 1, FedGloSS Table 3): the rankings' mean Kendall's tau and
     :func:`verdict_counts`, ``stand_in`` (what differs below the ``paper`` scale) and, at
     ``smoke``, :data:`SMOKE_NOTE`."""
-    lines = [f"At the **{scale}** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of "
-             f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
+    agreement = (f"the paper's and our rankings agree with a mean Kendall's \u03c4 of {mean_tau:.2f}"
+                 if mean_tau == mean_tau else
+                 "the paper's and our rankings cannot be compared (Kendall's \u03c4 is undefined: no block ranks two "
+                 "methods without ties)")
+    lines = [f"At the **{scale}** scale {agreement}; {verdict_counts(verdicts)}."]
     if scale != "paper":
         lines.append(stand_in)
     if scale == "smoke":
