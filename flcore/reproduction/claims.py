@@ -578,6 +578,17 @@ def cell_interval(values: Sequence[float], spread: dict | None) -> tuple[float, 
     return mean, t_quantile(0.5 + CONFIDENCE / 2, df) * sd / math.sqrt(n)
 
 
+def at_chance(values: Sequence[float], chance: float, spread: dict | None) -> bool | None:
+    """Whether a cell whose seeds scored ``values`` (accuracy, %) sits at ``chance``: the 95 %
+    interval on its mean (:func:`cell_interval`) contains it; None when the interval cannot
+    be had (fewer than three seeds and no reference spread)."""
+    interval = cell_interval(values, spread)
+    if interval is None:
+        return None
+    mean, half = interval
+    return mean - half <= chance <= mean + half
+
+
 def _cell_stats(values: Sequence[float]) -> dict:
     """A cell's mean, sd (None below two seeds) and n over the seeds a comparison reads."""
     return {"mean": _round(_mean(values)), "sd": _round(sample_sd(values)) if len(values) >= 2 else None,
@@ -644,9 +655,9 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
                verdict=test.decide())
     if metric.accuracy:
         chance = chance_accuracy(hi.configs[0].dataset)
-        intervals = [cell_interval([cell.values[s] for s in seeds], spread) for cell in (hi, lo)]
-        if all(i is not None and i[0] - i[1] <= chance <= i[0] + i[1] for i in intervals):
-            (mean_hi, half_hi), (mean_lo, half_lo) = intervals
+        if all(at_chance([cell.values[s] for s in seeds], chance, spread) for cell in (hi, lo)):
+            (mean_hi, half_hi), (mean_lo, half_lo) = (cell_interval([cell.values[s] for s in seeds], spread)
+                                                      for cell in (hi, lo))
             out.update(verdict="neither_learns",
                        reason=f"both cells' 95 % intervals contain chance ({chance:.0f}%): {mean_hi:.2f} "
                               f"\u00b1 {half_hi:.2f} and {mean_lo:.2f} \u00b1 {half_lo:.2f} (n = {len(seeds)})")
