@@ -63,7 +63,10 @@ the reason shown).
 **Timing.**  A metric registered ``timed`` (seconds per round, and what is computed from
 it) is read only from *timed* runs (config ``timed``: trained alone, never batched, so a
 run's round times are its own), and its repeats are their seeds: three timed seeds on the
-machine that trained the store give the spread, not the rounds of one run.
+machine that trained the store give the spread, not the rounds of one run.  The timed runs
+are trained seed by seed, every method's seed 0 before any seed 1
+(:func:`flcore.executors.groups.interleave_timed`), so the two cells of a timing comparison
+see the same load of the machine, not one window each.
 
 **Each distinct comparison once.**  Two listed comparisons that name the same runs and
 read the same values from them (CIFAR-10 and CIFAR-100 at alpha = 0 below the paper scale)
