@@ -409,12 +409,33 @@ def print_summary(results: dict[str, dict], out=None) -> None:
 
 # --------------------------------------------------------------------------- book
 
+#: The configuration a build writes beside ``_config.yml`` when the repository URL is not set
+#: there (:func:`flcore.report.repository.build_config`), removed when the build ends.
+RESOLVED_CONFIG = ".flcore-book-config.yml"
+
+
 def build_book(root: Path, path_output: str | None = None, strict: bool = True) -> int:
-    """``jupyter-book build <root> -W -n --keep-going``; returns its exit status."""
+    """``jupyter-book build <root> -W -n --keep-going``; returns its exit status.  The
+    repository URL is taken now: ``_config.yml`` 's, else the git remote's, else none (the
+    Colab buttons and install cells hidden, every page saying how to set it)."""
+    import yaml
+
+    from flcore.report.repository import UNSET_NOTE, build_config
+
     command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(root)]
     if strict:
         command += ["-W", "-n", "--keep-going"]
     if path_output:
         command += ["--path-output", path_output]
+    config = build_config(Path(root))
+    resolved = Path(root) / RESOLVED_CONFIG
+    if config is not None:
+        resolved.write_text(yaml.safe_dump(config, sort_keys=False))
+        command += ["--config", str(resolved)]
+        url = (config.get("repository") or {}).get("url")
+        print(f"repository URL from the git remote: {url}" if url else UNSET_NOTE, flush=True)
     print("building the book: jupyter-book " + " ".join(command[3:]), flush=True)
-    return subprocess.call(command, cwd=root)
+    try:
+        return subprocess.call(command, cwd=root)
+    finally:
+        resolved.unlink(missing_ok=True)
