@@ -197,3 +197,55 @@ def test_ranking_findings_never_print_nan():
     verdicts = pd.DataFrame([{"verdict": "holds"}])
     (first, *_) = ranking_findings(verdicts, float("nan"), "small", "MNIST-1D stands in.")
     assert "nan" not in first and "undefined" in first
+
+
+def _claim_row(verdict, text="A beats B", reason=None):
+    return {"id": f"x-{verdict}", "text": text, "verdict": verdict, "reason": reason}
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    (["holds", "not_testable"], "holds"),
+    (["holds", "inconclusive"], "inconclusive"),
+    (["holds", "inconclusive", "neither_learns"], "fails"),
+    (["fails", "holds"], "fails"),
+    (["not_testable", "by_construction", "same_runs", "not_run"], "not testable"),
+    ([], "not testable"),
+])
+def test_a_pages_verdict_from_its_claims(verdicts, expected):
+    from flcore.report.page import page_verdict
+
+    assert page_verdict([_claim_row(v) for v in verdicts]) == expected
+
+
+def test_the_verdict_box_names_the_verdict_and_its_reason_in_one_line():
+    from flcore.report.page import verdict_box
+
+    box = verdict_box([_claim_row("holds"), _claim_row("fails", "FedGF beats FedSAM at alpha = 0")], "small")
+    head, cls, reason, end = box.split("\n")
+    assert head == ":::{admonition} Verdict at the small scale: fails" and cls == ":class: flcore-verdict"
+    assert reason.startswith("Of the 2 claims this page checks: 1 hold, 1 fail (\u201cFedGF beats FedSAM at alpha = 0\u201d: "
+                             "fails).") and end == ":::"
+    none = verdict_box([], "smoke")
+    assert "not testable" in none.split("\n")[0] and "No headline claim" in none
+    capped = verdict_box([_claim_row("not_run", reason="not checked: 5 of 300 rounds")], "small")
+    assert "A capped preview: its 1 claim is not checked" in capped
+    away = verdict_box([_claim_row("not_testable", reason="about fmnist with fmnist_cnn")], "small")
+    assert "not testable" in away.split("\n")[0] and "about fmnist with fmnist_cnn" in away
+
+
+def test_finish_page_puts_the_verdict_box_under_the_banner_before_the_tables(tmp_path):
+    import nbformat
+
+    from flcore.reproduction.artifacts import get_artifact
+    from flcore.site.reproduce import finish_page
+
+    path = tmp_path / "page.ipynb"
+    table = nbformat.v4.new_code_cell("show()", outputs=[nbformat.v4.new_output("stream", text="Table 1.\n")])
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title\n\nText."), table]), path)
+    for _ in range(2):  # built again: one box, the new one
+        finish_page(path, "small", [0], "result", artifact=get_artifact("fedsam-table-2"), verdict=":::{admonition} V")
+    cells = nbformat.read(path, as_version=4).cells
+    assert [c.metadata.get("tags", [None])[0] for c in cells[:3]] == [None, "flcore-banner", "flcore-verdict"]
+    assert cells[2].source == ":::{admonition} V" and sum("flcore-verdict" in c.metadata.get("tags", [])
+                                                           for c in cells) == 1
+    assert cells[3].source == "Text." and cells[4].cell_type == "code"

@@ -240,6 +240,54 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
     return "\n".join(lines)
 
 
+#: A page's verdict, from the verdicts of the claims its runs check (:func:`page_verdict`).
+PAGE_VERDICTS = ("holds", "fails", "inconclusive", "not testable")
+
+
+def page_verdict(results: Sequence[dict]) -> str:
+    """One verdict for a page from its claims' (rows of
+    :func:`flcore.reproduction.claims.evaluate`): *fails* when one fails (or neither of its
+    cells learns), else *inconclusive* when one is, else *holds* when one holds, else *not
+    testable* (no claim, or none decided here: about another data set or model, not run,
+    by construction, counted in another claim, a capped preview)."""
+    verdicts = {r["verdict"] for r in results}
+    if verdicts & {"fails", "neither_learns"}:
+        return "fails"
+    if "inconclusive" in verdicts:
+        return "inconclusive"
+    return "holds" if "holds" in verdicts else "not testable"
+
+
+def _short(text: str, limit: int = 90) -> str:
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + "\u2026"
+
+
+def verdict_box(results: Sequence[dict], scale: str, what: str = "page") -> str:
+    """The box an artifact page opens with (MyST admonition, before its tables): the page's
+    verdict (:func:`page_verdict`) at ``scale`` and its one-line reason."""
+    verdict = page_verdict(results)
+    n = len(results)
+    if not n:
+        reason = ("no headline claim of the paper rests on this page's runs: it shows the paper's numbers and "
+                  "ours, and decides nothing")
+    elif all(r["verdict"] == "not_run" and is_capped_reason(r.get("reason")) for r in results):
+        reason = f"a capped preview: its {n} claim{'s are' if n != 1 else ' is'} not checked"
+    else:
+        counts = totals_text(verdict_totals(list(results)))
+        reason = f"of the {n} claim{'s' if n != 1 else ''} this {what} checks: {counts}"
+        named = [r for r in results if r["verdict"] in (("fails", "neither_learns") if verdict == "fails"
+                                                        else ("inconclusive",) if verdict == "inconclusive"
+                                                        else ("holds",))]
+        if named and verdict != "not testable":
+            reason += f" (\u201c{_short(named[0]['text'])}\u201d: {VERDICT_TEXT[named[0]['verdict']]})"
+        elif verdict == "not testable":
+            reasons = [r["reason"] for r in results if r.get("reason")]
+            if reasons:
+                reason += f"; {_short(reasons[0], 160)}"
+    return (f":::{{admonition}} Verdict at the {scale} scale: {verdict}\n:class: flcore-verdict\n"
+            f"{reason[0].upper() + reason[1:]}. The claims and their comparisons are at the end of the page.\n:::")
+
+
 def _capped_text(reason: str) -> str:
     """``"5 of 12 rounds"`` from a capped claim's reason (several: the fewest rounds done)."""
     parts = [part.removeprefix(CAPPED_PREFIX) for part in reason.split("; ") if CAPPED_REASON.fullmatch(part)]
