@@ -379,11 +379,11 @@ def test_coverage_and_claims_pages_agree_with_the_cli(smoke_book):
     listed = subprocess.run([sys.executable, "-m", "flcore", "reproduce", "--list", "--json", "--root", str(root),
                              "--scale", "smoke"], capture_output=True, text=True, check=True).stdout
     rows = [json.loads(line) for line in listed.splitlines()]
-    counts = {s: sum(r["status"] == s for r in rows) for s in ("reproduced", "pending", "not_regenerable")}
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("regenerated", "pending", "not_regenerable")}
     assert sum(counts.values()) == 110
-    assert all(r["scales_built"] == ["smoke"] for r in rows if r["status"] == "reproduced")
+    assert all(r["scales_built"] == ["smoke"] for r in rows if r["status"] == "regenerated")
     coverage = (root / "book" / "coverage.md").read_text()
-    assert (f"| **all** | **110** | **{counts['reproduced']}** | **{counts['pending']}** "
+    assert (f"| **all** | **110** | **{counts['regenerated']}** | **{counts['pending']}** "
             f"| **{counts['not_regenerable']}** |") in coverage
     for row in rows:
         assert row["caption"].replace("|", "\\|") in coverage

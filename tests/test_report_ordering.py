@@ -223,8 +223,8 @@ def test_the_verdict_box_names_the_verdict_and_its_reason_in_one_line():
     box = verdict_box([_claim_row("holds"), _claim_row("fails", "FedGF beats FedSAM at alpha = 0")], "small")
     head, cls, reason, end = box.split("\n")
     assert head == ":::{admonition} Verdict at the small scale: fails" and cls == ":class: flcore-verdict"
-    assert reason.startswith("Of the 2 claims this page checks: 1 hold, 1 fail (\u201cFedGF beats FedSAM at alpha = 0\u201d: "
-                             "fails).") and end == ":::"
+    assert reason.startswith("Of the 2 claims this page checks: 1 hold, 1 fail "
+                             "(\u201cFedGF beats FedSAM at alpha = 0\u201d: fails).") and end == ":::"
     none = verdict_box([], "smoke")
     assert "not testable" in none.split("\n")[0] and "No headline claim" in none
     capped = verdict_box([_claim_row("not_run", reason="not checked: 5 of 300 rounds")], "small")

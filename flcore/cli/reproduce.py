@@ -165,14 +165,14 @@ def _print_plan(args: argparse.Namespace, specs: list, what: str) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     """``--list``: every table and figure of the five papers with its status; for the
-    reproduced ones, whether the page is stale at ``--scale`` (and why)."""
+    regenerated ones, whether the page is stale at ``--scale`` (and why)."""
 
     root = Path(args.root).resolve()
     manifest = load_manifest(root)
     fingerprint = flcore_fingerprint()
     rows = coverage(manifest)
     for row in rows:
-        if row["status"] == "reproduced":
+        if row["status"] == "regenerated":
             reason = stale_reason(get_artifact(row["id"]), manifest["artifacts"].get(row["id"]), root, args.scale,
                                   args.seeds, fingerprint, args.max_rounds)
             row["stale"] = reason
@@ -181,14 +181,14 @@ def _list(args: argparse.Namespace) -> int:
             print(json.dumps(row))
         return 0
     for row in rows:
-        if row["status"] == "reproduced":
+        if row["status"] == "regenerated":
             state = f"stale: {row['stale']}" if row["stale"] else "up to date"
             built = ", ".join(row["scales_built"]) or "-"
-            print(f"{row['id']:<20} reproduced       built: {built:<18} {state}")
+            print(f"{row['id']:<20} regenerated      built: {built:<18} {state}")
         else:
             print(f"{row['id']:<20} {row['status']}")
-    counts = {s: sum(r["status"] == s for r in rows) for s in ("reproduced", "pending", "not_regenerable")}
-    print(f"{len(rows)} tables and figures: {counts['reproduced']} reproduced, {counts['pending']} pending, "
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("regenerated", "pending", "not_regenerable")}
+    print(f"{len(rows)} tables and figures: {counts['regenerated']} regenerated, {counts['pending']} pending, "
           f"{counts['not_regenerable']} not regenerable")
     return 0
 
