@@ -106,23 +106,39 @@ def test_finish_page_banner_comes_from_the_artifacts_runs(tmp_path):
         assert banner.count("rounds") == 1
 
 
-def test_claims_markdown_shows_gaps_thresholds_mdes_units_and_counts():
-    comparison = {"published": {"gap": 5.0}, "gap": 0.5, "threshold": 1.24, "mde": 1.55, "verdict": "inconclusive"}
+def test_claims_markdown_has_one_row_per_comparison_with_its_cells_n_sd_and_source():
+    cells = {"better": {"dataset": "CIFAR-10", "alpha": 0.0, "algorithm": "FedGF", "clients_per_round": 5},
+             "worse": {"dataset": "CIFAR-10", "alpha": 0.0, "algorithm": "FedASAM", "clients_per_round": 5}}
+    paired = {"cells": cells, "published": {"gap": 5.09}, "seeds": [0, 2], "gap": 0.5, "sd": 0.9,
+              "sd_from": "reference pairs", "threshold": 1.24, "mde": 1.55, "verdict": "inconclusive",
+              "reason": None, "note": "left out: seed 1 of FedASAM (CIFAR-10, alpha = 0.0) diverged (n = 2)"}
+    alphas = {"cells": {"better": {"algorithm": "FedSAM", "alpha": 100.0},
+                        "worse": {"algorithm": "FedSAM", "alpha": 0.0}},
+              "published": {"gap": 15.67}, "seeds": [0, 1, 2], "gap": 3.0, "sd": 0.5, "sd_from": "paired seeds",
+              "threshold": 1.24, "mde": 1.55, "verdict": "holds", "reason": None}
+    missing = {"cells": cells, "published": {"gap": 2.0}, "seeds": [], "gap": None, "sd": None, "threshold": None,
+               "mde": None, "verdict": "not_run", "reason": "its artifact has no notebook yet"}
     results = [{"text": "A beats B", "artifacts": ["fedsam-table-2"], "verdict": "inconclusive", "reason": None,
-                "units": "points", "summary": "1 of 1 comparison run: 1 inconclusive", "comparisons": [comparison]},
+                "units": "points", "summary": "2 of 2 comparisons run: 1 hold, 1 inconclusive",
+                "comparisons": [paired, alphas]},
                {"text": "C beats D", "artifacts": ["fedsam-table-1"], "verdict": "not_run", "units": "lambda_max",
                 "reason": "its artifact has no notebook yet",
                 "summary": "0 of 1 comparison run; 1 not run at this scale",
-                "comparisons": [{"published": {"gap": 2.0}, "gap": None, "threshold": None, "mde": None,
-                                 "verdict": "not_run"}]}]
+                "comparisons": [missing]}]
     text = claims_markdown(results, "small")
-    assert "| claim | units | published gap | our gap | threshold (95 %) | MDE (80 %) | verdict | checked by |" in text
-    assert ("| A beats B | points | +5.00 | +0.50 | 1.24 | 1.55 | **inconclusive** (1 of 1 comparison run: 1 "
-            "inconclusive) | fedsam-table-2 |") in text
-    assert ("| C beats D | lambda_max | +2.00 | \u2013 | \u2013 | \u2013 | **not run at this scale** (0 of 1 "
-            "comparison "
-            "run; 1 not run at this scale); its artifact has no notebook yet | fedsam-table-1 |") in text
-    assert "two-sided 95 % t interval" in text  # the decision rule above the table
+    assert ("**A beats B**: **inconclusive** (2 of 2 comparisons run: 1 hold, 1 inconclusive). Checked by "
+            "fedsam-table-2; in points.") in text
+    header = "| setting | better | worse | n | gap (paper) | gap (ours) | sd (from) | threshold | MDE | verdict |"
+    assert text.count(header) == 2
+    assert ("| 1. CIFAR-10, alpha 0, 5 clients/round | FedGF | FedASAM | 2 | +5.09 | +0.50 | 0.90 (reference) "
+            "| 1.24 | 1.55 | inconclusive |") in text
+    assert "| 2. FedSAM | alpha 100 | alpha 0 | 3 | +15.67 | +3.00 | 0.50 (paired) | 1.24 | 1.55 | holds |" in text
+    assert "- 1: left out: seed 1 of FedASAM (CIFAR-10, alpha = 0.0) diverged (n = 2)." in text
+    dash = "\u2013"
+    assert f"| 1. CIFAR-10, alpha 0, 5 clients/round | FedGF | FedASAM | {dash} | +2.00 | {dash} | {dash} |" in text
+    assert "- 1: its artifact has no notebook yet." in text
+    assert "two-sided 95 % t interval" in text  # the decision rule above the tables
+    assert "nan" not in text and "None" not in text
 
 
 def test_verdict_counts_count_each_verdict():
