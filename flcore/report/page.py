@@ -276,7 +276,7 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
         lines += [f"**{result['text']}**: {verdict}. Checked by {checked_by}" + (f"; in {units}." if units else "."),
                   "", "| setting | better | worse | n | gap (paper) | gap (ours) | sd (from) | threshold | MDE "
                   "| verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
-        notes = []
+        notes: dict[str, list[str]] = {}  # what is said -> the rows it is said of
         for number, comparison in enumerate(result["comparisons"], 1):
             setting, better, worse = comparison_cells(comparison)
             seeds = comparison.get("seeds") or []
@@ -287,8 +287,9 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
             said = [comparison.get("note")] + ([comparison.get("reason")] if comparison.get("reason") else [])
             said = [text for text in said if text and not CAPPED_REASON.fullmatch(text)]
             if said:
-                notes.append(f"- {number}: {'; '.join(dict.fromkeys(said))}.")
-        lines += [""] + notes + ([""] if notes else [])
+                notes.setdefault("; ".join(dict.fromkeys(said)), []).append(str(number))
+        lines += [""] + [f"- {', '.join(numbers)}: {text}." for text, numbers in notes.items()]
+        lines += [""] if notes else []
     return "\n".join(lines).rstrip() + "\n"
 
 
