@@ -197,3 +197,68 @@ def test_a_claims_text_names_the_alpha_its_comparisons_use():
         against_iid = re.search(r"\bIID\b|homogeneous", claim.text)
         extra = {a for a in used - named if a >= 100} if against_iid else set()
         assert used - extra == named, f"{claim.id}: text names alpha {named}, comparisons use {sorted(used)}"
+
+
+# --------------------------------------------------------------------------- tables and verdicts agree
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+def _pages_reading_the_claims_seeds() -> set[str]:
+    """The artifact pages whose notebook builds its tables from the seeds the verdicts read."""
+    return {path.stem for path in (ROOT / "notebooks").rglob("*.py") if "with_claim_seeds(" in path.read_text()}
+
+
+def _fake_runs(monkeypatch):
+    """Every run finished with an accuracy drawn from its run id; rows carry the spec's labels."""
+    def frame(specs, store=None):
+        rows = []
+        for spec in specs:
+            digest = hashlib.sha256(spec.resolve().run_id().encode()).digest()
+            rows.append({**spec.labels, "status": "finished",
+                         "mean_last_100": 0.2 + 0.6 * int.from_bytes(digest[:4], "big") / 2 ** 32})
+        return pd.DataFrame(rows)
+
+    monkeypatch.setattr(runner, "results_frame", frame)
+
+
+@pytest.mark.parametrize("scale", ["smoke", "small"])
+def test_every_claims_gap_is_the_difference_of_its_cells_as_the_table_prints_them(monkeypatch, scale):
+    """A page whose table and verdict read different runs cannot be built: for every accuracy
+    comparison the verdicts decide, the gap equals the difference of the two cells as the
+    page's table prints them (mean over the page's runs of the cell, 2 decimals), to the
+    printed precision.  At ``smoke`` every page (one seed everywhere); at ``small`` the pages
+    that read the claims' seeds (:func:`flcore.reproduction.claims.with_claim_seeds`)."""
+    from flcore.report import ours_accuracy
+    from flcore.reproduction.artifacts import artifact_ids, get_artifact
+    from flcore.reproduction.claims import METRICS, _matches, with_claim_seeds
+
+    _fake_runs(monkeypatch)
+    pages = _pages_reading_the_claims_seeds() if scale == "small" else set(artifact_ids())
+    assert {"fedsam-table-2", "fedgf-table-1", "fedgloss-table-3"} <= pages
+    checked = 0
+    for result in evaluate_claims(scale):
+        claim = get_claim(result["id"])
+        if not METRICS[claim.metric].accuracy:
+            continue
+        for comparison in result["comparisons"]:
+            if comparison["gap"] is None:
+                continue
+            listed = claim.comparisons[comparison["listed"][0]]
+            printed = {}
+            for side in ("better", "worse"):
+                cell = getattr(listed, side)
+                page = next(a for a in claim.artifacts if a in artifact_ids()
+                            and any(_matches(s.labels, cell) for s in get_artifact(a).runs(scale, (0,))))
+                if page not in pages:
+                    break
+                specs = with_claim_seeds(get_artifact(page).runs(scale, (0,)), scale, page)
+                frame = runner.results_frame(specs)
+                rows = frame[[_matches(labels, cell) for labels in frame.to_dict("records")]]
+                (mean,) = ours_accuracy(rows, list(cell))["ours"]
+                printed[side] = round(float(mean), 2)
+            else:
+                shown = round(printed["better"] - printed["worse"], 2)
+                assert abs(shown - round(comparison["gap"], 2)) <= 0.01 + 1e-9, (result["id"], comparison["cells"])
+                checked += 1
+    assert checked >= (40 if scale == "smoke" else 15), checked

@@ -853,3 +853,29 @@ def claim_specs(scale: str, artifacts: Iterable[str] | None = None) -> list:
                 for needed in [spec, *(metric.companions(spec) if metric.companions else [])]:
                     out.setdefault(needed.run_id(), needed)
     return list(out.values())
+
+
+def _cell_of(spec) -> tuple:
+    return tuple(sorted((k, repr(v)) for k, v in spec.labels.items() if k != "seed"))
+
+
+def with_claim_seeds(specs: Sequence, scale: str, artifact_id: str) -> list:
+    """``specs`` (an artifact page's runs) and, for each of their cells that a claim of the
+    page reads at more seeds (:func:`claim_specs`), the runs of those seeds: a table built
+    from them shows per cell the mean over the seeds the verdicts read, not seed 0 alone.
+    Added per cell and seed, not per run: two cells may name one run (CIFAR-10 and CIFAR-100
+    at alpha = 0 below the paper scale), and each row of the table needs it."""
+    from flcore.reproduction.artifacts import get_artifact
+
+    needed = {spec.run_id() for spec in claim_specs(scale, [artifact_id])}
+    if not needed:
+        return list(specs)
+    out = list(specs)
+    cells = {_cell_of(spec) for spec in specs}
+    seen = {(_cell_of(spec), _seed_of(spec)) for spec in specs}
+    for spec in _artifact_runs(get_artifact(artifact_id), scale, tuple(CLAIM_SEEDS[scale])):
+        key = (_cell_of(spec), _seed_of(spec))
+        if key[0] in cells and key not in seen and spec.available and spec.run_id() in needed:
+            seen.add(key)
+            out.append(spec)
+    return out
