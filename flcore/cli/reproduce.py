@@ -208,9 +208,9 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     width = max((len(r["id"]) for r in results), default=10)
     for result in results:
         gaps = ", ".join(_comparison_text(c) for c in result["comparisons"])
-        print(f"{result['id']:<{width}}  {VERDICT_TEXT[result['verdict']]:<21}  {result['summary']}"
+        print(f"{result['id']:<{width}}  {VERDICT_TEXT[result['verdict']]:<24}  {result['summary']}"
               + (f"  ({result['reason']})" if result["reason"] else ""))
-        print(f"{'':<{width}}  {'':<21}  {result['units'] or ''}: {gaps}")
+        print(f"{'':<{width}}  {'':<24}  {result['units'] or ''}: {gaps}")
     totals = verdict_totals(results)
     print(f"{len(results)} claims at the {args.scale} scale: "
           + ", ".join(f"{totals[v]} {VERDICT_TEXT[v]}" for v in VERDICTS if totals[v]))
@@ -225,11 +225,11 @@ def _comparison_text(comparison: dict) -> str:
     text = f"{comparison['gap']:+.2f}"
     if comparison["threshold"] is not None:
         text += f" +- {comparison['threshold']:.2f}"
-    text += f" ({VERDICT_TEXT[comparison['verdict']]}"
+    verdict = (f"counted in {comparison['counted_in']}" if comparison.get("counted_in")
+               else VERDICT_TEXT[comparison["verdict"]])
+    text += f" ({verdict}"
     if comparison["verdict"] == "inconclusive" and comparison["mde"] is not None:
         text += f", MDE {comparison['mde']:.2f}"
-    if comparison.get("counted_in"):
-        text += f" in {comparison['counted_in']}"
     if comparison.get("note"):
         text += f"; {comparison['note']}"
     return text + ")"
