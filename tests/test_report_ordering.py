@@ -128,14 +128,15 @@ def test_claims_markdown_has_one_row_per_comparison_with_its_cells_n_sd_and_sour
     text = claims_markdown(results, "small")
     assert ("**A beats B**: **inconclusive** (2 of 2 comparisons run: 1 hold, 1 inconclusive). Checked by "
             "fedsam-table-2; in points.") in text
-    header = "| setting | better | worse | n | gap (paper) | gap (ours) | sd (from) | threshold | MDE | verdict |"
+    header = "| comparison | n | gap: paper / ours | sd (from) | threshold / MDE | verdict |"
     assert text.count(header) == 2
-    assert ("| 1. CIFAR-10, alpha 0, 5 clients/round | FedGF | FedASAM | 2 | +5.09 | +0.50 | 0.90 (reference) "
-            "| 1.24 | 1.55 | inconclusive |") in text
-    assert "| 2. FedSAM | alpha 100 | alpha 0 | 3 | +15.67 | +3.00 | 0.50 (paired) | 1.24 | 1.55 | holds |" in text
+    assert ("| 1. FedGF beats FedASAM (CIFAR-10, alpha 0, 5 clients/round) | 2 | +5.09 / +0.50 | 0.90 (ref. pairs) "
+            "| 1.24 / 1.55 | inconclusive |") in text
+    assert "| 2. alpha 100 beats alpha 0 (FedSAM) | 3 | +15.67 / +3.00 | 0.50 (paired) | 1.24 / 1.55 | holds |" in text
     assert "- 1: left out: seed 1 of FedASAM (CIFAR-10, alpha = 0.0) diverged (n = 2)." in text
     dash = "\u2013"
-    assert f"| 1. CIFAR-10, alpha 0, 5 clients/round | FedGF | FedASAM | {dash} | +2.00 | {dash} | {dash} |" in text
+    assert (f"| 1. FedGF beats FedASAM (CIFAR-10, alpha 0, 5 clients/round) | {dash} | +2.00 / {dash} | {dash} "
+            f"| {dash} / {dash} | not run at this scale |") in text
     assert "- 1: its artifact has no notebook yet." in text
     assert "two-sided 95 % t interval" in text  # the decision rule above the tables
     assert "nan" not in text and "None" not in text

@@ -235,7 +235,7 @@ def comparison_cells(comparison: dict) -> tuple[str, str, str]:
 def _sd_text(comparison: dict) -> str:
     if comparison.get("sd") is None:
         return "\u2013"
-    source = {"paired seeds": "paired", "reference pairs": "reference"}.get(comparison.get("sd_from"),
+    source = {"paired seeds": "paired", "reference pairs": "ref. pairs"}.get(comparison.get("sd_from"),
                                                                            comparison.get("sd_from") or "")
     return f"{comparison['sd']:.2f} ({source})"
 
@@ -252,12 +252,12 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
                     explain: bool = True) -> str:
     """The claims' verdicts (rows of :func:`flcore.reproduction.claims.evaluate`), one block
     per claim: the claim, its verdict with its counts, the pages that check it and its
-    units, then one row per distinct comparison -- its setting and two cells, the seeds
-    shared (n), the published and our gap, the sd with its source (paired seeds or the
-    reference pairs), the threshold (95 %), the MDE (80 %) and its verdict -- and below the
-    table what a row needs said (diverged runs left out, why one is not run); ``link``
-    turns an artifact id into the text shown for it (default: the id); ``explain`` puts the
-    decision rule above."""
+    units, then one row per distinct comparison -- its two cells and their shared setting,
+    the seeds shared (n), the published and our gap, the sd with its source (paired seeds or
+    the reference pairs), the threshold (95 %) and the MDE (80 %), and its verdict; six
+    columns, so that the verdict is in view at 1280 px -- and below the table what a row
+    needs said (diverged runs left out, why one is not run); ``link`` turns an artifact id
+    into the text shown for it (default: the id); ``explain`` puts the decision rule above."""
     if not results:
         return "No claim of the registry is checked by this page."
     lines = [f"Verdicts at the **{scale}** scale. {RULE_TEXT}", ""] if explain else []
@@ -274,16 +274,17 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
                 verdict += f"; {result['reason']}"
         units = result.get("units") or ""
         lines += [f"**{result['text']}**: {verdict}. Checked by {checked_by}" + (f"; in {units}." if units else "."),
-                  "", "| setting | better | worse | n | gap (paper) | gap (ours) | sd (from) | threshold | MDE "
-                  "| verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
+                  "", "| comparison | n | gap: paper / ours | sd (from) | threshold / MDE | verdict |",
+                  "|---|---|---|---|---|---|"]
         notes: dict[str, list[str]] = {}  # what is said -> the rows it is said of
         for number, comparison in enumerate(result["comparisons"], 1):
             setting, better, worse = comparison_cells(comparison)
             seeds = comparison.get("seeds") or []
-            lines.append(f"| {number}. {setting} | {better} | {worse} | {len(seeds) or chr(0x2013)} "
-                         f"| {_number(comparison['published']['gap'])} | {_comparison_cell(comparison, 'gap')} "
-                         f"| {_sd_text(comparison)} | {_comparison_cell(comparison, 'threshold')} "
-                         f"| {_comparison_cell(comparison, 'mde')} | {_comparison_verdict(comparison)} |")
+            cells = f"{number}. {better} beats {worse}" + (f" ({setting})" if setting else "")
+            lines.append(f"| {cells} | {len(seeds) or chr(0x2013)} "
+                         f"| {_number(comparison['published']['gap'])} / {_comparison_cell(comparison, 'gap')} "
+                         f"| {_sd_text(comparison)} | {_comparison_cell(comparison, 'threshold')} / "
+                         f"{_comparison_cell(comparison, 'mde')} | {_comparison_verdict(comparison)} |")
             said = [comparison.get("note")] + ([comparison.get("reason")] if comparison.get("reason") else [])
             said = [text for text in said if text and not CAPPED_REASON.fullmatch(text)]
             if said:
