@@ -88,8 +88,10 @@ them: :func:`claim_specs`); other cells keep the seeds they are asked for.  What
 small book's 30 minutes on 2 cores (``flcore.reproduction.budget``): every accuracy claim
 and every claim on a metric read from the runs' curves or timings (rounds, transmissions,
 bits, speed-up, cost and time ratios, seconds per round) gets three seeds, except the four
-appendix ablations whose ``claims.yaml`` says ``one_seed`` (and why); the Hessian analyses of
-stored models keep one seed.  A claim with one seed is judged with the reference pairs'
+appendix ablations whose ``claims.yaml`` says ``one_seed`` (and why) -- save their comparisons
+with a cell another claim reads at three seeds, whose other cell gets them too, so that a
+page's table and its verdicts read the same runs; the Hessian analyses of stored models keep
+one seed.  A claim with one seed is judged with the reference pairs'
 spread, measured in its own metric.
 """
 from __future__ import annotations
@@ -827,27 +829,61 @@ def verdict_totals(results: Sequence[dict]) -> dict[str, int]:
 
 # --------------------------------------------------------------------------- the runs claims need
 
+def _testable_cells(claim: Claim, comparison: Comparison, scale: str, seeds: Sequence[int]) -> list | None:
+    """The specs of both cells of ``comparison`` at ``seeds`` when the scale can test it."""
+    cells = [cell_specs(claim, cell, scale, seeds)[0] for cell in (comparison.better, comparison.worse)]
+    if not all(cells) or not all(s.available for specs in cells for s in specs):
+        return None
+    if untestable_reason(claim, comparison, [s.resolve() for specs in cells for s in specs], scale):
+        return None
+    return cells
+
+
+def _seeded(claim: Claim) -> Metric | None:
+    metric = METRICS.get(claim.metric)
+    return None if metric is None or metric.by_construction or not metric.seeded else metric
+
+
+@lru_cache(maxsize=4)
+def _many_seed_runs(scale: str) -> frozenset:
+    """The run ids the claims that need seeds read at :data:`CLAIM_SEEDS` (every paper)."""
+    seeds = CLAIM_SEEDS.get(scale, (0,))
+    out = set()
+    for claim in all_claims():
+        if _seeded(claim) is None or claim.one_seed:
+            continue
+        for comparison in claim.comparisons:
+            for specs in _testable_cells(claim, comparison, scale, seeds) or []:
+                out.update(spec.run_id() for spec in specs)
+    return frozenset(out)
+
+
 def claim_specs(scale: str, artifacts: Iterable[str] | None = None) -> list:
     """The runs the claims' seeds add at ``scale``: every cell of the claims (checked by
     ``artifacts``; default all) whose metric is ``seeded``, at :data:`CLAIM_SEEDS`, with the
     runs its metric reads beside it (``companions``), when the scale can test the
-    comparison.  Pending specs are left out."""
+    comparison.  A claim that keeps one seed (``one_seed``) gets them only for a comparison
+    one of whose cells another claim reads at those seeds: both cells then have the same
+    seeds, so the page's table (one mean per cell) and the verdict (the seeds both cells
+    ran) read the same runs.  Pending specs are left out."""
     seeds = CLAIM_SEEDS.get(scale, (0,))
     if len(seeds) <= 1:
         return []
     wanted = None if artifacts is None else set(artifacts)
+    many = _many_seed_runs(scale)
     out: dict[str, Any] = {}
     for claim in all_claims():
         if wanted is not None and not wanted & set(claim.artifacts):
             continue
-        metric = METRICS.get(claim.metric)
-        if metric is None or metric.by_construction or not metric.seeded or claim.one_seed:
+        metric = _seeded(claim)
+        if metric is None:
             continue
         for comparison in claim.comparisons:
-            cells = [cell_specs(claim, cell, scale, seeds)[0] for cell in (comparison.better, comparison.worse)]
-            if not all(cells) or not all(s.available for specs in cells for s in specs):
+            cells = _testable_cells(claim, comparison, scale, seeds)
+            if cells is None:
                 continue
-            if untestable_reason(claim, comparison, [s.resolve() for specs in cells for s in specs], scale):
+            if claim.one_seed and not any(spec.run_id() in many for specs in cells for spec in specs
+                                          if _seed_of(spec) != 0):
                 continue
             for spec in cells[0] + cells[1]:
                 for needed in [spec, *(metric.companions(spec) if metric.companions else [])]:
