@@ -4,7 +4,8 @@ The build runs in a temporary copy of the book's sources (``notebooks/``, ``book
 ``_config.yml``, ``_toc.yml``) so the working tree is left alone.  The browser visits
 every page offline from the built files and requires: no console error, no failed
 request, no broken internal link, every image loaded, MathJax rendered from the build,
-code inputs collapsed.  The checks on the built files: no path of the building machine
+code inputs collapsed; at 1280 px the claims tables' verdict column is in view and no page
+prints ``nan`` or ``None`` outside code.  The checks on the built files: no path of the building machine
 anywhere, every artifact page names its scale and data set first, every table has CSV
 downloads, the Coverage page agrees with ``flcore reproduce --list --json``, and the
 Claims page lists every claim.  The browser check is skipped when Chromium or its driver
@@ -287,6 +288,59 @@ def test_browser_pages_clean(smoke_book, browser):
     assert not problems, "\n".join(problems)
 
 
+#: every claims table's "verdict" header: its right edge, its table container's right edge,
+#: how far the container scrolls sideways, and the window's width
+VERDICT_COLUMN = """const out = [];
+for (const th of document.querySelectorAll('th')) {
+  if (th.innerText.trim() !== 'verdict') continue;
+  const box = th.closest('table').parentElement;
+  out.push([th.getBoundingClientRect().right, box.getBoundingClientRect().right, box.scrollWidth - box.clientWidth,
+            document.documentElement.clientWidth]);
+}
+return out;"""
+#: the page's text outside code (code inputs, literals, highlighted blocks)
+TEXT_OUTSIDE_CODE = """const copy = (document.querySelector('main') || document.body).cloneNode(true);
+copy.querySelectorAll('pre, code, kbd, .highlight, .cell_input, script, style').forEach(e => e.remove());
+const walker = document.createTreeWalker(copy, NodeFilter.SHOW_TEXT), parts = [];
+while (walker.nextNode()) parts.push(walker.currentNode.nodeValue);
+return parts.join(' ');"""
+
+
+@pytest.mark.slow
+def test_browser_claims_tables_show_the_verdict_at_1280_px_and_no_page_prints_nan(smoke_book, browser):
+    """At 1280 px the verdict column of every claims table (Claims, the landing pages, the
+    artifact pages' verdicts) is in view without scrolling sideways, and no page visited
+    prints ``nan`` or ``None`` outside code (the API reference, whose signatures are code,
+    is not visited)."""
+    root, result = smoke_book
+    assert result.returncode == 0
+    html = root / "_build" / "html"
+    size = browser.get_window_size()
+    browser.set_window_size(1280, 900)
+    problems = []
+    try:
+        landing = [html / "book" / "claims.html"] + [html / "book" / paper / "index.html"
+                                                     for paper in ("fedsam", "fedgloss", "fedgf", "fedlesam", "fedima")]
+        pages = list(dict.fromkeys(landing + [p for p in _sample(html, _pages(html)) if "api" not in p.parts]))
+        for page in pages:
+            name = page.relative_to(html).as_posix()
+            _visit(browser, page)
+            columns = browser.execute_script(VERDICT_COLUMN)
+            if page in landing and not columns:
+                problems.append(f"{name}: no claims table")
+            for right, box_right, scroll, width in columns:
+                if right > box_right + 1 or right > width or scroll > 1:
+                    problems.append(f"{name}: verdict column at {right:.0f} px, its table's box ends at "
+                                    f"{box_right:.0f} px (scrolls {scroll} px), window {width} px")
+                    break
+            found = re.findall(r".{0,40}\b(?:nan|NaN|None)\b.{0,20}", browser.execute_script(TEXT_OUTSIDE_CODE))
+            if found:
+                problems.append(f"{name}: prints {found[:3]}")
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.slow
 def test_browser_check_catches_a_page_that_fetches_from_the_network(browser, tmp_path):
     """The failed-request check of ``test_browser_pages_clean`` can fail: a page that loads its
@@ -379,11 +433,11 @@ def test_coverage_and_claims_pages_agree_with_the_cli(smoke_book):
     listed = subprocess.run([sys.executable, "-m", "flcore", "reproduce", "--list", "--json", "--root", str(root),
                              "--scale", "smoke"], capture_output=True, text=True, check=True).stdout
     rows = [json.loads(line) for line in listed.splitlines()]
-    counts = {s: sum(r["status"] == s for r in rows) for s in ("reproduced", "pending", "not_regenerable")}
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("regenerated", "pending", "not_regenerable")}
     assert sum(counts.values()) == 110
-    assert all(r["scales_built"] == ["smoke"] for r in rows if r["status"] == "reproduced")
+    assert all(r["scales_built"] == ["smoke"] for r in rows if r["status"] == "regenerated")
     coverage = (root / "book" / "coverage.md").read_text()
-    assert (f"| **all** | **110** | **{counts['reproduced']}** | **{counts['pending']}** "
+    assert (f"| **all** | **110** | **{counts['regenerated']}** | **{counts['pending']}** "
             f"| **{counts['not_regenerable']}** |") in coverage
     for row in rows:
         assert row["caption"].replace("|", "\\|") in coverage

@@ -163,3 +163,24 @@ def test_an_unreachable_ray_address_fails_fast(tmp_path, capsys, address, messag
     code, err = _reproduce(["reproduce", "fedsam-table-2", "--scale", "smoke", "--executor", "ray",
                             "--address", address, "--store", str(tmp_path / "s"), "--root", _root(tmp_path)], capsys)
     assert code == 2 and message in err and not (tmp_path / "s").exists()
+
+
+def test_timed_runs_of_a_timing_table_are_interleaved_seed_by_seed_not_one_window_per_method():
+    from flcore.executors.groups import group_runs
+    from flcore.reproduction.artifacts import get_artifact
+
+    # FedLESAM Table 5 at small: three timed seeds of each method.  Largest cost first put
+    # FedSAM's three seeds first and FedLESAM's last, each method timed in its own window of
+    # the machine's load; interleaved, every method's seed s is trained before any seed s + 1
+    specs = [s for s in get_artifact("fedlesam-table-5").runs("small", (0, 1, 2)) if s.available]
+    groups = group_runs({s.run_id(): s for s in specs}, device="cpu", workers=1)
+    timed = [g[0] for g in groups if len(g) == 1 and g[0].config.get("timed")]
+    methods = {s.method for s in timed}
+    assert len(timed) == 3 * len(methods) and {"fedsam", "fedlesam-s"} <= methods
+    seeds = [int(s.config.get("seed", s.labels.get("seed", 0))) for s in timed]
+    assert seeds == sorted(seeds)
+    for seed in (0, 1, 2):
+        assert {s.method for s, k in zip(timed, seeds) if k == seed} == methods
+    # a FedSAM run and a FedLESAM run of one seed are at most one window of the methods apart
+    position = {(s.method, k): i for i, (s, k) in enumerate(zip(timed, seeds))}
+    assert all(abs(position["fedsam", k] - position["fedlesam-s", k]) < len(methods) for k in (0, 1, 2))

@@ -204,3 +204,26 @@ def test_flatter_net_finding_counts_the_panels_where_the_net_rises_less():
     assert fa.flatter_net_finding(summary, "FedGloSS-SAM", ["FedSAM", "FedSMOO"]) == (
         "FedGloSS-SAM's surface rises less than the other method's in 1 of 3 panels")
     assert fa.flatter_net_finding(summary.iloc[:0], "FedGloSS-SAM", ["FedSAM"]).endswith("in 0 of 0 panels")
+
+
+def test_fig_7_does_not_call_a_method_at_chance_the_flattest():
+    from flcore.papers.fedgloss.analysis import flattest_learning
+
+    # FedSpeed has the lowest lambda_1 but scores 10.1, 9.9, 10.0 % where chance is 10 %: its
+    # interval 10.0 +- 4.303 x 0.1 / sqrt 3 contains chance, so it is not ranked; FedGloSS-SAM
+    # (61 %) is the flattest of the methods that learn
+    table = pd.DataFrame({"setting": ["A"] * 3, "algorithm": ["FedSpeed", "FedGloSS-SAM", "FedSAM"],
+                          "lambda_1": [0.5, 3.0, 9.0]})
+    accuracy = {"FedSpeed": [0.101, 0.099, 0.100], "FedGloSS-SAM": [0.60, 0.62, 0.61], "FedSAM": [0.55, 0.57, 0.56]}
+    runs = pd.DataFrame([{"setting": "A", "algorithm": name, "status": "finished", "mean_last_100": v}
+                         for name, values in accuracy.items() for v in values])
+    flattest, at_chance = flattest_learning(table, runs, 10.0, None)
+    assert flattest["algorithm"].tolist() == ["FedGloSS-SAM"] and at_chance == {("A",): ["FedSpeed"]}
+    # one seed each: the reference spread decides (sd 1, df 4 -> 10.4 +- 2.78 contains 10)
+    one = runs.groupby("algorithm", sort=False).head(1).assign(mean_last_100=[0.104, 0.60, 0.55])
+    flattest, at_chance = flattest_learning(table, one, 10.0, {"sd": 1.0, "df": 4})
+    assert flattest["algorithm"].tolist() == ["FedGloSS-SAM"] and at_chance == {("A",): ["FedSpeed"]}
+    # every method learns: the lowest bar is the flattest
+    learns = runs.assign(mean_last_100=[0.30, 0.31, 0.32] + [0.60, 0.62, 0.61] + [0.55, 0.57, 0.56])
+    flattest, at_chance = flattest_learning(table, learns, 10.0, None)
+    assert flattest["algorithm"].tolist() == ["FedSpeed"] and at_chance == {}

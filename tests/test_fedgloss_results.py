@@ -182,6 +182,21 @@ def test_cost_cells_leave_out_the_published_speedup_when_the_table_has_none():
     assert shown["speed-up (ours)"].tolist() == ["1.0x", "2.5x", "-"]
 
 
+def test_table_5_shows_our_speed_up_although_the_paper_prints_none(monkeypatch):
+    # Table 5 publishes rounds and bits, no speed-up: the merge suffixes only the shared
+    # columns, so ours is "speedup" (not "speedup (ours)") and was printed "-" in every row
+    ours = pd.DataFrame({"model": ["CNN", "CNN"], "dataset": ["CIFAR-10", "CIFAR-10"], "alpha": [0.0, 0.0],
+                         "block": ["SGD", "SAM"], "algorithm": ["FedAvg", "FedGloSS-SAM"],
+                         "rounds": [300.0, 80.0], "speedup": [1.0, 3.75], "relative_bits": [1.0, 0.2667],
+                         "target": [40.0, 40.0], "reached": [1.0, 1.0], "status": ["finished", "finished"]})
+    monkeypatch.setattr(gloss, "cost_frame", lambda runs, keys: ours)
+    merged, _, _ = gloss.cost_comparison(pd.DataFrame(), "fedgloss-table-5")
+    shown = gloss.cost_cells(merged)
+    assert "speed-up (paper)" not in shown
+    assert shown["speed-up (ours)"].tolist() == ["1.0x", "3.8x"]  # 300 / 80 = 3.75
+    assert shown["rounds (ours)"].tolist() == ["300", "80"]
+
+
 def test_final_accuracy_leaders_pick_the_best_method_per_panel():
     federated = pd.DataFrame({
         "panel": ["alpha = 0, SAM clients"] * 3 + ["alpha = 0, SGD clients"] * 2,

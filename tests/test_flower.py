@@ -184,6 +184,8 @@ def test_flower_tutorial_runs_under_flowers_engine(tmp_path):
     for name in ("fedsam", "fedgloss-sam"):
         assert f"{name}: same clients True, max |Flower - flcore| = 0.0e+00" in text, name
     assert "12 Flower rounds in" in text
+    chatter = [line for line in text.splitlines() if " INFO " in f" {line} " or "WARNING" in line]
+    assert not chatter, chatter[:5]  # Ray's and Flower's log lines stay off the page
 
 
 def test_the_families_revisit_clients_so_their_state_must_persist():
@@ -426,3 +428,42 @@ def test_without_flower_the_import_says_how_to_install():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(TESTS.parent)})
     assert done.stdout.strip() == 'flcore.flower needs Flower: pip install "flcore[flower]"', done.stderr[-2000:]
+
+
+def test_quiet_output_keeps_rays_and_flowers_lines_off_the_page(capfd):
+    """The Flower tutorial printed Ray's INFO and WARNING lines: those of its Python loggers
+    and those its processes write to the inherited standard error.  Quiet, none reaches the
+    page; a failure shows what was printed; the loggers' levels come back."""
+    import logging
+    import warnings
+
+    from flcore.flower.simulation import quiet_output
+
+    ray, child = logging.getLogger("ray"), logging.getLogger("ray.quiet_test_child")
+    handler = logging.StreamHandler(sys.__stderr__)
+    before = ray.level
+    ray.addHandler(handler)
+    ray.setLevel(logging.INFO)
+    child.setLevel(logging.INFO)
+    process = [sys.executable, "-c", "import sys; sys.stderr.write('[raylet] INFO started\\n'); "
+                                     "print('WARNING object store on /tmp', flush=True)"]
+    try:
+        with quiet_output():
+            ray.info("INFO worker.py -- Started a local Ray instance.")
+            child.warning("WARNING services.py -- shared memory is small")
+            subprocess.run(process, check=True)
+            print("printed by the library")
+            warnings.warn("a deprecation notice", DeprecationWarning, stacklevel=1)
+        out, err = capfd.readouterr()
+        assert out == "" and err == "", (out, err)
+        assert ray.level == logging.INFO and child.level == logging.INFO
+        with pytest.raises(RuntimeError, match="broke"), quiet_output():
+            subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('ERROR raylet died\\n')"], check=True)
+            raise RuntimeError("the simulation broke")
+        assert "ERROR raylet died" in capfd.readouterr().err
+        print("after")
+        assert capfd.readouterr().out == "after\n"  # the descriptors are back
+    finally:
+        ray.removeHandler(handler)
+        ray.setLevel(before)
+        child.setLevel(logging.NOTSET)

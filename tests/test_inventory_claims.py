@@ -57,10 +57,10 @@ def test_inventory_statuses():
     by_id = {r["id"]: r for r in rows}
     assert set(artifact_ids()) <= set(by_id)
     for row in rows:
-        assert row["status"] in ("reproduced", "pending", "not_regenerable")
+        assert row["status"] in ("regenerated", "pending", "not_regenerable")
         # heavy and schematic artifacts may have a page (registered, no runs): still not regenerable
         regenerable = row["class"] not in ("heavy", "schematic")
-        assert (row["status"] == "reproduced") == (row["id"] in artifact_ids() and regenerable)
+        assert (row["status"] == "regenerated") == (row["id"] in artifact_ids() and regenerable)
         if row["class"] in ("heavy", "schematic"):
             assert row["status"] == "not_regenerable" and len(row["reason"]) > 20
     assert by_id["fedsam-table-2"]["scales_built"] == ["smoke", "small"]  # the scales' order, not the manifest's
@@ -352,7 +352,7 @@ def test_reproduce_list_json_has_one_object_per_artifact(tmp_path):
         assert {"id", "paper", "kind", "class", "status", "scales_built", "claims"} <= set(row)
         assert row["kind"] in ("table", "figure") and row["paper"] in PAPERS
     regenerable = {r["id"] for r in rows if r["class"] not in ("heavy", "schematic")}
-    assert {r["id"] for r in rows if r["status"] == "reproduced"} == set(artifact_ids()) & regenerable
+    assert {r["id"] for r in rows if r["status"] == "regenerated"} == set(artifact_ids()) & regenerable
     # a heavy or schematic artifact with a page is listed, not regenerated
     assert all(r["status"] == "not_regenerable" for r in rows if r["id"] not in regenerable)
 
@@ -382,7 +382,7 @@ def test_claims_cli_reports_every_claim_and_refuses_an_unknown_paper(tmp_path):
 def test_inventory_status_follows_the_registry():
     for entry in inventory():
         assert status(entry) == ("not_regenerable" if entry.cls in ("heavy", "schematic")
-                                 else "reproduced" if entry.id in artifact_ids() else "pending")
+                                 else "regenerated" if entry.id in artifact_ids() else "pending")
 
 
 def test_toc_lists_every_paper_page_and_every_registered_artifact_under_its_paper():
@@ -454,4 +454,24 @@ def test_claims_and_landing_pages_open_with_the_counts_and_what_the_scale_decide
     assert "Of the 3 accuracy claims this scale runs 2 and decides 1 (holds or fails)" in opening
     assert "pooled standard deviation of the per-seed accuracy difference is **0.35** points on 4" in page
     landing = paper_page("fedsam", [], results, tmp_path, "small")
-    assert landing.split("\n")[4].startswith("**4 claims at the `small` scale:")
+    # the first screen names the stand-in, then the counts
+    assert landing.split("\n")[4].startswith("**Built at the `small` scale on MNIST-1D**, which stands in for the "
+                                              "paper's CIFAR-10 and CIFAR-100 with its cnn")
+    assert landing.split("\n")[6].startswith("**4 claims at the `small` scale:")
+
+
+def test_coverage_says_regenerated_on_the_stand_in_with_each_pages_verdicts(tmp_path):
+    from flcore.site.pages import coverage_page
+
+    rows = coverage({"artifacts": {"fedsam-table-2": {"built": {"smoke": {}, "small": {}}},
+                                   "fedgf-table-1": {"built": {"small": {}, "paper": {}}}}})
+    table2 = next(r for r in rows if r["id"] == "fedsam-table-2")
+    results = [{**_page_result("holds"), "id": table2["claims"][0]},
+               {**_page_result("inconclusive"), "id": table2["claims"][1]}]
+    page = coverage_page(rows, tmp_path, "small", results)
+    line = next(line for line in page.splitlines() if line.startswith("| Table 2 | Accuracy of FedAvg"))
+    assert "| regenerated on MNIST-1D (smoke, small) |" in line and line.endswith("| 1 hold, 1 inconclusive |")
+    fedgf = next(line for line in page.splitlines() if "regenerated on MNIST-1D (small); on the paper's data" in line)
+    assert fedgf.startswith("| Table 1 |")
+    assert "reproduced" not in page
+    assert "at the small scale on **MNIST-1D**, which stands in for the papers' data" in page

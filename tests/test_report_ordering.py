@@ -106,23 +106,40 @@ def test_finish_page_banner_comes_from_the_artifacts_runs(tmp_path):
         assert banner.count("rounds") == 1
 
 
-def test_claims_markdown_shows_gaps_thresholds_mdes_units_and_counts():
-    comparison = {"published": {"gap": 5.0}, "gap": 0.5, "threshold": 1.24, "mde": 1.55, "verdict": "inconclusive"}
+def test_claims_markdown_has_one_row_per_comparison_with_its_cells_n_sd_and_source():
+    cells = {"better": {"dataset": "CIFAR-10", "alpha": 0.0, "algorithm": "FedGF", "clients_per_round": 5},
+             "worse": {"dataset": "CIFAR-10", "alpha": 0.0, "algorithm": "FedASAM", "clients_per_round": 5}}
+    paired = {"cells": cells, "published": {"gap": 5.09}, "seeds": [0, 2], "gap": 0.5, "sd": 0.9,
+              "sd_from": "reference pairs", "threshold": 1.24, "mde": 1.55, "verdict": "inconclusive",
+              "reason": None, "note": "left out: seed 1 of FedASAM (CIFAR-10, alpha = 0.0) diverged (n = 2)"}
+    alphas = {"cells": {"better": {"algorithm": "FedSAM", "alpha": 100.0},
+                        "worse": {"algorithm": "FedSAM", "alpha": 0.0}},
+              "published": {"gap": 15.67}, "seeds": [0, 1, 2], "gap": 3.0, "sd": 0.5, "sd_from": "paired seeds",
+              "threshold": 1.24, "mde": 1.55, "verdict": "holds", "reason": None}
+    missing = {"cells": cells, "published": {"gap": 2.0}, "seeds": [], "gap": None, "sd": None, "threshold": None,
+               "mde": None, "verdict": "not_run", "reason": "its artifact has no notebook yet"}
     results = [{"text": "A beats B", "artifacts": ["fedsam-table-2"], "verdict": "inconclusive", "reason": None,
-                "units": "points", "summary": "1 of 1 comparison run: 1 inconclusive", "comparisons": [comparison]},
+                "units": "points", "summary": "2 of 2 comparisons run: 1 hold, 1 inconclusive",
+                "comparisons": [paired, alphas]},
                {"text": "C beats D", "artifacts": ["fedsam-table-1"], "verdict": "not_run", "units": "lambda_max",
                 "reason": "its artifact has no notebook yet",
                 "summary": "0 of 1 comparison run; 1 not run at this scale",
-                "comparisons": [{"published": {"gap": 2.0}, "gap": None, "threshold": None, "mde": None,
-                                 "verdict": "not_run"}]}]
+                "comparisons": [missing]}]
     text = claims_markdown(results, "small")
-    assert "| claim | units | published gap | our gap | threshold (95 %) | MDE (80 %) | verdict | checked by |" in text
-    assert ("| A beats B | points | +5.00 | +0.50 | 1.24 | 1.55 | **inconclusive** (1 of 1 comparison run: 1 "
-            "inconclusive) | fedsam-table-2 |") in text
-    assert ("| C beats D | lambda_max | +2.00 | \u2013 | \u2013 | \u2013 | **not run at this scale** (0 of 1 "
-            "comparison "
-            "run; 1 not run at this scale); its artifact has no notebook yet | fedsam-table-1 |") in text
-    assert "two-sided 95 % t interval" in text  # the decision rule above the table
+    assert ("**A beats B**: **inconclusive** (2 of 2 comparisons run: 1 hold, 1 inconclusive). Checked by "
+            "fedsam-table-2; in points.") in text
+    header = "| comparison | n | gap: paper / ours | sd (from) | threshold / MDE | verdict |"
+    assert text.count(header) == 2
+    assert ("| 1. FedGF beats FedASAM (CIFAR-10, alpha 0, 5 clients/round) | 2 | +5.09 / +0.50 | 0.90 (ref. pairs) "
+            "| 1.24 / 1.55 | inconclusive |") in text
+    assert "| 2. alpha 100 beats alpha 0 (FedSAM) | 3 | +15.67 / +3.00 | 0.50 (paired) | 1.24 / 1.55 | holds |" in text
+    assert "- 1: left out: seed 1 of FedASAM (CIFAR-10, alpha = 0.0) diverged (n = 2)." in text
+    dash = "\u2013"
+    assert (f"| 1. FedGF beats FedASAM (CIFAR-10, alpha 0, 5 clients/round) | {dash} | +2.00 / {dash} | {dash} "
+            f"| {dash} / {dash} | not run at this scale |") in text
+    assert "- 1: its artifact has no notebook yet." in text
+    assert "two-sided 95 % t interval" in text  # the decision rule above the tables
+    assert "nan" not in text and "None" not in text
 
 
 def test_verdict_counts_count_each_verdict():
@@ -157,7 +174,8 @@ def test_show_orderings_captions_the_mean_tau_over_the_blocks():
     assert list(frame["Kendall's \u03c4"]) == [1.0, -1.0] and list(shown.index) == [0, 1]
     assert caption == "The methods ranked by the paper and by our runs; mean Kendall's \u03c4 over the 2 blocks: 0.00."
     empty = show_orderings(page, comparison.iloc[:0], ["alpha"], what="c values")
-    assert empty != empty and page.shown[1][1].startswith("The c values ranked") and page.shown[1][1].endswith("nan.")
+    assert empty != empty and page.shown[1][1].startswith("The c values ranked")
+    assert "undefined (no block" in page.shown[1][1] and "nan" not in page.shown[1][1]
 
 
 def test_ranking_findings_by_scale():
@@ -170,3 +188,81 @@ def test_ranking_findings_by_scale():
                      "MNIST-1D stands in.", SMOKE_NOTE]
     assert ranking_findings(verdicts, 0.25, "paper", "MNIST-1D stands in.") == [
         smoke[0].replace("**smoke**", "**paper**")]
+
+
+def test_mean_tau_says_what_is_undefined_instead_of_printing_nan():
+    from flcore.report.ordering import mean_tau_text
+
+    # FedGloSS Table 9: the paper prints 84.8 % for FedGloSS-SAM with and without ADMM, so
+    # the published values tie in the only block and tau-b is undefined (0 / 0)
+    comparison = pd.DataFrame({"dataset": ["CIFAR-10"] * 2, "alpha": [100.0] * 2,
+                               "algorithm": ["FedGloSS-SAM", "FedGloSS-SAM w/o ADMM"],
+                               "paper": [84.8, 84.8], "ours": [61.0, 59.5]})
+    orderings = ordering_table(comparison, ["dataset", "alpha"])
+    text = mean_tau_text(orderings)
+    assert "nan" not in text.lower() and text.startswith("undefined") and "tie" in text
+    assert mean_tau_text(ordering_table(comparison.iloc[:0], ["dataset", "alpha"])).startswith("undefined")
+    # one block defined (tau 1), one not: the mean over the defined one, said so
+    two = pd.concat([comparison, comparison.assign(alpha=0.0, paper=[70.0, 60.0])])
+    assert mean_tau_text(ordering_table(two, ["dataset", "alpha"])) == "1.00 over 1 of 2 blocks"
+    assert mean_tau_text(ordering_table(two[two["alpha"] == 0.0], ["dataset", "alpha"])) == "1.00"
+
+
+def test_ranking_findings_never_print_nan():
+    from flcore.report.page import ranking_findings
+
+    verdicts = pd.DataFrame([{"verdict": "holds"}])
+    (first, *_) = ranking_findings(verdicts, float("nan"), "small", "MNIST-1D stands in.")
+    assert "nan" not in first and "undefined" in first
+
+
+def _claim_row(verdict, text="A beats B", reason=None):
+    return {"id": f"x-{verdict}", "text": text, "verdict": verdict, "reason": reason}
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    (["holds", "not_testable"], "holds"),
+    (["holds", "inconclusive"], "inconclusive"),
+    (["holds", "inconclusive", "neither_learns"], "fails"),
+    (["fails", "holds"], "fails"),
+    (["not_testable", "by_construction", "same_runs", "not_run"], "not testable"),
+    ([], "not testable"),
+])
+def test_a_pages_verdict_from_its_claims(verdicts, expected):
+    from flcore.report.page import page_verdict
+
+    assert page_verdict([_claim_row(v) for v in verdicts]) == expected
+
+
+def test_the_verdict_box_names_the_verdict_and_its_reason_in_one_line():
+    from flcore.report.page import verdict_box
+
+    box = verdict_box([_claim_row("holds"), _claim_row("fails", "FedGF beats FedSAM at alpha = 0")], "small")
+    head, cls, reason, end = box.split("\n")
+    assert head == ":::{admonition} Verdict at the small scale: fails" and cls == ":class: flcore-verdict"
+    assert reason.startswith("Of the 2 claims this page checks: 1 hold, 1 fail "
+                             "(\u201cFedGF beats FedSAM at alpha = 0\u201d: fails).") and end == ":::"
+    none = verdict_box([], "smoke")
+    assert "not testable" in none.split("\n")[0] and "No headline claim" in none
+    capped = verdict_box([_claim_row("not_run", reason="not checked: 5 of 300 rounds")], "small")
+    assert "A capped preview: its 1 claim is not checked" in capped
+    away = verdict_box([_claim_row("not_testable", reason="about fmnist with fmnist_cnn")], "small")
+    assert "not testable" in away.split("\n")[0] and "about fmnist with fmnist_cnn" in away
+
+
+def test_finish_page_puts_the_verdict_box_under_the_banner_before_the_tables(tmp_path):
+    import nbformat
+
+    from flcore.reproduction.artifacts import get_artifact
+    from flcore.site.reproduce import finish_page
+
+    path = tmp_path / "page.ipynb"
+    table = nbformat.v4.new_code_cell("show()", outputs=[nbformat.v4.new_output("stream", text="Table 1.\n")])
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title\n\nText."), table]), path)
+    for _ in range(2):  # built again: one box, the new one
+        finish_page(path, "small", [0], "result", artifact=get_artifact("fedsam-table-2"), verdict=":::{admonition} V")
+    cells = nbformat.read(path, as_version=4).cells
+    assert [c.metadata.get("tags", [None])[0] for c in cells[:3]] == [None, "flcore-banner", "flcore-verdict"]
+    assert cells[2].source == ":::{admonition} V" and sum("flcore-verdict" in c.metadata.get("tags", [])
+                                                           for c in cells) == 1
+    assert cells[3].source == "Text." and cells[4].cell_type == "code"

@@ -32,15 +32,29 @@ def test_ours_accuracy_averages_seeds_and_flags_diverged_and_pending():
     cells = ours_accuracy(_runs(), KEYS, {"CIFAR-10": "cifar10"}).set_index("algorithm")
     assert cells.loc["FedAvg E=1", "ours"] == pytest.approx(61.0)
     assert cells.loc["FedAvg E=1", "seeds"] == 2 and cells.loc["FedAvg E=1", "ours_std"] > 0
-    assert cells.loc["FedSAM", "status"] == "diverged" and cells.loc["FedSAM", "ours"] == pytest.approx(10.0)
+    # a diverged seed is left out, as the verdicts leave it out: FedSAM is its finished seed, n = 1
+    assert cells.loc["FedSAM", "status"] == "finished" and cells.loc["FedSAM", "ours"] == pytest.approx(70.0)
+    assert cells.loc["FedSAM", "seeds"] == 1 and cells.loc["FedSAM", "left_out"] == 1
     assert cells.loc["FedAvg+SWA", "status"] == "pending" and np.isnan(cells.loc["FedAvg+SWA", "ours"])
+
+
+def test_a_cell_whose_every_seed_diverged_is_shown_at_chance():
+    runs = pd.DataFrame([("CIFAR-10", "FedASAM", 0.0, 5, 0, "diverged", None, 12),
+                         ("CIFAR-10", "FedASAM", 0.0, 5, 1, "diverged", None, 9)],
+                        columns=KEYS + ["seed", "status", "mean_last_100", "diverged_round"])
+    cells = ours_accuracy(runs, KEYS, {"CIFAR-10": "cifar10"})
+    assert cells.loc[0, "status"] == "diverged" and cells.loc[0, "ours"] == pytest.approx(10.0)
+    table = paper_vs_ours(_published().assign(algorithm="FedASAM").iloc[:1], cells, KEYS)
+    assert table.loc[0, "note"] == "diverged (round 9); shown at chance accuracy"
+    wide = format_comparison(table, ["algorithm"], ["alpha", "clients_per_round"])
+    assert wide.loc["FedASAM"][(0.0, 5, "ours ")] == "10.00" + DIVERGED_MARK
 
 
 def test_paper_vs_ours_delta_and_notes():
     cells = ours_accuracy(_runs(), KEYS, {"CIFAR-10": "cifar10"})
     table = paper_vs_ours(_published(), cells, KEYS).set_index("algorithm")
     assert table.loc["FedAvg E=1", "delta"] == pytest.approx(61.0 - 65.0)
-    assert "diverged (round 17)" in table.loc["FedSAM", "note"]
+    assert table.loc["FedSAM", "note"] == "1 diverged seed left out (round 17)"
     assert np.isnan(table.loc["FedAvg+SWA", "delta"]) and "not implemented" in table.loc["FedAvg+SWA", "note"]
 
 
@@ -52,7 +66,9 @@ def test_format_comparison_never_fakes_a_number():
     row = wide.loc["FedAvg+SWA"]
     assert row[(0.0, 5, "ours ")] == PENDING and row[(0.0, 5, "paper ")] == "69.71"
     assert row[(0.0, 5, "\u0394")] == "\u2013"
-    assert wide.loc["FedSAM"][(0.0, 5, "ours ")] == "10.00" + DIVERGED_MARK
+    assert wide.loc["FedSAM"][(0.0, 5, "ours ")] == "70.00"
+    # the mean over the seeds the verdicts read, with its sd and n: 60 and 62 -> 61.00 +- 1.41
+    assert wide.loc["FedAvg E=1"][(0.0, 5, "ours ")] == "61.00 \u00b1 1.41 (n = 2)"
     assert wide.loc["FedAvg E=1"][(0.0, 5, "\u0394")] == "-4.00"
 
 

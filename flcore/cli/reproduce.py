@@ -174,14 +174,14 @@ def _print_plan(args: argparse.Namespace, specs: list, what: str) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     """``--list``: every table and figure of the five papers with its status; for the
-    reproduced ones, whether the page is stale at ``--scale`` (and why)."""
+    regenerated ones, whether the page is stale at ``--scale`` (and why)."""
 
     root = Path(args.root).resolve()
     manifest = load_manifest(root)
     fingerprint = flcore_fingerprint()
     rows = coverage(manifest)
     for row in rows:
-        if row["status"] == "reproduced":
+        if row["status"] == "regenerated":
             reason = stale_reason(get_artifact(row["id"]), manifest["artifacts"].get(row["id"]), root, args.scale,
                                   args.seeds, fingerprint, args.max_rounds)
             row["stale"] = reason
@@ -190,14 +190,14 @@ def _list(args: argparse.Namespace) -> int:
             print(json.dumps(row))
         return 0
     for row in rows:
-        if row["status"] == "reproduced":
+        if row["status"] == "regenerated":
             state = f"stale: {row['stale']}" if row["stale"] else "up to date"
             built = ", ".join(row["scales_built"]) or "-"
-            print(f"{row['id']:<20} reproduced       built: {built:<18} {state}")
+            print(f"{row['id']:<20} regenerated      built: {built:<18} {state}")
         else:
             print(f"{row['id']:<20} {row['status']}")
-    counts = {s: sum(r["status"] == s for r in rows) for s in ("reproduced", "pending", "not_regenerable")}
-    print(f"{len(rows)} tables and figures: {counts['reproduced']} reproduced, {counts['pending']} pending, "
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("regenerated", "pending", "not_regenerable")}
+    print(f"{len(rows)} tables and figures: {counts['regenerated']} regenerated, {counts['pending']} pending, "
           f"{counts['not_regenerable']} not regenerable")
     return 0
 
@@ -217,9 +217,9 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     width = max((len(r["id"]) for r in results), default=10)
     for result in results:
         gaps = ", ".join(_comparison_text(c) for c in result["comparisons"])
-        print(f"{result['id']:<{width}}  {VERDICT_TEXT[result['verdict']]:<21}  {result['summary']}"
+        print(f"{result['id']:<{width}}  {VERDICT_TEXT[result['verdict']]:<24}  {result['summary']}"
               + (f"  ({result['reason']})" if result["reason"] else ""))
-        print(f"{'':<{width}}  {'':<21}  {result['units'] or ''}: {gaps}")
+        print(f"{'':<{width}}  {'':<24}  {result['units'] or ''}: {gaps}")
     totals = verdict_totals(results)
     print(f"{len(results)} claims at the {args.scale} scale: "
           + ", ".join(f"{totals[v]} {VERDICT_TEXT[v]}" for v in VERDICTS if totals[v]))
@@ -234,9 +234,13 @@ def _comparison_text(comparison: dict) -> str:
     text = f"{comparison['gap']:+.2f}"
     if comparison["threshold"] is not None:
         text += f" +- {comparison['threshold']:.2f}"
-    text += f" ({VERDICT_TEXT[comparison['verdict']]}"
+    verdict = (f"counted in {comparison['counted_in']}" if comparison.get("counted_in")
+               else VERDICT_TEXT[comparison["verdict"]])
+    text += f" ({verdict}"
     if comparison["verdict"] == "inconclusive" and comparison["mde"] is not None:
         text += f", MDE {comparison['mde']:.2f}"
+    if comparison.get("note"):
+        text += f"; {comparison['note']}"
     return text + ")"
 
 

@@ -46,7 +46,30 @@ def group_runs(todo: dict[str, RunSpec], device: str = "auto", overrides: dict[s
 
     groups = plan_groups(todo.values(), device=device, overrides=overrides, workers=workers)
     by_id = {spec.run_id(**(overrides or {})): spec for spec in todo.values()}
-    return [[by_id[rid] for rid in group.run_ids] for group in groups]
+    return interleave_timed([[by_id[rid] for rid in group.run_ids] for group in groups])
+
+
+def _seed(spec: RunSpec) -> int:
+    return int(spec.config.get("seed", spec.labels.get("seed", 0)))
+
+
+def interleave_timed(groups: list[list[RunSpec]]) -> list[list[RunSpec]]:
+    """The *timed* runs (config ``timed``: each trained alone, its group of one) in the slots
+    they hold, reordered seed by seed -- every method's seed 0, then every method's seed 1,
+    ... -- so that the runs one timing comparison reads are trained side by side, under the
+    same load of the machine, not in one window per method (largest cost first put all of
+    one method's seeds before the next method's)."""
+    slots = [i for i, group in enumerate(groups) if len(group) == 1 and group[0].config.get("timed")]
+    if len(slots) < 2:
+        return groups
+    first_seen: dict[str, int] = {}
+    for i in slots:
+        first_seen.setdefault(groups[i][0].method, len(first_seen))
+    ordered = sorted((groups[i] for i in slots), key=lambda g: (_seed(g[0]), first_seen[g[0].method]))
+    out = list(groups)
+    for slot, group in zip(slots, ordered):
+        out[slot] = group
+    return out
 
 
 def train_group(specs: Sequence[RunSpec], store: str, overrides: dict[str, Any],

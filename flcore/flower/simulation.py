@@ -11,9 +11,15 @@ fails.  A local Ray keeps its session under ``/tmp/ray`` and an authentication t
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import os
+import sys
+import tempfile
 import threading
+import warnings
+from collections.abc import Iterator
 
 from flwr.simulation import run_simulation as flwr_run_simulation
 
@@ -32,6 +38,53 @@ def ray_init_args(num_cpus: int | None = None) -> dict:
             "include_dashboard": False}
 
 
+#: How much of what a quiet simulation printed is added to its error when it fails.
+QUIET_TAIL_CHARS = 4000
+
+
+def _logger_levels(prefixes: tuple[str, ...]) -> dict[str, int]:
+    names = [name for name in logging.root.manager.loggerDict if name.split(".")[0] in prefixes]
+    return {name: logging.getLogger(name).level for name in [*prefixes, *names]}
+
+
+@contextlib.contextmanager
+def quiet_output(prefixes: tuple[str, ...] = ("ray", "flwr")) -> Iterator[None]:
+    """Nothing of Ray's and Flower's chatter reaches the page: their loggers (``prefixes``,
+    and every child logger with a level of its own) at ERROR, Python warnings ignored, and
+    the process's standard output and error -- file descriptors 1 and 2, which the Ray
+    processes started here inherit and its C++ core writes its ``INFO``/``WARNING`` lines
+    to -- sent to a temporary file.  All is restored on exit; when the body raises, the
+    tail of what was printed is written to the standard error, then the error goes on."""
+    levels = _logger_levels(prefixes)
+    for name in levels:
+        logging.getLogger(name).setLevel(logging.ERROR)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    python_level = io.StringIO()
+    printed = ""
+    with tempfile.TemporaryFile() as sink:
+        try:
+            for fd in saved:
+                os.dup2(sink.fileno(), fd)
+            with warnings.catch_warnings(), contextlib.redirect_stdout(python_level), \
+                    contextlib.redirect_stderr(python_level):
+                warnings.simplefilter("ignore")
+                yield
+        except BaseException:
+            sink.seek(0)
+            printed = python_level.getvalue() + sink.read().decode(errors="replace")
+            raise
+        finally:
+            for fd, copy in saved.items():
+                os.dup2(copy, fd)
+                os.close(copy)
+            for name, level in levels.items():
+                logging.getLogger(name).setLevel(level)
+            if printed.strip():
+                sys.stderr.write("output of the simulation (last lines):\n" + printed[-QUIET_TAIL_CHARS:] + "\n")
+
+
 def run_simulation(federations, rounds: int, *, num_cpus: int | None = None, client_cpus: float = 1,
                    evaluate: bool = False, verbose: bool = False) -> list[FlcoreStrategy]:
     """Run ``rounds`` rounds of each federation (one :class:`Federation` or several, one
@@ -41,9 +94,10 @@ def run_simulation(federations, rounds: int, *, num_cpus: int | None = None, cli
 
     ``num_cpus``: CPUs of the local Ray (default: all); ``client_cpus``: CPUs per client
     actor (Flower runs ``num_cpus / client_cpus`` clients at a time); ``evaluate``:
-    server-side test accuracy after each round; ``verbose``: Flower's INFO log and warnings,
-    Ray's INFO log and the workers' output (otherwise Flower's errors and Ray's warnings
-    only).  Returns the strategies, holding the final model and server state.
+    server-side test accuracy after each round; ``verbose``: Flower's and Ray's log, their
+    warnings and the workers' output (otherwise nothing is printed: :func:`quiet_output`,
+    whose capture a failure carries).  Returns the strategies, holding the final model and
+    server state.
     """
     federations = [federations] if isinstance(federations, Federation) else list(federations)
     if not federations:
@@ -57,19 +111,14 @@ def run_simulation(federations, rounds: int, *, num_cpus: int | None = None, cli
     if not verbose:
         init_args["log_to_driver"] = False
     backend = {"client_resources": {"num_cpus": client_cpus, "num_gpus": 0.0}, "init_args": init_args}
-    loggers = {name: logging.getLogger(name) for name in ("flwr", "ray")}
-    levels = {name: logger.level for name, logger in loggers.items()}
-    if not verbose:  # Flower's notices (run_simulation is deprecated in favour of `flwr run`), Ray's INFO
-        loggers["flwr"].setLevel(logging.ERROR)
-        loggers["ray"].setLevel(logging.WARNING)
     stop = threading.Event()
     try:
-        flwr_run_simulation(server_app(strategies, rounds, evaluate=evaluate, stop=stop), client_app(*federations),
-                            num_supernodes=sizes.pop(), backend_config=backend)
+        # quiet: Flower's notices (run_simulation is deprecated in favour of `flwr run`), Ray's INFO and WARNING
+        with contextlib.nullcontext() if verbose else quiet_output():
+            flwr_run_simulation(server_app(strategies, rounds, evaluate=evaluate, stop=stop),
+                                client_app(*federations), num_supernodes=sizes.pop(), backend_config=backend)
     finally:
         stop.set()  # a server still waiting (the engine failed) gives up instead of waiting out its timeout
-        for name, logger in loggers.items():
-            logger.setLevel(levels[name])
     unfinished = [s.name for s in strategies if s.rounds_done != rounds]
     if unfinished:
         raise RuntimeError(f"the Flower simulation ended before {rounds} rounds of {unfinished}")

@@ -67,6 +67,22 @@ def ordering_table(comparison: pd.DataFrame, blocks: Sequence[str], item: str = 
     return pd.DataFrame(rows)
 
 
+def mean_tau_text(orderings: pd.DataFrame) -> str:
+    """The mean Kendall's tau of :func:`ordering_table` 's blocks as a page prints it
+    (``"0.67"``; ``"0.50 over 2 of 3 blocks"`` when some blocks have no tau), or, when no
+    block has one, what makes it undefined -- never ``nan``."""
+    taus = orderings["Kendall's \u03c4"] if len(orderings) else pd.Series(dtype=float)
+    defined = taus.dropna()
+    if len(defined) == len(taus) and len(taus):
+        return f"{defined.mean():.2f}"
+    if len(defined):
+        return f"{defined.mean():.2f} over {len(defined)} of {len(taus)} blocks"
+    if not len(taus):
+        return "undefined (no block has a published value and a run for two methods)"
+    return ("undefined (in every block the published or our values tie, or one method is compared: "
+            "there is no order to agree on)")
+
+
 def show_orderings(page, comparison: pd.DataFrame, blocks: Sequence[str], what: str = "methods",
                    item: str = "algorithm") -> float:
     """A table page's orderings (FedSAM Table 2, FedGF Tables 1 and 5, FedGloSS Table 3):
@@ -76,5 +92,5 @@ def show_orderings(page, comparison: pd.DataFrame, blocks: Sequence[str], what: 
     mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
     page.table(orderings, show=orderings.set_index(list(blocks)) if len(orderings) else orderings,
                caption=f"The {what} ranked by the paper and by our runs; mean Kendall's \u03c4 over the "
-                       f"{len(orderings)} blocks: {mean_tau:.2f}.")
+                       f"{len(orderings)} blocks: {mean_tau_text(orderings)}.")
     return mean_tau

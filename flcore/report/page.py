@@ -151,7 +151,7 @@ class Page:
 
 def totals_text(totals: dict[str, int]) -> str:
     """``"2 hold, 1 inconclusive, 1 not testable here"``: claims per verdict (zeros left out)."""
-    words = {"holds": "hold", "fails": "fail"}
+    words = {"holds": "hold", "fails": "fail", "neither_learns": "fail: neither learns"}
     parts = [f"{totals[v]} {words.get(v, VERDICT_TEXT[v])}" for v in VERDICTS if totals.get(v)]
     return ", ".join(parts) if parts else "none"
 
@@ -182,8 +182,11 @@ def ranking_findings(verdicts: pd.DataFrame, mean_tau: float, scale: str, stand_
     (FedSAM Table 2, FedGF Table 1, FedGloSS Table 3): the rankings' mean Kendall's tau and
     :func:`verdict_counts`, ``stand_in`` (what differs below the ``paper`` scale) and, at
     ``smoke``, :data:`SMOKE_NOTE`."""
-    lines = [f"At the **{scale}** scale the paper's and our rankings agree with a mean Kendall's \u03c4 of "
-             f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
+    agreement = (f"the paper's and our rankings agree with a mean Kendall's \u03c4 of {mean_tau:.2f}"
+                 if mean_tau == mean_tau else
+                 "the paper's and our rankings cannot be compared (Kendall's \u03c4 is undefined: no block ranks two "
+                 "methods without ties)")
+    lines = [f"At the **{scale}** scale {agreement}; {verdict_counts(verdicts)}."]
     if scale != "paper":
         lines.append(stand_in)
     if scale == "smoke":
@@ -207,22 +210,59 @@ def _comparison_cell(comparison: dict, key: str) -> str:
     return f"{value:+.2f}" if key == "gap" else f"{value:.2f}"
 
 
+def _label(key: str, value) -> str:
+    """A cell label as the tables print it: ``"alpha 0"``, ``"5 clients/round"``, ``"CIFAR-10"``."""
+    if key in ("dataset", "algorithm", "model", "block"):
+        return str(value)
+    if key == "clients_per_round":
+        return f"{value:g} clients/round" if isinstance(value, (int, float)) else f"{value} clients/round"
+    return f"{key} {value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else f"{key} {value}"
+
+
+def comparison_cells(comparison: dict) -> tuple[str, str, str]:
+    """``(setting, better, worse)`` of a comparison in words: the labels both cells share
+    (the setting), then what differs (``"FedGF"`` / ``"FedASAM"``; ``"FedSAM, alpha 100"``)."""
+    better, worse = comparison["cells"]["better"], comparison["cells"]["worse"]
+    shared = {k: v for k, v in better.items() if k in worse and worse[k] == v}
+    setting = ", ".join(_label(k, v) for k, v in shared.items())
+
+    def own(cell):
+        return ", ".join(_label(k, v) for k, v in cell.items() if k not in shared) or "(same cell)"
+
+    return setting, own(better), own(worse)
+
+
+def _sd_text(comparison: dict) -> str:
+    if comparison.get("sd") is None:
+        return "\u2013"
+    source = {"paired seeds": "paired", "reference pairs": "ref. pairs"}.get(comparison.get("sd_from"),
+                                                                           comparison.get("sd_from") or "")
+    return f"{comparison['sd']:.2f} ({source})"
+
+
+def _comparison_verdict(comparison: dict) -> str:
+    if comparison.get("counted_in"):
+        return f"counted in {comparison['counted_in']}"
+    if comparison["verdict"] == "not_run" and is_capped_reason(comparison.get("reason")):
+        return "not checked"
+    return VERDICT_TEXT[comparison["verdict"]]
+
+
 def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] | None = None,
                     explain: bool = True) -> str:
-    """A Markdown table of claim verdicts (rows of :func:`flcore.reproduction.claims.evaluate`):
-    the published and our gap of each distinct comparison, its threshold and MDE, in the
-    metric's units, and the claim's verdict with its counts; ``link`` turns an artifact id into
-    the text shown for it (default: the id); ``explain`` puts the decision rule above the table."""
+    """The claims' verdicts (rows of :func:`flcore.reproduction.claims.evaluate`), one block
+    per claim: the claim, its verdict with its counts, the pages that check it and its
+    units, then one row per distinct comparison -- its two cells and their shared setting,
+    the seeds shared (n), the published and our gap, the sd with its source (paired seeds or
+    the reference pairs), the threshold (95 %) and the MDE (80 %), and its verdict; six
+    columns, so that the verdict is in view at 1280 px -- and below the table what a row
+    needs said (diverged runs left out, why one is not run); ``link`` turns an artifact id
+    into the text shown for it (default: the id); ``explain`` puts the decision rule above."""
     if not results:
         return "No claim of the registry is checked by this page."
     lines = [f"Verdicts at the **{scale}** scale. {RULE_TEXT}", ""] if explain else []
-    lines += ["| claim | units | published gap | our gap | threshold (95 %) | MDE (80 %) | verdict | checked by |",
-              "|---|---|---|---|---|---|---|---|"]
     for result in results:
         checked_by = ", ".join((link or str)(a) for a in result["artifacts"])
-        comparisons = result["comparisons"]
-        published = ", ".join(_number(c["published"]["gap"]) for c in comparisons)
-        cells = {key: ", ".join(_comparison_cell(c, key) for c in comparisons) for key in ("gap", "threshold", "mde")}
         if result["verdict"] == "not_run" and is_capped_reason(result.get("reason")):
             verdict = f"**not checked: {_capped_text(result['reason'])}** ({result['summary']})"  # a capped preview
             others = [part for part in result["reason"].split("; ") if not CAPPED_REASON.fullmatch(part)]
@@ -232,9 +272,74 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
             verdict = f"**{VERDICT_TEXT[result['verdict']]}** ({result['summary']})"
             if result.get("reason"):
                 verdict += f"; {result['reason']}"
-        lines.append(f"| {result['text']} | {result.get('units') or ''} | {published} | {cells['gap']} "
-                     f"| {cells['threshold']} | {cells['mde']} | {verdict} | {checked_by} |")
-    return "\n".join(lines)
+        units = result.get("units") or ""
+        lines += [f"**{result['text']}**: {verdict}. Checked by {checked_by}" + (f"; in {units}." if units else "."),
+                  "", "| comparison | n | gap: paper / ours | sd (from) | threshold / MDE | verdict |",
+                  "|---|---|---|---|---|---|"]
+        notes: dict[str, list[str]] = {}  # what is said -> the rows it is said of
+        for number, comparison in enumerate(result["comparisons"], 1):
+            setting, better, worse = comparison_cells(comparison)
+            seeds = comparison.get("seeds") or []
+            cells = f"{number}. {better} beats {worse}" + (f" ({setting})" if setting else "")
+            lines.append(f"| {cells} | {len(seeds) or chr(0x2013)} "
+                         f"| {_number(comparison['published']['gap'])} / {_comparison_cell(comparison, 'gap')} "
+                         f"| {_sd_text(comparison)} | {_comparison_cell(comparison, 'threshold')} / "
+                         f"{_comparison_cell(comparison, 'mde')} | {_comparison_verdict(comparison)} |")
+            said = [comparison.get("note")] + ([comparison.get("reason")] if comparison.get("reason") else [])
+            said = [text for text in said if text and not CAPPED_REASON.fullmatch(text)]
+            if said:
+                notes.setdefault("; ".join(dict.fromkeys(said)), []).append(str(number))
+        lines += [""] + [f"- {', '.join(numbers)}: {text}." for text, numbers in notes.items()]
+        lines += [""] if notes else []
+    return "\n".join(lines).rstrip() + "\n"
+
+
+#: A page's verdict, from the verdicts of the claims its runs check (:func:`page_verdict`).
+PAGE_VERDICTS = ("holds", "fails", "inconclusive", "not testable")
+
+
+def page_verdict(results: Sequence[dict]) -> str:
+    """One verdict for a page from its claims' (rows of
+    :func:`flcore.reproduction.claims.evaluate`): *fails* when one fails (or neither of its
+    cells learns), else *inconclusive* when one is, else *holds* when one holds, else *not
+    testable* (no claim, or none decided here: about another data set or model, not run,
+    by construction, counted in another claim, a capped preview)."""
+    verdicts = {r["verdict"] for r in results}
+    if verdicts & {"fails", "neither_learns"}:
+        return "fails"
+    if "inconclusive" in verdicts:
+        return "inconclusive"
+    return "holds" if "holds" in verdicts else "not testable"
+
+
+def _short(text: str, limit: int = 90) -> str:
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + "\u2026"
+
+
+def verdict_box(results: Sequence[dict], scale: str, what: str = "page") -> str:
+    """The box an artifact page opens with (MyST admonition, before its tables): the page's
+    verdict (:func:`page_verdict`) at ``scale`` and its one-line reason."""
+    verdict = page_verdict(results)
+    n = len(results)
+    if not n:
+        reason = ("no headline claim of the paper rests on this page's runs: it shows the paper's numbers and "
+                  "ours, and decides nothing")
+    elif all(r["verdict"] == "not_run" and is_capped_reason(r.get("reason")) for r in results):
+        reason = f"a capped preview: its {n} claim{'s are' if n != 1 else ' is'} not checked"
+    else:
+        counts = totals_text(verdict_totals(list(results)))
+        reason = f"of the {n} claim{'s' if n != 1 else ''} this {what} checks: {counts}"
+        named = [r for r in results if r["verdict"] in (("fails", "neither_learns") if verdict == "fails"
+                                                        else ("inconclusive",) if verdict == "inconclusive"
+                                                        else ("holds",))]
+        if named and verdict != "not testable":
+            reason += f" (\u201c{_short(named[0]['text'])}\u201d: {VERDICT_TEXT[named[0]['verdict']]})"
+        elif verdict == "not testable":
+            reasons = [r["reason"] for r in results if r.get("reason")]
+            if reasons:
+                reason += f"; {_short(reasons[0], 160)}"
+    return (f":::{{admonition}} Verdict at the {scale} scale: {verdict}\n:class: flcore-verdict\n"
+            f"{reason[0].upper() + reason[1:]}. The claims and their comparisons are at the end of the page.\n:::")
 
 
 def _capped_text(reason: str) -> str:

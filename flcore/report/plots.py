@@ -18,12 +18,26 @@ import pandas as pd
 from flcore.report.style import algorithm_dashes, algorithm_palette
 
 
+def schedule_change(rounds: Sequence[int]) -> int | None:
+    """The round from which a run's test accuracy is evaluated every round, when it was
+    evaluated more sparsely before (every ``eval_every`` rounds, then each of the last 100):
+    the curves change texture there.  None when the schedule does not change."""
+    points = sorted({int(r) for r in rounds})
+    gaps = [b - a for a, b in zip(points, points[1:])]
+    if len(gaps) < 2 or gaps[-1] != 1 or max(gaps) == 1:
+        return None
+    last_sparse = max(i for i, gap in enumerate(gaps) if gap > 1)
+    return points[last_sparse + 1]
+
+
 def accuracy_curves(metrics: pd.DataFrame, hue: str = "algorithm", col: str | None = "dataset",
                     hue_order: Sequence[str] | None = None, col_order: Sequence[str] | None = None,
                     title: str | None = None, palette: dict | None = None, height: float = 3.6,
                     sharex: bool = True):
     """Test accuracy (%) against rounds.  ``metrics`` is :func:`~flcore.reproduction.runner.run_metrics`
-    output; several seeds of one line are drawn as their mean with a band."""
+    output; several seeds of one line are drawn as their mean with a band (their range).
+    Where the evaluation switches to every round (:func:`schedule_change`) a dotted line
+    and a note mark it, so the curves' change of texture is not read as the methods'."""
     import seaborn as sns
 
     data = metrics[metrics["test_accuracy"].notna()].copy()
@@ -40,6 +54,14 @@ def accuracy_curves(metrics: pd.DataFrame, hue: str = "algorithm", col: str | No
                        aspect=1.25, facet_kws={"sharey": False, "sharex": sharex}, **kwargs)
     if col is not None:
         grid.set_titles("{col_name}")
+    panels = [(name, data[data[col] == name]) for name in grid.col_names] if col is not None else [(None, data)]
+    for ax, (_, panel) in zip(grid.axes.flat, panels):
+        change = schedule_change(panel["round"])
+        if change is not None:
+            ax.axvline(change, color="0.45", linestyle=":", linewidth=1.0)
+            ax.annotate("evaluated every round from here", xy=(change, 0.02), xycoords=("data", "axes fraction"),
+                        xytext=(-3, 0), textcoords="offset points", ha="right", va="bottom", fontsize=7,
+                        color="0.35")
     if title:
         grid.figure.suptitle(title, y=1.03)
     return grid.figure

@@ -1,19 +1,25 @@
-"""The project's public repository URL: set once, in ``_config.yml``, copied everywhere else.
+"""The project's public repository URL: set once, copied everywhere else.
 
-``repository.url`` of the book's ``_config.yml`` is the single source.  The book's Colab
-and repository buttons read it directly; the places that cannot read a config file at
-run time hold a copy that this module writes and a test checks:
+The URL is ``repository.url`` of the book's ``_config.yml``; when that is unset (absent or
+empty), the checkout's git remote ``origin`` when it is a GitHub repository
+(:func:`build_url`: Colab opens notebooks from GitHub only).  The book's build reads it
+(``book/_ext/colab_links.py``): its Colab and repository buttons point there, and when
+neither gives a URL the buttons are hidden, the notebooks' install cells are left out of
+the pages, and every page says how to set it (:data:`UNSET_NOTE`).  The places that
+cannot read a config file at run time hold a copy that this module writes and a test
+checks:
 
 - every notebook's first cell, which installs ``flcore @ git+<url>`` on Colab (``.py``
   and ``.ipynb`` of each jupytext pair);
 - README.md and the book's introduction.
 
-After changing the URL in ``_config.yml``: ``python -m flcore.report.repository --write``.
+After changing the URL in ``_config.yml`` (or the remote): ``python -m flcore.report.repository --write``.
 """
 from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,15 +32,77 @@ TEXT_FILES = ("README.md", "book/intro.md")
 NOTEBOOK_GLOBS = ("notebooks/**/*.py", "notebooks/**/*.ipynb")
 
 
-def repository_url(root: Path) -> str:
-    config = yaml.safe_load((Path(root) / "_config.yml").read_text())
-    try:
-        url = config["repository"]["url"].rstrip("/")
-    except (KeyError, TypeError, AttributeError):
-        raise ValueError(f"{root}/_config.yml has no repository.url") from None
+#: What every page of a book built without a repository URL says.
+UNSET_NOTE = ("This build knows no public repository, so its Colab buttons and the notebooks' install cells are "
+              "hidden: set repository.url in _config.yml (https://github.com/OWNER/NAME), or build from a clone "
+              "whose git remote origin is on GitHub, then run python -m flcore.report.repository --write and "
+              "rebuild.")
+#: A GitHub remote as git prints it: https, ssh or scp-like, with or without ``.git``.
+REMOTE_PATTERN = re.compile(r"(?:https://|ssh://git@|git@)github\.com[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?")
+
+
+def configured_url(root: Path) -> str | None:
+    """``repository.url`` of ``root/_config.yml``; None when it is absent or empty."""
+    config = yaml.safe_load((Path(root) / "_config.yml").read_text()) or {}
+    repository = config.get("repository") if isinstance(config, dict) else None
+    url = repository.get("url") if isinstance(repository, dict) else None
+    if url is None or not str(url).strip():
+        return None
+    url = str(url).strip().rstrip("/")
     if not URL_PATTERN.fullmatch(url):
         raise ValueError(f"_config.yml repository.url must look like https://github.com/OWNER/NAME, got {url!r}")
     return url
+
+
+def remote_url(root: Path) -> str | None:
+    """The checkout's git remote ``origin`` as ``https://github.com/OWNER/NAME``; None when
+    there is no git, no such remote, or it is not on GitHub (nothing is fetched)."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), "remote", "get-url", "origin"], capture_output=True,
+                              text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = REMOTE_PATTERN.fullmatch(done.stdout.strip()) if done.returncode == 0 else None
+    return f"https://github.com/{match.group(1)}/{match.group(2)}" if match else None
+
+
+def build_url(root: Path) -> str | None:
+    """The URL a build of the book at ``root`` uses: ``_config.yml`` 's, else the git remote's."""
+    return configured_url(root) or remote_url(root)
+
+
+def repository_url(root: Path) -> str:
+    """:func:`build_url`, or a ``ValueError`` saying how to set one."""
+    url = build_url(root)
+    if url is None:
+        raise ValueError(f"{root}/_config.yml has no repository.url and the checkout no GitHub remote origin")
+    return url
+
+
+def build_config(root: Path) -> dict | None:
+    """The book configuration a build at ``root`` uses in place of ``_config.yml``, or None
+    when ``_config.yml`` names the repository itself.  Unset there: the git remote's URL
+    (:func:`remote_url`); with none either, no repository, no launch, repository, edit or
+    issues button, and :data:`UNSET_NOTE` as the announcement atop every page (the book's
+    ``colab_links`` extension leaves the install cells out)."""
+    root = Path(root)
+    if configured_url(root):
+        return None
+    config = yaml.safe_load((root / "_config.yml").read_text()) or {}
+    url = remote_url(root)
+    if url:
+        config["repository"] = {**(config.get("repository") or {}), "url": url}
+        return config
+    config["repository"] = {"url": ""}  # empty, not absent: jupyter-book's default would name its own
+    config.pop("launch_buttons", None)
+    html = config.setdefault("html", {})
+    for button in ("use_repository_button", "use_edit_page_button", "use_issues_button"):
+        html[button] = False
+    sphinx = config.setdefault("sphinx", {})
+    options = sphinx.setdefault("config", {}).setdefault("html_theme_options", {})
+    options["announcement"] = UNSET_NOTE
+    options["launch_buttons"] = {}
+    return config
 
 
 def install_requirement(url: str) -> str:
@@ -51,8 +119,11 @@ def synced_files(root: Path) -> list[Path]:
 
 
 def out_of_sync(root: Path, write: bool = False) -> list[Path]:
-    """The files whose copy of the URL differs from ``_config.yml`` (rewritten if ``write``)."""
-    url = repository_url(root)
+    """The files whose copy of the URL differs from :func:`build_url` (rewritten if
+    ``write``); none when there is no URL to copy."""
+    url = build_url(root)
+    if url is None:
+        return []
     stale = []
     for path in synced_files(root):
         text = path.read_text()
@@ -69,6 +140,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default=".", help="repository root (holds _config.yml)")
     parser.add_argument("--write", action="store_true", help="rewrite the files that are out of sync")
     args = parser.parse_args(argv)
+    try:
+        url = build_url(Path(args.root))
+    except ValueError as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return 2
+    if url is None:
+        print(UNSET_NOTE, file=sys.stderr)
+        return 1
     stale = out_of_sync(Path(args.root), write=args.write)
     for path in stale:
         print(f"{'rewrote' if args.write else 'out of sync'}: {path}")

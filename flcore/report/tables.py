@@ -43,10 +43,13 @@ LEGEND = (f"A paper cell shown {MISSING} has no published number (the paper's me
 RUN_STATUSES = ("finished", "diverged")
 def ours_accuracy(frame: pd.DataFrame, by: Sequence[str], datasets: dict | None = None) -> pd.DataFrame:
     """One row per ``by`` group: ``ours`` (%, mean over seeds), ``ours_std`` (% over seeds,
-    NaN for one seed), ``seeds``, ``status`` (finished | diverged | pending | failed | new).
+    NaN for one seed), ``seeds``, ``left_out`` (diverged seeds), ``status`` (finished |
+    diverged | pending | failed | new).
 
-    A group with any diverged seed counts as diverged and shows chance accuracy;
-    ``datasets`` maps the paper's dataset label to flcore's dataset name for that.
+    As the claims' verdicts do (:mod:`flcore.reproduction.claims`), a diverged seed is left
+    out of the mean and counted in ``left_out``; a group whose every seed diverged counts as
+    diverged and shows chance accuracy (``datasets`` maps the paper's dataset label to
+    flcore's dataset name for that).
     """
     rows = []
     for key, group in frame.groupby(list(by), sort=False, dropna=False):
@@ -58,15 +61,17 @@ def ours_accuracy(frame: pd.DataFrame, by: Sequence[str], datasets: dict | None 
             row.update(ours=np.nan, ours_std=np.nan, seeds=0, status="pending")
         elif "failed" in statuses:
             row.update(ours=np.nan, ours_std=np.nan, seeds=0, status="failed")
-        elif "diverged" in statuses:
+        elif statuses == {"diverged"}:
             label = row.get("dataset")
             name = (datasets or {}).get(label, label)
             chance = chance_accuracy(str(name)) if str(name) in DATASET_FACTS else 10.0  # unmapped label: 10 classes
             row.update(ours=chance, ours_std=np.nan, seeds=len(group), status="diverged",
                        diverged_round=pd.to_numeric(group.get("diverged_round"), errors="coerce").min())
-        elif statuses == {"finished"}:
-            row.update(ours=acc.mean(), ours_std=acc.std() if len(acc) > 1 else np.nan, seeds=len(group),
-                       status="finished")
+        elif statuses <= {"finished", "diverged"}:
+            kept = acc[(group["status"] == "finished").to_numpy()]
+            row.update(ours=kept.mean(), ours_std=kept.std() if len(kept) > 1 else np.nan, seeds=len(kept),
+                       status="finished", left_out=int((group["status"] == "diverged").sum()),
+                       diverged_round=pd.to_numeric(group.get("diverged_round"), errors="coerce").min())
         else:
             row.update(ours=np.nan, ours_std=np.nan, seeds=0, status=sorted(statuses)[0])
         rows.append(row)
@@ -101,11 +106,15 @@ def paper_vs_ours(published: pd.DataFrame, ours: pd.DataFrame, keys: Sequence[st
                         else "diverged; shown at chance accuracy")
         elif row.status not in ("finished",):
             note.append(f"run {row.status}")
+        left_out = getattr(row, "left_out", 0)
+        if row.status == "finished" and not pd.isna(left_out) and left_out:
+            note.append(f"{int(left_out)} diverged seed{'s' if left_out > 1 else ''} left out"
+                        + (f" (round {int(row.diverged_round)})" if not pd.isna(row.diverged_round) else ""))
         if getattr(row, "paper_note", ""):
             note.append(f"paper: {row.paper_note}")
         notes.append("; ".join(note))
     merged["note"] = notes
-    columns = list(keys) + ["paper", "ours", "delta", "ours_std", "seeds", "status", "note"]
+    columns = list(keys) + ["paper", "ours", "delta", "ours_std", "seeds", "left_out", "status", "note"]
     return merged[[c for c in columns if c in merged]]
 
 
@@ -122,6 +131,14 @@ def _cell(value: float, status: str, digits: int = 2) -> str:
     return text + DIVERGED_MARK if status == "diverged" else text
 
 
+def _spread(sd: float, n, status: str, digits: int = 2) -> str:
+    """``" ± 0.80 (n = 3)"`` after a cell's mean over more than one seed (what the claims'
+    verdicts read); nothing for one seed or a cell without a number."""
+    if status != "finished" or pd.isna(n) or int(n) < 2 or pd.isna(sd):
+        return ""
+    return f" \u00b1 {sd:.{digits}f} (n = {int(n)})"
+
+
 def _delta(value: float, digits: int = 2) -> str:
     return MISSING if pd.isna(value) else f"{value:+.{digits}f}"
 
@@ -136,7 +153,10 @@ def format_comparison(comparison: pd.DataFrame, index: Sequence[str], columns: S
     table = comparison.copy()
     parts = ("paper ", "ours ", "\u0394") if delta else ("paper ", "ours ")
     table["paper "] = [_cell(v, "finished") for v in table["paper"]]
-    table["ours "] = [_cell(v, s) for v, s in zip(table["ours"], table["status"])]
+    spread = table["ours_std"] if "ours_std" in table else pd.Series(np.nan, index=table.index)
+    seeds = table["seeds"] if "seeds" in table else pd.Series(1, index=table.index)
+    table["ours "] = [_cell(v, s) + _spread(sd, n, s) for v, s, sd, n in zip(table["ours"], table["status"],
+                                                                              spread, seeds)]
     table["\u0394"] = [_delta(v) for v in table["delta"]]
     wide = table.pivot_table(index=list(index), columns=list(columns), values=list(parts),
                              aggfunc="first", sort=False)

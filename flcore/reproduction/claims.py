@@ -40,31 +40,47 @@ an MDE.  Threshold, MDE and gap are in the metric's unit (:func:`register_metric
 Besides these, a comparison may be:
 
 - *fails: neither learns*: an accuracy claim whose two cells both sit at the data set's
-  chance level (:func:`flcore.config.chance_accuracy`): each cell's mean is within the
-  comparison's threshold of chance;
+  chance level (:func:`flcore.config.chance_accuracy`), each tested on its own seeds: a cell
+  is at chance when the two-sided 95 % t interval on its mean contains chance -- its own
+  seeds' sd (``n - 1`` df) with at least three seeds, else the comparison's reference
+  spread (:func:`cell_interval`).  Never the comparison's threshold: one noisy pair must
+  not put a learning cell "at chance";
 - *by construction*: the metric follows from the methods' definitions (backpropagations
   per step from the recipes): shown, not counted as evidence;
 - *not run at this scale*: the scale does not run a cell, its runs are not in the store,
   its method is not implemented, or the metric is missing from them; or its runs are a
   capped preview (stopped at ``max_rounds``, reason ``"not checked: N of M rounds"``),
   whose numbers never decide a verdict;
-- *not testable here*: see above.
+- *not testable here*: see above;
+- *counted in another claim*: its runs, read in the same metric, are evidence for a claim
+  listed earlier (:func:`comparison_carriers`); shown with its numbers, not counted again.
+
+**Diverged runs.**  A run that diverged (status ``diverged``) is left out of every
+comparison that reads it, with its seed and cell named (``note``), and the comparison's
+``n`` is the seeds left; a cell whose every run diverged decides nothing (inconclusive,
+the reason shown).
 
 **Timing.**  A metric registered ``timed`` (seconds per round, and what is computed from
 it) is read only from *timed* runs (config ``timed``: trained alone, never batched, so a
 run's round times are its own), and its repeats are their seeds: three timed seeds on the
-machine that trained the store give the spread, not the rounds of one run.
+machine that trained the store give the spread, not the rounds of one run.  The timed runs
+are trained seed by seed, every method's seed 0 before any seed 1
+(:func:`flcore.executors.groups.interleave_timed`), so the two cells of a timing comparison
+see the same load of the machine, not one window each.
 
 **Each distinct comparison once.**  Two listed comparisons that name the same runs and
 read the same values from them (CIFAR-10 and CIFAR-100 at alpha = 0 below the paper scale)
 are one comparison; a claim's verdict rests on its distinct comparisons, with the counts
-shown ("3 of 4 comparisons run: 2 hold, 1 inconclusive").
+shown ("3 of 4 comparisons run: 2 hold, 1 inconclusive").  Across claims too: the same
+pair of runs in the same metric counts for the first claim of the registry that lists it,
+and the others refer to it (*counted in another claim*).
 
 **Verdict of a claim** (:func:`aggregate`), from its distinct comparisons that were run and
 are evidence (not by construction): *fails* if any fails; else *fails: neither learns* if
 any is; else *holds* if all hold; else *inconclusive*.  With none run: *by construction*
-if every run comparison is by construction, *not testable here* if none is testable, *not
-run at this scale* otherwise.
+if every run comparison is by construction, *counted in another claim* if its runs are
+another claim's evidence, *not testable here* if none is testable, *not run at this scale*
+otherwise.
 
 **Seeds where claims need them.**  At the ``small`` scale the cells of the claims whose
 metric asks for seeds run :data:`CLAIM_SEEDS` (``flcore reproduce`` and the pages train
@@ -72,8 +88,10 @@ them: :func:`claim_specs`); other cells keep the seeds they are asked for.  What
 small book's 30 minutes on 2 cores (``flcore.reproduction.budget``): every accuracy claim
 and every claim on a metric read from the runs' curves or timings (rounds, transmissions,
 bits, speed-up, cost and time ratios, seconds per round) gets three seeds, except the four
-appendix ablations whose ``claims.yaml`` says ``one_seed`` (and why); the Hessian analyses of
-stored models keep one seed.  A claim with one seed is judged with the reference pairs'
+appendix ablations whose ``claims.yaml`` says ``one_seed`` (and why) -- save their comparisons
+with a cell another claim reads at three seeds, whose other cell gets them too, so that a
+page's table and its verdicts read the same runs; the Hessian analyses of stored models keep
+one seed.  A claim with one seed is judged with the reference pairs'
 spread, measured in its own metric.
 """
 from __future__ import annotations
@@ -90,7 +108,14 @@ from flcore.config import chance_accuracy
 from flcore.config.presets import DEFAULT_DATASET
 from flcore.models import default_model_for
 from flcore.record_format import CAPPED
-from flcore.reproduction.paired import MIN_OWN_SEEDS, PairedTest, pooled_sd, sample_sd
+from flcore.reproduction.paired import (
+    CONFIDENCE,
+    MIN_OWN_SEEDS,
+    PairedTest,
+    pooled_sd,
+    sample_sd,
+    t_quantile,
+)
 from flcore.reproduction.papers import read_yaml
 
 #: The verdicts, their words on the pages, and which of them decide a claim.
@@ -100,6 +125,7 @@ VERDICT_TEXT = {
     "neither_learns": "fails: neither learns",
     "inconclusive": "inconclusive",
     "by_construction": "by construction",
+    "same_runs": "counted in another claim",
     "not_run": "not run at this scale",
     "not_testable": "not testable here",
 }
@@ -116,12 +142,15 @@ RULE_TEXT = (
     "differences measured on the reference pairs (FedSAM - FedAvg at two alphas, 3 seeds) in the same metric, "
     "with their pooled df. It *holds* when the gap exceeds the threshold the paper's way, *fails* when it does "
     "the other way, and is *inconclusive* otherwise, stated with its minimum detectable effect (MDE, "
-    "(t(0.975, df) + t(0.80, df)) x sd / sqrt(n): found four times in five). *Fails: neither learns*: both cells "
-    "within the threshold of the data set's chance accuracy. *By construction*: fixed by the methods' "
-    "definitions, shown, not evidence. *Not testable here*: the claim is about a data set or model this scale "
-    "does not run (never decided on a stand-in). A claim counts each distinct pair of runs once: it *fails* if "
-    "one distinct comparison fails, else *fails: neither learns* if one does, *holds* if every comparison run "
-    "(and not by construction) holds, *inconclusive* otherwise.")
+    "(t(0.975, df) + t(0.80, df)) x sd / sqrt(n): found four times in five). A run that diverged is left out "
+    "(its seed named, n reduced). *Fails: neither learns*: the 95 % t interval on each cell's own mean contains "
+    "the data set's chance accuracy (the cell's own sd with 3 seeds or more, else the reference pairs' sd). "
+    "*By construction*: fixed by the methods' definitions, shown, not evidence. *Not testable here*: the claim "
+    "is about a data set or model this scale does not run (never decided on a stand-in). Each distinct pair of "
+    "runs counts once: within a claim, and across claims (the first claim that lists it counts it; the others "
+    "say *counted in another claim*). A claim *fails* if one distinct comparison fails, else *fails: neither "
+    "learns* if one does, *holds* if every comparison run (and not by construction) holds, *inconclusive* "
+    "otherwise.")
 #: The seeds the cells of claims run at each scale (:func:`claim_specs`).
 CLAIM_SEEDS = {"smoke": (0,), "small": (0, 1, 2), "paper": (0,)}
 #: Seeds of the reference pairs.
@@ -403,6 +432,7 @@ class CellValues:
     run_ids: dict[int, str]
     configs: list
     reason: str = ""
+    diverged: list[int] = field(default_factory=list)  # seeds whose run diverged: left out
 
 
 def _cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], store) -> CellValues:
@@ -429,20 +459,36 @@ def _cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], sto
     capped = capped_reason(frame)
     if capped is not None:  # a preview's runs decide nothing, whatever their numbers
         return CellValues({}, run_ids, configs, f"{CAPPED_PREFIX}{capped}")
-    values = {}
-    for spec, cfg, row in zip(specs, configs, frame.to_dict("records")):
-        if row["status"] == "diverged" and metric.accuracy:
-            values[_seed_of(spec)] = chance_accuracy(cfg.dataset)
+    values, diverged = {}, []
+    for spec, row in zip(specs, frame.to_dict("records")):
+        if row["status"] == "diverged":  # left out, said so (module docstring)
+            diverged.append(_seed_of(spec))
         elif row["status"] == "finished":
             value = metric.function(row)
             if value is not None and math.isfinite(float(value)):
                 values[_seed_of(spec)] = float(value)
     if not values:
         statuses = set(frame["status"])
-        reason = (f"the metric {claim.metric} is missing from its runs" if statuses & {"finished", "diverged"}
-                  else "its runs are not in the store")
-        return CellValues({}, run_ids, configs, reason)
-    return CellValues(values, {s: run_ids[s] for s in values}, configs)
+        if diverged:
+            reason = f"every run diverged ({_seeds_text(diverged)})"
+        elif "finished" in statuses:
+            reason = f"the metric {claim.metric} is missing from its runs"
+        else:
+            reason = "its runs are not in the store"
+        return CellValues({}, run_ids, configs, reason, diverged)
+    return CellValues(values, {s: run_ids[s] for s in values}, configs, diverged=diverged)
+
+
+def _seeds_text(seeds: Iterable[int]) -> str:
+    seeds = sorted(seeds)
+    return f"seed{'s' if len(seeds) != 1 else ''} {', '.join(str(s) for s in seeds)}"
+
+
+def cell_text(cell: dict) -> str:
+    """A cell in words: ``"FedGAMMA (CIFAR-10, alpha = 0.05, clients_per_round = 5)"``."""
+    rest = [f"{k} = {v}" if k != "dataset" else str(v) for k, v in cell.items() if k != "algorithm"]
+    name = str(cell.get("algorithm", ""))
+    return f"{name} ({', '.join(rest)})" if name and rest else name or ", ".join(rest)
 
 
 # --------------------------------------------------------------------------- capped previews
@@ -519,6 +565,41 @@ def _round(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(float(value), digits)
 
 
+def cell_interval(values: Sequence[float], spread: dict | None) -> tuple[float, float] | None:
+    """``(mean, half-width)`` of the two-sided 95 % t interval on a cell's mean over its
+    seeds' ``values``: with at least :data:`~flcore.reproduction.paired.MIN_OWN_SEEDS` seeds
+    their own sd on ``n - 1`` df, else the reference pairs' ``spread`` (sd and df); None
+    when neither is there."""
+    n = len(values)
+    if n == 0:
+        return None
+    mean = _mean(values)
+    if n >= MIN_OWN_SEEDS:
+        sd, df = sample_sd(values), n - 1
+    elif spread is not None:
+        sd, df = spread["sd"], spread["df"]
+    else:
+        return None
+    return mean, t_quantile(0.5 + CONFIDENCE / 2, df) * sd / math.sqrt(n)
+
+
+def at_chance(values: Sequence[float], chance: float, spread: dict | None) -> bool | None:
+    """Whether a cell whose seeds scored ``values`` (accuracy, %) sits at ``chance``: the 95 %
+    interval on its mean (:func:`cell_interval`) contains it; None when the interval cannot
+    be had (fewer than three seeds and no reference spread)."""
+    interval = cell_interval(values, spread)
+    if interval is None:
+        return None
+    mean, half = interval
+    return mean - half <= chance <= mean + half
+
+
+def _cell_stats(values: Sequence[float]) -> dict:
+    """A cell's mean, sd (None below two seeds) and n over the seeds a comparison reads."""
+    return {"mean": _round(_mean(values)), "sd": _round(sample_sd(values)) if len(values) >= 2 else None,
+            "n": len(values)}
+
+
 def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues, scale: str,
             spread: dict | None) -> dict:
     """The verdict of one comparison from its two cells' values (module docstring); the
@@ -532,6 +613,8 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
         "threshold": None, "mde": None, "units": metric.unit if metric else None, "verdict": "not_run",
         "reason": hi.reason or lo.reason or None,
         "run_ids": {"better": sorted(set(hi.run_ids.values())), "worse": sorted(set(lo.run_ids.values()))},
+        "cell_stats": None, "left_out": {"better": sorted(hi.diverged), "worse": sorted(lo.diverged)},
+        "note": None,
     }
     if hi.configs and lo.configs:
         reason = untestable_reason(claim, comparison, hi.configs + lo.configs, scale)
@@ -539,6 +622,11 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
             out.update(verdict="not_testable", reason=reason)
             return out
     if not hi.values or not lo.values:
+        for side, cell in (("better", hi), ("worse", lo)):
+            if not cell.values and cell.diverged:  # runs exist but none can be read: nothing decided
+                out.update(verdict="inconclusive",
+                           reason=f"every run of the {side} cell, {cell_text(getattr(comparison, side))}, diverged "
+                                  f"({_seeds_text(cell.diverged)})")
         return out
     seeds = sorted(set(hi.values) & set(lo.values))
     if not seeds:
@@ -548,7 +636,13 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
     gap = _mean(diffs)
     out.update(seeds=seeds, better=_round(_mean(hi.values[s] for s in seeds)),
                worse=_round(_mean(lo.values[s] for s in seeds)), gap=_round(gap), reason=None,
-               run_ids={"better": [hi.run_ids[s] for s in seeds], "worse": [lo.run_ids[s] for s in seeds]})
+               run_ids={"better": [hi.run_ids[s] for s in seeds], "worse": [lo.run_ids[s] for s in seeds]},
+               cell_stats={"better": _cell_stats([hi.values[s] for s in seeds]),
+                           "worse": _cell_stats([lo.values[s] for s in seeds])})
+    left = [f"{_seeds_text(cell.diverged)} of {cell_text(getattr(comparison, side))}"
+            for side, cell in (("better", hi), ("worse", lo)) if cell.diverged]
+    if left:
+        out["note"] = f"left out: {'; '.join(left)} diverged (n = {len(seeds)})"
     if metric.by_construction:
         out["verdict"] = "by_construction" if claim.sign * gap > 0 else "fails"
         out["reason"] = "follows from the methods' definitions: not evidence"
@@ -566,9 +660,12 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
                verdict=test.decide())
     if metric.accuracy:
         chance = chance_accuracy(hi.configs[0].dataset)
-        if max(out["better"], out["worse"]) <= chance + test.threshold:
+        if all(at_chance([cell.values[s] for s in seeds], chance, spread) for cell in (hi, lo)):
+            (mean_hi, half_hi), (mean_lo, half_lo) = (cell_interval([cell.values[s] for s in seeds], spread)
+                                                      for cell in (hi, lo))
             out.update(verdict="neither_learns",
-                       reason=f"both cells within {test.threshold:.2f} points of chance ({chance:.0f}%)")
+                       reason=f"both cells' 95 % intervals contain chance ({chance:.0f}%): {mean_hi:.2f} "
+                              f"\u00b1 {half_hi:.2f} and {mean_lo:.2f} \u00b1 {half_lo:.2f} (n = {len(seeds)})")
     return out
 
 
@@ -590,6 +687,8 @@ def aggregate(verdicts: Sequence[str]) -> str:
     if not evidence:
         if ran:
             return "by_construction"
+        if "same_runs" in verdicts:
+            return "same_runs"
         return "not_testable" if verdicts and all(v == "not_testable" for v in verdicts) else "not_run"
     if "fails" in evidence:
         return "fails"
@@ -607,12 +706,50 @@ def counts_text(counts: dict) -> str:
     parts = [f"{counts[v]} {words[v]}" for v in RUN if counts.get(v)]
     text = f"{counts['run']} of {counts['distinct']} comparison{'s' if counts['distinct'] != 1 else ''} run"
     text += (": " + ", ".join(parts)) if parts else ""
-    rest = [f"{counts[v]} {VERDICT_TEXT[v]}" for v in ("not_testable", "not_run") if counts.get(v)]
+    rest = [f"{counts[v]} {VERDICT_TEXT[v]}" for v in ("same_runs", "not_testable", "not_run") if counts.get(v)]
     if rest:
         text += "; " + ", ".join(rest)
     if counts["listed"] != counts["distinct"]:
         text += f" ({counts['listed']} listed, {counts['listed'] - counts['distinct']} the same runs as another)"
     return text
+
+
+def _comparison_runs(claim: Claim, comparison: Comparison, scale: str, seeds: tuple[int, ...]):
+    """``(metric, {better run ids, worse run ids})`` of a comparison the scale can test, read
+    from its cells' specs (no store); None when a cell has no available run or the scale
+    cannot test it."""
+    cells = [cell_specs(claim, cell, scale, seeds)[0] for cell in (comparison.better, comparison.worse)]
+    if not all(cells) or not all(s.available for specs in cells for s in specs):
+        return None
+    configs = [[s.resolve() for s in specs] for specs in cells]
+    if untestable_reason(claim, comparison, configs[0] + configs[1], scale):
+        return None
+    return claim.metric, frozenset(tuple(sorted(c.run_id() for c in cfgs)) for cfgs in configs)
+
+
+@lru_cache(maxsize=8)
+def comparison_carriers(scale: str, seeds: tuple[int, ...]) -> dict:
+    """``(metric, runs) -> claim id``: the first claim of the registry whose comparison reads
+    those runs in that metric at ``scale`` -- the one claim they are evidence for (module
+    docstring: each distinct comparison once, across claims too)."""
+    out: dict = {}
+    for claim in all_claims():
+        if METRICS.get(claim.metric) is None or METRICS[claim.metric].by_construction:
+            continue
+        for comparison in claim.comparisons:
+            key = _comparison_runs(claim, comparison, scale, seeds)
+            if key is not None:
+                out.setdefault(key, claim.id)
+    return out
+
+
+def _carrier(claim: Claim, comparison: Comparison, scale: str, seeds: tuple[int, ...]) -> str | None:
+    """The claim listed earlier that counts ``comparison``'s runs, if one does."""
+    if claim not in all_claims():
+        return None
+    key = _comparison_runs(claim, comparison, scale, seeds)
+    carrier = comparison_carriers(scale, seeds).get(key) if key is not None else None
+    return carrier if carrier != claim.id else None
 
 
 def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), spread: dict | None = None) -> dict:
@@ -623,8 +760,11 @@ def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), 
     verdict, with ``listed``, ``distinct`` and ``run``), ``summary`` (the counts in words),
     ``comparisons`` (the distinct ones, each with ``cells``, ``seeds``, ``gap``, ``sd``,
     ``threshold``, ``mde``, ``units``, ``verdict``, ``listed`` -- the indices of the listed
-    comparisons it stands for -- and ``published``), ``spread`` (the reference spread used
-    for pairs with too few seeds) and ``reason`` (why none was run, when none was).
+    comparisons it stands for --, ``published``, ``cell_stats`` -- each cell's mean, sd and
+    n over the seeds read --, ``left_out`` -- the seeds of diverged runs per cell --,
+    ``note`` and, for one *counted in another claim*, ``counted_in`` and ``verdict_there``),
+    ``spread`` (the reference spread used for pairs with too few seeds) and ``reason`` (why
+    none was run, when none was, or which claim counts its runs).
     """
     seeds = sorted(set(seeds) | set(CLAIM_SEEDS.get(scale, ())))
     distinct: list[dict] = []
@@ -640,18 +780,27 @@ def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), 
         result["listed"] = [i]
         if key is not None:
             index_of[key] = len(distinct)
+        if result["verdict"] in RUN and result["verdict"] != "by_construction":
+            carrier = _carrier(claim, comparison, scale, tuple(seeds))
+            if carrier is not None:
+                result.update(counted_in=carrier, verdict_there=result["verdict"], verdict="same_runs",
+                              reason=f"the same runs as a comparison of {carrier}, which counts them")
         distinct.append(result)
     verdicts = [c["verdict"] for c in distinct]
     counts = {v: verdicts.count(v) for v in VERDICTS}
     counts.update(listed=len(claim.comparisons), distinct=len(distinct), run=sum(v in RUN for v in verdicts))
     verdict = aggregate(verdicts)
     reasons = [c["reason"] for c in distinct if c["verdict"] not in RUN and c["reason"]]
+    if verdict == "same_runs":
+        carriers = sorted({c["counted_in"] for c in distinct if c.get("counted_in")})
+        reasons = [f"its runs are evidence for {', '.join(carriers)}"]
     return {"id": claim.id, "paper": claim.paper, "text": claim.text, "artifacts": list(claim.artifacts),
             "metric": claim.metric, "units": metric_unit(claim.metric), "direction": claim.direction,
             "source": claim.source, "scale": scale, "verdict": verdict, "counts": counts,
             "summary": counts_text(counts), "comparisons": distinct,
             "spread": None if spread is None else {k: _round(v) for k, v in spread.items()},
-            "reason": "; ".join(dict.fromkeys(reasons)) if verdict in ("not_run", "not_testable") else None}
+            "reason": ("; ".join(dict.fromkeys(reasons)) if verdict in ("not_run", "not_testable", "same_runs")
+                       else None)}
 
 
 def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers: Iterable[str] | None = None,
@@ -680,29 +829,89 @@ def verdict_totals(results: Sequence[dict]) -> dict[str, int]:
 
 # --------------------------------------------------------------------------- the runs claims need
 
+def _testable_cells(claim: Claim, comparison: Comparison, scale: str, seeds: Sequence[int]) -> list | None:
+    """The specs of both cells of ``comparison`` at ``seeds`` when the scale can test it."""
+    cells = [cell_specs(claim, cell, scale, seeds)[0] for cell in (comparison.better, comparison.worse)]
+    if not all(cells) or not all(s.available for specs in cells for s in specs):
+        return None
+    if untestable_reason(claim, comparison, [s.resolve() for specs in cells for s in specs], scale):
+        return None
+    return cells
+
+
+def _seeded(claim: Claim) -> Metric | None:
+    metric = METRICS.get(claim.metric)
+    return None if metric is None or metric.by_construction or not metric.seeded else metric
+
+
+@lru_cache(maxsize=4)
+def _many_seed_runs(scale: str) -> frozenset:
+    """The run ids the claims that need seeds read at :data:`CLAIM_SEEDS` (every paper)."""
+    seeds = CLAIM_SEEDS.get(scale, (0,))
+    out = set()
+    for claim in all_claims():
+        if _seeded(claim) is None or claim.one_seed:
+            continue
+        for comparison in claim.comparisons:
+            for specs in _testable_cells(claim, comparison, scale, seeds) or []:
+                out.update(spec.run_id() for spec in specs)
+    return frozenset(out)
+
+
 def claim_specs(scale: str, artifacts: Iterable[str] | None = None) -> list:
     """The runs the claims' seeds add at ``scale``: every cell of the claims (checked by
     ``artifacts``; default all) whose metric is ``seeded``, at :data:`CLAIM_SEEDS`, with the
     runs its metric reads beside it (``companions``), when the scale can test the
-    comparison.  Pending specs are left out."""
+    comparison.  A claim that keeps one seed (``one_seed``) gets them only for a comparison
+    one of whose cells another claim reads at those seeds: both cells then have the same
+    seeds, so the page's table (one mean per cell) and the verdict (the seeds both cells
+    ran) read the same runs.  Pending specs are left out."""
     seeds = CLAIM_SEEDS.get(scale, (0,))
     if len(seeds) <= 1:
         return []
     wanted = None if artifacts is None else set(artifacts)
+    many = _many_seed_runs(scale)
     out: dict[str, Any] = {}
     for claim in all_claims():
         if wanted is not None and not wanted & set(claim.artifacts):
             continue
-        metric = METRICS.get(claim.metric)
-        if metric is None or metric.by_construction or not metric.seeded or claim.one_seed:
+        metric = _seeded(claim)
+        if metric is None:
             continue
         for comparison in claim.comparisons:
-            cells = [cell_specs(claim, cell, scale, seeds)[0] for cell in (comparison.better, comparison.worse)]
-            if not all(cells) or not all(s.available for specs in cells for s in specs):
+            cells = _testable_cells(claim, comparison, scale, seeds)
+            if cells is None:
                 continue
-            if untestable_reason(claim, comparison, [s.resolve() for specs in cells for s in specs], scale):
+            if claim.one_seed and not any(spec.run_id() in many for specs in cells for spec in specs
+                                          if _seed_of(spec) != 0):
                 continue
             for spec in cells[0] + cells[1]:
                 for needed in [spec, *(metric.companions(spec) if metric.companions else [])]:
                     out.setdefault(needed.run_id(), needed)
     return list(out.values())
+
+
+def _cell_of(spec) -> tuple:
+    return tuple(sorted((k, repr(v)) for k, v in spec.labels.items() if k != "seed"))
+
+
+def with_claim_seeds(specs: Sequence, scale: str, artifact_id: str) -> list:
+    """``specs`` (an artifact page's runs) and, for each of their cells that a claim of the
+    page reads at more seeds (:func:`claim_specs`), the runs of those seeds: a table built
+    from them shows per cell the mean over the seeds the verdicts read, not seed 0 alone.
+    Added per cell and seed, not per run: two cells may name one run (CIFAR-10 and CIFAR-100
+    at alpha = 0 below the paper scale), and each row of the table needs it."""
+    from flcore.reproduction.artifacts import get_artifact
+
+    needed = {spec.run_id() for spec in claim_specs(scale, [artifact_id])}
+    if not needed:
+        return list(specs)
+    out = list(specs)
+    cells = {_cell_of(spec) for spec in specs}
+    seen = {(_cell_of(spec), _seed_of(spec)) for spec in specs}
+    for spec in _artifact_runs(get_artifact(artifact_id), scale, tuple(CLAIM_SEEDS[scale])):
+        key = (_cell_of(spec), _seed_of(spec))
+        if key[0] in cells and key not in seen and spec.available and spec.run_id() in needed:
+            seen.add(key)
+            out.append(spec)
+    return out

@@ -9,7 +9,8 @@ An artifact's *status* follows from it and from the artifact registry
 - ``not_regenerable``: class ``heavy`` (its data or pretrained weights cannot be had
   offline or through torchvision) or ``schematic`` (an illustration without data); the
   entry says why;
-- ``reproduced``: flcore has a notebook that regenerates it (a registered artifact);
+- ``regenerated``: flcore has a notebook that regenerates it (a registered artifact) --
+  on the scale's stand-in data set below the ``paper`` scale, which is no reproduction;
   ``scales_built`` lists the scales at which its page was last built successfully in
   this checkout (from the book manifest);
 - ``pending``: regenerable, but no notebook yet.
@@ -19,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-STATUSES = ("reproduced", "pending", "not_regenerable")
+STATUSES = ("regenerated", "pending", "not_regenerable")
 NOT_REGENERABLE_CLASSES = ("heavy", "schematic")
 SCALES = ("smoke", "small", "paper")
 
@@ -88,13 +89,13 @@ def artifact_class(artifact_id: str) -> str:
 
 
 def status(item: InventoryEntry) -> str:
-    """``reproduced`` | ``pending`` | ``not_regenerable`` (module docstring)."""
+    """``regenerated`` | ``pending`` | ``not_regenerable`` (module docstring)."""
 
     from flcore.reproduction.artifacts import artifact_ids
 
     if item.cls in NOT_REGENERABLE_CLASSES:
         return "not_regenerable"
-    return "reproduced" if item.id in artifact_ids() else "pending"
+    return "regenerated" if item.id in artifact_ids() else "pending"
 
 
 def scales_built(artifact_id: str, manifest: dict) -> list[str]:
@@ -114,7 +115,7 @@ def coverage(manifest: dict) -> list[dict]:
         state = status(item)
         rows.append({"id": item.id, "paper": item.paper, "kind": item.kind, "class": item.cls,
                      "caption": item.caption, "status": state,
-                     "scales_built": scales_built(item.id, manifest) if state == "reproduced" else [],
+                     "scales_built": scales_built(item.id, manifest) if state == "regenerated" else [],
                      "claims": [claim.id for claim in by_artifact.get(item.id, [])],
                      "reason": item.not_regenerable or None})
     return rows

@@ -19,12 +19,15 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from flcore.config.presets import DEFAULT_DATASET
 from flcore.report.page import claims_markdown, totals_text
+from flcore.report.run_settings import DATASET_LABELS
 from flcore.reproduction.claims import (
     DECIDED,
     METRICS,
     RULE_TEXT,
     VERDICT_TEXT,
+    all_claims,
     evaluate_claims,
     reference_spread,
     verdict_totals,
@@ -32,7 +35,7 @@ from flcore.reproduction.claims import (
 from flcore.reproduction.inventory import InventoryEntry, coverage, entry, inventory
 from flcore.reproduction.papers import get_paper, paper_ids
 
-STATUS_TEXT = {"reproduced": "reproduced", "pending": "pending", "not_regenerable": "not regenerable here"}
+STATUS_TEXT = {"regenerated": "regenerated", "pending": "pending", "not_regenerable": "not regenerable here"}
 
 
 def generated_pages() -> list[str]:
@@ -59,25 +62,52 @@ class _Links:
         return f"[{text}]({self.prefix}artifacts/{item.paper}/{artifact_id}.ipynb)"
 
 
+def stand_in(scale: str) -> str:
+    """What a page built at ``scale`` trains on, in words: ``"MNIST-1D"`` below the paper
+    scale (the scale's stand-in data set), ``"the paper's data"`` at it."""
+    if scale == "paper":
+        return "the paper's data"
+    dataset = DEFAULT_DATASET[scale]
+    return DATASET_LABELS.get(dataset, dataset)
+
+
 def _status_cell(row: dict) -> str:
+    """``"regenerated on MNIST-1D (smoke, small)"``: never "reproduced" for a stand-in."""
     text = STATUS_TEXT[row["status"]]
-    if row["status"] == "reproduced":
-        text += f" ({', '.join(row['scales_built'])})" if row["scales_built"] else " (not built in this checkout)"
+    if row["status"] == "regenerated":
+        if not row["scales_built"]:
+            return text + " (not built in this checkout)"
+        by_data: dict[str, list[str]] = {}
+        for scale in row["scales_built"]:
+            by_data.setdefault(stand_in(scale), []).append(scale)
+        text += " " + "; ".join(f"on {data} ({', '.join(scales)})" for data, scales in by_data.items())
     elif row["status"] == "not_regenerable":
         text += f": {row['reason']}"
     return text
+
+
+def _verdicts_cell(row: dict, results: dict[str, dict] | None) -> str:
+    """The verdicts of the claims an artifact checks, counted (``"1 hold, 1 inconclusive"``)."""
+    if not row["claims"]:
+        return ""
+    if results is None:
+        return str(len(row["claims"]))
+    mine = [results[c] for c in row["claims"] if c in results]
+    return totals_text(verdict_totals(mine)) if mine else str(len(row["claims"]))
 
 
 def _escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _inventory_table(rows: list[dict], links: _Links) -> list[str]:
-    lines = ["| artifact | caption | class | status | claims |", "|---|---|---|---|---|"]
+def _inventory_table(rows: list[dict], links: _Links, results: list[dict] | None = None) -> list[str]:
+    """One row per artifact: its status and the verdicts of the claims it checks."""
+    by_id = None if results is None else {r["id"]: r for r in results}
+    lines = ["| artifact | caption | class | status | claims' verdicts |", "|---|---|---|---|---|"]
     for row in rows:
         item = entry(row["id"])
         lines.append(f"| {links.artifact(row['id'], item.label)} | {_escape(row['caption'])} | {row['class']} "
-                     f"| {_escape(_status_cell(row))} | {len(row['claims']) or ''} |")
+                     f"| {_escape(_status_cell(row))} | {_verdicts_cell(row, by_id)} |")
     return lines
 
 
@@ -85,30 +115,34 @@ def _counts(rows: list[dict]) -> Counter:
     return Counter(row["status"] for row in rows)
 
 
-def coverage_page(rows: list[dict], root: Path, scale: str) -> str:
+def coverage_page(rows: list[dict], root: Path, scale: str, results: list[dict] | None = None) -> str:
     links = _Links(root, 0)
     counts = _counts(rows)
     built = sum(bool(row["scales_built"]) for row in rows)
+    on = ("at the paper scale on the paper's data" if scale == "paper" else
+          f"at the {scale} scale on **{stand_in(scale)}**, which stands in for the papers' data: a regenerated page "
+          "shows whether an effect appears on the stand-in, not a reproduction of the paper's numbers")
     lines = ["# Coverage", "",
              f"The five papers have **{len(rows)}** tables and figures. flcore regenerates "
-             f"**{counts['reproduced']}** of them (**{built}** built in this book, at the {scale} scale), "
+             f"**{counts['regenerated']}** of them (**{built}** built in this book, {on}), "
              f"**{counts['pending']}** are pending (regenerable, not written yet) and **{counts['not_regenerable']}** "
              "are not regenerable here: *heavy* ones need data or pretrained weights that cannot be had offline or "
              "through torchvision, *schematic* ones are illustrations without data.", "",
              "The same list as JSON: `flcore reproduce --list --json`.", "",
-             "| paper | tables and figures | reproduced | pending | not regenerable |", "|---|---|---|---|---|"]
+             "The last column counts the verdicts of the claims each page checks ([Claims](claims.md)).", "",
+             "| paper | tables and figures | regenerated | pending | not regenerable |", "|---|---|---|---|---|"]
     for paper in paper_ids():
         mine = [row for row in rows if row["paper"] == paper]
         c = _counts(mine)
         lines.append(
-            f"| [{get_paper(paper).name}]({paper}/index.md) | {len(mine)} | {c['reproduced']} | {c['pending']} "
+            f"| [{get_paper(paper).name}]({paper}/index.md) | {len(mine)} | {c['regenerated']} | {c['pending']} "
             f"| {c['not_regenerable']} |"
         )
-    lines.append(f"| **all** | **{len(rows)}** | **{counts['reproduced']}** | **{counts['pending']}** "
+    lines.append(f"| **all** | **{len(rows)}** | **{counts['regenerated']}** | **{counts['pending']}** "
                  f"| **{counts['not_regenerable']}** |")
     for paper in paper_ids():
         lines += ["", f"## {get_paper(paper).name}", ""]
-        lines += _inventory_table([row for row in rows if row["paper"] == paper], links)
+        lines += _inventory_table([row for row in rows if row["paper"] == paper], links, results)
     return "\n".join(lines) + "\n"
 
 
@@ -118,7 +152,7 @@ def verdict_summary(results: list[dict], scale: str) -> str:
     does not run; claims that hold by construction), counted from ``results``."""
     totals = verdict_totals(results)
     accuracy = [r for r in results if r["metric"] in METRICS and METRICS[r["metric"]].accuracy]
-    accuracy_run = [r for r in accuracy if r["verdict"] not in ("not_run", "not_testable")]
+    accuracy_run = [r for r in accuracy if r["verdict"] not in ("not_run", "not_testable", "same_runs")]
     accuracy_decided = [r for r in accuracy_run if r["verdict"] in DECIDED]
     lines = [f"**{len(results)} claim{'s' if len(results) != 1 else ''} at the `{scale}` scale: "
              f"{totals_text(totals)}.**"]
@@ -130,6 +164,9 @@ def verdict_summary(results: list[dict], scale: str) -> str:
                      "scale does not run, and a stand-in never decides them.")
     if totals["not_run"]:
         lines.append(f"{totals['not_run']} rest on cells this scale or this store does not run.")
+    if totals["same_runs"]:
+        lines.append(f"{totals['same_runs']} rest on the same runs as another claim, which counts them: the runs "
+                     "are evidence once.")
     if totals["by_construction"]:
         lines.append(f"{totals['by_construction']} follow from the methods' definitions (by construction): shown, "
                      "not counted as evidence.")
@@ -164,6 +201,20 @@ def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None
     return "\n".join(lines) + "\n"
 
 
+def landing_stand_in(paper: str, scale: str) -> str:
+    """The sentence a paper's landing page opens with: what this build's runs train, and,
+    below the paper scale, what the stand-in stands in for (the paper's main setting)."""
+    main = next((c.main_setting for c in all_claims() if c.paper == paper), {})
+    datasets = main.get("dataset", ())
+    datasets = [datasets] if isinstance(datasets, str) else list(datasets)
+    theirs = " and ".join(DATASET_LABELS.get(d, d) for d in datasets) or "its data"
+    if scale == "paper":
+        return f"**Built at the `paper` scale**: the paper's protocol on {theirs}, cell by cell against its numbers."
+    return (f"**Built at the `{scale}` scale on {stand_in(scale)}**, which stands in for the paper's {theirs} "
+            f"with its {main.get('model', 'model')}: the pages and verdicts below say whether the paper's effects "
+            f"appear on {stand_in(scale)}, not whether its numbers are reproduced (`--scale paper` on a GPU for that).")
+
+
 def paper_page(paper: str, rows: list[dict], results: list[dict], root: Path, scale: str) -> str:
     info = get_paper(paper).info
     links = _Links(root, 1)
@@ -171,15 +222,16 @@ def paper_page(paper: str, rows: list[dict], results: list[dict], root: Path, sc
     counts = _counts(mine)
     claims = [r for r in results if r["paper"] == paper]
     lines = [f"# {get_paper(paper).name}", "", f"*{info['title']}*, {info['authors']}, {info['venue']}.", "",
+             landing_stand_in(paper, scale), "",
              verdict_summary(claims, scale) + " How verdicts are decided: [Claims](../claims.md).", "",
              "## The question", "", info["question"].strip(), "", "## The method", "", info["method"].strip(), "",
              "## The protocol", "", info["protocol"].strip(), "",
              "## Headline claims", "",
              claims_markdown(claims, scale, links.artifact, explain=False), "",
              "## Every table and figure", "",
-             f"{len(mine)} tables and figures: {counts['reproduced']} reproduced, {counts['pending']} pending, "
+             f"{len(mine)} tables and figures: {counts['regenerated']} regenerated, {counts['pending']} pending, "
              f"{counts['not_regenerable']} not regenerable here.", ""]
-    lines += _inventory_table(mine, links)
+    lines += _inventory_table(mine, links, results)
     return "\n".join(lines) + "\n"
 
 
@@ -191,7 +243,7 @@ def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: d
     rows = coverage(manifest)
     results = evaluate_claims(scale, store, seeds)
     spread = reference_spread(scale, store)
-    pages = {"book/coverage.md": coverage_page(rows, root, scale),
+    pages = {"book/coverage.md": coverage_page(rows, root, scale, results),
              "book/claims.md": claims_page(results, root, scale, spread)}
     for paper in paper_ids():
         pages[f"book/{paper}/index.md"] = paper_page(paper, rows, results, root, scale)

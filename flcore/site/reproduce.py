@@ -49,10 +49,10 @@ from typing import Any
 from flcore.cpus import available_cpus, share_threads
 from flcore.executors import make_executor
 from flcore.planning.workers import submit, worker_pool
-from flcore.report.page import CAPPED_BANNER_KEY, scale_banner
+from flcore.report.page import CAPPED_BANNER_KEY, scale_banner, verdict_box
 from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.artifacts import get_artifact, runs_for
-from flcore.reproduction.claims import claim_specs, spread_specs
+from flcore.reproduction.claims import claim_specs, evaluate_claims, spread_specs
 from flcore.reproduction.estimate import this_machine
 from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
@@ -124,11 +124,12 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
                     os.environ[name] = value
         if partial.is_file() and (entry["status"] == "ok" or not output.exists()):
             scale, seeds = parameters.get("scale", "small"), parameters.get("seeds", [0])
-            note = None
+            note = verdict = None
             if store is not None:
                 note = provenance_markdown(results_frame(runs_for([artifact.id], scale, seeds), store))
+                verdict = verdict_box(evaluate_claims(scale, store, seeds, artifact=artifact.id), scale)
             finish_page(partial, scale, seeds, artifact_class(artifact.id), page_name=output.name, artifact=artifact,
-                        max_rounds=parameters.get("max_rounds"), provenance=note)
+                        max_rounds=parameters.get("max_rounds"), provenance=note, verdict=verdict)
             os.replace(partial, output)
     finally:
         with contextlib.suppress(OSError):
@@ -198,11 +199,13 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
 
 
 def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", page_name: str | None = None,
-                artifact=None, max_rounds: int | None = None, provenance: str | None = None) -> None:
+                artifact=None, max_rounds: int | None = None, provenance: str | None = None,
+                verdict: str | None = None) -> None:
     """Make an executed notebook a book page: the scale and what its runs are in its first
     lines (after the title; read from ``artifact``'s runs at ``scale`` and ``seeds``:
     :func:`flcore.report.page.scale_banner`; a capped preview, built with ``max_rounds``,
-    says so there), the ``provenance`` note of imported runs below them, every code cell's
+    says so there), the page's ``verdict`` box (:func:`flcore.report.page.verdict_box`)
+    and the ``provenance`` note of imported runs below them, every code cell's
     input collapsed under its output (``hide-input``) and code cells without output left
     out of the page (``remove-cell``); ``page_name``: the page's file name when the notebook
     was executed into a temporary file."""
@@ -211,7 +214,8 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", p
     specs = artifact.runs(scale, seeds) if artifact is not None else []
     paper_specs = artifact.runs("paper", seeds) if artifact is not None and scale != "paper" else []
     nb = nbformat.read(path, as_version=4)
-    cells = [c for c in nb.cells if not {"flcore-banner", "flcore-provenance"} & set(c.metadata.get("tags", []))]
+    added_tags = {"flcore-banner", "flcore-verdict", "flcore-provenance"}
+    cells = [c for c in nb.cells if not added_tags & set(c.metadata.get("tags", []))]
     for cell in cells:
         if cell.cell_type == "code":
             # the notebook's own capped-preview banner gives way to the one placed below the title
@@ -227,6 +231,8 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", p
     banner = nbformat.v4.new_markdown_cell(scale_banner(scale, specs, day, cls, paper_specs, max_rounds=max_rounds),
                                            metadata={"tags": ["flcore-banner"]})
     added = [banner]
+    if verdict:
+        added.append(nbformat.v4.new_markdown_cell(verdict, metadata={"tags": ["flcore-verdict"]}))
     if provenance:
         added.append(nbformat.v4.new_markdown_cell(provenance, metadata={"tags": ["flcore-provenance"]}))
     if title >= 0 and cells[title].source.lstrip().startswith("#"):
@@ -431,12 +437,33 @@ def print_summary(results: dict[str, dict], out=None) -> None:
 
 # --------------------------------------------------------------------------- book
 
+#: The configuration a build writes beside ``_config.yml`` when the repository URL is not set
+#: there (:func:`flcore.report.repository.build_config`), removed when the build ends.
+RESOLVED_CONFIG = ".flcore-book-config.yml"
+
+
 def build_book(root: Path, path_output: str | None = None, strict: bool = True) -> int:
-    """``jupyter-book build <root> -W -n --keep-going``; returns its exit status."""
+    """``jupyter-book build <root> -W -n --keep-going``; returns its exit status.  The
+    repository URL is taken now: ``_config.yml`` 's, else the git remote's, else none (the
+    Colab buttons and install cells hidden, every page saying how to set it)."""
+    import yaml
+
+    from flcore.report.repository import UNSET_NOTE, build_config
+
     command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(root)]
     if strict:
         command += ["-W", "-n", "--keep-going"]
     if path_output:
         command += ["--path-output", path_output]
+    config = build_config(Path(root))
+    resolved = Path(root) / RESOLVED_CONFIG
+    if config is not None:
+        resolved.write_text(yaml.safe_dump(config, sort_keys=False))
+        command += ["--config", str(resolved)]
+        url = (config.get("repository") or {}).get("url")
+        print(f"repository URL from the git remote: {url}" if url else UNSET_NOTE, flush=True)
     print("building the book: jupyter-book " + " ".join(command[3:]), flush=True)
-    return subprocess.call(command, cwd=root)
+    try:
+        return subprocess.call(command, cwd=root)
+    finally:
+        resolved.unlink(missing_ok=True)

@@ -62,7 +62,7 @@ from IPython.display import Markdown, display
 from flcore.papers.fedgloss import results as gloss
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
-from flcore.report.ordering import ordering_table
+from flcore.report.ordering import mean_tau_text, ordering_table
 from flcore.report.page import Page
 from flcore.report.tables import run_here
 from flcore.reproduction.artifacts import get_artifact, settings_table
@@ -110,9 +110,8 @@ display(Markdown(f"Published values: {source('fedgloss-table-9')['source']}; the
 
 # %%
 orderings = ordering_table(comparison, ["dataset", "alpha"])
-mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
 page.table(orderings, show=orderings.set_index(["dataset", "alpha"]),
-           caption=f"The rows ranked by the paper and by our runs; mean Kendall's \u03c4: {mean_tau:.2f}.")
+           caption=f"The rows ranked by the paper and by our runs; mean Kendall's \u03c4: {mean_tau_text(orderings)}.")
 
 # %% [markdown]
 # ## What we found

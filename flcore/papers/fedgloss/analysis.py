@@ -484,6 +484,39 @@ def lambda_table(runs) -> pd.DataFrame:
     return out
 
 
+def flattest_learning(table: pd.DataFrame, runs: pd.DataFrame, chance: float, spread: dict | None,
+                      keys: Sequence[str] = ("setting",)) -> tuple[pd.DataFrame, dict[tuple, list[str]]]:
+    """Fig. 7's flattest method per ``keys`` group of ``table`` (columns ``keys``,
+    ``algorithm``, ``lambda_1``) among the methods that learn, and the methods left out per
+    group for sitting at ``chance``: a model that does not learn is not ranked for flatness.
+
+    ``runs`` has one row per run (``keys``, ``algorithm``, ``status``, ``mean_last_100``); a
+    method is at chance when the 95 % interval on its seeds' mean accuracy contains chance
+    (:func:`flcore.reproduction.claims.at_chance`, with the reference ``spread`` below three
+    seeds); a method whose interval cannot be had is ranked.
+    """
+    import pandas as pd
+
+    from flcore.reproduction.claims import at_chance
+
+    keys = list(keys)
+    finished = runs[runs["status"] == "finished"]
+    left_out: dict[tuple, list[str]] = {}
+    learning = []
+    for row in table.to_dict("records"):
+        mine = finished
+        for key in keys + ["algorithm"]:
+            mine = mine[mine[key] == row[key]]
+        values = [100.0 * float(v) for v in mine["mean_last_100"] if v is not None and v == v]
+        if values and at_chance(values, chance, spread):
+            left_out.setdefault(tuple(row[k] for k in keys), []).append(row["algorithm"])
+        else:
+            learning.append(row)
+    ranked = pd.DataFrame(learning, columns=table.columns).dropna(subset=["lambda_1"])
+    flattest = ranked.loc[ranked.groupby(keys, sort=False)["lambda_1"].idxmin()] if len(ranked) else ranked
+    return flattest, left_out
+
+
 def table1_values(runs) -> pd.DataFrame:
     """Table 1 from its runs' rows: dataset, algorithm, client (position), paper's class,
     our client's id and class, eval_data, lambda_1."""
