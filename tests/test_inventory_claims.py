@@ -143,6 +143,9 @@ def test_t_distribution_matches_the_printed_tables():
         assert t_quantile(0.975, df) == pytest.approx(q, abs=1e-4)
     assert t_quantile(0.80, 2) == pytest.approx(1.0607, abs=1e-4)
     assert t_quantile(0.80, 4) == pytest.approx(0.9410, abs=1e-4)
+    # one-sided 95 % (the equivalence test's 90 % interval): 2.920, 2.132, 1.812 at df 2, 4, 10
+    for df, q in ((2, 2.920), (4, 2.132), (10, 1.812)):
+        assert t_quantile(0.95, df) == pytest.approx(q, abs=1e-3)
     assert t_cdf(0.0, 3) == pytest.approx(0.5) and t_cdf(1.0, 1) == pytest.approx(0.75)  # Cauchy at df 1
     assert t_quantile(0.025, 4) == pytest.approx(-t_quantile(0.975, 4))
 

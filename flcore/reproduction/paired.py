@@ -17,9 +17,7 @@ that a positive difference goes the claim's way), their mean ``d``, a standard d
 :data:`MIN_OWN_SEEDS` shared seeds, else from a pooled spread of differences measured on
 reference pairs (:func:`pooled_sd`, ``df`` = its pooled degrees of freedom).
 
-Student's t distribution is computed here (its CDF through the regularised incomplete
-beta function, Numerical Recipes 6.4; the quantile by bisection) rather than taken from a
-library the package does not otherwise need.
+Student's t distribution is ``scipy.stats.t``.
 """
 from __future__ import annotations
 
@@ -34,71 +32,28 @@ POWER = 0.80
 MIN_OWN_SEEDS = 3
 
 
-def _beta_continued_fraction(a: float, b: float, x: float) -> float:
-    """The continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny, eps = 1e-300, 1e-15
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 10_000):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < eps:
-            break
-    return h
+def _stats():
+    # scipy.stats takes about half a second to import and every flcore command imports this
+    # module; only the claims' verdicts need it
+    from scipy import stats
 
-
-def regularized_beta(a: float, b: float, x: float) -> float:
-    """``I_x(a, b)``, the regularised incomplete beta function, for ``0 <= x <= 1``."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _beta_continued_fraction(a, b, x) / a
-    return 1.0 - front * _beta_continued_fraction(b, a, 1.0 - x) / b
+    return stats
 
 
 def t_cdf(t: float, df: float) -> float:
     """P(T <= t) for Student's t with ``df`` degrees of freedom."""
     if df <= 0:
         raise ValueError(f"degrees of freedom must be > 0, got {df}")
-    tail = 0.5 * regularized_beta(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t > 0 else tail
+    return float(_stats().t.cdf(t, df))
 
 
 def t_quantile(p: float, df: float) -> float:
     """The ``p`` quantile of Student's t with ``df`` degrees of freedom (``0 < p < 1``)."""
     if not 0.0 < p < 1.0:
         raise ValueError(f"p must be in (0, 1), got {p}")
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < p:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_cdf(mid, df) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return 0.5 * (lo + hi)
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be > 0, got {df}")
+    return float(_stats().t.ppf(p, df))
 
 
 def sample_sd(values: Sequence[float]) -> float:
