@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -28,7 +29,14 @@ from flcore.reproduction.claims import (
     reference_spread,
 )
 from flcore.reproduction.inventory import coverage, inventory, status
-from flcore.reproduction.paired import pooled_sd, t_cdf, t_quantile
+from flcore.reproduction.paired import (
+    PairedTest,
+    detectable_noncentrality,
+    pooled_sd,
+    power_of_effect,
+    t_cdf,
+    t_quantile,
+)
 from flcore.reproduction.papers import paper_ids
 
 PAPERS = paper_ids()
@@ -150,6 +158,30 @@ def test_t_distribution_matches_the_printed_tables():
     assert t_quantile(0.025, 4) == pytest.approx(-t_quantile(0.975, 4))
 
 
+@pytest.mark.parametrize("df", [1, 2, 4, 10, 30])
+def test_at_the_reported_mde_the_noncentral_t_power_is_the_stated_power(df):
+    test = PairedTest(gap=0.0, sd=1.3, n=3, df=df)
+    assert test.power(test.mde) == pytest.approx(0.80, abs=1e-3)
+    assert test.power(0.0) == pytest.approx(0.05, abs=1e-9)  # no effect: found at the test's size
+    # the shortcut t(0.975) + t(0.80) undershoots the power at few degrees of freedom
+    shortcut = (t_quantile(0.975, df) + t_quantile(0.80, df)) * test.se
+    if df <= 10:
+        assert test.power(shortcut) < 0.80 and test.mde > shortcut
+
+
+def test_mde_by_hand():
+    # df 2 (three paired seeds): the shortcut's "80 %" is 77 % (5.3633 se); the exact MDE is 5.6535 se
+    assert power_of_effect(4.302653 + 1.060660, 2) == pytest.approx(0.7663, abs=1e-3)
+    assert detectable_noncentrality(2) == pytest.approx(5.6535, abs=1e-3)
+    # large df: the normal closed form z(0.975) + z(0.80) = 1.95996 + 0.84162 (the lower tail ~ 1e-6)
+    assert detectable_noncentrality(1e7) == pytest.approx(1.959964 + 0.841621, abs=1e-4)
+    # simulated: three N(mde, 1) differences, the two-sided t test at df 2 rejects 80 % of the time
+    rng = np.random.default_rng(0)
+    diffs = rng.normal(detectable_noncentrality(2) / math.sqrt(3), 1.0, size=(200_000, 3))
+    t = diffs.mean(axis=1) / (diffs.std(axis=1, ddof=1) / math.sqrt(3))
+    assert float(np.mean(np.abs(t) > 4.302653)) == pytest.approx(0.80, abs=0.005)
+
+
 def test_pooled_sd_is_the_degrees_of_freedom_weighted_variance():
     # variances 1 (df 2) and 4 (df 2) -> sqrt(2.5) on df 4; a group of one value adds nothing
     sd, df = pooled_sd([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [9.0]])
@@ -169,7 +201,7 @@ def test_a_comparison_is_the_paired_difference_across_seeds(monkeypatch):
     assert comparison["sd"] == pytest.approx(sd, abs=1e-4) and comparison["df"] == 2
     assert comparison["sd_from"] == "paired seeds"
     assert comparison["threshold"] == pytest.approx(4.302653 * sd / math.sqrt(3), abs=1e-4)  # 0.248
-    assert comparison["mde"] == pytest.approx((4.302653 + 1.060660) * sd / math.sqrt(3), abs=1e-4)
+    assert comparison["mde"] == pytest.approx(5.653489 * sd / math.sqrt(3), abs=1e-4)  # noncentral t, df 2
     assert comparison["verdict"] == "holds" and comparison["units"] == "points"
     assert result["verdict"] == "holds"
 
@@ -197,7 +229,7 @@ def test_one_seed_takes_the_reference_pairs_spread_and_its_degrees_of_freedom(mo
     (comparison,) = evaluate(_claim(), "small", spread={"sd": 1.0, "df": 4, "pairs": 2, "runs": 12})["comparisons"]
     assert comparison["sd_from"] == "reference pairs" and comparison["df"] == 4
     assert comparison["threshold"] == pytest.approx(2.776445, abs=1e-4)  # t(0.975, 4) x 1.0 / sqrt(1)
-    assert comparison["mde"] == pytest.approx(2.776445 + 0.940965, abs=1e-4)
+    assert comparison["mde"] == pytest.approx(3.761060, abs=1e-4)  # noncentral t, df 4
     assert comparison["verdict"] == expected
 
 
