@@ -22,10 +22,13 @@ from flcore.reproduction.claims import (
     CellValues,
     Claim,
     Comparison,
+    Margin,
     aggregate,
     all_claims,
     claim_specs,
+    counts_text,
     evaluate,
+    margin_of,
     reference_spread,
 )
 from flcore.reproduction.inventory import coverage, inventory, status
@@ -250,6 +253,80 @@ def test_missing_runs_are_not_run_and_an_unmeasured_spread_is_inconclusive_witho
     (comparison,) = result["comparisons"]
     assert comparison["verdict"] == "inconclusive" and comparison["mde"] is None
     assert "no measured spread" in comparison["reason"]
+
+
+def test_a_gap_whose_90_interval_lies_inside_the_margin_is_absent(monkeypatch):
+    # diffs 0, 0.2, -0.1: mean 0.0333, sd 0.15275, se 0.08819; the 95 % half-width 4.3027 se = 0.3795
+    # does not exclude 0; the 90 % interval 0.0333 +- 2.92 se = (-0.224, 0.291) lies inside (-1, +1)
+    _cells(monkeypatch, {"A": {0: 70.0, 1: 70.2, 2: 69.9}, "B": {0: 70.0, 1: 70.0, 2: 70.0}})
+    result = evaluate(_claim(), "small")
+    (comparison,) = result["comparisons"]
+    assert comparison["margin"] == 1.0 and "1 point of test accuracy" in comparison["margin_reason"]
+    assert comparison["threshold"] == pytest.approx(0.3795, abs=1e-4)
+    assert comparison["interval_90"] == pytest.approx([-0.2242, 0.2908], abs=1e-4)
+    assert comparison["verdict"] == "absent" and result["verdict"] == "absent"
+    assert result["counts"]["absent"] == 1 and result["summary"] == "1 of 1 comparison run: 1 absent"
+
+
+@pytest.mark.parametrize("a, expected", [
+    ({0: 70.0, 1: 70.7, 2: 71.4}, "holds"),         # 95 % interval 1.2 +- 0.497 excludes 0 (and lies inside +-2)
+    ({0: 70.0, 1: 71.0, 2: 72.5}, "inconclusive"),  # 90 % interval 1.667 +- 2.92 x 0.441 = (0.38, 2.95): not in +-1
+])
+def test_an_interval_that_excludes_0_decides_first_and_the_rest_stay_inconclusive(monkeypatch, a, expected):
+    _cells(monkeypatch, {"A": a, "B": {0: 69.0, 1: 69.5, 2: 70.0}})
+    wide = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0, margin=Margin(stand_in=2.0, reason="r"))
+    (comparison,) = evaluate(_claim(comparisons=(wide,)), "small")["comparisons"]
+    assert comparison["verdict"] == expected and comparison["mde"] is not None
+    assert comparison["margin"] == 2.0 and comparison["margin_reason"] == "r"
+
+
+@pytest.mark.parametrize("margin, expected", [(1.0, "inconclusive"), (1.00575, "inconclusive"),
+                                              (1.0058, "absent")])
+def test_absent_is_strict_at_the_margin(monkeypatch, margin, expected):
+    # diffs 0.2, 0.5, 0.8: gap 0.5, sd 0.3, se 0.17321; 95 % half-width 0.7453 (not decided); the 90 %
+    # interval's upper end is 0.5 + 2.919986 x 0.17321 = 1.00575
+    test = PairedTest(gap=0.5, sd=0.3, n=3, df=2)
+    assert test.gap + test.equivalence_half_width == pytest.approx(1.00575, abs=1e-5)
+    _cells(monkeypatch, {"A": {0: 70.2, 1: 70.5, 2: 70.8}, "B": {0: 70.0, 1: 70.0, 2: 70.0}})
+    stated = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0,
+                        margin=Margin(stand_in=margin, reason="stated"))
+    (comparison,) = evaluate(_claim(comparisons=(stated,)), "small")["comparisons"]
+    assert comparison["verdict"] == expected
+    assert test.is_absent(test.gap + test.equivalence_half_width) is False  # on the boundary: not inside
+
+
+def test_margins_at_the_paper_scale_and_from_claims_yaml():
+    comparison = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0)
+    margin, reason = margin_of(_claim(comparisons=(comparison,)), comparison, "paper")
+    assert margin == pytest.approx(2.5) and "0.5 of the published gap" in reason  # half of 70 - 65
+    claim = _claim(comparisons=(comparison,))
+    claim = Claim(**{**claim.__dict__, "margin": Margin(stand_in=0.3, paper_fraction=0.2, reason="why")})
+    assert margin_of(claim, comparison, "small") == (0.3, "why")
+    assert margin_of(claim, comparison, "paper")[0] == pytest.approx(1.0)  # 0.2 x 5
+    own = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0, margin=Margin(stand_in=0.7, reason="own"))
+    assert margin_of(claim, own, "small") == (0.7, "own")
+    # a unit without a stand-in margin (rounds) has none unless claims.yaml states one: never absent
+    assert claims_module.METRICS["lesam_rounds"].unit == "rounds"
+    margin, reason = margin_of(_claim("lower", (comparison,), metric="lesam_rounds"), comparison, "small")
+    assert margin is None and reason == "no margin stated for rounds on the stand-in"
+
+
+def test_margin_in_claims_yaml_needs_a_reason_and_positive_values():
+    assert claims_module._margin(None, "x") is None
+    assert claims_module._margin({"stand_in": 0.5, "reason": "r"}, "x") == Margin(0.5, None, "r")
+    for bad in ({"stand_in": 0.5}, {"stand_in": -1, "reason": "r"}, {"stand_in": "1", "reason": "r"},
+                {"width": 1, "reason": "r"}, 3.0):
+        with pytest.raises(ValueError, match="margin"):
+            claims_module._margin(bad, "claims.yaml: claim x")
+
+
+def test_a_claim_with_an_absent_comparison_does_not_hold_and_is_not_a_fail():
+    assert aggregate(["holds", "absent"]) == "absent"
+    assert aggregate(["absent", "inconclusive"]) == "absent"
+    assert aggregate(["absent", "fails"]) == "fails"
+    assert aggregate(["absent", "neither_learns"]) == "neither_learns"
+    counts = {"holds": 1, "absent": 1, "run": 2, "distinct": 2, "listed": 2}
+    assert counts_text(counts) == "2 of 2 comparisons run: 1 hold, 1 absent"
 
 
 def test_two_cells_at_chance_fail_as_neither_learns(monkeypatch):

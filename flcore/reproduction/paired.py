@@ -16,6 +16,13 @@ that a positive difference goes the claim's way), their mean ``d``, a standard d
   ``P(T' > t(0.975, df)) + P(T' < -t(0.975, df))``, solved for 80 % exactly.  (The common
   shortcut ``(t(0.975, df) + t(0.80, df)) se`` gives 77 % at df 2.)
 
+- *equivalence* (two one-sided tests at 5 % each): with a *margin* ``m > 0`` in the
+  comparison's units, the effect is *absent* when the 90 % t interval
+  ``d +- t(0.95, df) se`` lies inside ``(-m, +m)`` -- both one-sided tests reject a true
+  difference of ``-m`` or less and of ``+m`` or more.  An interval that excludes 0 decides
+  first (holds or fails), so *absent* is only said of a gap the 95 % interval cannot tell
+  from 0.
+
 ``sd`` comes from the pair's own differences (``df = n - 1``) when it has at least
 :data:`MIN_OWN_SEEDS` shared seeds, else from a pooled spread of differences measured on
 reference pairs (:func:`pooled_sd`, ``df`` = its pooled degrees of freedom).
@@ -31,6 +38,8 @@ from dataclasses import dataclass
 #: Two-sided confidence of the interval, and the power the MDE is stated at.
 CONFIDENCE = 0.95
 POWER = 0.80
+#: Each one-sided test of the equivalence verdict (its interval: 1 - 2 x 0.05 = 90 %).
+EQUIVALENCE_ALPHA = 0.05
 #: A pair with fewer shared seeds takes its spread from the reference pairs.
 MIN_OWN_SEEDS = 3
 
@@ -132,10 +141,24 @@ class PairedTest:
         noncentral t (module docstring)."""
         return detectable_noncentrality(self.df) * self.se
 
-    def decide(self) -> str:
-        """``holds`` when the interval lies above 0, ``fails`` when below, else ``inconclusive``."""
+    @property
+    def equivalence_half_width(self) -> float:
+        """Half-width of the 90 % interval of the two one-sided tests, ``t(0.95, df) se``."""
+        return t_quantile(1.0 - EQUIVALENCE_ALPHA, self.df) * self.se
+
+    def is_absent(self, margin: float | None) -> bool:
+        """Whether the 90 % interval lies strictly inside ``(-margin, +margin)`` (two one-sided
+        tests); never without a positive margin."""
+        if margin is None or margin <= 0:
+            return False
+        return abs(self.gap) + self.equivalence_half_width < margin
+
+    def decide(self, margin: float | None = None) -> str:
+        """``holds`` when the 95 % interval lies above 0, ``fails`` when below, else
+        ``absent`` when the 90 % interval lies inside ``(-margin, +margin)``, else
+        ``inconclusive``."""
         if self.gap > self.threshold:
             return "holds"
         if self.gap < -self.threshold:
             return "fails"
-        return "inconclusive"
+        return "absent" if self.is_absent(margin) else "inconclusive"
