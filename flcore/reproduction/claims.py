@@ -689,13 +689,14 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
     """The verdict of one comparison from its two cells' values (module docstring); the
     fields of ``flcore claims --json``'s comparisons."""
     metric = METRICS.get(claim.metric)
+    margin, margin_reason = margin_of(claim, comparison, scale)
     out: dict[str, Any] = {
         "cells": {"better": comparison.better, "worse": comparison.worse},
         "published": {"better": comparison.published_better, "worse": comparison.published_worse,
                       "gap": _round(comparison.published_gap)},
         "seeds": [], "better": None, "worse": None, "gap": None, "sd": None, "sd_from": None, "df": None,
         "threshold": None, "mde": None, "units": metric.unit if metric else None, "verdict": "not_run",
-        "margin": None, "margin_reason": None, "interval_90": None,
+        "margin": _round(margin), "margin_reason": margin_reason, "interval_90": None,
         "reason": hi.reason or lo.reason or None,
         "run_ids": {"better": sorted(set(hi.run_ids.values())), "worse": sorted(set(lo.run_ids.values()))},
         "cell_stats": None, "left_out": {"better": sorted(hi.diverged), "worse": sorted(lo.diverged)},
@@ -741,10 +742,8 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
                    reason=f"{len(seeds)} shared seed(s) and no measured spread of differences at this scale")
         return out
     test = PairedTest(gap=claim.sign * gap, sd=sd, n=len(seeds), df=df)
-    margin, margin_reason = margin_of(claim, comparison, scale)
     half90 = test.equivalence_half_width
     out.update(sd=_round(sd), sd_from=sd_from, df=df, threshold=_round(test.threshold), mde=_round(test.mde),
-               margin=_round(margin), margin_reason=margin_reason,
                interval_90=[_round(gap - half90), _round(gap + half90)], verdict=test.decide(margin))
     if metric.accuracy:
         chance = chance_accuracy(hi.configs[0].dataset)
