@@ -295,6 +295,14 @@ def test_absent_is_strict_at_the_margin(monkeypatch, margin, expected):
     assert test.is_absent(test.gap + test.equivalence_half_width) is False  # on the boundary: not inside
 
 
+def test_flcore_claims_prints_the_margin_beside_an_absent_comparison():
+    from flcore.cli.reproduce import _comparison_text
+
+    row = {"gap": 0.0333, "threshold": 0.3795, "verdict": "absent", "mde": 0.4953, "margin": 1.0}
+    assert _comparison_text(row) == "+0.03 +- 0.38 (absent, 90 % interval inside +-1.00)"
+    assert _comparison_text({**row, "verdict": "inconclusive"}) == "+0.03 +- 0.38 (inconclusive, MDE 0.50)"
+
+
 def test_margins_at_the_paper_scale_and_from_claims_yaml():
     comparison = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0)
     margin, reason = margin_of(_claim(comparisons=(comparison,)), comparison, "paper")
