@@ -205,6 +205,8 @@ def test_a_comparison_is_the_paired_difference_across_seeds(monkeypatch):
     assert comparison["sd_from"] == "paired seeds"
     assert comparison["threshold"] == pytest.approx(4.302653 * sd / math.sqrt(3), abs=1e-4)  # 0.248
     assert comparison["mde"] == pytest.approx(5.653489 * sd / math.sqrt(3), abs=1e-4)  # noncentral t, df 2
+    # the reported (rounded) MDE is found with the stated 80 % power
+    assert PairedTest(1.1, sd, 3, 2).power(comparison["mde"]) == pytest.approx(0.80, abs=1e-3)
     assert comparison["verdict"] == "holds" and comparison["units"] == "points"
     assert result["verdict"] == "holds"
 
