@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -21,14 +22,24 @@ from flcore.reproduction.claims import (
     CellValues,
     Claim,
     Comparison,
+    Margin,
     aggregate,
     all_claims,
     claim_specs,
+    counts_text,
     evaluate,
+    margin_of,
     reference_spread,
 )
 from flcore.reproduction.inventory import coverage, inventory, status
-from flcore.reproduction.paired import pooled_sd, t_cdf, t_quantile
+from flcore.reproduction.paired import (
+    PairedTest,
+    detectable_noncentrality,
+    pooled_sd,
+    power_of_effect,
+    t_cdf,
+    t_quantile,
+)
 from flcore.reproduction.papers import paper_ids
 
 PAPERS = paper_ids()
@@ -143,8 +154,35 @@ def test_t_distribution_matches_the_printed_tables():
         assert t_quantile(0.975, df) == pytest.approx(q, abs=1e-4)
     assert t_quantile(0.80, 2) == pytest.approx(1.0607, abs=1e-4)
     assert t_quantile(0.80, 4) == pytest.approx(0.9410, abs=1e-4)
+    # one-sided 95 % (the equivalence test's 90 % interval): 2.920, 2.132, 1.812 at df 2, 4, 10
+    for df, q in ((2, 2.920), (4, 2.132), (10, 1.812)):
+        assert t_quantile(0.95, df) == pytest.approx(q, abs=1e-3)
     assert t_cdf(0.0, 3) == pytest.approx(0.5) and t_cdf(1.0, 1) == pytest.approx(0.75)  # Cauchy at df 1
     assert t_quantile(0.025, 4) == pytest.approx(-t_quantile(0.975, 4))
+
+
+@pytest.mark.parametrize("df", [1, 2, 4, 10, 30])
+def test_at_the_reported_mde_the_noncentral_t_power_is_the_stated_power(df):
+    test = PairedTest(gap=0.0, sd=1.3, n=3, df=df)
+    assert test.power(test.mde) == pytest.approx(0.80, abs=1e-3)
+    assert test.power(0.0) == pytest.approx(0.05, abs=1e-9)  # no effect: found at the test's size
+    # the shortcut t(0.975) + t(0.80) undershoots the power at few degrees of freedom
+    shortcut = (t_quantile(0.975, df) + t_quantile(0.80, df)) * test.se
+    if df <= 10:
+        assert test.power(shortcut) < 0.80 and test.mde > shortcut
+
+
+def test_mde_by_hand():
+    # df 2 (three paired seeds): the shortcut's "80 %" is 77 % (5.3633 se); the exact MDE is 5.6535 se
+    assert power_of_effect(4.302653 + 1.060660, 2) == pytest.approx(0.7663, abs=1e-3)
+    assert detectable_noncentrality(2) == pytest.approx(5.6535, abs=1e-3)
+    # large df: the normal closed form z(0.975) + z(0.80) = 1.95996 + 0.84162 (the lower tail ~ 1e-6)
+    assert detectable_noncentrality(1e7) == pytest.approx(1.959964 + 0.841621, abs=1e-4)
+    # simulated: three N(mde, 1) differences, the two-sided t test at df 2 rejects 80 % of the time
+    rng = np.random.default_rng(0)
+    diffs = rng.normal(detectable_noncentrality(2) / math.sqrt(3), 1.0, size=(200_000, 3))
+    t = diffs.mean(axis=1) / (diffs.std(axis=1, ddof=1) / math.sqrt(3))
+    assert float(np.mean(np.abs(t) > 4.302653)) == pytest.approx(0.80, abs=0.005)
 
 
 def test_pooled_sd_is_the_degrees_of_freedom_weighted_variance():
@@ -166,7 +204,9 @@ def test_a_comparison_is_the_paired_difference_across_seeds(monkeypatch):
     assert comparison["sd"] == pytest.approx(sd, abs=1e-4) and comparison["df"] == 2
     assert comparison["sd_from"] == "paired seeds"
     assert comparison["threshold"] == pytest.approx(4.302653 * sd / math.sqrt(3), abs=1e-4)  # 0.248
-    assert comparison["mde"] == pytest.approx((4.302653 + 1.060660) * sd / math.sqrt(3), abs=1e-4)
+    assert comparison["mde"] == pytest.approx(5.653489 * sd / math.sqrt(3), abs=1e-4)  # noncentral t, df 2
+    # the reported (rounded) MDE is found with the stated 80 % power
+    assert PairedTest(1.1, sd, 3, 2).power(comparison["mde"]) == pytest.approx(0.80, abs=1e-3)
     assert comparison["verdict"] == "holds" and comparison["units"] == "points"
     assert result["verdict"] == "holds"
 
@@ -194,7 +234,7 @@ def test_one_seed_takes_the_reference_pairs_spread_and_its_degrees_of_freedom(mo
     (comparison,) = evaluate(_claim(), "small", spread={"sd": 1.0, "df": 4, "pairs": 2, "runs": 12})["comparisons"]
     assert comparison["sd_from"] == "reference pairs" and comparison["df"] == 4
     assert comparison["threshold"] == pytest.approx(2.776445, abs=1e-4)  # t(0.975, 4) x 1.0 / sqrt(1)
-    assert comparison["mde"] == pytest.approx(2.776445 + 0.940965, abs=1e-4)
+    assert comparison["mde"] == pytest.approx(3.761060, abs=1e-4)  # noncentral t, df 4
     assert comparison["verdict"] == expected
 
 
@@ -215,6 +255,88 @@ def test_missing_runs_are_not_run_and_an_unmeasured_spread_is_inconclusive_witho
     (comparison,) = result["comparisons"]
     assert comparison["verdict"] == "inconclusive" and comparison["mde"] is None
     assert "no measured spread" in comparison["reason"]
+
+
+def test_a_gap_whose_90_interval_lies_inside_the_margin_is_absent(monkeypatch):
+    # diffs 0, 0.2, -0.1: mean 0.0333, sd 0.15275, se 0.08819; the 95 % half-width 4.3027 se = 0.3795
+    # does not exclude 0; the 90 % interval 0.0333 +- 2.92 se = (-0.224, 0.291) lies inside (-1, +1)
+    _cells(monkeypatch, {"A": {0: 70.0, 1: 70.2, 2: 69.9}, "B": {0: 70.0, 1: 70.0, 2: 70.0}})
+    result = evaluate(_claim(), "small")
+    (comparison,) = result["comparisons"]
+    assert comparison["margin"] == 1.0 and "1 point of test accuracy" in comparison["margin_reason"]
+    assert comparison["threshold"] == pytest.approx(0.3795, abs=1e-4)
+    assert comparison["interval_90"] == pytest.approx([-0.2242, 0.2908], abs=1e-4)
+    assert comparison["verdict"] == "absent" and result["verdict"] == "absent"
+    assert result["counts"]["absent"] == 1 and result["summary"] == "1 of 1 comparison run: 1 absent"
+
+
+@pytest.mark.parametrize("a, expected", [
+    ({0: 70.0, 1: 70.7, 2: 71.4}, "holds"),         # 95 % interval 1.2 +- 0.497 excludes 0 (and lies inside +-2)
+    ({0: 70.0, 1: 71.0, 2: 72.5}, "inconclusive"),  # 90 % interval 1.667 +- 2.92 x 0.441 = (0.38, 2.95): not in +-1
+])
+def test_an_interval_that_excludes_0_decides_first_and_the_rest_stay_inconclusive(monkeypatch, a, expected):
+    _cells(monkeypatch, {"A": a, "B": {0: 69.0, 1: 69.5, 2: 70.0}})
+    wide = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0, margin=Margin(stand_in=2.0, reason="r"))
+    (comparison,) = evaluate(_claim(comparisons=(wide,)), "small")["comparisons"]
+    assert comparison["verdict"] == expected and comparison["mde"] is not None
+    assert comparison["margin"] == 2.0 and comparison["margin_reason"] == "r"
+
+
+@pytest.mark.parametrize("margin, expected", [(1.0, "inconclusive"), (1.00575, "inconclusive"),
+                                              (1.0058, "absent")])
+def test_absent_is_strict_at_the_margin(monkeypatch, margin, expected):
+    # diffs 0.2, 0.5, 0.8: gap 0.5, sd 0.3, se 0.17321; 95 % half-width 0.7453 (not decided); the 90 %
+    # interval's upper end is 0.5 + 2.919986 x 0.17321 = 1.00575
+    test = PairedTest(gap=0.5, sd=0.3, n=3, df=2)
+    assert test.gap + test.equivalence_half_width == pytest.approx(1.00575, abs=1e-5)
+    _cells(monkeypatch, {"A": {0: 70.2, 1: 70.5, 2: 70.8}, "B": {0: 70.0, 1: 70.0, 2: 70.0}})
+    stated = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0,
+                        margin=Margin(stand_in=margin, reason="stated"))
+    (comparison,) = evaluate(_claim(comparisons=(stated,)), "small")["comparisons"]
+    assert comparison["verdict"] == expected
+    assert test.is_absent(test.gap + test.equivalence_half_width) is False  # on the boundary: not inside
+
+
+def test_flcore_claims_prints_the_margin_beside_an_absent_comparison():
+    from flcore.cli.reproduce import _comparison_text
+
+    row = {"gap": 0.0333, "threshold": 0.3795, "verdict": "absent", "mde": 0.4953, "margin": 1.0}
+    assert _comparison_text(row) == "+0.03 +- 0.38 (absent, 90 % interval inside +-1.00)"
+    assert _comparison_text({**row, "verdict": "inconclusive"}) == "+0.03 +- 0.38 (inconclusive, MDE 0.50)"
+
+
+def test_margins_at_the_paper_scale_and_from_claims_yaml():
+    comparison = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0)
+    margin, reason = margin_of(_claim(comparisons=(comparison,)), comparison, "paper")
+    assert margin == pytest.approx(2.5) and "0.5 of the published gap" in reason  # half of 70 - 65
+    claim = _claim(comparisons=(comparison,))
+    claim = Claim(**{**claim.__dict__, "margin": Margin(stand_in=0.3, paper_fraction=0.2, reason="why")})
+    assert margin_of(claim, comparison, "small") == (0.3, "why")
+    assert margin_of(claim, comparison, "paper")[0] == pytest.approx(1.0)  # 0.2 x 5
+    own = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0, margin=Margin(stand_in=0.7, reason="own"))
+    assert margin_of(claim, own, "small") == (0.7, "own")
+    # a unit without a stand-in margin (rounds) has none unless claims.yaml states one: never absent
+    assert claims_module.METRICS["lesam_rounds"].unit == "rounds"
+    margin, reason = margin_of(_claim("lower", (comparison,), metric="lesam_rounds"), comparison, "small")
+    assert margin is None and reason == "no margin stated for rounds on the stand-in"
+
+
+def test_margin_in_claims_yaml_needs_a_reason_and_positive_values():
+    assert claims_module._margin(None, "x") is None
+    assert claims_module._margin({"stand_in": 0.5, "reason": "r"}, "x") == Margin(0.5, None, "r")
+    for bad in ({"stand_in": 0.5}, {"stand_in": -1, "reason": "r"}, {"stand_in": "1", "reason": "r"},
+                {"width": 1, "reason": "r"}, 3.0):
+        with pytest.raises(ValueError, match="margin"):
+            claims_module._margin(bad, "claims.yaml: claim x")
+
+
+def test_a_claim_with_an_absent_comparison_does_not_hold_and_is_not_a_fail():
+    assert aggregate(["holds", "absent"]) == "absent"
+    assert aggregate(["absent", "inconclusive"]) == "absent"
+    assert aggregate(["absent", "fails"]) == "fails"
+    assert aggregate(["absent", "neither_learns"]) == "neither_learns"
+    counts = {"holds": 1, "absent": 1, "run": 2, "distinct": 2, "listed": 2}
+    assert counts_text(counts) == "2 of 2 comparisons run: 1 hold, 1 absent"
 
 
 def test_two_cells_at_chance_fail_as_neither_learns(monkeypatch):
@@ -451,13 +573,30 @@ def test_claims_and_landing_pages_open_with_the_counts_and_what_the_scale_decide
     opening = page.split("\n")[2]
     assert opening.startswith("**4 claims at the `small` scale: 1 hold, 1 inconclusive, 1 by construction, "
                               "1 not testable here.**")
-    assert "Of the 3 accuracy claims this scale runs 2 and decides 1 (holds or fails)" in opening
+    assert "Of the 3 accuracy claims this scale runs 2 and decides 1 (holds, fails or absent)" in opening
+    assert "No comparison is absent at this scale." in page
     assert "pooled standard deviation of the per-seed accuracy difference is **0.35** points on 4" in page
     landing = paper_page("fedsam", [], results, tmp_path, "small")
     # the first screen names the stand-in, then the counts
     assert landing.split("\n")[4].startswith("**Built at the `small` scale on MNIST-1D**, which stands in for the "
                                               "paper's CIFAR-10 and CIFAR-100 with its cnn")
     assert landing.split("\n")[6].startswith("**4 claims at the `small` scale:")
+
+
+def test_the_claims_page_works_one_absent_comparison_through(tmp_path):
+    from flcore.site.pages import claims_page
+
+    absent = {**_page_result("absent"), "comparisons": [
+        {"cells": {"better": {"algorithm": "A"}, "worse": {"algorithm": "B"}}, "published": {"gap": 5.0},
+         "verdict": "absent", "gap": 0.0333, "units": "points", "seeds": [0, 1, 2], "sd": 0.1528,
+         "sd_from": "paired seeds", "threshold": 0.3795, "mde": 0.4953, "reason": None, "margin": 1.0,
+         "margin_reason": "1 point", "interval_90": [-0.2242, 0.2908]}]}
+    page = claims_page([_page_result("holds"), absent], tmp_path, "small", None)
+    assert "**Absent, not only inconclusive.**" in page
+    assert ("For example, in *claim absent* (x-absent) the gap is +0.03 points over n = 3 seeds (sd 0.15): its 95 % "
+            "half-width 0.38 does not exclude 0, and its 90 % interval (-0.22, +0.29) lies inside \u00b11.00, so the "
+            "effect is absent.") in page
+    assert "1 hold, 1 absent" in page
 
 
 def test_coverage_says_regenerated_on_the_stand_in_with_each_pages_verdicts(tmp_path):

@@ -142,6 +142,19 @@ def test_claims_markdown_has_one_row_per_comparison_with_its_cells_n_sd_and_sour
     assert "nan" not in text and "None" not in text
 
 
+def test_an_absent_comparison_says_its_90_interval_and_margin_below_the_table():
+    row = {"cells": {"better": {"algorithm": "FedSAM"}, "worse": {"algorithm": "FedAvg"}},
+           "published": {"gap": 5.16}, "seeds": [0, 1, 2], "gap": 0.03, "sd": 0.15, "sd_from": "paired seeds",
+           "threshold": 0.38, "mde": 0.49, "verdict": "absent", "reason": None, "margin": 1.0,
+           "margin_reason": "1 point", "interval_90": [-0.2242, 0.2908]}
+    result = {"text": "A beats B", "artifacts": ["fedsam-table-2"], "verdict": "absent", "reason": None,
+              "units": "points", "summary": "1 of 1 comparison run: 1 absent", "comparisons": [row]}
+    text = claims_markdown([result], "small")
+    assert "**A beats B**: **absent** (1 of 1 comparison run: 1 absent)" in text
+    assert "| 0.38 / 0.49 | absent |" in text
+    assert "- 1: absent: the 90 % interval (-0.22, +0.29) lies inside \u00b11.00, the margin (1 point)." in text
+
+
 def test_verdict_counts_count_each_verdict():
     verdicts = pd.DataFrame({"verdict": ["holds", "fails", "holds", "not_testable", "inconclusive"]})
     assert verdict_counts(verdicts) == ("of the 5 claims this table checks, 3 are decided at this scale (2 hold, "
@@ -225,6 +238,8 @@ def _claim_row(verdict, text="A beats B", reason=None):
     (["holds", "inconclusive"], "inconclusive"),
     (["holds", "inconclusive", "neither_learns"], "fails"),
     (["fails", "holds"], "fails"),
+    (["holds", "absent", "inconclusive"], "absent"),
+    (["absent", "fails"], "fails"),
     (["not_testable", "by_construction", "same_runs", "not_run"], "not testable"),
     ([], "not testable"),
 ])

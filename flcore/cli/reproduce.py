@@ -228,7 +228,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
 
 def _comparison_text(comparison: dict) -> str:
     """``"+1.20 +- 0.80 (holds)"``: one distinct comparison's gap, threshold and verdict
-    (``MDE`` beside an inconclusive one)."""
+    (``MDE`` beside an inconclusive one, the margin beside an absent one)."""
     if comparison["gap"] is None:
         return f"- ({VERDICT_TEXT[comparison['verdict']]})"
     text = f"{comparison['gap']:+.2f}"
@@ -239,6 +239,8 @@ def _comparison_text(comparison: dict) -> str:
     text += f" ({verdict}"
     if comparison["verdict"] == "inconclusive" and comparison["mde"] is not None:
         text += f", MDE {comparison['mde']:.2f}"
+    if comparison["verdict"] == "absent":
+        text += f", 90 % interval inside +-{comparison['margin']:.2f}"
     if comparison.get("note"):
         text += f"; {comparison['note']}"
     return text + ")"

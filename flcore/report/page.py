@@ -240,6 +240,13 @@ def _sd_text(comparison: dict) -> str:
     return f"{comparison['sd']:.2f} ({source})"
 
 
+def _absent_text(comparison: dict) -> str:
+    """Why a comparison is *absent*: its 90 % interval inside its margin, and the margin's reason."""
+    low, high = comparison["interval_90"]
+    return (f"absent: the 90 % interval ({low:+.2f}, {high:+.2f}) lies inside \u00b1{comparison['margin']:.2f}, "
+            f"the margin ({comparison['margin_reason']})")
+
+
 def _comparison_verdict(comparison: dict) -> str:
     if comparison.get("counted_in"):
         return f"counted in {comparison['counted_in']}"
@@ -286,6 +293,8 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
                          f"| {_sd_text(comparison)} | {_comparison_cell(comparison, 'threshold')} / "
                          f"{_comparison_cell(comparison, 'mde')} | {_comparison_verdict(comparison)} |")
             said = [comparison.get("note")] + ([comparison.get("reason")] if comparison.get("reason") else [])
+            if comparison["verdict"] == "absent":
+                said.append(_absent_text(comparison))
             said = [text for text in said if text and not CAPPED_REASON.fullmatch(text)]
             if said:
                 notes.setdefault("; ".join(dict.fromkeys(said)), []).append(str(number))
@@ -295,18 +304,21 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
 
 
 #: A page's verdict, from the verdicts of the claims its runs check (:func:`page_verdict`).
-PAGE_VERDICTS = ("holds", "fails", "inconclusive", "not testable")
+PAGE_VERDICTS = ("holds", "fails", "absent", "inconclusive", "not testable")
 
 
 def page_verdict(results: Sequence[dict]) -> str:
     """One verdict for a page from its claims' (rows of
     :func:`flcore.reproduction.claims.evaluate`): *fails* when one fails (or neither of its
-    cells learns), else *inconclusive* when one is, else *holds* when one holds, else *not
+    cells learns), else *absent* when one is (an effect it claims is not there), else
+    *inconclusive* when one is, else *holds* when one holds, else *not
     testable* (no claim, or none decided here: about another data set or model, not run,
     by construction, counted in another claim, a capped preview)."""
     verdicts = {r["verdict"] for r in results}
     if verdicts & {"fails", "neither_learns"}:
         return "fails"
+    if "absent" in verdicts:
+        return "absent"
     if "inconclusive" in verdicts:
         return "inconclusive"
     return "holds" if "holds" in verdicts else "not testable"
@@ -330,6 +342,7 @@ def verdict_box(results: Sequence[dict], scale: str, what: str = "page") -> str:
         counts = totals_text(verdict_totals(list(results)))
         reason = f"of the {n} claim{'s' if n != 1 else ''} this {what} checks: {counts}"
         named = [r for r in results if r["verdict"] in (("fails", "neither_learns") if verdict == "fails"
+                                                        else ("absent",) if verdict == "absent"
                                                         else ("inconclusive",) if verdict == "inconclusive"
                                                         else ("holds",))]
         if named and verdict != "not testable":

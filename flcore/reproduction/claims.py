@@ -27,7 +27,19 @@ interval on the mean difference,
 - *holds* when the interval lies on the claim's side of 0 (the gap exceeds the
   *threshold*, the interval's half-width),
 - *fails* when it lies on the other side,
+- *absent* when neither, and the 90 % t interval lies inside ``(-margin, +margin)``
+  (two one-sided tests, :meth:`~flcore.reproduction.paired.PairedTest.is_absent`): the
+  effect, if any, is smaller than the comparison's *margin* (:func:`margin_of`),
 - *inconclusive* otherwise, stated with its *minimum detectable effect* (MDE, 80 % power).
+
+**Margins.**  Each comparison has a margin in its units, with its reason
+(``flcore claims --json``: ``margin``, ``margin_reason``).  ``claims.yaml`` may state one per
+claim or per comparison (the comparison's wins): ``margin: {stand_in: <value in the
+stand-in's units, below the paper scale>, paper_fraction: <fraction of the published gap,
+at the paper scale>, reason: <why>}``.  Unstated, the paper scale's margin is
+:data:`PAPER_MARGIN_FRACTION` of the published gap, and below it the stand-in's margin of the
+metric's unit (:data:`STAND_IN_MARGINS`: 1 point of accuracy); a metric without one has no
+margin, and its comparisons are never *absent*.
 
 The spread is the standard deviation of the per-seed differences, with ``n - 1`` degrees of
 freedom, when the pair has at least three shared seeds; with fewer it is the pooled
@@ -77,7 +89,8 @@ and the others refer to it (*counted in another claim*).
 
 **Verdict of a claim** (:func:`aggregate`), from its distinct comparisons that were run and
 are evidence (not by construction): *fails* if any fails; else *fails: neither learns* if
-any is; else *holds* if all hold; else *inconclusive*.  With none run: *by construction*
+any is; else *absent* if any is (the claim does not hold: one of its effects is not there);
+else *holds* if all hold; else *inconclusive*.  With none run: *by construction*
 if every run comparison is by construction, *counted in another claim* if its runs are
 another claim's evidence, *not testable here* if none is testable, *not run at this scale*
 otherwise.
@@ -123,6 +136,7 @@ VERDICT_TEXT = {
     "holds": "holds",
     "fails": "fails",
     "neither_learns": "fails: neither learns",
+    "absent": "absent",
     "inconclusive": "inconclusive",
     "by_construction": "by construction",
     "same_runs": "counted in another claim",
@@ -130,9 +144,9 @@ VERDICT_TEXT = {
     "not_testable": "not testable here",
 }
 VERDICTS = tuple(VERDICT_TEXT)
-DECIDED = ("holds", "fails", "neither_learns")
+DECIDED = ("holds", "fails", "neither_learns", "absent")
 #: Comparisons that were run (the others: not run, not testable).
-RUN = ("holds", "fails", "neither_learns", "inconclusive", "by_construction")
+RUN = ("holds", "fails", "neither_learns", "absent", "inconclusive", "by_construction")
 #: The decision rule in words (the Claims page and every page's verdict table).
 RULE_TEXT = (
     "A comparison is *paired*: the per-seed difference of the two cells over the seeds both ran (the same "
@@ -141,20 +155,43 @@ RULE_TEXT = (
     "deviation of the differences (df = n - 1) when the pair has at least 3 shared seeds, else the pooled sd of "
     "differences measured on the reference pairs (FedSAM - FedAvg at two alphas, 3 seeds) in the same metric, "
     "with their pooled df. It *holds* when the gap exceeds the threshold the paper's way, *fails* when it does "
-    "the other way, and is *inconclusive* otherwise, stated with its minimum detectable effect (MDE, "
-    "(t(0.975, df) + t(0.80, df)) x sd / sqrt(n): found four times in five). A run that diverged is left out "
+    "the other way; else it is *absent* when the 90 % t interval, gap +- t(0.95, df) x sd / sqrt(n), lies "
+    "inside (-margin, +margin) (two one-sided tests), and *inconclusive* otherwise, stated with its minimum "
+    "detectable effect (MDE: the true difference the test finds four times in five, from the noncentral t on "
+    "df, 5.65 x sd / sqrt(n) at df 2). A run that diverged is left out "
     "(its seed named, n reduced). *Fails: neither learns*: the 95 % t interval on each cell's own mean contains "
     "the data set's chance accuracy (the cell's own sd with 3 seeds or more, else the reference pairs' sd). "
     "*By construction*: fixed by the methods' definitions, shown, not evidence. *Not testable here*: the claim "
     "is about a data set or model this scale does not run (never decided on a stand-in). Each distinct pair of "
     "runs counts once: within a claim, and across claims (the first claim that lists it counts it; the others "
     "say *counted in another claim*). A claim *fails* if one distinct comparison fails, else *fails: neither "
-    "learns* if one does, *holds* if every comparison run (and not by construction) holds, *inconclusive* "
+    "learns* if one does, else *absent* if one is (the claim does not hold, shown apart from fails), *holds* if "
+    "every comparison run (and not by construction) holds, *inconclusive* "
     "otherwise.")
+#: At the paper scale, a comparison's margin unless its claims.yaml states one: this
+#: fraction of the published gap.
+PAPER_MARGIN_FRACTION = 0.5
+#: Below the paper scale, a comparison's margin (value in the stand-in's units, reason) by
+#: its metric's unit, unless its claims.yaml states one.
+STAND_IN_MARGINS: dict[str, tuple[float, str]] = {
+    "points": (1.0, "1 point of test accuracy on the stand-in: a difference under 1 point is no effect an accuracy "
+                    "claim's words (\u201cimproves\u201d, \u201coutperforms\u201d) describe"),
+}
 #: The seeds the cells of claims run at each scale (:func:`claim_specs`).
 CLAIM_SEEDS = {"smoke": (0,), "small": (0, 1, 2), "paper": (0,)}
 #: Seeds of the reference pairs.
 SPREAD_SEEDS = (0, 1, 2)
+
+
+@dataclass(frozen=True)
+class Margin:
+    """A margin stated in ``claims.yaml`` (module docstring): ``stand_in`` in the stand-in's
+    units below the paper scale, ``paper_fraction`` of the published gap at the paper scale
+    (either may be None: the default then), and why."""
+
+    stand_in: float | None = None
+    paper_fraction: float | None = None
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -167,6 +204,7 @@ class Comparison:
     published_better: float
     published_worse: float
     about: dict[str, Any] = field(default_factory=dict)
+    margin: Margin | None = None
 
     @property
     def published_gap(self) -> float:
@@ -187,6 +225,7 @@ class Claim:
     about: dict[str, Any] = field(default_factory=dict)
     main_setting: dict[str, Any] = field(default_factory=dict)
     one_seed: str = ""  # why its cells keep one seed at every scale (the book's time budget)
+    margin: Margin | None = None  # its comparisons' unless one states its own
 
     @property
     def sign(self) -> int:
@@ -200,6 +239,24 @@ def _datasets(value) -> tuple[str, ...]:
     return tuple(value) if isinstance(value, (list, tuple)) else (value,)
 
 
+def _margin(raw, where: str) -> Margin | None:
+    """A ``margin`` mapping of ``claims.yaml`` (module docstring), checked."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not set(raw) <= {"stand_in", "paper_fraction", "reason"}:
+        raise ValueError(f"{where}: margin must be a mapping of stand_in, paper_fraction and reason")
+    values = {}
+    for key in ("stand_in", "paper_fraction"):
+        value = raw.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise ValueError(f"{where}: margin {key} must be a positive number, got {value!r}")
+        values[key] = None if value is None else float(value)
+    reason = str(raw.get("reason") or "").strip()
+    if not reason:
+        raise ValueError(f"{where}: a margin needs its reason")
+    return Margin(values["stand_in"], values["paper_fraction"], reason)
+
+
 def _parse(paper_file: Path) -> list[Claim]:
     data = read_yaml(paper_file)
     paper = data["paper"]
@@ -210,8 +267,10 @@ def _parse(paper_file: Path) -> list[Claim]:
     for raw in data["claims"]:
         if not {"dataset", "model"} <= set(raw.get("about") or {}):
             raise ValueError(f"{paper_file.name}: claim {raw['id']}: 'about' must name a dataset and a model")
+        where = f"{paper_file.name}: claim {raw['id']}"
         comparisons = tuple(Comparison(dict(c["better"]), dict(c["worse"]), float(c["published"]["better"]),
-                                       float(c["published"]["worse"]), dict(c.get("about") or {}))
+                                       float(c["published"]["worse"]), dict(c.get("about") or {}),
+                                       _margin(c.get("margin"), where))
                             for c in raw["comparisons"])
         direction = raw.get("direction", "higher")
         if direction not in ("higher", "lower"):
@@ -219,7 +278,8 @@ def _parse(paper_file: Path) -> list[Claim]:
         out.append(Claim(id=raw["id"], paper=paper, text=raw["text"], quote=raw.get("quote", ""),
                          artifacts=tuple(raw["artifacts"]), source=raw.get("source", ""),
                          metric=raw.get("metric", "accuracy"), direction=direction, comparisons=comparisons,
-                         about=dict(raw["about"]), main_setting=main, one_seed=raw.get("one_seed", "")))
+                         about=dict(raw["about"]), main_setting=main, one_seed=raw.get("one_seed", ""),
+                         margin=_margin(raw.get("margin"), where)))
     return out
 
 
@@ -600,17 +660,43 @@ def _cell_stats(values: Sequence[float]) -> dict:
             "n": len(values)}
 
 
+def margin_of(claim: Claim, comparison: Comparison, scale: str) -> tuple[float | None, str]:
+    """``(margin, reason)`` of ``comparison`` at ``scale`` in its units (module docstring:
+    the comparison's ``claims.yaml`` margin, else its claim's, else the default); ``None``
+    with the reason when it has none (then it is never *absent*)."""
+    stated = comparison.margin or claim.margin
+    metric = METRICS.get(claim.metric)
+    unit = metric.unit if metric else ""
+    if scale == "paper":
+        fraction = stated.paper_fraction if stated and stated.paper_fraction is not None else None
+        reason = stated.reason if fraction is not None else (
+            f"{PAPER_MARGIN_FRACTION:g} of the published gap: an effect under half the paper's is not the effect "
+            "it reports")
+        fraction = PAPER_MARGIN_FRACTION if fraction is None else fraction
+        margin = fraction * abs(comparison.published_gap)
+        if margin <= 0:
+            return None, "the published gap is 0: no margin"
+        return margin, f"{reason} ({fraction:g} x {abs(comparison.published_gap):g} {unit})".rstrip()
+    if stated and stated.stand_in is not None:
+        return stated.stand_in, stated.reason
+    if unit in STAND_IN_MARGINS:
+        return STAND_IN_MARGINS[unit]
+    return None, f"no margin stated for {unit or 'this metric'} on the stand-in"
+
+
 def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues, scale: str,
             spread: dict | None) -> dict:
     """The verdict of one comparison from its two cells' values (module docstring); the
     fields of ``flcore claims --json``'s comparisons."""
     metric = METRICS.get(claim.metric)
+    margin, margin_reason = margin_of(claim, comparison, scale)
     out: dict[str, Any] = {
         "cells": {"better": comparison.better, "worse": comparison.worse},
         "published": {"better": comparison.published_better, "worse": comparison.published_worse,
                       "gap": _round(comparison.published_gap)},
         "seeds": [], "better": None, "worse": None, "gap": None, "sd": None, "sd_from": None, "df": None,
         "threshold": None, "mde": None, "units": metric.unit if metric else None, "verdict": "not_run",
+        "margin": _round(margin), "margin_reason": margin_reason, "interval_90": None,
         "reason": hi.reason or lo.reason or None,
         "run_ids": {"better": sorted(set(hi.run_ids.values())), "worse": sorted(set(lo.run_ids.values()))},
         "cell_stats": None, "left_out": {"better": sorted(hi.diverged), "worse": sorted(lo.diverged)},
@@ -656,8 +742,9 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
                    reason=f"{len(seeds)} shared seed(s) and no measured spread of differences at this scale")
         return out
     test = PairedTest(gap=claim.sign * gap, sd=sd, n=len(seeds), df=df)
+    half90 = test.equivalence_half_width
     out.update(sd=_round(sd), sd_from=sd_from, df=df, threshold=_round(test.threshold), mde=_round(test.mde),
-               verdict=test.decide())
+               interval_90=[_round(gap - half90), _round(gap + half90)], verdict=test.decide(margin))
     if metric.accuracy:
         chance = chance_accuracy(hi.configs[0].dataset)
         if all(at_chance([cell.values[s] for s in seeds], chance, spread) for cell in (hi, lo)):
@@ -694,6 +781,8 @@ def aggregate(verdicts: Sequence[str]) -> str:
         return "fails"
     if "neither_learns" in evidence:
         return "neither_learns"
+    if "absent" in evidence:
+        return "absent"
     if all(v == "holds" for v in evidence):
         return "holds"
     return "inconclusive"
@@ -701,7 +790,7 @@ def aggregate(verdicts: Sequence[str]) -> str:
 
 def counts_text(counts: dict) -> str:
     """``"3 of 4 comparisons run: 2 hold, 1 inconclusive"`` from a claim's ``counts``."""
-    words = {"holds": "hold", "fails": "fail", "neither_learns": "fail (neither learns)",
+    words = {"holds": "hold", "fails": "fail", "neither_learns": "fail (neither learns)", "absent": "absent",
              "inconclusive": "inconclusive", "by_construction": "by construction"}
     parts = [f"{counts[v]} {words[v]}" for v in RUN if counts.get(v)]
     text = f"{counts['run']} of {counts['distinct']} comparison{'s' if counts['distinct'] != 1 else ''} run"
@@ -759,7 +848,8 @@ def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), 
     ``metric``, ``units``, ``direction``, ``source``, ``scale``, ``verdict``, ``counts`` (per
     verdict, with ``listed``, ``distinct`` and ``run``), ``summary`` (the counts in words),
     ``comparisons`` (the distinct ones, each with ``cells``, ``seeds``, ``gap``, ``sd``,
-    ``threshold``, ``mde``, ``units``, ``verdict``, ``listed`` -- the indices of the listed
+    ``threshold``, ``mde``, ``margin`` with ``margin_reason`` and ``interval_90`` -- the
+    equivalence test's --, ``units``, ``verdict``, ``listed`` -- the indices of the listed
     comparisons it stands for --, ``published``, ``cell_stats`` -- each cell's mean, sd and
     n over the seeds read --, ``left_out`` -- the seeds of diverged runs per cell --,
     ``note`` and, for one *counted in another claim*, ``counted_in`` and ``verdict_there``),

@@ -157,8 +157,8 @@ def verdict_summary(results: list[dict], scale: str) -> str:
     lines = [f"**{len(results)} claim{'s' if len(results) != 1 else ''} at the `{scale}` scale: "
              f"{totals_text(totals)}.**"]
     lines.append(f"Of the {len(accuracy)} accuracy claims this scale runs {len(accuracy_run)} and decides "
-                 f"{len(accuracy_decided)} (holds or fails); an inconclusive one states the smallest gap it could "
-                 "have detected (MDE).")
+                 f"{len(accuracy_decided)} (holds, fails or absent); an inconclusive one states the smallest gap it "
+                 "could have detected (MDE).")
     if totals["not_testable"]:
         lines.append(f"{totals['not_testable']} cannot be decided here: they are about a data set or model this "
                      "scale does not run, and a stand-in never decides them.")
@@ -182,6 +182,27 @@ def _spread_text(spread: dict | None) -> str:
             f"{spread['df']} degrees of freedom; comparisons with at least 3 shared seeds use their own.")
 
 
+def _equivalence_text(results: list[dict]) -> str:
+    """The *absent* rule in a paragraph, with the first absent comparison of ``results`` worked
+    through (or why there is none)."""
+    text = ("**Absent, not only inconclusive.** A gap whose 95 % interval contains 0 is not yet *inconclusive*: "
+            "each comparison has a *margin* in its units, stated with its reason (on the stand-in 1 point of "
+            "accuracy unless the claim states another; at the paper scale half the published gap), and when the "
+            "90 % interval on the gap lies inside (-margin, +margin) -- both one-sided tests at 5 % reject an "
+            "effect as large as the margin -- the effect is *absent*. A claim with an absent comparison does not "
+            "hold; it is counted apart from the fails, which need the interval on the wrong side of 0.")
+    for result in results:
+        for comparison in result["comparisons"]:
+            if comparison["verdict"] == "absent":
+                low, high = comparison["interval_90"]
+                return (text + f" For example, in *{result['text']}* ({result['id']}) the gap is "
+                        f"{comparison['gap']:+.2f} {comparison['units']} over n = {len(comparison['seeds'])} seeds "
+                        f"(sd {comparison['sd']:.2f}): its 95 % half-width {comparison['threshold']:.2f} does not "
+                        f"exclude 0, and its 90 % interval ({low:+.2f}, {high:+.2f}) lies inside "
+                        f"\u00b1{comparison['margin']:.2f}, so the effect is absent.")
+    return text + " No comparison is absent at this scale."
+
+
 def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None) -> str:
     links = _Links(root, 0)
     lines = ["# Claims", "", verdict_summary(results, scale), "",
@@ -192,6 +213,7 @@ def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None
              "its main model), and for nothing else: a verdict there says whether the *effect* appears on the small "
              "problem, not whether the paper's numbers are reproduced.", "",
              "## How a verdict is decided", "", RULE_TEXT, "", _spread_text(spread), "",
+             _equivalence_text(results), "",
              f"Timing claims read only *timed* runs (trained alone, never batched); their repeats are three seeds, "
              "each trained again on the same machine, so the spread is the machine's timing noise across runs. "
              f"The same as JSON: `flcore claims --scale {scale} --json`."]
