@@ -228,7 +228,7 @@ def test_a_group_of_image_model_runs_on_a_cpu_loops_over_its_rows(tmp_path):
     where it ends alone."""
     from flcore.data import write_fake_cifar
     from flcore.data.cifar import expected_checksums
-    from flcore.sim.multi_run import MultiRunSimulation
+    from flcore.sim.round_driver import RoundDriver
 
     md5s = write_fake_cifar(tmp_path, "cifar10", num_train=40, num_test=10)
     base = dict(scale="smoke", dataset="cifar10", data_root=str(tmp_path), rounds=2, clients=4, per_round=2,
@@ -237,7 +237,7 @@ def test_a_group_of_image_model_runs_on_a_cpu_loops_over_its_rows(tmp_path):
     with expected_checksums("cifar10", md5s):
         sims = [Simulation(cfg, build_federated_data(cfg, torch.device("cpu")), torch.device("cpu"), None)
                 for cfg in cfgs]
-        group = MultiRunSimulation(sims)
+        group = RoundDriver(sims)
         assert {s.engine for s in sims} == {"sequential"} and group.grad_fn.__name__ == "looped_grad"
         group.run_rounds()
         alone = _simulate(method="fedsam", seed=1, **{k: v for k, v in base.items() if k != "scale"})[0]
