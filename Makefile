@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test test-extended venv clean book-smoke
+.PHONY: main test test-fast test-extended venv clean book-smoke
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ book-smoke: $(STAMP)
 ## test: the test suite (CI runs this)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+## test-fast: the tests not marked slow or extended, on two workers (a quick check while editing)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 -m "not slow and not extended"
 
 ## test-extended: the extended tier -- every learning family, Flower's engine on every family
 test-extended: $(STAMP)

@@ -1,4 +1,4 @@
-"""FedFA (feature anchors; algorithms.md 3.10) against hand computations."""
+"""FedFA (feature anchors; docs/algorithms.md 3.10) against hand computations."""
 import numpy as np
 import torch
 from torch import nn

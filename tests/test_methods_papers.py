@@ -6,7 +6,7 @@ gradient A (w - c_k) every test writes out in numpy.  The client centre c_k ride
 minibatch (``batch.x``), so a round of the real recipes (the registered method's client,
 server and schedule) runs through a small round driver that calls the same hooks as
 :meth:`flcore.sim.Simulation.train_one_round`.  End-to-end tests on the smoke MNIST-1D
-federation check the reduction identities of algorithms.md 7.3 (exactly), batched ==
+federation check the reduction identities of docs/algorithms.md 7.3 (exactly), batched ==
 sequential and checkpoint/resume.
 """
 import io
@@ -493,7 +493,7 @@ REDUCTIONS = [
 
 @pytest.mark.parametrize("method,extra,base,base_extra", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
 def test_reduction_identities_are_exact(method, extra, base, base_extra):
-    """algorithms.md 7.3: each method at its reducing value is its base, bit for bit."""
+    """docs/algorithms.md 7.3: each method at its reducing value is its base, bit for bit."""
     if method.endswith("+swa"):
         sim, _ = _run(method=method, rounds=3, **extra)
         assert extra["swa_start"] >= 3

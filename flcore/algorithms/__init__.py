@@ -1,4 +1,4 @@
-"""Federated algorithms as compositions of parts (design guide section 3)."""
+"""Federated algorithms as compositions of parts (docs/design.md section 3)."""
 from flcore.algorithms.local import Batch, LocalUpdate, RoundContext
 from flcore.algorithms.methods import Method
 from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation, unit

@@ -1,4 +1,4 @@
-"""Averaging of global models (algorithms.md 7.1, parts A1 and A2) and the builders that
+"""Averaging of global models (docs/algorithms.md 7.1, parts A1 and A2) and the builders that
 wrap any server with them.
 
 - A1, server-side SWA ([SAM22] App. A.2, Alg. 1): a running average of the global
@@ -10,7 +10,7 @@ An averaging part has ``init(w) -> state``, ``after(w_new, state, round) -> w_ne
 model sent next round) and ``eval_params(w, state)`` (the model evaluated), as
 :class:`flcore.algorithms.server.Server` calls them.  IMA over a pseudo-gradient step is
 instead a wrapper of the step (:class:`WindowedTargetStep`), so that the window averages
-the aggregation targets before a server optimizer acts (algorithms.md 2.9).
+the aggregation targets before a server optimizer acts (docs/algorithms.md 2.9).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from flcore.algorithms.server import PseudoGradientStep, Server, aggregate
 
 @dataclass(frozen=True)
 class SWA:
-    """A1, server-side SWA ([SAM22] Alg. 1 lines 2-3 and 21-23, Eq. 8; algorithms.md 2.3).
+    """A1, server-side SWA ([SAM22] Alg. 1 lines 2-3 and 21-23, Eq. 8; docs/algorithms.md 2.3).
 
     After the base step has produced ``w^{t+1}`` in round ``t``:
 
@@ -113,7 +113,7 @@ def ima_averages(round: int, start: int, window: int, partial: str) -> bool:
 @dataclass(frozen=True)
 class IMA:
     """A2, iterative moving averaging of the server outputs ([IMA] Sec. V, Alg. 1;
-    algorithms.md 2.9), for steps that are not a pseudo-gradient step (FedNova, FedGMA:
+    docs/algorithms.md 2.9), for steps that are not a pseudo-gradient step (FedNova, FedGMA:
     "X+IMA applies the window to the FedNova output", the code).
 
     Every round the step's output ``w^_t`` is pushed into a window of the last ``P``; from
@@ -139,7 +139,7 @@ class IMA:
 
 @dataclass(frozen=True)
 class WindowedTargetStep:
-    """A2 around a pseudo-gradient step (algorithms.md 2.9): every round the aggregation
+    """A2 around a pseudo-gradient step (docs/algorithms.md 2.9): every round the aggregation
     target ``sum_k p_k w_k`` (FMA's output) is pushed into a window of the last ``P``;
     from ``t >= t_IMA`` the step is applied to their mean instead,
     ``d = start - mean(window)``, then the server optimizer (FedAdam, FedYogi: "the window

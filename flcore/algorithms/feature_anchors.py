@@ -1,5 +1,5 @@
 """FedFA, federated learning with feature anchors (Zhou, Zhang & Tsang, IEEE TMC 2023), as
-run by the FedIMA paper's code (algorithms.md 3.10, part C7).
+run by the FedIMA paper's code (docs/algorithms.md 3.10, part C7).
 
 Client, round t (all clients of a chunk at once, ``[K, ...]``):
 

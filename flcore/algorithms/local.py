@@ -1,4 +1,4 @@
-"""The local step of a client, composed from parts (algorithms.md 7.1, composition rules).
+"""The local step of a client, composed from parts (docs/algorithms.md 7.1, composition rules).
 
 One step is: perturbation (P) -> gradient at the perturbed point -> corrections (C, in
 order) -> optional clipping -> terms a correction applies after the clip (``post_clip_decay``)
@@ -72,7 +72,7 @@ class LocalUpdate:
 
     ``perturbation`` is a P part (``flcore.algorithms.perturbation``); ``corrections`` are
     C parts (``flcore.algorithms.corrections``) applied in order; ``momentum`` and
-    ``weight_decay`` are the client SGD's (algorithms.md 1.1:
+    ``weight_decay`` are the client SGD's (docs/algorithms.md 1.1:
     ``b <- mu b + g + wd w; w <- w - lr b``); ``clip_norm`` (None for no clipping) clips
     the per-client descent gradient before weight decay, as the FedLESAM code does.
     """

@@ -1,4 +1,4 @@
-"""Named methods as short recipes of parts (algorithms.md 7.2).
+"""Named methods as short recipes of parts (docs/algorithms.md 7.2).
 
 A :class:`Method` names its parts, the config fields (hyper-parameters) it reads and its
 communication; ``build_client``, ``build_server`` and ``build_schedule`` turn a resolved
@@ -32,7 +32,7 @@ class Method:
 
     name: str
     summary: str
-    parts: tuple[str, ...]  # ids of algorithms.md 7.1
+    parts: tuple[str, ...]  # ids of docs/algorithms.md 7.1
     hyperparameters: tuple[str, ...]  # config fields the method reads beyond the common ones
     client: Callable
     server: Callable
@@ -72,7 +72,7 @@ def _probe_flat():
 
 
 def default_schedule(cfg):
-    """L0 constant, or L2 exponential when ``lr_decay`` < 1 (algorithms.md 6.1)."""
+    """L0 constant, or L2 exponential when ``lr_decay`` < 1 (docs/algorithms.md 6.1)."""
     return ExponentialLR(cfg.lr, cfg.lr_decay) if cfg.lr_decay != 1.0 else ConstantLR(cfg.lr)
 
 

@@ -1,14 +1,14 @@
-"""The FL baselines of the five papers as recipes of parts (algorithms.md 3, 7.2).
+"""The FL baselines of the five papers as recipes of parts (docs/algorithms.md 3, 7.2).
 
 Each method is a perturbation (P), corrections (C) and a server step (S) with auxiliary
 server parts; ``uploads_per_round`` / ``downloads_per_round`` count model-sized vectors
 per participating client (rule R7).  The X+SAM / X+ASAM combinations of the FedSAM
-paper's Table 6 (algorithms.md 3.17) replace the local gradient with the SAM / ASAM one
+paper's Table 6 (docs/algorithms.md 3.17) replace the local gradient with the SAM / ASAM one
 and add the base method's corrections at the perturbed point.
 
 Registered by :mod:`flcore.algorithms.registry` after those of
 :mod:`flcore.algorithms.methods`.  Two options of
-algorithms.md are read with ``getattr`` until the config has their fields:
+docs/algorithms.md are read with ``getattr`` until the config has their fields:
 ``mofedsam_server_step`` (3.12, decision 2) and ``fedgamma_variant`` (3.13, decision 1),
 both ``"paper"`` (default) or ``"fedgf_code"``.
 """

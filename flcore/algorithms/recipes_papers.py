@@ -1,4 +1,4 @@
-"""The five papers' own methods as recipes of parts (algorithms.md 2, 4 and 7.2):
+"""The five papers' own methods as recipes of parts (docs/algorithms.md 2, 4 and 7.2):
 FedGloSS and its variants, FedGF, FedLESAM (-S, -D), server-side SWA (X+SWA), IMA
 (X+IMA), SAM~ and the centralized baselines.
 
@@ -233,7 +233,7 @@ _add(Method(
 # ----------------------------------------------------------------------------- SWA and IMA
 
 def with_swa(method: Method, name: str | None = None) -> Method:
-    """X+SWA ([SAM22] Alg. 1; algorithms.md 2.3): X's client and server, plus A1 (the SWA
+    """X+SWA ([SAM22] Alg. 1; docs/algorithms.md 2.3): X's client and server, plus A1 (the SWA
     average, evaluated from t_s on) and L1 (the cyclical client lr from t_s on)."""
     def server(cfg):
         swa = SWA(default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle, cfg.swa_include_start, cfg.swa_phase)
@@ -271,7 +271,7 @@ def with_swa_lr(method: Method, name: str | None = None) -> Method:
 
 
 def with_ima(method: Method, name: str | None = None) -> Method:
-    """X+IMA ([IMA] Sec. V; algorithms.md 2.9): X's client and server, plus A2 (the mean
+    """X+IMA ([IMA] Sec. V; docs/algorithms.md 2.9): X's client and server, plus A2 (the mean
     of the last P aggregation outputs from t_IMA on, sent to the clients) and L3 (lr decay
     gamma, then gamma_IMA from t_IMA on)."""
     def server(cfg):

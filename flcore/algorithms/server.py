@@ -1,4 +1,4 @@
-"""Server steps on the aggregated pseudo-gradient (algorithms.md 7.1, parts S0, S2, S3).
+"""Server steps on the aggregated pseudo-gradient (docs/algorithms.md 7.1, parts S0, S2, S3).
 
 The server receives the client models ``[K, P]`` and their sample counts, forms the
 pseudo-gradient ``delta = w - sum_k p_k w_k`` (p_k normalised over the participants,
@@ -53,7 +53,7 @@ class ServerAdaptive:
         w <- w + lr m / (sqrt(v) + tau)
 
     element-wise, ``m = v = 0`` at start and no bias correction, as Reddi et al. write it
-    (algorithms.md 3.4).  ``bias_correction=True`` divides ``m`` and ``v`` by
+    (docs/algorithms.md 3.4).  ``bias_correction=True`` divides ``m`` and ``v`` by
     ``1 - beta^t`` as ``torch.optim.Adam`` does, which is what the FedSAM paper's code ran
     (its Table 13).
     """
@@ -98,7 +98,7 @@ class PseudoGradientStep:
     the clients started at (``start - sum_k p_k w_k``) and apply a server optimizer to the
     *global* model ``w``.  For every method but FedGloSS ``start`` is ``w``; FedGloSS
     starts its clients at the perturbed ``w~`` and applies the pseudo-gradient measured
-    there to the unperturbed ``w`` (its server-side SAM, algorithms.md part S8)."""
+    there to the unperturbed ``w`` (its server-side SAM, docs/algorithms.md part S8)."""
 
     optimizer: object
 
@@ -139,7 +139,7 @@ class Server:
     @property
     def needs_probe(self) -> bool:
         """True when a part needs a probe pass of the round's clients before broadcasting
-        (NaiveFedGloSS's first exchange: algorithms.md 2.4)."""
+        (NaiveFedGloSS's first exchange: docs/algorithms.md 2.4)."""
         return any(getattr(part, "needs_probe", False) for part in self.parts)
 
     def probe(self, w, uploads, counts, state, round, num_clients) -> None:

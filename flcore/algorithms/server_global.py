@@ -1,4 +1,4 @@
-"""Server parts that build a global perturbation (algorithms.md 7.1: P6/S8, P6x, P5's
+"""Server parts that build a global perturbation (docs/algorithms.md 7.1: P6/S8, P6x, P5's
 server side, and FedLESAM's server-broadcast estimate option).
 
 They plug into :class:`flcore.algorithms.server.Server` like the parts of
@@ -27,7 +27,7 @@ def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> tor
 @dataclass(frozen=True)
 class GlobalPerturbation:
     """P6 + S8, FedGloSS's server-side SAM with the previous pseudo-gradient ([GloSS]
-    Sec. 5.2 steps 1-4, Alg. 1 lines 4-5 and 23; algorithms.md 2.4).
+    Sec. 5.2 steps 1-4, Alg. 1 lines 4-5 and 23; docs/algorithms.md 2.4).
 
     Broadcast: the clients start from ``w~^t = w^t + rho_s(t) unit(Delta~^{t-1})``;
     ``Delta~`` is zero before the first round, so round 0 is unperturbed (``unit(0) = 0``;
@@ -59,7 +59,7 @@ class GlobalPerturbation:
 
 @dataclass(frozen=True)
 class ProbePerturbation:
-    """P6x, NaiveFedGloSS's exact server perturbation ([GloSS] Sec. 5.1.1; algorithms.md
+    """P6x, NaiveFedGloSS's exact server perturbation ([GloSS] Sec. 5.1.1; docs/algorithms.md
     2.4).  First exchange (the engine's probe pass, ``needs_probe``): the round's clients
     run the full local procedure from ``w^t``; ``Delta^t = w^t - sum_k p_k w_k``.  Second
     exchange: the same clients start from ``w^t + rho_s unit(Delta^t)``.  The probe pass's
@@ -82,7 +82,7 @@ class ProbePerturbation:
 
 @dataclass(frozen=True)
 class FedGFServer:
-    """P5's server side, FedGF ([GF] Sec. 4, Eqs. 12-16; algorithms.md 2.5).
+    """P5's server side, FedGF ([GF] Sec. 4, Eqs. 12-16; docs/algorithms.md 2.5).
 
     Broadcast ``fedgf_perturbed = w~^r = w^r + rho unit(Delta^{r-1})`` and ``fedgf_c``
     (a 0-d tensor).  After the round (the model step is the plain average)::
@@ -135,7 +135,7 @@ class FedGFServer:
 
 @dataclass(frozen=True)
 class LastGlobalUpdate:
-    """FedLESAM's ``estimate="server_last_round"`` (the official code; algorithms.md 2.6
+    """FedLESAM's ``estimate="server_last_round"`` (the official code; docs/algorithms.md 2.6
     decision 1): the server broadcasts ``lesam_direction = w^{t-1} - w^t`` (zero in
     round 0, so no perturbation there) to every client, one more downlink vector; with
     full participation this equals the paper's client-stored estimate."""

@@ -1,5 +1,5 @@
 """Server parts of the baselines: steps other than the pseudo-gradient step (S4, S5, S7)
-and auxiliary parts with their own state (algorithms.md section 7.1).
+and auxiliary parts with their own state (docs/algorithms.md section 7.1).
 
 Auxiliary parts plug into :class:`flcore.algorithms.server.Server`:
 
@@ -37,7 +37,7 @@ class ScaffoldServer:
     dy_k``) is ``PseudoGradientStep(ServerSGD(lr=eta_g))``.
 
     ``variant="fedgf_code"`` reproduces the FedGF code's FedGAMMA server,
-    ``c <- c + mean_k(dc_k) / N``: ``|S|`` times smaller (algorithms.md 3.13, decision 1).
+    ``c <- c + mean_k(dc_k) / N``: ``|S|`` times smaller (docs/algorithms.md 3.13, decision 1).
     """
 
     variant: str = "paper"
@@ -73,7 +73,7 @@ class DynServerCorrection:
     For FedDyn ``start = w^t`` so ``w_new`` is the clients' average and this is Acar et
     al.'s ``w^{t+1} = mean_k w_k - h/alpha``.  For FedGloSS (``alpha = 1/beta``, start the
     perturbed ``w~^t``) ``h`` is the dual ``sigma`` and the result is
-    ``w^t - Delta~^t - beta sigma`` (algorithms.md 2.4, Algorithm 1 steps 3-4).
+    ``w^t - Delta~^t - beta sigma`` (docs/algorithms.md 2.4, Algorithm 1 steps 3-4).
 
     ``dual_scale="paper"`` is the written ``alpha/N``; ``"code"`` divides additionally by
     the number of participants ``|S|``, as the FedGloSS official code does.
@@ -113,7 +113,7 @@ class MomentumBroadcast:
 
     ``server_step="fedgf_code"`` reproduces the FedGF code's MoFedSAM server,
     ``w^{t+1} = w^t - m^{t+1}`` (the new momentum, ``1/(K lr)`` times the average update;
-    algorithms.md 3.12, decision 2), in place of the step's ``w^t - Delta^t``.
+    docs/algorithms.md 3.12, decision 2), in place of the step's ``w^t - Delta^t``.
     """
 
     server_step: str = "paper"
@@ -161,7 +161,7 @@ class SMOOServer:
 
 @dataclass(frozen=True)
 class AdaBestStep:
-    """S7, AdaBest's server (Varno et al. 2022, Algorithm 1; algorithms.md 3.7)::
+    """S7, AdaBest's server (Varno et al. 2022, Algorithm 1; docs/algorithms.md 3.7)::
 
         theta^t = sum_k p_k w_k;   w^{t+1} = theta^t - beta (theta^{t-1} - theta^t)
 
@@ -184,7 +184,7 @@ class AdaBestStep:
 
 @dataclass(frozen=True)
 class FedNovaStep:
-    """S4, FedNova's normalized averaging (Wang et al. 2020, Eq. 6; algorithms.md 3.8).
+    """S4, FedNova's normalized averaging (Wang et al. 2020, Eq. 6; docs/algorithms.md 3.8).
 
     With client momentum ``rho`` and ``tau_k`` local steps (the ``steps`` upload)::
 
@@ -211,7 +211,7 @@ class FedNovaStep:
 @dataclass(frozen=True)
 class GMAStep:
     """S5, FedGMA's gradient-masked averaging (Tenison et al. 2023, Algorithm 1;
-    algorithms.md 3.9).
+    docs/algorithms.md 3.9).
 
     ``variant="paper"``: per coordinate the sign agreement
     ``A_j = |sum_k sign(Delta_{k,j})| / m`` gives the soft mask ``M_j = 1`` where

@@ -76,7 +76,7 @@ class ExperimentConfig:
     server_beta2: float
     server_tau: float
     bias_correction: bool
-    # ---- method hyper-parameters (algorithms.md; each method lists those it reads)
+    # ---- method hyper-parameters (docs/algorithms.md; each method lists those it reads)
     mu: float  # FedProx proximal coefficient
     feddyn_alpha: float  # FedDyn / FedLESAM-D regulariser alpha
     adabest_beta: float
@@ -209,7 +209,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
 
 
 #: A centralized baseline trains one client holding the whole (pooled, iid) training set;
-#: a round is one epoch (algorithms.md section 4).
+#: a round is one epoch (docs/algorithms.md section 4).
 CENTRALIZED_PROTOCOL = {"clients": 1, "per_round": 1, "partition": "iid", "samples_per_client": None,
                         "local_epochs": 1, "local_steps": None}
 

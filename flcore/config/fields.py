@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-#: The three scales (design guide section 8): CI, CPU offline, the papers' protocol.
+#: The three scales (docs/design.md section 8): CI, CPU offline, the papers' protocol.
 SCALES = ("smoke", "small", "paper")
 #: "flwr": the clients are a flwr-datasets partitioner's partitions, which only the Python
 #: API can pass (``flcore.flower.Federation.from_config(..., partitioner=...)``).

@@ -2,7 +2,7 @@
 
 ``render_catalog()`` gives the Markdown of ``book/methods/catalog.md``: one section per
 method (its summary with the update rule and citation, its parts in the notation of
-algorithms.md section 7.1, its hyper-parameters with their values at the paper scale on
+docs/algorithms.md section 7.1, its hyper-parameters with their values at the paper scale on
 CIFAR-10 at alpha = 0, communication per round and gradient evaluations per step).  A test
 keeps the committed page equal to the rendered one; regenerate it with
 ``python -m flcore.report.method_catalog > book/methods/catalog.md``.

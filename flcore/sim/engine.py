@@ -71,7 +71,7 @@ def resolve_engine(name: str, device: torch.device, model: str | None = None) ->
     :data:`CPU_BATCHED_MODELS` and one client at a time for the others (``model``: the
     config's model name; None, a model the caller built, counts as another).
 
-    On a GPU, batching the clients' many small steps is the main speed lever (design guide
+    On a GPU, batching the clients' many small steps is the main speed lever (docs/design.md
     sections 4 and 10).  ``torch.compile`` is not applied: on the CPU it made the CNN's
     training step about 20% slower (0.76 s -> 0.91 s per FedAvg round), and its effect on
     GPUs is still to be measured.
