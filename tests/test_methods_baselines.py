@@ -24,7 +24,7 @@ from flcore.algorithms.corrections import (
     SpeedProx,
 )
 from flcore.algorithms.perturbation_smoo import SMOOPerturbation
-from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
+from flcore.algorithms.server import PseudoGradientStep, Server, ServerRound, ServerSGD
 from flcore.algorithms.server_parts import (
     AdaBestStep,
     DynServerCorrection,
@@ -409,9 +409,14 @@ GMA_MODELS = np.array([[0.2, 0.8, -0.9, 0.7],
 GMA_COUNTS = np.array([1.0, 2.0, 1.0])
 
 
+def _gma_round() -> ServerRound:
+    return ServerRound(w=t(GMA_W), start=t(GMA_W), uploads={"model": t(GMA_MODELS)}, counts=torch.tensor([1, 2, 1]),
+                       round=0, num_clients=10)
+
+
 def test_fedgma_paper_mask_matches_hand_computation():
     lr, tau = 0.5, 0.6
-    got = GMAStep(lr, tau).update(t(GMA_W), t(GMA_W), {"model": t(GMA_MODELS)}, torch.tensor([1, 2, 1]), {}, 0, 10)
+    got = GMAStep(lr, tau).update(_gma_round(), {})
     deltas = GMA_W - GMA_MODELS
     agreement = np.abs(np.sign(deltas).sum(0)) / 3
     passes = agreement >= tau
@@ -424,8 +429,7 @@ def test_fedgma_paper_mask_matches_hand_computation():
 
 def test_fedgma_fedima_code_variant_matches_its_loop():
     lr, tau = 0.5, 0.6
-    got = GMAStep(lr, tau, "fedima_code").update(t(GMA_W), t(GMA_W), {"model": t(GMA_MODELS)},
-                                                 torch.tensor([1, 2, 1]), {}, 0, 10)
+    got = GMAStep(lr, tau, "fedima_code").update(_gma_round(), {})
     p = GMA_COUNTS / GMA_COUNTS.sum()
     average = p @ GMA_MODELS
     count = np.sign(GMA_MODELS - GMA_W).sum(0)
@@ -549,12 +553,15 @@ def test_fedgf_code_options_of_scaffold_and_momentum_servers():
     w, N = t([0.3, 0.1, -0.4]), 10
     dc = t([[0.2, 0.0, -0.1], [0.4, 0.2, 0.3]])
     state = ScaffoldServer("fedgf_code").init(w, N)
-    ScaffoldServer("fedgf_code").after(w, w, w, {"scaffold_dc": dc}, torch.tensor([1, 1]), state, 0, N)
+    rnd = ServerRound(w=w, start=w, uploads={"scaffold_dc": dc}, counts=torch.tensor([1, 1]), round=0, num_clients=N)
+    ScaffoldServer("fedgf_code").after(rnd, w, state)
     np.testing.assert_allclose(state["c"].numpy(), dc.numpy().mean(0) / N, rtol=1e-12)
 
     models, steps_lr = t([[0.2, 0.0, -0.3], [0.5, 0.3, -0.6]]), t([0.4, 0.2])
     part = MomentumBroadcast("fedgf_code")
     state = part.init(w, N)
-    got = part.after(w, None, w, {"model": models, "fedcm_steps_lr": steps_lr}, torch.tensor([1, 3]), state, 0, N)
+    rnd = ServerRound(w=w, start=w, uploads={"model": models, "fedcm_steps_lr": steps_lr}, counts=torch.tensor([1, 3]),
+                      round=0, num_clients=N)
+    got = part.after(rnd, None, state)
     m = 0.25 * (w.numpy() - models[0].numpy()) / 0.4 + 0.75 * (w.numpy() - models[1].numpy()) / 0.2
     np.testing.assert_allclose(got.numpy(), w.numpy() - m, rtol=1e-12)

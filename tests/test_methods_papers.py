@@ -27,7 +27,7 @@ from flcore.algorithms.schedules import (
     SWACyclicLR,
     default_start,
 )
-from flcore.algorithms.server import PseudoGradientStep, ServerAdaptive
+from flcore.algorithms.server import PseudoGradientStep, ServerAdaptive, ServerRound
 from flcore.sim import Simulation, build_federated_data
 from flcore.sim.engine import init_client_state
 
@@ -446,8 +446,9 @@ def test_windowed_target_step_with_one_model_window_is_the_step():
     for r in range(3):
         uploads = {"model": torch.randn(2, 3)}
         counts = torch.tensor([3, 5])
-        a = step.update(w, w, uploads, counts, s1, r, 3)
-        b = wrapped.update(w, w, uploads, counts, s2, r, 3)
+        rnd = ServerRound(w=w, start=w, uploads=uploads, counts=counts, round=r, num_clients=3)
+        a = step.update(rnd, s1)
+        b = wrapped.update(rnd, s2)
         torch.testing.assert_close(a, b, rtol=0, atol=0)
         w = a
 

@@ -14,11 +14,12 @@ the aggregation targets before a server optimizer acts (docs/algorithms.md 2.9).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
 
-from flcore.algorithms.server import PseudoGradientStep, Server, aggregate
+from flcore.algorithms.server import PseudoGradientStep, Server, ServerRound, aggregate
 
 
 @dataclass(frozen=True)
@@ -157,15 +158,15 @@ class WindowedTargetStep:
     def init(self, w, num_clients):
         return {"inner": self.step.init(w, num_clients), "window": ModelWindow(self.window).init(w)}
 
-    def update(self, w, start, uploads, counts, state, round, num_clients):
-        target = aggregate(uploads["model"], counts)
+    def update(self, rnd: ServerRound, state):
+        target = aggregate(rnd.uploads["model"], rnd.counts)
         window = ModelWindow(self.window)
-        window.push(state["window"], target, round)
-        if ima_averages(round, self.start, self.window, self.partial):
-            target = window.mean(state["window"], round)
-        single = {**uploads, "model": target.unsqueeze(0)}
-        one = torch.ones(1, dtype=counts.dtype, device=counts.device)
-        return self.step.update(w, start, single, one, state["inner"], round, num_clients)
+        window.push(state["window"], target, rnd.round)
+        if ima_averages(rnd.round, self.start, self.window, self.partial):
+            target = window.mean(state["window"], rnd.round)
+        single = {**rnd.uploads, "model": target.unsqueeze(0)}
+        one = torch.ones(1, dtype=rnd.counts.dtype, device=rnd.counts.device)
+        return self.step.update(dataclasses.replace(rnd, uploads=single, counts=one), state["inner"])
 
 
 def add_swa(server: Server, swa: SWA) -> Server:

@@ -9,6 +9,7 @@ state is a dict of tensors so it can be checkpointed as is.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 
@@ -93,6 +94,47 @@ class ServerAdaptive:
 
 
 @dataclass(frozen=True)
+class ServerRound:
+    """One round as the server's parts read it (:meth:`Server.update`, :meth:`Server.probe`).
+
+    ``w``: the global model ``w^t`` ``[P]``; ``start``: the point the clients started from
+    (``w^t``, or FedGloSS's ``w~^t``; ``w^t`` in a probe exchange); ``uploads``: what the
+    clients sent (``model`` ``[K, P]`` and the parts' extras, ``[K, ...]``); ``counts``:
+    their sample counts ``[K]``; ``round``: the 0-based round; ``num_clients``: N, all the
+    clients of the federation.
+    """
+
+    w: torch.Tensor
+    start: torch.Tensor
+    uploads: dict
+    counts: torch.Tensor
+    round: int
+    num_clients: int
+
+
+class ServerStep(Protocol):
+    """An S part: the new global model from the round's uploads.  Its state (a dict of
+    tensors, checkpointed as is) is ``init``'s, changed in place by ``update``."""
+
+    def init(self, w: torch.Tensor, num_clients: int) -> dict: ...
+
+    def update(self, rnd: ServerRound, state: dict) -> torch.Tensor: ...
+
+
+class ServerPart(Protocol):
+    """An auxiliary server part, its state under ``state[name]``.  Optional hooks, called
+    when present: ``broadcast(w, start, sent, part_state, round) -> start`` (before the
+    clients train: the start point and the vectors sent into ``sent``),
+    ``probe(rnd, part_state)`` (with ``needs_probe = True``: the uploads of a first
+    exchange from ``w``) and ``after(rnd, w_new, part_state) -> w_new`` (after the step,
+    in the order of the parts)."""
+
+    name: str
+
+    def init(self, w: torch.Tensor, num_clients: int) -> dict: ...
+
+
+@dataclass(frozen=True)
 class PseudoGradientStep:
     """S0/S2/S3/S8: aggregate the client models, form the pseudo-gradient from the point
     the clients started at (``start - sum_k p_k w_k``) and apply a server optimizer to the
@@ -106,10 +148,10 @@ class PseudoGradientStep:
         # ``delta`` is the last round's pseudo-gradient (zeros before the first round)
         return {"opt": self.optimizer.init(w), "delta": torch.zeros_like(w)}
 
-    def update(self, w, start, uploads, counts, state, round, num_clients):
-        delta = start - aggregate(uploads["model"], counts)
+    def update(self, rnd: ServerRound, state):
+        delta = rnd.start - aggregate(rnd.uploads["model"], rnd.counts)
         state["delta"] = delta
-        w_new, state["opt"] = self.optimizer.update(w, delta, state["opt"])
+        w_new, state["opt"] = self.optimizer.update(rnd.w, delta, state["opt"])
         return w_new
 
 
@@ -123,7 +165,7 @@ class Server:
     ``state[part.name]`` (a dict of tensors, checkpointed as is) and may change it in place.
     """
 
-    def __init__(self, step, parts: tuple = (), averaging=None):
+    def __init__(self, step: ServerStep, parts: tuple[ServerPart, ...] = (), averaging=None):
         self.step = step
         self.parts = tuple(parts)
         self.averaging = averaging
@@ -143,10 +185,12 @@ class Server:
         return any(getattr(part, "needs_probe", False) for part in self.parts)
 
     def probe(self, w, uploads, counts, state, round, num_clients) -> None:
-        """Give the probe pass's uploads to the parts that asked for it."""
+        """Give the probe pass's uploads (its clients started from ``w``) to the parts
+        that asked for it."""
+        rnd = ServerRound(w=w, start=w, uploads=uploads, counts=counts, round=round, num_clients=num_clients)
         for part in self.parts:
             if getattr(part, "needs_probe", False):
-                part.probe(w, uploads, counts, state[part.name], round, num_clients)
+                part.probe(rnd, state[part.name])
 
     def broadcast(self, w, state, round):
         start, sent = w, {}
@@ -157,11 +201,15 @@ class Server:
         return start, sent
 
     def update(self, w, start, uploads, counts, state, round, num_clients):
-        w_new = self.step.update(w, start, uploads, counts, state["step"], round, num_clients)
+        """The new global model after round ``round``: the step, then each part's
+        ``after`` hook in order, then the averaging part; every part reads the round as
+        one :class:`ServerRound`."""
+        rnd = ServerRound(w=w, start=start, uploads=uploads, counts=counts, round=round, num_clients=num_clients)
+        w_new = self.step.update(rnd, state["step"])
         for part in self.parts:
             hook = getattr(part, "after", None)
             if hook is not None:
-                w_new = hook(w, w_new, start, uploads, counts, state[part.name], round, num_clients)
+                w_new = hook(rnd, w_new, state[part.name])
         if self.averaging is not None:
             w_new = self.averaging.after(w_new, state["averaging"], round)
         return w_new

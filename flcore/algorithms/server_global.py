@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.perturbation import unit
-from flcore.algorithms.server import aggregate
+from flcore.algorithms.server import ServerRound, aggregate
 
 
 def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> torch.Tensor:
@@ -52,8 +52,8 @@ class GlobalPerturbation:
     def broadcast(self, w, start, sent, part_state, round):
         return _perturb(start, self.rho_schedule(round), part_state["direction"])
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        part_state["direction"] = start - aggregate(uploads["model"], counts)
+    def after(self, rnd: ServerRound, w_new, part_state):
+        part_state["direction"] = rnd.start - aggregate(rnd.uploads["model"], rnd.counts)
         return w_new
 
 
@@ -73,8 +73,8 @@ class ProbePerturbation:
     def init(self, w, num_clients):
         return {"direction": torch.zeros_like(w)}
 
-    def probe(self, w, uploads, counts, part_state, round, num_clients):
-        part_state["direction"] = w - aggregate(uploads["model"], counts)
+    def probe(self, rnd: ServerRound, part_state):
+        part_state["direction"] = rnd.w - aggregate(rnd.uploads["model"], rnd.counts)
 
     def broadcast(self, w, start, sent, part_state, round):
         return _perturb(start, self.rho_schedule(round), part_state["direction"])
@@ -120,16 +120,16 @@ class FedGFServer:
         sent["fedgf_c"] = part_state["c"]
         return start
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        distance = (w - uploads["model"]).norm(dim=-1).mean()
+    def after(self, rnd: ServerRound, w_new, part_state):
+        distance = (rnd.w - rnd.uploads["model"]).norm(dim=-1).mean()
         part_state["distance"] = distance
-        part_state["indicators"][round % self.window] = (distance > self.threshold).to(w.dtype)
+        part_state["indicators"][rnd.round % self.window] = (distance > self.threshold).to(rnd.w.dtype)
         if self.static_c is not None:
             part_state["c"] = torch.full_like(part_state["c"], self.static_c)
         else:
-            filled = self.window if self.c_norm == "paper" else min(round + 1, self.window)
+            filled = self.window if self.c_norm == "paper" else min(rnd.round + 1, self.window)
             part_state["c"] = part_state["indicators"].sum() / filled
-        part_state["perturbation"] = self.rho * unit(w - w_new)
+        part_state["perturbation"] = self.rho * unit(rnd.w - w_new)
         return w_new
 
 
@@ -149,6 +149,6 @@ class LastGlobalUpdate:
         sent["lesam_direction"] = part_state["direction"]
         return start
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        part_state["direction"] = w - w_new
+    def after(self, rnd: ServerRound, w_new, part_state):
+        part_state["direction"] = rnd.w - w_new
         return w_new

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.perturbation import unit
-from flcore.algorithms.server import aggregate
+from flcore.algorithms.server import ServerRound, aggregate
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,10 @@ class ScaffoldServer:
         sent["scaffold_c"] = part_state["c"]
         return start
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        dc = uploads["scaffold_dc"]
+    def after(self, rnd: ServerRound, w_new, part_state):
+        dc = rnd.uploads["scaffold_dc"]
         total = dc.mean(0) if self.variant == "fedgf_code" else dc.sum(0)
-        part_state["c"] = part_state["c"] + total / num_clients
+        part_state["c"] = part_state["c"] + total / rnd.num_clients
         return w_new
 
 
@@ -92,12 +92,12 @@ class DynServerCorrection:
     def init(self, w, num_clients):
         return {"h": torch.zeros_like(w)}
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        models = uploads["model"]
-        scale = self.alpha / num_clients
+    def after(self, rnd: ServerRound, w_new, part_state):
+        models = rnd.uploads["model"]
+        scale = self.alpha / rnd.num_clients
         if self.dual_scale == "code":
             scale = scale / models.shape[0]
-        part_state["h"] = part_state["h"] - scale * (models - start).sum(0)
+        part_state["h"] = part_state["h"] - scale * (models - rnd.start).sum(0)
         return w_new - part_state["h"] / self.alpha
 
 
@@ -130,10 +130,10 @@ class MomentumBroadcast:
         sent["fedcm_m"] = part_state["m"]
         return start
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        per_step = (start - uploads["model"]) / uploads["fedcm_steps_lr"].unsqueeze(-1)
-        part_state["m"] = aggregate(per_step, counts)
-        return w - part_state["m"] if self.server_step == "fedgf_code" else w_new
+    def after(self, rnd: ServerRound, w_new, part_state):
+        per_step = (rnd.start - rnd.uploads["model"]) / rnd.uploads["fedcm_steps_lr"].unsqueeze(-1)
+        part_state["m"] = aggregate(per_step, rnd.counts)
+        return rnd.w - part_state["m"] if self.server_step == "fedgf_code" else w_new
 
 
 @dataclass(frozen=True)
@@ -152,8 +152,8 @@ class SMOOServer:
         sent["smoo_s"] = part_state["s"]
         return start
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        part_state["s"] = self.rho * unit(uploads["smoo_s"].sum(0))
+    def after(self, rnd: ServerRound, w_new, part_state):
+        part_state["s"] = self.rho * unit(rnd.uploads["smoo_s"].sum(0))
         return w_new
 
 
@@ -175,8 +175,8 @@ class AdaBestStep:
     def init(self, w, num_clients):
         return {"prev_mean": w.detach().clone()}
 
-    def update(self, w, start, uploads, counts, state, round, num_clients):
-        mean = aggregate(uploads["model"], counts)
+    def update(self, rnd: ServerRound, state):
+        mean = aggregate(rnd.uploads["model"], rnd.counts)
         w_new = mean - self.beta * (state["prev_mean"] - mean)
         state["prev_mean"] = mean
         return w_new
@@ -199,13 +199,13 @@ class FedNovaStep:
     def init(self, w, num_clients):
         return {}
 
-    def update(self, w, start, uploads, counts, state, round, num_clients):
+    def update(self, rnd: ServerRound, state):
         rho = self.momentum
-        tau = uploads["steps"].to(w.dtype).clamp_min(1)
+        tau = rnd.uploads["steps"].to(rnd.w.dtype).clamp_min(1)
         a = (tau - rho * (1 - rho ** tau) / (1 - rho)) / (1 - rho)
-        p = counts.to(w.dtype) / counts.sum()
-        d = (start - uploads["model"]) / a.unsqueeze(-1)
-        return w - (p @ a) * (p @ d)
+        p = rnd.counts.to(rnd.w.dtype) / rnd.counts.sum()
+        d = (rnd.start - rnd.uploads["model"]) / a.unsqueeze(-1)
+        return rnd.w - (p @ a) * (p @ d)
 
 
 @dataclass(frozen=True)
@@ -241,18 +241,18 @@ class GMAStep:
     def init(self, w, num_clients):
         return {}
 
-    def update(self, w, start, uploads, counts, state, round, num_clients):
-        models = uploads["model"]
+    def update(self, rnd: ServerRound, state):
+        models = rnd.uploads["model"]
         m = models.shape[0]
-        average = aggregate(models, counts)
+        average = aggregate(models, rnd.counts)
         if self.variant == "paper":
-            delta = start - average
-            agreement = torch.sign(start - models).sum(0).abs() / m
+            delta = rnd.start - average
+            agreement = torch.sign(rnd.start - models).sum(0).abs() / m
             mask = torch.where(agreement >= self.tau, torch.ones_like(agreement), agreement)
-            return w - self.lr * mask * delta
-        count = torch.sign(models - start).sum(0)
+            return rnd.w - self.lr * mask * delta
+        count = torch.sign(models - rnd.start).sum(0)
         strong = count.abs() > self.tau * m
-        current = w
+        current = rnd.w
         for k in range(m):  # sequential by construction: each step reads the previous one
             diff = models[k] - current
             mask = ((diff > 0) == (count > 0)) & strong
