@@ -31,6 +31,9 @@ from flcore.algorithms.server import PseudoGradientStep, ServerAdaptive, ServerR
 from flcore.sim import Simulation, build_federated_data
 from flcore.sim.engine import init_client_state
 
+#: The file takes more than two minutes on one core (every paper method end to end).
+pytestmark = pytest.mark.slow
+
 A = np.array([[3.0, 0.5, 0.0], [0.5, 2.0, 0.0], [0.0, 0.0, 1.0]])
 CENTERS = np.array([[1.0, -2.0, 0.5], [-1.0, 0.5, 2.0], [0.3, 1.5, -1.0]])
 COUNTS = np.array([2.0, 3.0, 5.0])

@@ -34,6 +34,9 @@ from flcore.reproduction.runner import ensure_runs, results_frame
 from flcore.sim.round_driver import RoundDriver
 from flcore.store import check_run
 
+#: The file takes about two minutes on one core (capped, resumed and paper-scale runs).
+pytestmark = pytest.mark.slow
+
 SMOKE = {"scale": "smoke", "method": "fedsam", "rounds": 12, "checkpoint_every": 4, "eval_every": 3, "eval_last": 2}
 
 
