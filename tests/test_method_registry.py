@@ -112,3 +112,14 @@ def test_stored_runs_keep_their_run_ids(values, run_id):
 def test_a_stored_small_scale_run_keeps_its_run_id():
     cfg = resolve_config(scale="small", method="fedsam", rho=0.05, alpha=0.5, seed=3)
     assert cfg.run_id() == "b9ec3c678e6c92e5"
+
+
+def test_a_name_registered_twice_is_refused_and_the_first_stays():
+    import dataclasses
+
+    from flcore.algorithms.registry import register
+
+    first = METHODS["fedavg"]
+    with pytest.raises(ValueError, match="'fedavg' registered twice"):
+        register(dataclasses.replace(first, summary="another"))
+    assert METHODS["fedavg"] is first

@@ -20,9 +20,8 @@ METHODS: dict[str, Method] = {}
 
 def register(method: Method) -> Method:
     """Add ``method`` to :data:`METHODS`; a name registered twice raises."""
-    if method.name in METHODS:
+    if METHODS.setdefault(method.name, method) is not method:
         raise ValueError(f"method {method.name!r} registered twice")
-    METHODS[method.name] = method
     return method
 
 
