@@ -3,13 +3,14 @@
 The order is :mod:`flcore.algorithms.methods` (FedAvg, FedOpt, FedSAM/FedASAM),
 :mod:`flcore.algorithms.recipes_baselines`, :mod:`flcore.algorithms.recipes_papers`, then
 the papers' ``X+swa``/``X+swalr``/``X+ima`` wrappers of methods registered before them
-(:func:`flcore.algorithms.recipes_papers.wrapped_recipes`; a missing base raises).  The
+(:func:`flcore.algorithms.recipes_papers.wrapped_recipes`; a missing base raises), then the
+methods published since the papers, :mod:`flcore.algorithms.recipes_since`.  The
 recipe modules only list their methods; nothing registers on import elsewhere, so the
 registry does not depend on which module happens to be imported first.
 """
 from __future__ import annotations
 
-from flcore.algorithms import methods, recipes_baselines, recipes_papers
+from flcore.algorithms import methods, recipes_baselines, recipes_papers, recipes_since
 from flcore.algorithms.methods import Method
 
 __all__ = ["METHODS", "METHOD_NAMES", "get_method", "register"]
@@ -28,6 +29,8 @@ def register(method: Method) -> Method:
 for _method in (*methods.RECIPES, *recipes_baselines.RECIPES, *recipes_papers.RECIPES):
     register(_method)
 for _method in recipes_papers.wrapped_recipes(METHODS):
+    register(_method)
+for _method in recipes_since.RECIPES:
     register(_method)
 
 #: The registered methods' names, in registration order.
