@@ -4,6 +4,9 @@ the registered recipe (client, server and schedule built from a config) against 
 written out in numpy."""
 import pytest
 import torch
+from test_code_options import LR, clip
+from test_code_options import grad as code_grad
+from test_code_options import simulation as code_simulation
 from test_methods_papers import PLAN, W0, Driver, average, close, grad
 
 from flcore import resolve_config
@@ -63,9 +66,82 @@ def test_wima_reads_only_its_window():
     assert get_method("wima").grad_evals_per_step == 1
 
 
+# ----------------------------------------------------------------------------- FedSWA
+
+@pytest.mark.parametrize("rho", [0.0, 0.5])
+def test_fedswa_lr_decays_linearly_within_each_round_and_the_server_moves_by_eta_g(rho):
+    """Paper rule: step j of K at eta (1 - j/K + rho j/K), restarting every round;
+    x^{t+1} = (1 - eta_g) x^t + eta_g sum_k p_k y_k."""
+    lr, wd, steps, eta_g = 0.1, 0.01, 3, 0.7
+    d = Driver("fedswa", steps=steps, weight_decay=wd, fedswa_rho=rho, server_lr=eta_g)
+    x = W0.copy()
+    for r in range(3):
+        clients = PLAN[r]
+        models = []
+        for k in clients:
+            y = x.copy()
+            for j in range(steps):
+                y = y - lr * (1 - j / steps + rho * j / steps) * (grad(y, k) + wd * y)
+            models.append(y)
+        d.round(r, clients)
+        x = (1 - eta_g) * x + eta_g * average(models, clients)
+        close(d.w.numpy(), x)
+
+
+def test_fedswa_with_rho_one_and_server_lr_one_is_fedavg():
+    fedswa, fedavg = Driver("fedswa", fedswa_rho=1.0), Driver("fedavg")
+    for r in range(3):
+        fedswa.round(r, PLAN[r])
+        fedavg.round(r, PLAN[r])
+    torch.testing.assert_close(fedswa.w, fedavg.w, rtol=1e-14, atol=1e-15)
+
+
+def test_fedswa_fields_are_validated():
+    for field, value, message in (("fedswa_rho", 1.5, "must be in \\[0, 1\\]"),
+                                  ("fedswa_variant", "both", "paper")):
+        with pytest.raises(ConfigError, match=message):
+            resolve_config(scale="smoke", method="fedswa", **{field: value})
+
+
+def official_fedswa_client(sim, x, client, lr, steps, clip_norm, wd=1e-3):
+    """junkangLiu0/FedSWA ``update_FedSWA``, restated: each step a fresh ``SGD(lr=2 lr_i,
+    weight_decay=1e-3)`` after ``clip_grad_norm_(max_norm)``; lr_1 = lr, then
+    lr_{i+1} = (1 - i/K) lr + (i/K) rho lr with the code's rho = 0."""
+    y, lr_i = x.clone(), lr
+    for i in range(1, steps + 1):
+        g = clip(code_grad(sim, y, client), clip_norm)
+        y = y - 2 * lr_i * (g + wd * y)
+        lr_i = (1 - i / steps) * lr + (i / steps) * 0.0
+    return y
+
+
+@pytest.mark.parametrize("clip_norm", [10.0, 0.05])  # the code's 10 (inactive here) and an active clip
+def test_fedswa_code_variant_equals_the_official_update(clip_norm):
+    """One round of ``fedswa_variant="code"`` against the official client and server
+    (``apply_weights_avg``: x + lg * uniform mean of the updates; equal client sizes, so
+    flcore's sample weights are uniform too)."""
+    steps, lg = 3, 0.5
+    sim = code_simulation("fedswa", local_steps=steps, fedswa_variant="code", fedswa_rho=0.0, clip_norm=clip_norm,
+                          weight_decay=1e-3, server_lr=lg)
+    for _ in range(2):
+        result = sim.step()
+        x = result.start
+        models = [official_fedswa_client(sim, x, client, LR, steps, clip_norm) for client in result.client_ids]
+        for k, y in enumerate(models):
+            torch.testing.assert_close(result.client_models[k], y, rtol=0, atol=1e-14)
+        expected = x + lg * torch.stack([y - x for y in models]).mean(0)
+        torch.testing.assert_close(result.global_model, expected, rtol=0, atol=1e-14)
+
+
+def test_fedswa_paper_and_code_variants_differ():
+    """The paper's client lr is the round's; the code's doubles it."""
+    paper, code = (code_simulation("fedswa", local_steps=2, fedswa_variant=v).step() for v in ("paper", "code"))
+    assert not torch.allclose(paper.client_models, code.client_models)
+
+
 # ----------------------------------------------------------------------------- every engine
 
-SINCE = ["wima"]
+SINCE = ["wima", "fedswa"]
 
 
 @pytest.mark.parametrize("method", SINCE)
@@ -76,6 +152,7 @@ def test_a_run_in_a_group_equals_the_run_alone(method):
 
     from flcore.sim.multi_run import group_key, run_batchable
 
-    cfgs = [_cfg(method, seed=0, alpha=0.5, ima_window=2), _cfg(method, seed=1, alpha=1000.0, ima_window=2)]
+    extra = {"ima_window": 2, "fedswa_rho": 0.25}
+    cfgs = [_cfg(method, seed=0, alpha=0.5, **extra), _cfg(method, seed=1, alpha=1000.0, **extra)]
     assert run_batchable(method) and group_key(cfgs[0]) == group_key(cfgs[1])
     _assert_same_runs([_alone(c) for c in cfgs], _together(cfgs))

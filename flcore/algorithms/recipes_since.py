@@ -22,12 +22,33 @@ Decisions (said on the Known differences page): the window average is the model 
 clients (the reading of "aggregates global models", as IMA does), not an evaluation-only
 average as server-side SWA; the window holds the FedAvg aggregates; its size ``W`` is the
 ``ima_window`` field (the same quantity as IMA's ``P``).
+
+FedSWA (Liu et al., ICML 2025, arXiv 2507.20016; official code ``junkangLiu0/FedSWA``):
+stochastic weight averaging for federated learning with a cyclic client lr and an
+exponential-moving-average server (Sec. 3):
+
+- client ``k``, local step ``j = 0..K-1`` of round ``t``:
+  ``y <- y - eta_j (g(y) + wd y)``, ``eta_j = eta^t ((1 - j/K) + rho j/K)``: "the learning
+  rate decays linearly from eta_l to rho eta_l" within every round and restarts the next
+  (part :class:`flcore.algorithms.round_lr.LinearInRoundLR`; ``rho`` = ``fedswa_rho``);
+- server: ``x^{t+1} = (1 - eta_g) x^t + eta_g sum_k p_k y_k = x^t - eta_g Delta^t``, the
+  moving average of the clients' models with weight ``eta_g`` = ``server_lr`` (S0/S2
+  without momentum).  The code's server is this with its global lr ``lg`` (default 1).
+
+Where the official code differs (Known differences page): it doubles the client lr
+(``SGD(lr=2 eta_j)``; ``fedswa_variant = "code"``), hard-codes ``rho = 0`` (set
+``fedswa_rho = 0``, the default here, the paper's value not being available), clips the
+gradient to norm 10 and uses weight decay 1e-3 (``clip_norm``, ``weight_decay``) and averages
+the participants uniformly (flcore weights them by sample count, rule R2: equal for equal
+client sizes).
 """
 from __future__ import annotations
 
 from flcore.algorithms.averaging import add_ima
-from flcore.algorithms.methods import Method, average_server, sgd_client
-from flcore.algorithms.server import Server
+from flcore.algorithms.methods import Method, average_server, local_update, sgd_client
+from flcore.algorithms.perturbation import NoPerturbation
+from flcore.algorithms.round_lr import LinearInRoundLR
+from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
 
 #: The newer methods, in registration order.
 RECIPES: list[Method] = []
@@ -47,3 +68,28 @@ _add(Method(
     "w_bar^t = sum_k p_k w_k; from round 0 the global model sent to the clients is "
     "w^{t+1} = mean of the last min(t+1, W) aggregates w_bar (W = ima_window).",
     ("P0", "C0", "S0", "A2", "L0"), ("ima_window",), sgd_client, _wima_server))
+
+
+# ----------------------------------------------------------------------------- FedSWA
+
+#: ``fedswa_variant`` -> the factor on the client lr (the official code's ``SGD(lr=lr*2)``).
+FEDSWA_LR_SCALE = {"paper": 1.0, "code": 2.0}
+
+
+def _fedswa_client(cfg, flat):
+    """Plain SGD whose lr decays linearly within the round from eta^t to rho eta^t."""
+    schedule = LinearInRoundLR(cfg.fedswa_rho, FEDSWA_LR_SCALE[cfg.fedswa_variant])
+    return local_update(cfg, NoPerturbation(), (schedule,))
+
+
+def _fedswa_server(cfg) -> Server:
+    """x^{t+1} = x^t - eta_g Delta^t: the moving average (1 - eta_g) x^t + eta_g sum_k p_k y_k."""
+    return Server(PseudoGradientStep(ServerSGD(lr=cfg.server_lr)))
+
+
+_add(Method(
+    "fedswa",
+    "FedSWA (Liu et al. 2025, Sec. 3): client SGD with the lr decaying linearly within every round, "
+    "eta_j = eta^t ((1 - j/K) + rho j/K), restarting each round (rho = fedswa_rho); server moving average "
+    "x^{t+1} = (1 - eta_g) x^t + eta_g sum_k p_k y_k (eta_g = server_lr).",
+    ("P0", "C0", "S0/S2", "L4"), ("fedswa_rho", "fedswa_variant", "server_lr"), _fedswa_client, _fedswa_server))

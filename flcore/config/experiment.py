@@ -121,6 +121,8 @@ class ExperimentConfig:
     dyn_clip: str  # "paper" (clip the whole corrected gradient) | "code" (clip g + linear dual term, alpha w after)
     fedspeed_variant: str  # "paper" | "code" (FL-Simulator: SAM gradient, no mixing; duals of all clients)
     smoo_variant: str  # "paper" | "code" (FL-Simulator: s = rho unit(mean mu_k))
+    fedswa_rho: float  # FedSWA: the client lr decays from eta to fedswa_rho * eta within each round
+    fedswa_variant: str  # "paper" | "code" (junkangLiu0/FedSWA: the client lr doubled)
     lr_decay: float  # exponential per-round client lr decay gamma (1: constant)
     clip_norm: float | None  # clip the local descent gradient to this norm (None: off)
     mixup_alpha: float  # Mixup Beta(alpha, alpha) (0: off)

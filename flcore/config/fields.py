@@ -87,6 +87,8 @@ METHOD_FIELDS = frozenset(
         "fa_momentum",
         "gma_tau",
         "gma_variant",
+        "fedswa_rho",
+        "fedswa_variant",
         "swa_start",
         "swa_cycle",
         "swa_lr_min",
@@ -124,6 +126,7 @@ OPTION_CHOICES = {
     "dyn_clip": ("paper", "code"),
     "fedspeed_variant": ("paper", "code"),
     "smoo_variant": ("paper", "code"),
+    "fedswa_variant": ("paper", "code"),
 }
 
 #: Method options added after runs were stored: they enter the run id only when the
@@ -183,6 +186,8 @@ DEFAULTS: dict[str, Any] = {
     "fa_momentum": 0.5,
     "gma_tau": 0.8,
     "gma_variant": "paper",
+    "fedswa_rho": 0.0,
+    "fedswa_variant": "paper",
     "swa_start": None,
     "swa_cycle": 10,
     "swa_lr_min": 1e-4,

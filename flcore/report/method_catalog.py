@@ -23,6 +23,7 @@ PART_NAMES = {
     "S4": "FedNova normalized averaging", "S5": "FedGMA sign mask", "S6": "FedDyn server correction",
     "S7": "AdaBest extrapolation", "S8": "server-side SAM",
     "A1": "SWA", "A2": "IMA", "L1": "SWA cyclical lr", "L2": "exponential lr decay", "L3": "IMA exploration",
+    "L4": "linear decay within the round",
 }
 
 
