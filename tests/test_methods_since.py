@@ -2,12 +2,13 @@
 their update rules, on the quadratic federation of :mod:`test_methods_papers`: a round of
 the registered recipe (client, server and schedule built from a config) against the rule
 written out in numpy."""
+import numpy as np
 import pytest
 import torch
 from test_code_options import LR, clip
 from test_code_options import grad as code_grad
 from test_code_options import simulation as code_simulation
-from test_methods_papers import PLAN, W0, Driver, average, close, grad
+from test_methods_papers import PLAN, W0, Driver, average, close, grad, unit
 
 from flcore import resolve_config
 from flcore.algorithms import METHODS, get_method
@@ -96,11 +97,13 @@ def test_fedswa_with_rho_one_and_server_lr_one_is_fedavg():
     torch.testing.assert_close(fedswa.w, fedavg.w, rtol=1e-14, atol=1e-15)
 
 
-def test_fedswa_fields_are_validated():
+def test_the_new_fields_are_validated():
     for field, value, message in (("fedswa_rho", 1.5, "must be in \\[0, 1\\]"),
-                                  ("fedswa_variant", "both", "paper")):
+                                  ("fedswa_variant", "both", "paper"),
+                                  ("fednsam_gamma", 1.0, "must be in \\[0, 1\\)"),
+                                  ("fednsam_variant", "both", "paper")):
         with pytest.raises(ConfigError, match=message):
-            resolve_config(scale="smoke", method="fedswa", **{field: value})
+            resolve_config(scale="smoke", method=field.split("_")[0], **{field: value})
 
 
 def official_fedswa_client(sim, x, client, lr, steps, clip_norm, wd=1e-3):
@@ -139,9 +142,85 @@ def test_fedswa_paper_and_code_variants_differ():
     assert not torch.allclose(paper.client_models, code.client_models)
 
 
+# ----------------------------------------------------------------------------- FedNSAM
+
+@pytest.mark.parametrize("variant", ["paper", "code"])
+def test_fednsam_extrapolated_start_sam_and_nesterov_momentum(variant):
+    """Clients start at x^t + gamma m^t and take SAM steps; Delta^t = sum_k p_k y_k - start;
+    paper: m^{t+1} = gamma m^t + Delta^t; code: (1 + gamma) Delta^t (Delta^0 in round 0);
+    x^{t+1} = x^t + m^{t+1}."""
+    lr, wd, rho, gamma, steps = 0.1, 0.01, 0.3, 0.6, 2
+    d = Driver("fednsam", steps=steps, weight_decay=wd, rho=rho, fednsam_gamma=gamma, fednsam_variant=variant)
+    x, m = W0.copy(), np.zeros(3)
+    for r in range(3):
+        clients = PLAN[r]
+        start = x + gamma * m
+        models = []
+        for k in clients:
+            y = start.copy()
+            for _ in range(steps):
+                y = y - lr * (grad(y + rho * unit(grad(y, k)), k) + wd * y)
+            models.append(y)
+        d.round(r, clients)
+        delta = average(models, clients) - start
+        if variant == "paper":
+            m = gamma * m + delta
+        else:
+            m = delta if r == 0 else (1 + gamma) * delta
+        x = x + m
+        close(d.w.numpy(), x)
+    if variant == "paper":
+        close(d.w.numpy(), average(models, clients))  # x^{t+1} is the clients' average
+
+
+def test_fednsam_with_gamma_zero_is_fedsam():
+    nsam, sam = Driver("fednsam", rho=0.2, fednsam_gamma=0.0), Driver("fedsam", rho=0.2)
+    for r in range(3):
+        nsam.round(r, PLAN[r])
+        sam.round(r, PLAN[r])
+    torch.testing.assert_close(nsam.w, sam.w, rtol=1e-14, atol=1e-15)
+
+
+def official_fednsam_client(sim, start, client, lr, steps, rho, clip_norm, wd=1e-3):
+    """junkangLiu0/FedNSAM ``update_NSAM``, restated: from the extrapolated start, the SAM
+    optimizer's first step ``e = rho g / (||g|| + 1e-12)``, the gradient at ``y + e`` clipped
+    (``clip_grad_norm_``), then ``SGD(lr, weight_decay=1e-3)`` at ``y``."""
+    y = start.clone()
+    for _ in range(steps):
+        g = code_grad(sim, y, client)
+        e = rho * g / (g.norm() + 1e-12)
+        y = y - lr * (clip(code_grad(sim, y + e, client), clip_norm) + wd * y)
+    return y
+
+
+@pytest.mark.parametrize("clip_norm", [10.0, 0.05])
+def test_fednsam_code_variant_equals_the_official_update(clip_norm):
+    """Three rounds of ``fednsam_variant="code"`` against the official client and server
+    (``apply_weights_avgACG``: m = mean update in the first round, then (1 + gamma) times the
+    mean update; x + m).  The tolerance is 1e-12, not 1e-14: the official SAM divides by
+    ``||g|| + 1e-12``, flcore by ``||g|| + 1e-16``."""
+    steps, rho, gamma = 3, 0.05, 0.85
+    sim = code_simulation("fednsam", local_steps=steps, rho=rho, fednsam_gamma=gamma, fednsam_variant="code",
+                          clip_norm=clip_norm, weight_decay=1e-3)
+    x = sim.w.clone()
+    m = torch.zeros_like(x)
+    for r in range(3):
+        result = sim.step()
+        start = x + gamma * m
+        torch.testing.assert_close(result.start, start, rtol=0, atol=1e-12)
+        models = [official_fednsam_client(sim, start, client, LR, steps, rho, clip_norm)
+                  for client in result.client_ids]
+        for k, y in enumerate(models):
+            torch.testing.assert_close(result.client_models[k], y, rtol=0, atol=1e-12)
+        mean_update = torch.stack([y - start for y in models]).mean(0)
+        m = mean_update if r == 0 else gamma * mean_update + mean_update
+        x = x + m
+        torch.testing.assert_close(result.global_model, x, rtol=0, atol=1e-12)
+
+
 # ----------------------------------------------------------------------------- every engine
 
-SINCE = ["wima", "fedswa"]
+SINCE = ["wima", "fedswa", "fednsam"]
 
 
 @pytest.mark.parametrize("method", SINCE)

@@ -41,14 +41,35 @@ Where the official code differs (Known differences page): it doubles the client 
 gradient to norm 10 and uses weight decay 1e-3 (``clip_norm``, ``weight_decay``) and averages
 the participants uniformly (flcore weights them by sample count, rule R2: equal for equal
 client sizes).
+
+FedNSAM (Liu, Shang, Tian, Liu & Liu 2026, arXiv 2602.23827; official code
+``junkangLiu0/FedNSAM``): "introducing global Nesterov momentum into the local update";
+"FedNSAM uses the global Nesterov momentum as the direction of local estimation of client
+global perturbations and extrapolation" (abstract).  The paper's equations were not
+available here; flcore implements the rule its official code runs (``update_NSAM``):
+
+- server broadcast: clients start from the extrapolated ``x^t + gamma m^t``;
+- client: SAM local steps (``rho``) from there, ``y <- y - eta (g(y + rho unit(g(y))) + wd y)``;
+- server: ``Delta^t = sum_k p_k y_k - (x^t + gamma m^t)``, ``m^{t+1} = gamma m^t + Delta^t``,
+  ``x^{t+1} = x^t + m^{t+1}`` (the global Nesterov momentum; part
+  :class:`flcore.algorithms.server_nesterov.NesterovExtrapolation`, ``gamma`` =
+  ``fednsam_gamma``, the code's 0.85).
+
+``fednsam_variant = "code"``: the official server as written, ``m^{t+1} = (1 + gamma)
+Delta^t`` (its loop overwrites the momentum with the new update; ``Delta^0`` in round 0).  The
+code also hard-codes ``rho = 0.05``, clips the SAM gradient to norm 10 and uses weight decay
+1e-3 (``rho``, ``clip_norm``, ``weight_decay``) and averages uniformly.  The use of the
+momentum as the perturbation direction that the abstract mentions is not in the official
+client (it perturbs along the local gradient) and is not implemented.
 """
 from __future__ import annotations
 
 from flcore.algorithms.averaging import add_ima
-from flcore.algorithms.methods import Method, average_server, local_update, sgd_client
+from flcore.algorithms.methods import Method, average_server, average_step, local_update, sam_client, sgd_client
 from flcore.algorithms.perturbation import NoPerturbation
 from flcore.algorithms.round_lr import LinearInRoundLR
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
+from flcore.algorithms.server_nesterov import NesterovExtrapolation
 
 #: The newer methods, in registration order.
 RECIPES: list[Method] = []
@@ -93,3 +114,20 @@ _add(Method(
     "eta_j = eta^t ((1 - j/K) + rho j/K), restarting each round (rho = fedswa_rho); server moving average "
     "x^{t+1} = (1 - eta_g) x^t + eta_g sum_k p_k y_k (eta_g = server_lr).",
     ("P0", "C0", "S0/S2", "L4"), ("fedswa_rho", "fedswa_variant", "server_lr"), _fedswa_client, _fedswa_server))
+
+
+# ----------------------------------------------------------------------------- FedNSAM
+
+def _fednsam_server(cfg) -> Server:
+    """Clients start at x^t + gamma m^t; m^{t+1} = gamma m^t + Delta^t; x^{t+1} = x^t + m^{t+1}."""
+    part = NesterovExtrapolation(cfg.fednsam_gamma, accumulate=cfg.fednsam_variant == "paper")
+    return Server(average_step(), parts=(part,))
+
+
+_add(Method(
+    "fednsam",
+    "FedNSAM (Liu et al. 2026, the official code's rule): clients start from the extrapolated "
+    "x^t + gamma m^t and run SAM steps; Delta^t = sum_k p_k y_k - (x^t + gamma m^t); "
+    "m^{t+1} = gamma m^t + Delta^t; x^{t+1} = x^t + m^{t+1} (gamma = fednsam_gamma).",
+    ("P1", "C0", "S0", "S9", "L0"), ("rho", "fednsam_gamma", "fednsam_variant"), sam_client, _fednsam_server,
+    grad_evals_per_step=2))

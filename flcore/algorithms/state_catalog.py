@@ -47,6 +47,7 @@ SERVER_STATE = {
              "FedGloSS's sigma)",
     "fedcm.m": "broadcast client momentum m^t, the previous round's mean per-step update (FedCM, MoFedSAM)",
     "smoo.s": "global perturbation s broadcast to the clients (FedSMOO, Sun et al. 2023a, Alg. 1)",
+    "nesterov.m": "global Nesterov momentum m^{t+1} = gamma m^t + Delta^t; clients start at x^t + gamma m^t (FedNSAM)",
     "gloss.direction": "previous pseudo-gradient Delta~^{t-1} measured at w~ (FedGloSS, Caldarola et al. 2025, Alg. 1)",
     "gloss_probe.direction": "the probe exchange's pseudo-gradient Delta^t (NaiveFedGloSS, Sec. 5.1.1)",
     "lesam_server.direction": "last global update w^{t-1} - w^t (FedLESAM, official code's estimate)",

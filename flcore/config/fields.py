@@ -89,6 +89,8 @@ METHOD_FIELDS = frozenset(
         "gma_variant",
         "fedswa_rho",
         "fedswa_variant",
+        "fednsam_gamma",
+        "fednsam_variant",
         "swa_start",
         "swa_cycle",
         "swa_lr_min",
@@ -127,6 +129,7 @@ OPTION_CHOICES = {
     "fedspeed_variant": ("paper", "code"),
     "smoo_variant": ("paper", "code"),
     "fedswa_variant": ("paper", "code"),
+    "fednsam_variant": ("paper", "code"),
 }
 
 #: Method options added after runs were stored: they enter the run id only when the
@@ -188,6 +191,8 @@ DEFAULTS: dict[str, Any] = {
     "gma_variant": "paper",
     "fedswa_rho": 0.0,
     "fedswa_variant": "paper",
+    "fednsam_gamma": 0.85,
+    "fednsam_variant": "paper",
     "swa_start": None,
     "swa_cycle": 10,
     "swa_lr_min": 1e-4,

@@ -193,6 +193,7 @@ def validate(cfg: dict[str, Any]) -> None:
     for name in ("fedcm_alpha", "fedgf_static_c", "gma_tau", "fa_momentum", "fedswa_rho"):
         if not 0 <= cfg[name] <= 1:
             raise ConfigError(name, f"got {quote(cfg[name])}; must be in [0, 1]")
+    _fraction("fednsam_gamma", cfg["fednsam_gamma"])
     for name in ("fedgf_window", "swa_cycle", "ima_window", "ima_exploration_period"):
         _at_least(name, cfg[name], 1)
     for name in ("swa_start", "ima_start"):

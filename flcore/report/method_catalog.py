@@ -22,6 +22,7 @@ PART_NAMES = {
     "S0": "average", "S2": "server momentum", "S3": "adaptive server optimizer",
     "S4": "FedNova normalized averaging", "S5": "FedGMA sign mask", "S6": "FedDyn server correction",
     "S7": "AdaBest extrapolation", "S8": "server-side SAM",
+    "S9": "global Nesterov momentum, extrapolated start",
     "A1": "SWA", "A2": "IMA", "L1": "SWA cyclical lr", "L2": "exponential lr decay", "L3": "IMA exploration",
     "L4": "linear decay within the round",
 }
