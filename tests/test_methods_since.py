@@ -101,6 +101,8 @@ def test_the_new_fields_are_validated():
     for field, value, message in (("fedswa_rho", 1.5, "must be in \\[0, 1\\]"),
                                   ("fedswa_variant", "both", "paper"),
                                   ("fednsam_gamma", 1.0, "must be in \\[0, 1\\)"),
+                                  ("fedmoswa_gamma", -0.1, "must be in \\[0, 1\\]"),
+                                  ("fedmoswa_variant", "both", "paper"),
                                   ("fednsam_variant", "both", "paper")):
         with pytest.raises(ConfigError, match=message):
             resolve_config(scale="smoke", method=field.split("_")[0], **{field: value})
@@ -140,6 +142,78 @@ def test_fedswa_paper_and_code_variants_differ():
     """The paper's client lr is the round's; the code's doubles it."""
     paper, code = (code_simulation("fedswa", local_steps=2, fedswa_variant=v).step() for v in ("paper", "code"))
     assert not torch.allclose(paper.client_models, code.client_models)
+
+
+# ----------------------------------------------------------------------------- FedMoSWA
+
+@pytest.mark.parametrize("variant", ["paper", "code"])
+def test_fedmoswa_decaying_lr_with_momentum_control_variates(variant):
+    """y <- y - eta_j (g + wd y + c - c_i); c_i+ = c_i - c + (x - y_K)/(K eta_bar),
+    eta_bar = (1 + rho) eta / 2; c <- c + gamma mean_S (c_i+ - c) (code: c = the mean in
+    round 0); x^{t+1} = x^t + eta_g sum_k p_k (y_k - x^t)."""
+    lr, wd, rho, gamma, eta_g, steps = 0.1, 0.01, 0.4, 0.3, 0.8, 3
+    d = Driver("fedmoswa", steps=steps, weight_decay=wd, fedswa_rho=rho, fedmoswa_gamma=gamma,
+               fedmoswa_variant=variant, server_lr=eta_g)
+    x, c, c_i = W0.copy(), np.zeros(3), np.zeros((3, 3))
+    for r in range(3):
+        clients = PLAN[r]
+        models, sent = [], []
+        for k in clients:
+            y = x.copy()
+            for j in range(steps):
+                y = y - lr * (1 - j / steps + rho * j / steps) * (grad(y, k) + wd * y + c - c_i[k])
+            c_i[k] = c_i[k] - c + (x - y) / (steps * lr * (1 + rho) / 2)
+            sent.append(c_i[k] - c)
+            models.append(y)
+        d.round(r, clients)
+        mean = sum(sent) / len(sent)
+        c = mean if (variant == "code" and r == 0) else c + gamma * mean
+        x = x + eta_g * (average(models, clients) - x)
+        close(d.w.numpy(), x)
+        close(d.state["moswa"]["c"].numpy(), c)
+        close(d.tables["moswa_c"].numpy(), c_i)
+
+
+def official_fedmoswa_client(sim, x, client, lr, steps, rho, c, c_i, wd=1e-3, clip_norm=10.0):
+    """junkangLiu0/FedSWA ``update_FedMoSWA`` (``update_FedSWAS`` in the first ``main.py``),
+    restated: each step ``SGD(lr_i, weight_decay=1e-3)`` on the clipped gradient, then
+    ``y -= (c - c_i) lr_i``; lr_{i+1} = (1 - i/K) lr + (i/K) rho lr; after the loop
+    ``lr = (lr + rho lr)/2``, ``c_i = (x - y)/(K lr) + c_i - c``; sends ``c_i - c``."""
+    y, lr_i = x.clone(), lr
+    for i in range(1, steps + 1):
+        y = y - lr_i * (clip(code_grad(sim, y, client), clip_norm) + wd * y)
+        y = y - (c - c_i) * lr_i
+        lr_i = (1 - i / steps) * lr + (i / steps) * rho * lr
+    c_new = (x - y) / (steps * (lr + rho * lr) / 2) + c_i - c
+    return y, c_new, c_new - c
+
+
+def test_fedmoswa_code_variant_equals_the_official_update():
+    """Three rounds against the official client and the first ``main.py``'s server
+    (``apply_ci``: c = mean of the sent variates in the first round, then c + gamma * mean;
+    ``apply_weights_avgSWA``: x + alpha * mean update).  The code's clip (10) is inactive here,
+    where flcore's clip of the corrected gradient and the code's clip before the correction
+    agree."""
+    steps, rho, gamma, alpha = 3, 0.2, 0.1, 0.9
+    sim = code_simulation("fedmoswa", local_steps=steps, fedswa_rho=rho, fedmoswa_gamma=gamma,
+                          fedmoswa_variant="code", clip_norm=10.0, weight_decay=1e-3, server_lr=alpha)
+    x = sim.w.clone()
+    c = torch.zeros_like(x)
+    c_i = torch.zeros(4, x.numel(), dtype=x.dtype)
+    for r in range(3):
+        result = sim.step()
+        models, sent = [], []
+        for client in result.client_ids:
+            y, c_i[client], dc = official_fedmoswa_client(sim, x, client, LR, steps, rho, c, c_i[client])
+            models.append(y)
+            sent.append(dc)
+        for k, y in enumerate(models):
+            torch.testing.assert_close(result.client_models[k], y, rtol=0, atol=1e-14)
+        mean = torch.stack(sent).mean(0)
+        c = mean if r == 0 else c + gamma * mean
+        x = x + alpha * torch.stack([y - x for y in models]).mean(0)
+        torch.testing.assert_close(result.global_model, x, rtol=0, atol=1e-14)
+        torch.testing.assert_close(result.server_state["moswa.c"], c, rtol=0, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------- FedNSAM
@@ -220,7 +294,7 @@ def test_fednsam_code_variant_equals_the_official_update(clip_norm):
 
 # ----------------------------------------------------------------------------- every engine
 
-SINCE = ["wima", "fedswa", "fednsam"]
+SINCE = ["wima", "fedswa", "fedmoswa", "fednsam"]
 
 
 @pytest.mark.parametrize("method", SINCE)

@@ -42,6 +42,23 @@ gradient to norm 10 and uses weight decay 1e-3 (``clip_norm``, ``weight_decay``)
 the participants uniformly (flcore weights them by sample count, rule R2: equal for equal
 client sizes).
 
+FedMoSWA (the same paper): FedSWA with momentum-based stochastic control variates, "designed
+to better align local and global models".  The paper's equations were not available here;
+flcore implements the rule of the official client ``update_FedMoSWA`` (dispatched as
+``FedSWAS`` in the repository's first ``main.py``) with its server:
+
+- client step ``j``: ``y <- y - eta_j (g(y) + wd y + c - c_i)``, FedSWA's ``eta_j``;
+- after ``K`` steps: ``c_i+ = c_i - c + (x - y_K) / (K eta_bar)``, ``eta_bar = (1 + rho) eta^t / 2``
+  (the mean of the first and last lr, as the code); upload ``y_K`` and ``c_i+ - c``;
+- server: ``c <- c + gamma mean_S (c_i+ - c)`` (``gamma`` = ``fedmoswa_gamma``, the code's 0.1),
+  ``x^{t+1} = x^t - eta_g Delta^t`` (parts :mod:`flcore.algorithms.control_momentum`).
+
+``fedmoswa_variant = "code"``: the code's first round sets ``c = mean_S (c_i+ - c)``.  The
+code also clips the gradient before adding ``c - c_i`` (flcore clips the corrected
+gradient; equal without a clip) and averages uniformly.  The repository's current
+``main_FedSWA.py`` dispatches ``MoFedSWA`` to a SCAFFOLD variant without the lr decay
+(``update_scafplus``, ``gamma`` = 0.4); that is not implemented.
+
 FedNSAM (Liu, Shang, Tian, Liu & Liu 2026, arXiv 2602.23827; official code
 ``junkangLiu0/FedNSAM``): "introducing global Nesterov momentum into the local update";
 "FedNSAM uses the global Nesterov momentum as the direction of local estimation of client
@@ -65,6 +82,7 @@ client (it perturbs along the local gradient) and is not implemented.
 from __future__ import annotations
 
 from flcore.algorithms.averaging import add_ima
+from flcore.algorithms.control_momentum import MomentumControlServer, MomentumControlVariate
 from flcore.algorithms.methods import Method, average_server, average_step, local_update, sam_client, sgd_client
 from flcore.algorithms.perturbation import NoPerturbation
 from flcore.algorithms.round_lr import LinearInRoundLR
@@ -114,6 +132,28 @@ _add(Method(
     "eta_j = eta^t ((1 - j/K) + rho j/K), restarting each round (rho = fedswa_rho); server moving average "
     "x^{t+1} = (1 - eta_g) x^t + eta_g sum_k p_k y_k (eta_g = server_lr).",
     ("P0", "C0", "S0/S2", "L4"), ("fedswa_rho", "fedswa_variant", "server_lr"), _fedswa_client, _fedswa_server))
+
+
+# ----------------------------------------------------------------------------- FedMoSWA
+
+def _fedmoswa_client(cfg, flat):
+    """FedSWA's decaying lr (no doubling) around the momentum control-variate correction."""
+    rho = cfg.fedswa_rho
+    return local_update(cfg, NoPerturbation(), (LinearInRoundLR(rho), MomentumControlVariate((1 + rho) / 2)))
+
+
+def _fedmoswa_server(cfg) -> Server:
+    control = MomentumControlServer(cfg.fedmoswa_gamma, first_round_mean=cfg.fedmoswa_variant == "code")
+    return Server(PseudoGradientStep(ServerSGD(lr=cfg.server_lr)), parts=(control,))
+
+
+_add(Method(
+    "fedmoswa",
+    "FedMoSWA (Liu et al. 2025, the official client's rule): FedSWA's in-round lr decay with control "
+    "variates, y <- y - eta_j (g + c - c_i); c_i+ = c_i - c + (x - y_K)/(K eta_bar), eta_bar = (1 + rho) eta/2; "
+    "server c <- c + gamma mean_S (c_i+ - c) (gamma = fedmoswa_gamma), x^{t+1} = x^t - eta_g Delta^t.",
+    ("P0", "C8", "S0/S2", "S10", "L4"), ("fedswa_rho", "fedmoswa_gamma", "fedmoswa_variant", "server_lr"),
+    _fedmoswa_client, _fedmoswa_server, uploads_per_round=2, downloads_per_round=2))
 
 
 # ----------------------------------------------------------------------------- FedNSAM

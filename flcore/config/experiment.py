@@ -123,6 +123,8 @@ class ExperimentConfig:
     smoo_variant: str  # "paper" | "code" (FL-Simulator: s = rho unit(mean mu_k))
     fedswa_rho: float  # FedSWA: the client lr decays from eta to fedswa_rho * eta within each round
     fedswa_variant: str  # "paper" | "code" (junkangLiu0/FedSWA: the client lr doubled)
+    fedmoswa_gamma: float  # FedMoSWA: weight of the clients' new control variates in the server's c
+    fedmoswa_variant: str  # "paper" | "code" (junkangLiu0/FedSWA: c = the clients' mean in the first round)
     fednsam_gamma: float  # FedNSAM: the global Nesterov momentum coefficient gamma
     fednsam_variant: str  # "paper" (accumulated momentum) | "code" (junkangLiu0/FedNSAM: m = (1 + gamma) Delta)
     lr_decay: float  # exponential per-round client lr decay gamma (1: constant)

@@ -91,6 +91,8 @@ METHOD_FIELDS = frozenset(
         "fedswa_variant",
         "fednsam_gamma",
         "fednsam_variant",
+        "fedmoswa_gamma",
+        "fedmoswa_variant",
         "swa_start",
         "swa_cycle",
         "swa_lr_min",
@@ -130,6 +132,7 @@ OPTION_CHOICES = {
     "smoo_variant": ("paper", "code"),
     "fedswa_variant": ("paper", "code"),
     "fednsam_variant": ("paper", "code"),
+    "fedmoswa_variant": ("paper", "code"),
 }
 
 #: Method options added after runs were stored: they enter the run id only when the
@@ -193,6 +196,8 @@ DEFAULTS: dict[str, Any] = {
     "fedswa_variant": "paper",
     "fednsam_gamma": 0.85,
     "fednsam_variant": "paper",
+    "fedmoswa_gamma": 0.1,
+    "fedmoswa_variant": "paper",
     "swa_start": None,
     "swa_cycle": 10,
     "swa_lr_min": 1e-4,
