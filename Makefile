@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 TORCH_VARIANT ?= $(if $(shell command -v nvidia-smi 2>/dev/null),cuda,cpu)
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: main test test-extended venv clean book-smoke
+.PHONY: main test test-fast test-extended venv clean book-smoke
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ book-smoke: $(STAMP)
 ## test: the test suite (CI runs this)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+## test-fast: the tests not marked slow or extended, on two workers (a quick check while editing)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 -m "not slow and not extended"
 
 ## test-extended: the extended tier -- every learning family, Flower's engine on every family
 test-extended: $(STAMP)

@@ -409,7 +409,7 @@ def protocol_counts(settings: dict, rounds: int) -> tuple[int, int]:
     of the paper's schedule (the reference evaluates at the same rounds)."""
     from dataclasses import replace
 
-    from flcore.sim.engine import is_evaluation_round
+    from flcore.record_format import is_evaluation_round
 
     cfg = replace(flcore_config("fedavg", settings, "sequential"), rounds=rounds)
     evaluations = sum(is_evaluation_round(t, cfg) for t in range(1, rounds + 1))

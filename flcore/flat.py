@@ -1,4 +1,4 @@
-"""A model's parameters as one flat vector (design guide section 4).
+"""A model's parameters as one flat vector (docs/design.md section 4).
 
 :class:`FlatModel` keeps an ``nn.Module`` as a *template* and evaluates it on any flat
 parameter vector ``w [P]`` through ``torch.func.functional_call``, with the module's
@@ -90,7 +90,7 @@ class FlatModel:
         return functional_call(self._feature_view, {f"inner.{k}": v for k, v in self.unflatten(w).items()}, (x,))
 
     def anchor_loss(self, w, x, y, weight, anchors, lam: float) -> torch.Tensor:
-        """FedFA's local objective (Zhou et al. 2023; algorithms.md 3.10): weighted mean
+        """FedFA's local objective (Zhou et al. 2023; docs/algorithms.md 3.10): weighted mean
         cross-entropy plus ``lam * (1/C) sum_c sum_{i: y_i = c} ||phi(x_i) - A_c||^2 / n_c``
         over the classes ``c`` present in the batch (``n_c`` their weighted counts)."""
         feats = self.features(w, x)

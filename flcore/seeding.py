@@ -2,7 +2,7 @@
 
 Every random draw in flcore (client sampling, partitions, batch order, augmentation,
 initialisation) comes from a generator seeded by ``(seed, purpose, round, client)``
-(design guide section 5).  A draw therefore depends only on *what* it is for, never on
+(docs/design.md section 5).  A draw therefore depends only on *what* it is for, never on
 the order in which other draws happened, which is what makes batched training equal
 sequential training and a resumed run equal an uninterrupted one.
 """

@@ -35,6 +35,9 @@ LOUD_SKIPS = {
                                  "ip netns; CI has both)",
     "the Flower simulation tests did not run": "FLOWER SIMULATION TESTS SKIPPED: they need a private network "
                                                "namespace (root and iproute2's ip netns; CI has both)",
+    "not beside the repo": "PAPER-TEXT TESTS SKIPPED: they check the published numbers and the artifact list "
+                           "against the papers' texts and reference notes, optional material read from ../shared/ "
+                           "beside the repository",
 }
 
 
@@ -53,8 +56,10 @@ def pytest_collection_modifyitems(items):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Say loudly when a check did not run here (no Chromium, no network namespace)."""
+    """Say loudly when a check did not run here (no Chromium, no network namespace, no
+    optional material beside the repository), with the number of tests skipped."""
     skipped = [str(getattr(report, "longrepr", "")) for report in terminalreporter.stats.get("skipped", [])]
     for phrase, message in LOUD_SKIPS.items():
-        if any(phrase in reason for reason in skipped):
-            terminalreporter.write_sep("!", message, red=True, bold=True)
+        count = sum(phrase in reason for reason in skipped)
+        if count:
+            terminalreporter.write_sep("!", f"{message} ({count} skipped)", red=True, bold=True)

@@ -11,6 +11,9 @@ from flcore.algorithms import METHODS
 from flcore.sim import Simulation, build_federated_data
 from flcore.store import RunStore
 
+#: The file takes about 80 s on one core (every registered method, several checks each).
+pytestmark = pytest.mark.slow
+
 
 def _sim(cfg, run=None):
     return Simulation(cfg, build_federated_data(cfg, torch.device("cpu")), torch.device("cpu"), run)

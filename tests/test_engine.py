@@ -8,7 +8,7 @@ from flcore import resolve_config, run_experiment
 from flcore.algorithms import LocalUpdate, NoPerturbation, aggregate
 from flcore.flat import FlatModel
 from flcore.sim import FederatedData, Simulation, build_federated_data, plan_client_round
-from flcore.sim.local_training import train_round
+from flcore.sim.local_training import train_chunk
 
 
 def _simulate(store=None, **overrides):
@@ -49,6 +49,12 @@ def test_batched_equals_sequential(method, extra):
     torch.testing.assert_close(bat, seq, rtol=1e-4, atol=1e-5)
 
 
+def _one_at_a_time(update, data, w, plans, lr, flat) -> dict:
+    """Round 0's uploads of the clients of ``plans``, each trained alone (a chunk of one)."""
+    outs = [train_chunk(update, data, w, [plan], 0, lr, flat.grad_fn(batched=False)) for plan in plans]
+    return {key: torch.cat([o[key] for o in outs]) for key in ("model", "train_loss")}
+
+
 def test_batched_handles_unequal_step_counts():
     data = FederatedData(
         train_x=torch.randn(30, 40), train_y=torch.randint(0, 10, (30,)),
@@ -60,8 +66,8 @@ def test_batched_handles_unequal_step_counts():
     plans = [plan_client_round(0, 0, k, data.client_indices[k], 4, 1, None, False) for k in range(2)]
     assert [p.num_steps for p in plans] == [2, 7]
     update = LocalUpdate(NoPerturbation(), momentum=0.5)
-    seq, _ = train_round(update, data, w, plans, 0, 0.1, flat, "sequential")
-    bat, _ = train_round(update, data, w, plans, 0, 0.1, flat, "batched")
+    seq = _one_at_a_time(update, data, w, plans, 0.1, flat)
+    bat = train_chunk(update, data, w, plans, 0, 0.1, flat.grad_fn(batched=True))
     torch.testing.assert_close(bat["model"], seq["model"], rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(bat["train_loss"], seq["train_loss"], rtol=1e-5, atol=1e-6)
 
@@ -81,7 +87,7 @@ def test_two_client_round_matches_hand_computation():
         client_indices=[torch.tensor(c) for c in clients], num_classes=2, augment=False, mean=None, std=None)
     lr = 0.5
     plans = [plan_client_round(0, 0, k, data.client_indices[k], 10, 1, None, False) for k in range(2)]
-    uploads, _ = train_round(LocalUpdate(NoPerturbation()), data, w, plans, 0, lr, flat, "sequential")
+    uploads = _one_at_a_time(LocalUpdate(NoPerturbation()), data, w, plans, lr, flat)
     got = aggregate(uploads["model"], torch.tensor([2, 3]))
 
     W = model.weight.detach().numpy().copy()
@@ -228,7 +234,7 @@ def test_a_group_of_image_model_runs_on_a_cpu_loops_over_its_rows(tmp_path):
     where it ends alone."""
     from flcore.data import write_fake_cifar
     from flcore.data.cifar import expected_checksums
-    from flcore.sim.multi_run import MultiRunSimulation
+    from flcore.sim.round_driver import RoundDriver
 
     md5s = write_fake_cifar(tmp_path, "cifar10", num_train=40, num_test=10)
     base = dict(scale="smoke", dataset="cifar10", data_root=str(tmp_path), rounds=2, clients=4, per_round=2,
@@ -237,7 +243,7 @@ def test_a_group_of_image_model_runs_on_a_cpu_loops_over_its_rows(tmp_path):
     with expected_checksums("cifar10", md5s):
         sims = [Simulation(cfg, build_federated_data(cfg, torch.device("cpu")), torch.device("cpu"), None)
                 for cfg in cfgs]
-        group = MultiRunSimulation(sims)
+        group = RoundDriver(sims)
         assert {s.engine for s in sims} == {"sequential"} and group.grad_fn.__name__ == "looped_grad"
         group.run_rounds()
         alone = _simulate(method="fedsam", seed=1, **{k: v for k, v in base.items() if k != "scale"})[0]

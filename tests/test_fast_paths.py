@@ -3,7 +3,7 @@ tensors and the out-of-memory fallback of the batched engine."""
 import pytest
 import torch
 
-import flcore.sim.engine as engine_module
+import flcore.sim.round_driver as round_driver
 from flcore import resolve_config
 from flcore.data import apply_crop_flip, draw_crop_flip, normalize
 from flcore.seeding import generator
@@ -67,23 +67,23 @@ def _smoke_sim(engine, chunk_size=None):
 
 
 def test_out_of_memory_halves_the_chunk_and_gives_the_same_model(monkeypatch, capsys):
-    real = engine_module.train_round
+    real = round_driver.train_chunk
     attempts = []
 
-    def limited(update, data, start, plans, *args, **kwargs):
-        size = args[4] or len(plans)  # (round, lr, flat, engine, chunk_size, ...)
-        attempts.append(size)
-        if size > 1:
+    def limited(update, data, start, draws, *args, **kwargs):
+        attempts.append(len(draws))
+        if len(draws) > 1:
             raise torch.cuda.OutOfMemoryError("pretend: more than one client does not fit")
-        return real(update, data, start, plans, *args, **kwargs)
+        return real(update, data, start, draws, *args, **kwargs)
 
     expected = _smoke_sim("batched", chunk_size=1)
     expected.run_rounds()
-    monkeypatch.setattr(engine_module, "train_round", limited)
+    monkeypatch.setattr(round_driver, "train_chunk", limited)
     sim = _smoke_sim("batched")
     sim.run_rounds()
     assert sim.chunk_size == 1
     assert attempts[:3] == [4, 2, 1] and set(attempts[3:]) == {1}  # later rounds keep the chunk
+    assert len(attempts) == 2 + 2 * 4  # the two failed tries, then 4 clients x 2 rounds one at a time
     assert torch.equal(sim.w, expected.w)
     assert "training 2 at a time" in capsys.readouterr().err
 
@@ -92,7 +92,7 @@ def test_out_of_memory_in_the_sequential_engine_is_raised(monkeypatch):
     def failing(*args, **kwargs):
         raise torch.cuda.OutOfMemoryError("pretend")
 
-    monkeypatch.setattr(engine_module, "train_round", failing)
+    monkeypatch.setattr(round_driver, "train_chunk", failing)
     sim = _smoke_sim("sequential")
     with pytest.raises(torch.cuda.OutOfMemoryError):
         sim.train_one_round(0)

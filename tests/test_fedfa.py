@@ -1,4 +1,4 @@
-"""FedFA (feature anchors; algorithms.md 3.10) against hand computations."""
+"""FedFA (feature anchors; docs/algorithms.md 3.10) against hand computations."""
 import numpy as np
 import torch
 from torch import nn
@@ -13,6 +13,7 @@ from flcore.algorithms.feature_anchors import (
 )
 from flcore.algorithms.local import LocalUpdate
 from flcore.algorithms.perturbation import NoPerturbation
+from flcore.algorithms.server import ServerRound
 from flcore.flat import FlatModel, anchor_term
 from flcore.sim import Simulation, build_federated_data
 
@@ -58,7 +59,9 @@ def test_server_averages_anchors_per_class_over_the_clients_that_updated_it():
     local = torch.tensor([[[1.0, 0.0], [2.0, 2.0]], [[3.0, 0.0], [9.0, 9.0]]])
     updated = torch.tensor([[True, True], [True, False]])
     counts = torch.tensor([1, 3])
-    server.after(None, torch.zeros(1), None, {"fa_anchors": local, "fa_updated": updated}, counts, state, 0, 3)
+    rnd = ServerRound(w=None, start=None, uploads={"fa_anchors": local, "fa_updated": updated}, counts=counts, round=0,
+                      num_clients=3)
+    server.after(rnd, torch.zeros(1), state)
     # class 0: (1*[1,0] + 3*[3,0]) / 4; class 1: only client 0 updated it
     torch.testing.assert_close(state["anchors"], torch.tensor([[2.5, 0.0], [2.0, 2.0]]))
     sent = {}

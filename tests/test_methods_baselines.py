@@ -1,10 +1,10 @@
-"""The baseline methods (algorithms.md 3 and 7.2) against their update rules.
+"""The baseline methods (docs/algorithms.md 3 and 7.2) against their update rules.
 
 Unit checks run the parts on a quadratic: client k's loss is
 f_k(w) = 1/2 (w - c_k)^T A (w - c_k) on every minibatch (the batch's ``x`` carries c_k),
 so its gradient is A (w - c_k) and every rule can be written out in numpy in the test
 itself.  End-to-end checks run the registered methods on the smoke MNIST-1D federation:
-the reduction identities of algorithms.md 7.3, batched == sequential, finite metrics.
+the reduction identities of docs/algorithms.md 7.3, batched == sequential, finite metrics.
 """
 import numpy as np
 import pytest
@@ -24,7 +24,7 @@ from flcore.algorithms.corrections import (
     SpeedProx,
 )
 from flcore.algorithms.perturbation_smoo import SMOOPerturbation
-from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
+from flcore.algorithms.server import PseudoGradientStep, Server, ServerRound, ServerSGD
 from flcore.algorithms.server_parts import (
     AdaBestStep,
     DynServerCorrection,
@@ -409,9 +409,14 @@ GMA_MODELS = np.array([[0.2, 0.8, -0.9, 0.7],
 GMA_COUNTS = np.array([1.0, 2.0, 1.0])
 
 
+def _gma_round() -> ServerRound:
+    return ServerRound(w=t(GMA_W), start=t(GMA_W), uploads={"model": t(GMA_MODELS)}, counts=torch.tensor([1, 2, 1]),
+                       round=0, num_clients=10)
+
+
 def test_fedgma_paper_mask_matches_hand_computation():
     lr, tau = 0.5, 0.6
-    got = GMAStep(lr, tau).update(t(GMA_W), t(GMA_W), {"model": t(GMA_MODELS)}, torch.tensor([1, 2, 1]), {}, 0, 10)
+    got = GMAStep(lr, tau).update(_gma_round(), {})
     deltas = GMA_W - GMA_MODELS
     agreement = np.abs(np.sign(deltas).sum(0)) / 3
     passes = agreement >= tau
@@ -424,8 +429,7 @@ def test_fedgma_paper_mask_matches_hand_computation():
 
 def test_fedgma_fedima_code_variant_matches_its_loop():
     lr, tau = 0.5, 0.6
-    got = GMAStep(lr, tau, "fedima_code").update(t(GMA_W), t(GMA_W), {"model": t(GMA_MODELS)},
-                                                 torch.tensor([1, 2, 1]), {}, 0, 10)
+    got = GMAStep(lr, tau, "fedima_code").update(_gma_round(), {})
     p = GMA_COUNTS / GMA_COUNTS.sum()
     average = p @ GMA_MODELS
     count = np.sign(GMA_MODELS - GMA_W).sum(0)
@@ -439,7 +443,7 @@ def test_fedgma_fedima_code_variant_matches_its_loop():
 
 # ============================================================================ end to end
 
-#: name -> (downloads, uploads, grad evals per step): algorithms.md 7.2.
+#: name -> (downloads, uploads, grad evals per step): docs/algorithms.md 7.2.
 BASELINES = {
     "fedprox": (1, 1, 1), "fedprox+asam": (1, 1, 2),
     "scaffold": (2, 2, 1), "scaffold+asam": (2, 2, 2),
@@ -475,7 +479,7 @@ def test_registered_methods_declare_the_communication_of_algorithms_md():
     ("fedsmoo", "feddyn", {"rho": 0.0, "smoo_beta": 4.0}, {"feddyn_alpha": 0.25}),
 ])
 def test_reductions_are_exact(method, base, extra, base_extra):
-    """algorithms.md 7.3: FedProx(mu=0) = FedAvg, FedCM(alpha=1) = FedAvg,
+    """docs/algorithms.md 7.3: FedProx(mu=0) = FedAvg, FedCM(alpha=1) = FedAvg,
     MoFedSAM(alpha=1) = FedSAM, FedGMA(tau=0, eta_g=1) = FedAvg (every mask entry is 1);
     and FedAvgM+ASAM(rho=0, beta=0) = FedAvg, FedSMOO-noreg(rho=0) = FedAvg,
     FedSMOO(rho=0) = FedDyn(alpha=1/beta).  The arithmetic is the same up to additions of
@@ -491,7 +495,7 @@ def test_scaffold_asam_first_round_is_fedasam_exactly():
 
 
 def test_fednova_without_momentum_and_equal_steps_is_fedavg():
-    """FedNova(rho_m = 0, equal tau) = FedAvg (algorithms.md 7.3).  Not bitwise:
+    """FedNova(rho_m = 0, equal tau) = FedAvg (docs/algorithms.md 7.3).  Not bitwise:
     FedNova computes w - tau * sum_k p_k (w - w_k)/tau, FedAvg w - (w - sum_k p_k w_k),
     so they agree to float32 rounding."""
     got = final_model(method="fednova", rounds=3, local_steps=3)
@@ -545,16 +549,19 @@ def test_state_survives_checkpoint_and_resume(method):
 
 def test_fedgf_code_options_of_scaffold_and_momentum_servers():
     """FedGAMMA as the FedGF code runs it: c <- c + mean_k(dc_k)/N; MoFedSAM as the FedGF
-    code runs it: w^{t+1} = w^t - m^{t+1} (algorithms.md 3.12-3.13)."""
+    code runs it: w^{t+1} = w^t - m^{t+1} (docs/algorithms.md 3.12-3.13)."""
     w, N = t([0.3, 0.1, -0.4]), 10
     dc = t([[0.2, 0.0, -0.1], [0.4, 0.2, 0.3]])
     state = ScaffoldServer("fedgf_code").init(w, N)
-    ScaffoldServer("fedgf_code").after(w, w, w, {"scaffold_dc": dc}, torch.tensor([1, 1]), state, 0, N)
+    rnd = ServerRound(w=w, start=w, uploads={"scaffold_dc": dc}, counts=torch.tensor([1, 1]), round=0, num_clients=N)
+    ScaffoldServer("fedgf_code").after(rnd, w, state)
     np.testing.assert_allclose(state["c"].numpy(), dc.numpy().mean(0) / N, rtol=1e-12)
 
     models, steps_lr = t([[0.2, 0.0, -0.3], [0.5, 0.3, -0.6]]), t([0.4, 0.2])
     part = MomentumBroadcast("fedgf_code")
     state = part.init(w, N)
-    got = part.after(w, None, w, {"model": models, "fedcm_steps_lr": steps_lr}, torch.tensor([1, 3]), state, 0, N)
+    rnd = ServerRound(w=w, start=w, uploads={"model": models, "fedcm_steps_lr": steps_lr}, counts=torch.tensor([1, 3]),
+                      round=0, num_clients=N)
+    got = part.after(rnd, None, state)
     m = 0.25 * (w.numpy() - models[0].numpy()) / 0.4 + 0.75 * (w.numpy() - models[1].numpy()) / 0.2
     np.testing.assert_allclose(got.numpy(), w.numpy() - m, rtol=1e-12)

@@ -6,7 +6,7 @@ gradient A (w - c_k) every test writes out in numpy.  The client centre c_k ride
 minibatch (``batch.x``), so a round of the real recipes (the registered method's client,
 server and schedule) runs through a small round driver that calls the same hooks as
 :meth:`flcore.sim.Simulation.train_one_round`.  End-to-end tests on the smoke MNIST-1D
-federation check the reduction identities of algorithms.md 7.3 (exactly), batched ==
+federation check the reduction identities of docs/algorithms.md 7.3 (exactly), batched ==
 sequential and checkpoint/resume.
 """
 import io
@@ -27,9 +27,12 @@ from flcore.algorithms.schedules import (
     SWACyclicLR,
     default_start,
 )
-from flcore.algorithms.server import PseudoGradientStep, ServerAdaptive
+from flcore.algorithms.server import PseudoGradientStep, ServerAdaptive, ServerRound
 from flcore.sim import Simulation, build_federated_data
 from flcore.sim.engine import init_client_state
+
+#: The file takes more than two minutes on one core (every paper method end to end).
+pytestmark = pytest.mark.slow
 
 A = np.array([[3.0, 0.5, 0.0], [0.5, 2.0, 0.0], [0.0, 0.0, 1.0]])
 CENTERS = np.array([[1.0, -2.0, 0.5], [-1.0, 0.5, 2.0], [0.3, 1.5, -1.0]])
@@ -446,8 +449,9 @@ def test_windowed_target_step_with_one_model_window_is_the_step():
     for r in range(3):
         uploads = {"model": torch.randn(2, 3)}
         counts = torch.tensor([3, 5])
-        a = step.update(w, w, uploads, counts, s1, r, 3)
-        b = wrapped.update(w, w, uploads, counts, s2, r, 3)
+        rnd = ServerRound(w=w, start=w, uploads=uploads, counts=counts, round=r, num_clients=3)
+        a = step.update(rnd, s1)
+        b = wrapped.update(rnd, s2)
         torch.testing.assert_close(a, b, rtol=0, atol=0)
         w = a
 
@@ -493,7 +497,7 @@ REDUCTIONS = [
 
 @pytest.mark.parametrize("method,extra,base,base_extra", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
 def test_reduction_identities_are_exact(method, extra, base, base_extra):
-    """algorithms.md 7.3: each method at its reducing value is its base, bit for bit."""
+    """docs/algorithms.md 7.3: each method at its reducing value is its base, bit for bit."""
     if method.endswith("+swa"):
         sim, _ = _run(method=method, rounds=3, **extra)
         assert extra["swa_start"] >= 3

@@ -9,7 +9,8 @@ import torch
 
 from flcore.config import resolve_config
 from flcore.sim import Simulation, build_federated_data
-from flcore.sim.multi_run import MultiRunSimulation, group_key, merge_per_run, run_batchable, run_group
+from flcore.sim.multi_run import group_key, merge_per_run, run_batchable, run_group
+from flcore.sim.round_driver import RoundDriver
 
 CPU = torch.device("cpu")
 BASE = dict(scale="smoke", rounds=3, clients=6, per_round=3, eval_every=2, eval_last=1, num_samples=400)
@@ -38,7 +39,7 @@ def _alone(cfg):
 
 def _together(cfgs):
     sims = [Simulation(c, build_federated_data(c, CPU), CPU, None) for c in cfgs]
-    MultiRunSimulation(sims).run_rounds()
+    RoundDriver(sims).run_rounds()
     return sims
 
 
@@ -133,18 +134,18 @@ def test_a_run_interrupted_inside_a_group_resumes_from_its_checkpoint(tmp_path, 
     cfgs = [_cfg("fedavg", seed=s, alpha=0.5, rounds=4, checkpoint_every=1) for s in (0, 1)]
     whole = run_group(cfgs, CPU, lambda c: RunStore(tmp_path / "whole").create(c.run_id(), c.canonical()))
     store = RunStore(tmp_path / "cut")
-    original = MultiRunSimulation.train_round
+    original = RoundDriver.train_round
 
     def interrupt_at_round_two(self, members, round):
         if round == 2:
             raise KeyboardInterrupt
         return original(self, members, round)
 
-    monkeypatch.setattr(MultiRunSimulation, "train_round", interrupt_at_round_two)
+    monkeypatch.setattr(RoundDriver, "train_round", interrupt_at_round_two)
     with pytest.raises(KeyboardInterrupt):
         run_group(cfgs, CPU, lambda c: store.create(c.run_id(), c.canonical()))
     assert {store.run(c.run_id()).status()["status"] for c in cfgs} == {"interrupted"}
-    monkeypatch.setattr(MultiRunSimulation, "train_round", original)
+    monkeypatch.setattr(RoundDriver, "train_round", original)
     # both resume from their round-2 checkpoints inside a group again and equal the uninterrupted runs
     resumed = run_group(cfgs, CPU, lambda c: store.create(c.run_id(), c.canonical()))
     for cfg, a, b in zip(cfgs, whole, resumed):
@@ -160,7 +161,7 @@ def test_a_run_interrupted_inside_a_group_resumes_from_its_checkpoint(tmp_path, 
 def test_a_diverging_run_ends_alone_and_its_group_goes_on():
     cfgs = [_cfg("fedsam", seed=0, lr=1e6), _cfg("fedsam", seed=1, lr=0.05)]
     sims = [Simulation(c, build_federated_data(c, CPU), CPU, None) for c in cfgs]
-    summaries = MultiRunSimulation(sims).run_rounds()
+    summaries = RoundDriver(sims).run_rounds()
     assert summaries[0]["status"] == "diverged" and summaries[0]["diverged_round"] <= cfgs[0].rounds
     assert summaries[1]["status"] == "finished" and summaries[1]["rounds_done"] == cfgs[1].rounds
     _assert_same_runs([_alone(cfgs[1])], sims[1:])

@@ -31,8 +31,11 @@ from flcore.reproduction.budget import device_rates
 from flcore.reproduction.claims import capped_reason, spread_specs
 from flcore.reproduction.pricing import price_runs
 from flcore.reproduction.runner import ensure_runs, results_frame
-from flcore.sim.engine import Simulation
+from flcore.sim.round_driver import RoundDriver
 from flcore.store import check_run
+
+#: The file takes about two minutes on one core (capped, resumed and paper-scale runs).
+pytestmark = pytest.mark.slow
 
 SMOKE = {"scale": "smoke", "method": "fedsam", "rounds": 12, "checkpoint_every": 4, "eval_every": 3, "eval_last": 2}
 
@@ -59,13 +62,13 @@ def _same_log(got, want, run_id):
 
 def _count_rounds(monkeypatch):
     trained = []
-    original = Simulation.train_one_round
+    original = RoundDriver.train_round
 
-    def counting(self, round):
-        trained.append(round)
-        return original(self, round)
+    def counting(self, members, round):
+        trained.extend(round for _ in members)
+        return original(self, members, round)
 
-    monkeypatch.setattr(Simulation, "train_one_round", counting)
+    monkeypatch.setattr(RoundDriver, "train_round", counting)
     return trained
 
 

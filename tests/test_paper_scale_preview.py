@@ -23,7 +23,7 @@ from flcore.data.cifar import expected_checksums
 from flcore.report.page import capped_banner
 from flcore.reproduction.artifacts import runs_for
 from flcore.reproduction.runner import ensure_runs
-from flcore.sim.engine import Simulation
+from flcore.sim.round_driver import RoundDriver
 
 pytestmark = pytest.mark.extended
 
@@ -76,13 +76,13 @@ def test_a_capped_paper_scale_table_runs_end_to_end_on_cifar_files_and_a_higher_
 
     # a higher cap continues two of the runs from their checkpoints: only round 2 trains
     trained = []
-    original = Simulation.train_one_round
+    original = RoundDriver.train_round
 
-    def counting(self, round):
-        trained.append((self.cfg.run_id(), round))
-        return original(self, round)
+    def counting(self, members, round):
+        trained.extend((self.sims[m].cfg.run_id(), round) for m in members)
+        return original(self, members, round)
 
-    monkeypatch.setattr(Simulation, "train_one_round", counting)
+    monkeypatch.setattr(RoundDriver, "train_round", counting)
     chosen = [next(s for s in specs if s.resolve().dataset == name and s.method == "fedsam") for name in md5s]
     checksums = contextlib.ExitStack()
     for name, digests in md5s.items():

@@ -1,7 +1,8 @@
-"""Federated algorithms as compositions of parts (design guide section 3)."""
+"""Federated algorithms as compositions of parts (docs/design.md section 3)."""
 from flcore.algorithms.local import Batch, LocalUpdate, RoundContext
-from flcore.algorithms.methods import METHOD_NAMES, METHODS, Method, get_method
+from flcore.algorithms.methods import Method
 from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation, unit
+from flcore.algorithms.registry import METHOD_NAMES, METHODS, get_method
 from flcore.algorithms.schedules import ConstantLR, ExponentialLR
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerAdaptive, ServerSGD, aggregate
 

@@ -1,4 +1,4 @@
-"""Averaging of global models (algorithms.md 7.1, parts A1 and A2) and the builders that
+"""Averaging of global models (docs/algorithms.md 7.1, parts A1 and A2) and the builders that
 wrap any server with them.
 
 - A1, server-side SWA ([SAM22] App. A.2, Alg. 1): a running average of the global
@@ -10,20 +10,21 @@ An averaging part has ``init(w) -> state``, ``after(w_new, state, round) -> w_ne
 model sent next round) and ``eval_params(w, state)`` (the model evaluated), as
 :class:`flcore.algorithms.server.Server` calls them.  IMA over a pseudo-gradient step is
 instead a wrapper of the step (:class:`WindowedTargetStep`), so that the window averages
-the aggregation targets before a server optimizer acts (algorithms.md 2.9).
+the aggregation targets before a server optimizer acts (docs/algorithms.md 2.9).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
 
-from flcore.algorithms.server import PseudoGradientStep, Server, aggregate
+from flcore.algorithms.server import PseudoGradientStep, Server, ServerRound, aggregate
 
 
 @dataclass(frozen=True)
 class SWA:
-    """A1, server-side SWA ([SAM22] Alg. 1 lines 2-3 and 21-23, Eq. 8; algorithms.md 2.3).
+    """A1, server-side SWA ([SAM22] Alg. 1 lines 2-3 and 21-23, Eq. 8; docs/algorithms.md 2.3).
 
     After the base step has produced ``w^{t+1}`` in round ``t``:
 
@@ -113,7 +114,7 @@ def ima_averages(round: int, start: int, window: int, partial: str) -> bool:
 @dataclass(frozen=True)
 class IMA:
     """A2, iterative moving averaging of the server outputs ([IMA] Sec. V, Alg. 1;
-    algorithms.md 2.9), for steps that are not a pseudo-gradient step (FedNova, FedGMA:
+    docs/algorithms.md 2.9), for steps that are not a pseudo-gradient step (FedNova, FedGMA:
     "X+IMA applies the window to the FedNova output", the code).
 
     Every round the step's output ``w^_t`` is pushed into a window of the last ``P``; from
@@ -139,7 +140,7 @@ class IMA:
 
 @dataclass(frozen=True)
 class WindowedTargetStep:
-    """A2 around a pseudo-gradient step (algorithms.md 2.9): every round the aggregation
+    """A2 around a pseudo-gradient step (docs/algorithms.md 2.9): every round the aggregation
     target ``sum_k p_k w_k`` (FMA's output) is pushed into a window of the last ``P``;
     from ``t >= t_IMA`` the step is applied to their mean instead,
     ``d = start - mean(window)``, then the server optimizer (FedAdam, FedYogi: "the window
@@ -157,15 +158,15 @@ class WindowedTargetStep:
     def init(self, w, num_clients):
         return {"inner": self.step.init(w, num_clients), "window": ModelWindow(self.window).init(w)}
 
-    def update(self, w, start, uploads, counts, state, round, num_clients):
-        target = aggregate(uploads["model"], counts)
+    def update(self, rnd: ServerRound, state):
+        target = aggregate(rnd.uploads["model"], rnd.counts)
         window = ModelWindow(self.window)
-        window.push(state["window"], target, round)
-        if ima_averages(round, self.start, self.window, self.partial):
-            target = window.mean(state["window"], round)
-        single = {**uploads, "model": target.unsqueeze(0)}
-        one = torch.ones(1, dtype=counts.dtype, device=counts.device)
-        return self.step.update(w, start, single, one, state["inner"], round, num_clients)
+        window.push(state["window"], target, rnd.round)
+        if ima_averages(rnd.round, self.start, self.window, self.partial):
+            target = window.mean(state["window"], rnd.round)
+        single = {**rnd.uploads, "model": target.unsqueeze(0)}
+        one = torch.ones(1, dtype=rnd.counts.dtype, device=rnd.counts.device)
+        return self.step.update(dataclasses.replace(rnd, uploads=single, counts=one), state["inner"])
 
 
 def add_swa(server: Server, swa: SWA) -> Server:

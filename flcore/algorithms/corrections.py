@@ -1,4 +1,4 @@
-"""Client gradient corrections (algorithms.md section 7.1, parts C1-C6).
+"""Client gradient corrections (docs/algorithms.md section 7.1, parts C1-C6).
 
 A correction is called inside the local step as ``g = part(W, g, ctx, scratch, batch)``
 with ``g`` the gradient taken at the perturbed point; it returns the corrected gradient
@@ -88,7 +88,7 @@ class ScaffoldCorrection:
 
 @dataclass(frozen=True)
 class DynDual:
-    """C3, the FedDyn / ADMM dual (Acar et al. 2021, Algorithm 1; algorithms.md 3.6).
+    """C3, the FedDyn / ADMM dual (Acar et al. 2021, Algorithm 1; docs/algorithms.md 3.6).
 
     Each step ``g <- g - lambda_k + alpha (W - w_start)``: the gradient of the dynamic
     regulariser ``-<lambda_k, w> + alpha/2 ||w - w_start||^2``.  After the round
@@ -96,7 +96,7 @@ class DynDual:
     is the client state ``state`` (default ``dyn_dual``; zeros before the first
     participation).  The anchor is the point the client started from, ``ctx.start``:
     ``w^t`` for FedDyn, the perturbed ``w~^t`` for FedGloSS (there ``alpha = 1/beta``,
-    algorithms.md 2.4).  Pair with
+    docs/algorithms.md 2.4).  Pair with
     :class:`flcore.algorithms.server_parts.DynServerCorrection` (same ``alpha``).
 
     ``clip="paper"`` (default) returns the whole corrected gradient, so a clip
@@ -173,7 +173,7 @@ class SpeedProx:
 
 @dataclass(frozen=True)
 class AdaBestBias:
-    """C4, AdaBest's client bias (Varno et al. 2022; algorithms.md 3.7).
+    """C4, AdaBest's client bias (Varno et al. 2022; docs/algorithms.md 3.7).
 
     Each step ``g <- g - h_k``.  After the round (round ``t``, the client's previous
     participation ``t'_k``, client state ``adabest_round``, -1 before any)::
@@ -205,7 +205,7 @@ class GlobalMomentum:
     2022, Algorithm 1): ``g <- alpha g + (1 - alpha) m`` with ``m`` the server's
     broadcast ``fedcm_m``, the previous round's average per-step update (zero in the
     first round).  With a SAM perturbation ``g`` is the SAM gradient, multiplied by
-    ``alpha`` as the written rule and FL-Simulator do (algorithms.md 3.12, decision 1).
+    ``alpha`` as the written rule and FL-Simulator do (docs/algorithms.md 3.12, decision 1).
 
     The client also uploads the scalar ``fedcm_steps_lr = K_k lr`` (its number of
     steps times the round's learning rate) so the server can form the next ``m``

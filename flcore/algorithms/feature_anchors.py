@@ -1,5 +1,5 @@
 """FedFA, federated learning with feature anchors (Zhou, Zhang & Tsang, IEEE TMC 2023), as
-run by the FedIMA paper's code (algorithms.md 3.10, part C7).
+run by the FedIMA paper's code (docs/algorithms.md 3.10, part C7).
 
 Client, round t (all clients of a chunk at once, ``[K, ...]``):
 
@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch.func import vmap
 
+from flcore.algorithms.server import ServerRound
 from flcore.seeding import generator
 
 ADAM_BETAS = (0.9, 0.999)
@@ -175,12 +176,12 @@ class FeatureAnchorServer:
             sent["fa_anchors"] = state["anchors"]
         return start
 
-    def after(self, w, w_new, start, uploads, counts, state, round, num_clients):
-        local, updated = uploads["fa_anchors"], uploads["fa_updated"]
+    def after(self, rnd: ServerRound, w_new, state):
+        local, updated = rnd.uploads["fa_anchors"], rnd.uploads["fa_updated"]
         if "anchors" not in state:
             C, d = local.shape[1:]
             state["anchors"] = initial_anchors(C, d, self.seed, local.dtype).to(local.device)
-        weights = counts.to(local.dtype)[:, None] * updated.to(local.dtype)  # [K, C]
+        weights = rnd.counts.to(local.dtype)[:, None] * updated.to(local.dtype)  # [K, C]
         total = weights.sum(dim=0)
         mean = torch.einsum("kc,kcd->cd", weights, local) / total.clamp_min(1e-12)[:, None]
         state["anchors"] = torch.where((total > 0)[:, None], mean, state["anchors"])

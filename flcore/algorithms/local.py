@@ -1,4 +1,4 @@
-"""The local step of a client, composed from parts (algorithms.md 7.1, composition rules).
+"""The local step of a client, composed from parts (docs/algorithms.md 7.1, composition rules).
 
 One step is: perturbation (P) -> gradient at the perturbed point -> corrections (C, in
 order) -> optional clipping -> terms a correction applies after the clip (``post_clip_decay``)
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -60,6 +60,35 @@ class RoundContext:
     weight_mask: torch.Tensor | None = None  # [P]: True on "weight" tensors (ASAM)
 
 
+class Perturbation(Protocol):
+    """A P part: where the step's gradient is taken.  ``(W, batch, ctx, scratch) -> (eps,
+    loss_at_w)``: the offset from ``W`` (None: at ``W``) and the loss at ``W`` when the part
+    computed it (None: the loss at the perturbed point is recorded).  ``extra_grad_evals``:
+    the gradient evaluations it adds per step (SAM's ascent: 1).  The optional hooks of
+    :class:`ClientPart` apply."""
+
+    extra_grad_evals: int
+
+    def __call__(self, W: torch.Tensor, batch: Batch, ctx: RoundContext, scratch: dict
+                 ) -> tuple[torch.Tensor | None, torch.Tensor | None]: ...
+
+
+class Correction(Protocol):
+    """A C part: ``(W, g, ctx, scratch, batch) -> g``, a change of the descent gradient,
+    applied in the order of the recipe.  The optional hooks of :class:`ClientPart` apply."""
+
+    def __call__(self, W: torch.Tensor, g: torch.Tensor, ctx: RoundContext, scratch: dict,
+                 batch: Batch) -> torch.Tensor: ...
+
+
+class ClientPart(Protocol):
+    """The optional hooks of a client part, called when present (module docstring):
+    ``client_state`` (name -> initialiser), ``begin(ctx, scratch)``,
+    ``prepare(W, batch, ctx, scratch) -> batch``, ``after_step(W, W_new, batch, ctx,
+    scratch) -> W_new``, ``end(W, ctx, scratch, out)`` and ``post_clip_decay`` (a
+    coefficient added as weight decay after the clip)."""
+
+
 def call_hook(part, hook: str, *args) -> None:
     fn = getattr(part, hook, None)
     if fn is not None:
@@ -72,13 +101,13 @@ class LocalUpdate:
 
     ``perturbation`` is a P part (``flcore.algorithms.perturbation``); ``corrections`` are
     C parts (``flcore.algorithms.corrections``) applied in order; ``momentum`` and
-    ``weight_decay`` are the client SGD's (algorithms.md 1.1:
+    ``weight_decay`` are the client SGD's (docs/algorithms.md 1.1:
     ``b <- mu b + g + wd w; w <- w - lr b``); ``clip_norm`` (None for no clipping) clips
     the per-client descent gradient before weight decay, as the FedLESAM code does.
     """
 
-    perturbation: Any
-    corrections: tuple = ()
+    perturbation: Perturbation
+    corrections: tuple[Correction, ...] = ()
     momentum: float = 0.0
     weight_decay: float = 0.0
     clip_norm: float | None = None

@@ -1,10 +1,11 @@
-"""Named methods as short recipes of parts (algorithms.md 7.2).
+"""Named methods as short recipes of parts (docs/algorithms.md 7.2).
 
 A :class:`Method` names its parts, the config fields (hyper-parameters) it reads and its
 communication; ``build_client``, ``build_server`` and ``build_schedule`` turn a resolved
 config into the part objects the engine runs.  Adding a method is adding a recipe: the
-baselines and FedSAM/FedASAM are below, other families live in ``recipes_*.py`` modules
-that call :func:`register`.
+baselines and FedSAM/FedASAM are :data:`RECIPES` below, other families are the
+``RECIPES`` of the ``recipes_*.py`` modules; :mod:`flcore.algorithms.registry` registers
+them all, in one order.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class Method:
 
     name: str
     summary: str
-    parts: tuple[str, ...]  # ids of algorithms.md 7.1
+    parts: tuple[str, ...]  # ids of docs/algorithms.md 7.1
     hyperparameters: tuple[str, ...]  # config fields the method reads beyond the common ones
     client: Callable
     server: Callable
@@ -65,25 +66,14 @@ class Method:
         return describe_server_state(self.build_server(cfg))
 
 
-#: Every registered method by name (filled by :func:`register`).
-METHODS: dict[str, Method] = {}
-
-
 def _probe_flat():
     """A two-parameter-tensor linear model, to build a method's parts without data."""
     return FlatModel(torch.nn.Linear(3, 2))
 
 
 def default_schedule(cfg):
-    """L0 constant, or L2 exponential when ``lr_decay`` < 1 (algorithms.md 6.1)."""
+    """L0 constant, or L2 exponential when ``lr_decay`` < 1 (docs/algorithms.md 6.1)."""
     return ExponentialLR(cfg.lr, cfg.lr_decay) if cfg.lr_decay != 1.0 else ConstantLR(cfg.lr)
-
-
-def register(method: Method) -> Method:
-    if method.name in METHODS:
-        raise ValueError(f"method {method.name!r} registered twice")
-    METHODS[method.name] = method
-    return method
 
 
 # ----------------------------------------------------------------------------- builders
@@ -107,9 +97,14 @@ def asam_client(cfg, flat):
     return local_update(cfg, ASAMPerturbation(rho=cfg.rho, eta=cfg.eta, weight_mask=flat.weight_mask))
 
 
+def average_step() -> PseudoGradientStep:
+    """S0 with server lr 1: ``w - (start - sum_k p_k w_k)``, FedAvg's sample-weighted average."""
+    return PseudoGradientStep(ServerSGD(lr=1.0, momentum=0.0))
+
+
 def average_server(cfg) -> Server:
     """S0 with server lr 1: FedAvg's sample-weighted average."""
-    return Server(PseudoGradientStep(ServerSGD(lr=1.0, momentum=0.0)))
+    return Server(average_step())
 
 
 def sgd_server(cfg) -> Server:
@@ -129,35 +124,26 @@ ADAPTIVE_FIELDS = ("server_lr", "server_beta1", "server_beta2", "server_tau", "b
 
 # ----------------------------------------------------------------------------- recipes
 
-register(Method(
+#: FedAvg, the FedOpt family and FedSAM/FedASAM.
+RECIPES: list[Method] = []
+_add = RECIPES.append
+
+_add(Method(
     "fedavg", "FedAvg (McMahan et al. 2017): local SGD, sample-weighted model average.",
     ("P0", "C0", "S0"), (), sgd_client, average_server))
-register(Method(
+_add(Method(
     "fedopt", "FedOpt with server SGD (Reddi et al. 2021): server lr and momentum on the pseudo-gradient.",
     ("P0", "C0", "S0/S2"), SERVER_SGD_FIELDS, sgd_client, sgd_server))
-register(Method(
+_add(Method(
     "fedavgm", "FedAvgM (Hsu et al. 2019): server momentum on the pseudo-gradient.",
     ("P0", "C0", "S2"), SERVER_SGD_FIELDS, sgd_client, sgd_server))
 for _kind, _cite in (("adam", "FedAdam"), ("adagrad", "FedAdagrad"), ("yogi", "FedYogi")):
-    register(Method(
+    _add(Method(
         f"fed{_kind}", f"{_cite} (Reddi et al. 2021): adaptive server optimizer on the pseudo-gradient.",
         ("P0", "C0", "S3"), ADAPTIVE_FIELDS, sgd_client, adaptive_server(_kind)))
-register(Method(
+_add(Method(
     "fedsam", "FedSAM (Caldarola et al. 2022; Qu et al. 2022): SAM local steps, FedAvg server.",
     ("P1", "C0", "S0"), ("rho",), sam_client, average_server, grad_evals_per_step=2))
-register(Method(
+_add(Method(
     "fedasam", "FedASAM (Caldarola et al. 2022): ASAM local steps, FedAvg server.",
     ("P2", "C0", "S0"), ("rho", "eta"), asam_client, average_server, grad_evals_per_step=2))
-
-from flcore.algorithms import recipes_baselines  # noqa: E402,F401,I001  (they register their methods)
-from flcore.algorithms import recipes_papers  # noqa: E402,F401,I001
-
-#: The registered methods' names, in registration order.
-METHOD_NAMES = tuple(METHODS)
-
-
-def get_method(name: str) -> Method:
-    try:
-        return METHODS[name]
-    except KeyError:
-        raise ValueError(f"unknown method {name!r}; allowed: {', '.join(METHOD_NAMES)}") from None

@@ -1,4 +1,4 @@
-"""Client perturbation parts (algorithms.md section 7.1, parts P0-P2).
+"""Client perturbation parts (docs/algorithms.md section 7.1, parts P0-P2).
 
 A perturbation says *where* the descent gradient of a local step is taken, relative to
 the local iterate ``W``.  All parts work on a batch of clients: ``W`` is ``[K, P]`` (K
@@ -60,7 +60,7 @@ class ASAMPerturbation:
     ``T = |w| + eta`` element-wise on every tensor whose name contains ``weight`` and
     ``T = 1`` on biases, then ``eps = rho * T^2 g / ||T g||``.  The paper does not write
     the closed form; this is Kwon et al.'s element-wise operator restricted to weight
-    tensors, exactly as the FedSAM paper's official code applies it (algorithms.md 1.3).
+    tensors, exactly as the FedSAM paper's official code applies it (docs/algorithms.md 1.3).
     """
 
     rho: float

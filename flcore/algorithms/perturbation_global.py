@@ -1,4 +1,4 @@
-"""Client perturbations that use more than the current minibatch (algorithms.md 7.1:
+"""Client perturbations that use more than the current minibatch (docs/algorithms.md 7.1:
 P4, P5, P7, and the client radius warm-up of FedGloSS-SAM).
 
 Same protocol as :mod:`flcore.algorithms.perturbation`: ``part(W, batch, ctx, scratch)
@@ -29,7 +29,7 @@ def _broadcast(ctx, name: str) -> torch.Tensor:
 @dataclass(frozen=True)
 class LocallyEstimatedGlobal:
     """P4, FedLESAM's locally estimated global perturbation ([LESAM] Sec. 4, Alg. 1;
-    algorithms.md 2.6).
+    docs/algorithms.md 2.6).
 
     At the start of the round ``delta_i = rho unit(w_i^old - w^t)``, with ``w_i^old`` the
     global model client i received in its previous active round; ``delta_i`` is fixed for
@@ -45,7 +45,7 @@ class LocallyEstimatedGlobal:
       (:class:`flcore.algorithms.server_global.LastGlobalUpdate`; one more downlink vector).
     - ``||w_i^old - w^t|| = 0`` gives ``delta_i = 0`` (``unit(0) = 0``).
     - ``tensor_of`` set (``lesam_perturbation="code"``): the official code's normalisation,
-      kept to reproduce its published numbers (algorithms.md 2.6 decision 2, FedLESAM
+      kept to reproduce its published numbers (docs/algorithms.md 2.6 decision 2, FedLESAM
       issue #1).  It indexes the flat direction ``d`` with the parameter-tensor index
       ``j``: every coordinate of tensor ``j`` is shifted by the same scalar
       ``rho d[j] / (sum_{i < T} |d[i]| + 1e-7)``, T the number of tensors.  ``tensor_of``
@@ -104,7 +104,7 @@ class LocallyEstimatedGlobal:
 
 @dataclass(frozen=True)
 class BlendedPerturbation:
-    """P5, FedGF's blend of perturbed points ([GF] Eq. 12; algorithms.md 2.5).
+    """P5, FedGF's blend of perturbed points ([GF] Eq. 12; docs/algorithms.md 2.5).
 
     Each step, with ``g`` the minibatch gradient at ``W`` and the broadcast global
     perturbed model ``w~^r`` and weight ``c`` (from
@@ -134,7 +134,7 @@ class BlendedPerturbation:
 @dataclass(frozen=True)
 class PreviousGradientSAM:
     """P7, SAM~: SAM with the previous step's gradient (DP-SAT, Park et al. 2023;
-    [GloSS] Table 6; algorithms.md 1.4).
+    [GloSS] Table 6; docs/algorithms.md 1.4).
 
     ``eps_i = rho unit(g~_{i-1})`` with ``g~_{i-1}`` the descent gradient of the previous
     step (taken at the previous *perturbed* point, DP-SAT's choice) and ``eps_0 = 0``
@@ -178,7 +178,7 @@ def samtilde_parts(rho: float) -> tuple[PreviousGradientSAM, tuple[RecordGradien
 @dataclass(frozen=True)
 class WarmupSAMPerturbation:
     """P1 with a radius that depends on the round: FedGloSS-SAM's linear warm-up of the
-    client radius rho_l ([GloSS] App. C.2; algorithms.md 6.3).  ``rho_schedule`` maps the
+    client radius rho_l ([GloSS] App. C.2; docs/algorithms.md 6.3).  ``rho_schedule`` maps the
     round to the radius (:class:`flcore.algorithms.schedules.LinearWarmup`); the step is
     SAM's (``eps = rho(t) unit(g)``, same minibatch)."""
 

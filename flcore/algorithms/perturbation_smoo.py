@@ -1,5 +1,5 @@
 """P3, FedSMOO's corrected local perturbation (Sun et al. 2023a, Algorithm 1;
-algorithms.md 3.14 and 7.1).
+docs/algorithms.md 3.14 and 7.1).
 
 The client perturbs along its gradient corrected by its own perturbation dual ``mu_k``
 and the server's global perturbation ``s``, so that the local SAM perturbations agree
@@ -26,7 +26,7 @@ class SMOOPerturbation:
     and the descent gradient is taken at ``W + s_hat`` (same minibatch).  After the round
     the client keeps ``mu_k`` (client state ``smoo_mu``, zeros before its first
     participation) and uploads ``smoo_s = mu_k - s_hat_K`` (``s_hat_K`` its last
-    perturbation; algorithms.md 3.14, decision 1: the FedGF code's upload).  ``s`` is the
+    perturbation; docs/algorithms.md 3.14, decision 1: the FedGF code's upload).  ``s`` is the
     server's broadcast ``smoo_s`` (zero in the first round, when P3 is SAM with the
     ascent corrected by ``mu_k`` alone).
 

@@ -1,13 +1,14 @@
-"""The FL baselines of the five papers as recipes of parts (algorithms.md 3, 7.2).
+"""The FL baselines of the five papers as recipes of parts (docs/algorithms.md 3, 7.2).
 
 Each method is a perturbation (P), corrections (C) and a server step (S) with auxiliary
 server parts; ``uploads_per_round`` / ``downloads_per_round`` count model-sized vectors
 per participating client (rule R7).  The X+SAM / X+ASAM combinations of the FedSAM
-paper's Table 6 (algorithms.md 3.17) replace the local gradient with the SAM / ASAM one
+paper's Table 6 (docs/algorithms.md 3.17) replace the local gradient with the SAM / ASAM one
 and add the base method's corrections at the perturbed point.
 
-Imported at the end of :mod:`flcore.algorithms.methods`.  Two options of
-algorithms.md are read with ``getattr`` until the config has their fields:
+Registered by :mod:`flcore.algorithms.registry` after those of
+:mod:`flcore.algorithms.methods`.  Two options of
+docs/algorithms.md are read with ``getattr`` until the config has their fields:
 ``mofedsam_server_step`` (3.12, decision 2) and ``fedgamma_variant`` (3.13, decision 1),
 both ``"paper"`` (default) or ``"fedgf_code"``.
 """
@@ -22,7 +23,7 @@ from flcore.algorithms.corrections import (
     ScaffoldCorrection,
     SpeedProx,
 )
-from flcore.algorithms.methods import SERVER_SGD_FIELDS, Method, local_update, register
+from flcore.algorithms.methods import SERVER_SGD_FIELDS, Method, average_server, average_step, local_update, sgd_server
 from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation
 from flcore.algorithms.perturbation_smoo import SMOOPerturbation
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
@@ -35,6 +36,10 @@ from flcore.algorithms.server_parts import (
     ScaffoldServer,
     SMOOServer,
 )
+
+#: The baselines' methods, in registration order.
+RECIPES: list[Method] = []
+_add = RECIPES.append
 
 # ----------------------------------------------------------------------------- clients
 
@@ -116,20 +121,11 @@ def _fedspeed_server(cfg):
     h_k (h_k the sum of client k's past updates), i.e. the FedDyn server correction with
     alpha = 1/lambda, whose h is -alpha times the mean of every client's h_k."""
     if cfg.fedspeed_variant == "code":
-        return Server(_mean(), parts=(DynServerCorrection(1.0 / cfg.fedspeed_lambda),))
-    return Server(_mean())
+        return Server(average_step(), parts=(DynServerCorrection(1.0 / cfg.fedspeed_lambda),))
+    return Server(average_step())
 
 
 # ----------------------------------------------------------------------------- servers
-
-def _mean():
-    """S0 with server lr 1: ``w - (start - sum_k p_k w_k)``."""
-    return PseudoGradientStep(ServerSGD(lr=1.0))
-
-
-def _average_server(cfg):
-    return Server(_mean())
-
 
 def _scaffold_server(cfg):
     return Server(PseudoGradientStep(ServerSGD(lr=cfg.server_lr)), parts=(ScaffoldServer(),))
@@ -141,15 +137,15 @@ def _fedgamma_server(cfg):
 
 
 def _dyn_server(cfg):
-    return Server(_mean(), parts=(DynServerCorrection(cfg.feddyn_alpha),))
+    return Server(average_step(), parts=(DynServerCorrection(cfg.feddyn_alpha),))
 
 
 def _smoo_server(cfg):
-    return Server(_mean(), parts=(DynServerCorrection(1.0 / cfg.smoo_beta), SMOOServer(cfg.rho)))
+    return Server(average_step(), parts=(DynServerCorrection(1.0 / cfg.smoo_beta), SMOOServer(cfg.rho)))
 
 
 def _smoo_noreg_server(cfg):
-    return Server(_mean(), parts=(SMOOServer(cfg.rho),))
+    return Server(average_step(), parts=(SMOOServer(cfg.rho),))
 
 
 def _adabest_server(cfg):
@@ -157,11 +153,11 @@ def _adabest_server(cfg):
 
 
 def _fedcm_server(cfg):
-    return Server(_mean(), parts=(MomentumBroadcast(),))
+    return Server(average_step(), parts=(MomentumBroadcast(),))
 
 
 def _mofedsam_server(cfg):
-    return Server(_mean(), parts=(MomentumBroadcast(cfg.mofedsam_server_step),))
+    return Server(average_step(), parts=(MomentumBroadcast(cfg.mofedsam_server_step),))
 
 
 def _fednova_server(cfg):
@@ -172,10 +168,6 @@ def _fedgma_server(cfg):
     return Server(GMAStep(cfg.server_lr, cfg.gma_tau, cfg.gma_variant))
 
 
-def _fedavgm_server(cfg):
-    return Server(PseudoGradientStep(ServerSGD(lr=cfg.server_lr, momentum=cfg.server_momentum)))
-
-
 # ----------------------------------------------------------------------------- recipes
 
 SCAFFOLD_FIELDS = ("server_lr", "scaffold_correction")
@@ -183,17 +175,17 @@ SCAFFOLD_FIELDS = ("server_lr", "scaffold_correction")
 for _suffix in ("", "+asam"):
     _local, _p, _fields, _evals = LOCAL[_suffix]
     _note = _TABLE6.format("ASAM") if _suffix else ""
-    register(Method(
+    _add(Method(
         f"fedprox{_suffix}",
         "FedProx (Li et al. 2020, Eq. 2): w <- w - lr (g + mu (w - w^t)); FedAvg server." + _note,
-        (_p, "C1", "S0"), (*_fields, "mu"), _client(_local, _prox), _average_server, grad_evals_per_step=_evals))
-    register(Method(
+        (_p, "C1", "S0"), (*_fields, "mu"), _client(_local, _prox), average_server, grad_evals_per_step=_evals))
+    _add(Method(
         f"scaffold{_suffix}",
         "SCAFFOLD (Karimireddy et al. 2020, Algorithm 1, option II): y <- y - lr (g - c_k + c); "
         "c_k+ = c_k - c + (w^t - y_K)/(K lr); w <- w + eta_g sum_k p_k dy_k; c <- c + sum_k dc_k / N." + _note,
         (_p, "C2", "S0"), (*_fields, *SCAFFOLD_FIELDS), _client(_local, _scaffold), _scaffold_server,
         uploads_per_round=2, downloads_per_round=2, grad_evals_per_step=_evals))
-    register(Method(
+    _add(Method(
         f"adabest{_suffix}",
         "AdaBest (Varno et al. 2022, Algorithm 1): w <- w - lr (g - h_k); h_k <- h_k/(t - t'_k) + mu (w^t - w_K); "
         "theta^t = mean_k w_k; w^{t+1} = theta^t - beta (theta^{t-1} - theta^t)." + _note,
@@ -202,7 +194,7 @@ for _suffix in ("", "+asam"):
 
 for _suffix in ("", "+sam", "+asam"):
     _local, _p, _fields, _evals = LOCAL[_suffix]
-    register(Method(
+    _add(Method(
         f"feddyn{_suffix}",
         "FedDyn (Acar et al. 2021, Algorithm 1): w <- w - lr (g - lambda_k + alpha (w - w^t)); "
         "lambda_k <- lambda_k - alpha (w_K - w^t); h <- h - alpha/N sum_k (w_k - w^t); "
@@ -210,54 +202,54 @@ for _suffix in ("", "+sam", "+asam"):
         (_p, "C3", "S6"), (*_fields, "feddyn_alpha", "dyn_clip"), _client(_local, _dyn), _dyn_server,
         grad_evals_per_step=_evals))
 
-register(Method(
+_add(Method(
     "fedavgm+asam",
     "FedAvgM (Hsu et al. 2019): v <- beta v + Delta^t; w <- w - eta_g v." + _TABLE6.format("ASAM"),
-    ("P2", "C0", "S2"), ("rho", "eta", *SERVER_SGD_FIELDS), _client(_asam), _fedavgm_server, grad_evals_per_step=2))
-register(Method(
+    ("P2", "C0", "S2"), ("rho", "eta", *SERVER_SGD_FIELDS), _client(_asam), sgd_server, grad_evals_per_step=2))
+_add(Method(
     "fedcm",
     "FedCM (Xu et al. 2021, Algorithm 1): w <- w - lr (alpha g + (1 - alpha) m^t) with the broadcast "
     "m^t = Delta^{t-1}/(K lr) (zero in round one); w^{t+1} = w^t - Delta^t.",
     ("P0", "C5", "S0"), ("fedcm_alpha",), _client(_sgd, _momentum), _fedcm_server, downloads_per_round=2))
-register(Method(
+_add(Method(
     "mofedsam",
     "MoFedSAM (Qu et al. 2022, Algorithm 1): FedCM with the SAM gradient, "
     "w <- w - lr (alpha g_SAM + (1 - alpha) m^t); w^{t+1} = w^t - Delta^t.",
     ("P1", "C5", "S0"), ("rho", "fedcm_alpha", "mofedsam_server_step"), _client(_sam, _momentum), _mofedsam_server,
     downloads_per_round=2, grad_evals_per_step=2))
-register(Method(
+_add(Method(
     "fedgamma",
     "FedGAMMA (Dai et al. 2023, Algorithm 1): SCAFFOLD with SAM steps along the uncorrected local "
     "ascent, y <- y - lr (grad f_k(y + rho unit(g(y))) - c_k + c); SCAFFOLD server.",
     ("P1", "C2", "S0"), ("rho", *SCAFFOLD_FIELDS, "fedgamma_variant"), _client(_sam, _scaffold), _fedgamma_server,
     uploads_per_round=2, downloads_per_round=2, grad_evals_per_step=2))
-register(Method(
+_add(Method(
     "fedsmoo",
     "FedSMOO (Sun et al. 2023a, Algorithm 1): s_hat = rho unit(g - mu_k - s), mu_k <- mu_k + s_hat - s, "
     "descent at w + s_hat with the FedDyn regulariser of coefficient 1/beta; upload mu_k - s_hat_K; "
     "server s <- rho unit(sum_k (mu_k - s_hat_K)) and the FedDyn step.",
     ("P3", "C3", "S6"), ("rho", "smoo_beta", "dyn_clip", "smoo_variant"), _client(_smoo, _smoo_dyn), _smoo_server,
     uploads_per_round=2, downloads_per_round=2, grad_evals_per_step=2))
-register(Method(
+_add(Method(
     "fedsmoo-noreg",
     "FedSMOO without the dynamic regulariser (as Lee & Yoon 2024 run it, footnote 3): "
     "P3 perturbation and global perturbation s, FedAvg server.",
     ("P3", "C0", "S0"), ("rho", "smoo_variant"), _client(_smoo), _smoo_noreg_server,
     uploads_per_round=2, downloads_per_round=2, grad_evals_per_step=2))
-register(Method(
+_add(Method(
     "fedspeed",
     "FedSpeed (Sun et al. 2023b, Algorithm 1): g = (1 - alpha) g(w) + alpha g(w + rho unit(g(w))); "
     "w <- w - lr (g - ghat_k + (w - w^t)/lambda); ghat_k <- ghat_k - (w_K - w^t)/lambda; "
     "upload x_k = w_K - lambda ghat_k; w^{t+1} = mean_k x_k.",
     ("P1", "C6", "C3s", "S0"), ("rho", "fedspeed_alpha", "fedspeed_lambda", "dyn_clip", "fedspeed_variant"),
     _fedspeed_client, _fedspeed_server, grad_evals_per_step=2))
-register(Method(
+_add(Method(
     "fednova",
     "FedNova (Wang et al. 2020, Eq. 6): tau_k SGD steps with client momentum rho; "
     "a_k = [tau_k - rho (1 - rho^tau_k)/(1 - rho)]/(1 - rho); "
     "w^{t+1} = w^t - (sum_k p_k a_k) sum_k p_k (w^t - w_k)/a_k.",
     ("P0", "C0", "S4"), (), _client(_sgd), _fednova_server))
-register(
+_add(
     Method(
         "fedgma",
         "FedGMA (Tenison et al. 2023, Algorithm 1): A_j = |sum_k sign(Delta_kj)|/m, "
@@ -284,10 +276,10 @@ def _fedfa_server(cfg):
 
     from flcore.algorithms.feature_anchors import FeatureAnchorServer
 
-    return Server(PseudoGradientStep(ServerSGD(lr=1.0)), parts=(FeatureAnchorServer(cfg.seed),))
+    return Server(average_step(), parts=(FeatureAnchorServer(cfg.seed),))
 
 
-register(Method(
+_add(Method(
     "fedfa", "FedFA (Zhou, Zhang & Tsang 2023; the FedIMA paper's code): local CE plus "
     "lam (1/C) sum_c ||phi(x) - A_c||^2 / n_c toward the server's class anchors (from round 1), "
     "a classifier-calibration Adam step on the anchors after every step once t > T/4, EMA local "

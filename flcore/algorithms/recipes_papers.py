@@ -1,26 +1,27 @@
-"""The five papers' own methods as recipes of parts (algorithms.md 2, 4 and 7.2):
+"""The five papers' own methods as recipes of parts (docs/algorithms.md 2, 4 and 7.2):
 FedGloSS and its variants, FedGF, FedLESAM (-S, -D), server-side SWA (X+SWA), IMA
 (X+IMA), SAM~ and the centralized baselines.
 
-Imported at the end of :mod:`flcore.algorithms.methods`, after the baselines, so that
-``X+swa`` and ``X+ima`` are registered for every base method ``X`` that exists by then.
-Communication counts model-sized vectors per participating client (rule R7).
+Registered by :mod:`flcore.algorithms.registry` after the baselines; the ``X+swa``,
+``X+swalr`` and ``X+ima`` wrappers of :func:`wrapped_recipes` come last, built on the
+registered base methods (a base that is not registered is an error).  Communication counts
+model-sized vectors per participating client (rule R7).
 """
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 import torch
 
 from flcore.algorithms.averaging import SWA, add_ima, add_swa
 from flcore.algorithms.corrections import DynDual, ScaffoldCorrection
 from flcore.algorithms.methods import (
-    METHODS,
     Method,
     asam_client,
     average_server,
+    average_step,
     local_update,
-    register,
     sam_client,
     sgd_client,
 )
@@ -48,8 +49,9 @@ IMA_FIELDS = ("ima_window", "ima_start", "ima_gamma", "ima_gamma_late", "ima_par
               "ima_lr_min", "ima_exploration_period")
 
 
-def _average_step():
-    return PseudoGradientStep(ServerSGD(lr=1.0))
+#: The papers' own methods, in registration order (their wrappers: :func:`wrapped_recipes`).
+RECIPES: list[Method] = []
+_add = RECIPES.append
 
 
 # ----------------------------------------------------------------------------- FedGloSS
@@ -98,7 +100,7 @@ def _gloss_server(opt: str, admm: bool, probe: bool = False):
         parts = [perturbation]
         if admm:
             parts.append(DynServerCorrection(1.0 / cfg.gloss_beta, dual_scale=cfg.gloss_dual_scale))
-        return Server(_average_step(), parts=tuple(parts))
+        return Server(average_step(), parts=tuple(parts))
     return build
 
 
@@ -112,20 +114,20 @@ _ADMM_RULE = (
 for _opt, _evals in (("sgd", 1), ("sam", 2)):
     _opt_fields = ("rho",) if _opt == "sam" else ()
     _p = ("P6", "P1") if _opt == "sam" else ("P6", "P0")
-    register(Method(
+    _add(Method(
         f"fedgloss-{_opt}",
         f"FedGloSS-{_opt.upper()} (Caldarola et al. 2025, Alg. 1 as corrected in the official repo): "
         + _GLOSS_RULE + _ADMM_RULE + ".",
         (*_p, "C3", "S8", "S6", "L0"), (*_opt_fields, *GLOSS_FIELDS, *ADMM_FIELDS),
         _gloss_client(_opt, True), _gloss_server(_opt, True), grad_evals_per_step=_evals))
-    register(Method(
+    _add(Method(
         f"fedgloss-{_opt}-noadmm",
         f"FedGloSS-{_opt.upper()} without ADMM (Caldarola et al. 2025, Sec. 5.2 steps 1-4; Table 9): "
         + _GLOSS_RULE + "; w^{t+1} = w^t - Delta~^t.",
         (*_p, "C0", "S8", "L0"), (*_opt_fields, *GLOSS_FIELDS),
         _gloss_client(_opt, False), _gloss_server(_opt, False), grad_evals_per_step=_evals))
 
-register(Method(
+_add(Method(
     "naivefedgloss",
     "NaiveFedGloSS (Caldarola et al. 2025, Sec. 5.1.1): a probe exchange from w^t gives "
     "Delta^t; the same clients then train from w^t + rho_s unit(Delta^t) with SAM and ADMM"
@@ -143,23 +145,28 @@ def _fedgf_client(cfg, flat):
 
 
 def _fedgf_server(static: bool):
+    """A fixed c reads neither the window, the threshold nor the normalisation of the
+    adaptive c (their defaults only size the indicator record)."""
     def build(cfg):
-        part = FedGFServer(cfg.rho, window=cfg.fedgf_window, threshold=cfg.fedgf_threshold,
-                           c_norm=cfg.fedgf_c_norm, static_c=cfg.fedgf_static_c if static else None)
-        return Server(_average_step(), parts=(part,))
+        if static:
+            part = FedGFServer(cfg.rho, static_c=cfg.fedgf_static_c)
+        else:
+            part = FedGFServer(cfg.rho, window=cfg.fedgf_window, threshold=cfg.fedgf_threshold,
+                               c_norm=cfg.fedgf_c_norm)
+        return Server(average_step(), parts=(part,))
     return build
 
 
 _FEDGF_RULE = (
     "each step h = grad at c w~^r + (1 - c)(w + rho unit(g)), w <- w - lr h; server: FedAvg, "
     "w~^{r+1} = w^{r+1} + rho unit(w^r - w^{r+1}); round 0 is FedSAM")
-register(Method(
+_add(Method(
     "fedgf",
     "FedGF (Lee & Yoon 2024, Eqs. 12-16): " + _FEDGF_RULE + "; c = (1/W) sum of the last W "
     "indicators 1[D^r > T_D], D^r = mean_i ||w^r - w_i||.",
     ("P5", "C0", "S0", "L0"), ("rho", "fedgf_window", "fedgf_threshold", "fedgf_c_norm"),
     _fedgf_client, _fedgf_server(False), downloads_per_round=2, grad_evals_per_step=2))
-register(Method(
+_add(Method(
     "fedgf-static-c",
     "FedGF with a fixed c (Lee & Yoon 2024, Sec. 5 ablation): " + _FEDGF_RULE + "; c = fedgf_static_c.",
     ("P5", "C0", "S0", "L0"), ("rho", "fedgf_static_c"),
@@ -201,12 +208,12 @@ def _server_lr_step(cfg):
 
 _LESAM_RULE = ("delta_i = rho unit(w_i^old - w^t), fixed for the round (0 before the client's first "
                "visit); each step g = grad at w + delta_i; w_i^old <- w^t")
-register(Method(
+_add(Method(
     "fedlesam",
     "FedLESAM (Fan et al. 2024, Alg. 1): " + _LESAM_RULE + "; w^{t+1} = w^t + eta_g mean(w_i - w^t).",
     ("P4", "C0", "S0", "L2"), (*LESAM_FIELDS, "server_lr"),
     _lesam_client(), _lesam_server(_server_lr_step)))
-register(Method(
+_add(Method(
     "fedlesam-s",
     "FedLESAM-S (Fan et al. 2024, App. D.2, Alg. 3): SCAFFOLD with the FedLESAM gradient, "
     + _LESAM_RULE + "; y <- y - lr(g - c_i + c), option-II control variates, SCAFFOLD server.",
@@ -214,19 +221,19 @@ register(Method(
     _lesam_client(lambda cfg: ScaffoldCorrection(cfg.scaffold_correction)),
     _lesam_server(_server_lr_step, lambda cfg: ScaffoldServer()),
     uploads_per_round=2, downloads_per_round=2))
-register(Method(
+_add(Method(
     "fedlesam-d",
     "FedLESAM-D (Fan et al. 2024, App. D.3, Alg. 4): FedDyn with the FedLESAM gradient, "
     + _LESAM_RULE + "; w <- w - lr(g - lambda_i + alpha(w - w^t)); FedDyn duals and server.",
     ("P4", "C3", "S6", "L2"), (*LESAM_FIELDS, "feddyn_alpha", "dyn_clip"),
     _lesam_client(lambda cfg: DynDual(cfg.feddyn_alpha, clip=cfg.dyn_clip)),
-    _lesam_server(lambda cfg: _average_step(), lambda cfg: DynServerCorrection(cfg.feddyn_alpha))))
+    _lesam_server(lambda cfg: average_step(), lambda cfg: DynServerCorrection(cfg.feddyn_alpha))))
 
 
 # ----------------------------------------------------------------------------- SWA and IMA
 
 def with_swa(method: Method, name: str | None = None) -> Method:
-    """X+SWA ([SAM22] Alg. 1; algorithms.md 2.3): X's client and server, plus A1 (the SWA
+    """X+SWA ([SAM22] Alg. 1; docs/algorithms.md 2.3): X's client and server, plus A1 (the SWA
     average, evaluated from t_s on) and L1 (the cyclical client lr from t_s on)."""
     def server(cfg):
         swa = SWA(default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle, cfg.swa_include_start, cfg.swa_phase)
@@ -264,7 +271,7 @@ def with_swa_lr(method: Method, name: str | None = None) -> Method:
 
 
 def with_ima(method: Method, name: str | None = None) -> Method:
-    """X+IMA ([IMA] Sec. V; algorithms.md 2.9): X's client and server, plus A2 (the mean
+    """X+IMA ([IMA] Sec. V; docs/algorithms.md 2.9): X's client and server, plus A2 (the mean
     of the last P aggregation outputs from t_IMA on, sent to the clients) and L3 (lr decay
     gamma, then gamma_IMA from t_IMA on)."""
     def server(cfg):
@@ -285,7 +292,7 @@ def with_ima(method: Method, name: str | None = None) -> Method:
 
 
 #: Bases of X+SWA in [SAM22] (Tables 2, 6) and of X+IMA in [IMA] (Tables I, II); the
-#: wrappers are registered for those that exist when this module is imported.
+#: wrappers are built by :func:`wrapped_recipes`.
 SWA_BASES = ("fedavg", "fedsam", "fedasam", "fedavgm", "fedprox", "scaffold", "feddyn", "adabest",
              "fedavgm+asam", "fedprox+asam", "scaffold+asam", "feddyn+sam", "feddyn+asam", "adabest+asam")
 #: Bases of X+swalr: the SWA ablation of [SAM22] Table 14.
@@ -302,25 +309,28 @@ def _samtilde_client(cfg, flat):
 
 _CENTRAL = ("Centralized baseline (algorithms.md 4): one client holding the pooled training set, one "
             "round = one epoch, plain average server (the identity for one client); ")
-register(Method("centralized-sgd", _CENTRAL + "SGD.", ("P0", "L0"), (), sgd_client, average_server))
-register(Method("centralized-sam", _CENTRAL + "SAM (Foret et al. 2021).", ("P1", "L0"), ("rho",),
+_add(Method("centralized-sgd", _CENTRAL + "SGD.", ("P0", "L0"), (), sgd_client, average_server))
+_add(Method("centralized-sam", _CENTRAL + "SAM (Foret et al. 2021).", ("P1", "L0"), ("rho",),
                 sam_client, average_server, grad_evals_per_step=2))
-register(Method("centralized-asam", _CENTRAL + "ASAM (Kwon et al. 2021).", ("P2", "L0"), ("rho", "eta"),
+_add(Method("centralized-asam", _CENTRAL + "ASAM (Kwon et al. 2021).", ("P2", "L0"), ("rho", "eta"),
                 asam_client, average_server, grad_evals_per_step=2))
-register(Method(
+_add(Method(
     "centralized-samtilde",
     _CENTRAL + "SAM~ (Caldarola et al. 2025, Table 6; DP-SAT, Park et al. 2023): eps_i = rho "
     "unit(g~_{i-1}), g~_i = grad at w_i + eps_i, one gradient per step.",
     ("P7", "L0"), ("rho",), _samtilde_client, average_server))
 
-register(with_swa(METHODS["centralized-sgd"], name="centralized-swa"))
-for _base in ("centralized-sam", "centralized-asam"):
-    register(with_swa(METHODS[_base]))
-for _base in SWA_BASES:
-    if _base in METHODS:
-        register(with_swa(METHODS[_base]))
-for _base in SWA_LR_BASES:
-    register(with_swa_lr(METHODS[_base]))
-for _base in IMA_BASES:
-    if _base in METHODS:
-        register(with_ima(METHODS[_base]))
+
+
+def wrapped_recipes(methods: Mapping[str, Method]) -> list[Method]:
+    """The SWA, SWA-lr and IMA wrappers of the registered ``methods``, in registration
+    order; a base that is not among ``methods`` raises (a wrapper is never skipped)."""
+    def base(name: str) -> Method:
+        if name not in methods:
+            raise ValueError(f"the base method {name!r} of a +swa/+swalr/+ima wrapper is not registered")
+        return methods[name]
+
+    return [with_swa(base("centralized-sgd"), name="centralized-swa"),
+            *(with_swa(base(name)) for name in ("centralized-sam", "centralized-asam", *SWA_BASES)),
+            *(with_swa_lr(base(name)) for name in SWA_LR_BASES),
+            *(with_ima(base(name)) for name in IMA_BASES)]

@@ -1,5 +1,5 @@
-"""Client learning-rate schedules (algorithms.md 6.1; parts L0-L3) and radius schedules
-(the rho warm-up of algorithms.md 6.3).
+"""Client learning-rate schedules (docs/algorithms.md 6.1; parts L0-L3) and radius schedules
+(the rho warm-up of docs/algorithms.md 6.3).
 
 A schedule maps the 0-based round to the constant local learning rate (or radius) of
 that round.
@@ -38,7 +38,7 @@ def default_start(start: int | None, rounds: int) -> int:
 
 @dataclass(frozen=True)
 class SWACyclicLR:
-    """L1, the client lr of server-side SWA ([SAM22] App. A.2 Eq. 7; algorithms.md 2.3).
+    """L1, the client lr of server-side SWA ([SAM22] App. A.2 Eq. 7; docs/algorithms.md 2.3).
 
     Before ``start`` the base method's schedule; from ``start`` on (t >= t_s, decision 4)::
 
@@ -76,7 +76,7 @@ IMA_EXPLORATION_SCHEMES = ("exponential", "constant", "cyclic", "epoch", "none")
 
 @dataclass(frozen=True)
 class IMAExplorationLR:
-    """L3, "mild client exploration" of IMA ([IMA] Sec. V; algorithms.md 2.9)::
+    """L3, "mild client exploration" of IMA ([IMA] Sec. V; docs/algorithms.md 2.9)::
 
         eta_t = eta_0 gamma^t                                   t < t_IMA
         eta_t = eta_0 gamma^{t_IMA} gamma_IMA^{t - t_IMA}       t >= t_IMA  ("exponential")
@@ -147,7 +147,7 @@ def local_epochs_at(cfg, round: int) -> int:
 
 @dataclass(frozen=True)
 class LinearWarmup:
-    """The rho warm-up of [GloSS] App. C.2 (algorithms.md 6.3), a schedule of a radius::
+    """The rho warm-up of [GloSS] App. C.2 (docs/algorithms.md 6.3), a schedule of a radius::
 
         rho(t) = rho_0 + (rho - rho_0) t / T_s    for t <= T_s,  rho afterwards
 
@@ -169,7 +169,7 @@ class LinearWarmup:
 @dataclass(frozen=True)
 class GlossCodeServerRho:
     """The server radius of the official FedGloSS code (``FedGloSSServer.__init__``), an
-    explicit option (``gloss_server_rho_schedule="code"``; algorithms.md 2.4 decision 5).
+    explicit option (``gloss_server_rho_schedule="code"``; docs/algorithms.md 2.4 decision 5).
 
     The code builds the server list from the *client* list's last element, so during
     the warm-up the server radius is the constant ``rho_l + (rho_s - rho_0)/T_s``::

@@ -1,4 +1,4 @@
-"""Server steps on the aggregated pseudo-gradient (algorithms.md 7.1, parts S0, S2, S3).
+"""Server steps on the aggregated pseudo-gradient (docs/algorithms.md 7.1, parts S0, S2, S3).
 
 The server receives the client models ``[K, P]`` and their sample counts, forms the
 pseudo-gradient ``delta = w - sum_k p_k w_k`` (p_k normalised over the participants,
@@ -9,6 +9,7 @@ state is a dict of tensors so it can be checkpointed as is.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 
@@ -53,7 +54,7 @@ class ServerAdaptive:
         w <- w + lr m / (sqrt(v) + tau)
 
     element-wise, ``m = v = 0`` at start and no bias correction, as Reddi et al. write it
-    (algorithms.md 3.4).  ``bias_correction=True`` divides ``m`` and ``v`` by
+    (docs/algorithms.md 3.4).  ``bias_correction=True`` divides ``m`` and ``v`` by
     ``1 - beta^t`` as ``torch.optim.Adam`` does, which is what the FedSAM paper's code ran
     (its Table 13).
     """
@@ -93,12 +94,53 @@ class ServerAdaptive:
 
 
 @dataclass(frozen=True)
+class ServerRound:
+    """One round as the server's parts read it (:meth:`Server.update`, :meth:`Server.probe`).
+
+    ``w``: the global model ``w^t`` ``[P]``; ``start``: the point the clients started from
+    (``w^t``, or FedGloSS's ``w~^t``; ``w^t`` in a probe exchange); ``uploads``: what the
+    clients sent (``model`` ``[K, P]`` and the parts' extras, ``[K, ...]``); ``counts``:
+    their sample counts ``[K]``; ``round``: the 0-based round; ``num_clients``: N, all the
+    clients of the federation.
+    """
+
+    w: torch.Tensor
+    start: torch.Tensor
+    uploads: dict
+    counts: torch.Tensor
+    round: int
+    num_clients: int
+
+
+class ServerStep(Protocol):
+    """An S part: the new global model from the round's uploads.  Its state (a dict of
+    tensors, checkpointed as is) is ``init``'s, changed in place by ``update``."""
+
+    def init(self, w: torch.Tensor, num_clients: int) -> dict: ...
+
+    def update(self, rnd: ServerRound, state: dict) -> torch.Tensor: ...
+
+
+class ServerPart(Protocol):
+    """An auxiliary server part, its state under ``state[name]``.  Optional hooks, called
+    when present: ``broadcast(w, start, sent, part_state, round) -> start`` (before the
+    clients train: the start point and the vectors sent into ``sent``),
+    ``probe(rnd, part_state)`` (with ``needs_probe = True``: the uploads of a first
+    exchange from ``w``) and ``after(rnd, w_new, part_state) -> w_new`` (after the step,
+    in the order of the parts)."""
+
+    name: str
+
+    def init(self, w: torch.Tensor, num_clients: int) -> dict: ...
+
+
+@dataclass(frozen=True)
 class PseudoGradientStep:
     """S0/S2/S3/S8: aggregate the client models, form the pseudo-gradient from the point
     the clients started at (``start - sum_k p_k w_k``) and apply a server optimizer to the
     *global* model ``w``.  For every method but FedGloSS ``start`` is ``w``; FedGloSS
     starts its clients at the perturbed ``w~`` and applies the pseudo-gradient measured
-    there to the unperturbed ``w`` (its server-side SAM, algorithms.md part S8)."""
+    there to the unperturbed ``w`` (its server-side SAM, docs/algorithms.md part S8)."""
 
     optimizer: object
 
@@ -106,10 +148,10 @@ class PseudoGradientStep:
         # ``delta`` is the last round's pseudo-gradient (zeros before the first round)
         return {"opt": self.optimizer.init(w), "delta": torch.zeros_like(w)}
 
-    def update(self, w, start, uploads, counts, state, round, num_clients):
-        delta = start - aggregate(uploads["model"], counts)
+    def update(self, rnd: ServerRound, state):
+        delta = rnd.start - aggregate(rnd.uploads["model"], rnd.counts)
         state["delta"] = delta
-        w_new, state["opt"] = self.optimizer.update(w, delta, state["opt"])
+        w_new, state["opt"] = self.optimizer.update(rnd.w, delta, state["opt"])
         return w_new
 
 
@@ -123,7 +165,7 @@ class Server:
     ``state[part.name]`` (a dict of tensors, checkpointed as is) and may change it in place.
     """
 
-    def __init__(self, step, parts: tuple = (), averaging=None):
+    def __init__(self, step: ServerStep, parts: tuple[ServerPart, ...] = (), averaging=None):
         self.step = step
         self.parts = tuple(parts)
         self.averaging = averaging
@@ -139,14 +181,16 @@ class Server:
     @property
     def needs_probe(self) -> bool:
         """True when a part needs a probe pass of the round's clients before broadcasting
-        (NaiveFedGloSS's first exchange: algorithms.md 2.4)."""
+        (NaiveFedGloSS's first exchange: docs/algorithms.md 2.4)."""
         return any(getattr(part, "needs_probe", False) for part in self.parts)
 
     def probe(self, w, uploads, counts, state, round, num_clients) -> None:
-        """Give the probe pass's uploads to the parts that asked for it."""
+        """Give the probe pass's uploads (its clients started from ``w``) to the parts
+        that asked for it."""
+        rnd = ServerRound(w=w, start=w, uploads=uploads, counts=counts, round=round, num_clients=num_clients)
         for part in self.parts:
             if getattr(part, "needs_probe", False):
-                part.probe(w, uploads, counts, state[part.name], round, num_clients)
+                part.probe(rnd, state[part.name])
 
     def broadcast(self, w, state, round):
         start, sent = w, {}
@@ -157,11 +201,15 @@ class Server:
         return start, sent
 
     def update(self, w, start, uploads, counts, state, round, num_clients):
-        w_new = self.step.update(w, start, uploads, counts, state["step"], round, num_clients)
+        """The new global model after round ``round``: the step, then each part's
+        ``after`` hook in order, then the averaging part; every part reads the round as
+        one :class:`ServerRound`."""
+        rnd = ServerRound(w=w, start=start, uploads=uploads, counts=counts, round=round, num_clients=num_clients)
+        w_new = self.step.update(rnd, state["step"])
         for part in self.parts:
             hook = getattr(part, "after", None)
             if hook is not None:
-                w_new = hook(w, w_new, start, uploads, counts, state[part.name], round, num_clients)
+                w_new = hook(rnd, w_new, state[part.name])
         if self.averaging is not None:
             w_new = self.averaging.after(w_new, state["averaging"], round)
         return w_new

@@ -1,4 +1,4 @@
-"""Server parts that build a global perturbation (algorithms.md 7.1: P6/S8, P6x, P5's
+"""Server parts that build a global perturbation (docs/algorithms.md 7.1: P6/S8, P6x, P5's
 server side, and FedLESAM's server-broadcast estimate option).
 
 They plug into :class:`flcore.algorithms.server.Server` like the parts of
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.perturbation import unit
-from flcore.algorithms.server import aggregate
+from flcore.algorithms.server import ServerRound, aggregate
 
 
 def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> torch.Tensor:
@@ -27,7 +27,7 @@ def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> tor
 @dataclass(frozen=True)
 class GlobalPerturbation:
     """P6 + S8, FedGloSS's server-side SAM with the previous pseudo-gradient ([GloSS]
-    Sec. 5.2 steps 1-4, Alg. 1 lines 4-5 and 23; algorithms.md 2.4).
+    Sec. 5.2 steps 1-4, Alg. 1 lines 4-5 and 23; docs/algorithms.md 2.4).
 
     Broadcast: the clients start from ``w~^t = w^t + rho_s(t) unit(Delta~^{t-1})``;
     ``Delta~`` is zero before the first round, so round 0 is unperturbed (``unit(0) = 0``;
@@ -52,14 +52,14 @@ class GlobalPerturbation:
     def broadcast(self, w, start, sent, part_state, round):
         return _perturb(start, self.rho_schedule(round), part_state["direction"])
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        part_state["direction"] = start - aggregate(uploads["model"], counts)
+    def after(self, rnd: ServerRound, w_new, part_state):
+        part_state["direction"] = rnd.start - aggregate(rnd.uploads["model"], rnd.counts)
         return w_new
 
 
 @dataclass(frozen=True)
 class ProbePerturbation:
-    """P6x, NaiveFedGloSS's exact server perturbation ([GloSS] Sec. 5.1.1; algorithms.md
+    """P6x, NaiveFedGloSS's exact server perturbation ([GloSS] Sec. 5.1.1; docs/algorithms.md
     2.4).  First exchange (the engine's probe pass, ``needs_probe``): the round's clients
     run the full local procedure from ``w^t``; ``Delta^t = w^t - sum_k p_k w_k``.  Second
     exchange: the same clients start from ``w^t + rho_s unit(Delta^t)``.  The probe pass's
@@ -73,8 +73,8 @@ class ProbePerturbation:
     def init(self, w, num_clients):
         return {"direction": torch.zeros_like(w)}
 
-    def probe(self, w, uploads, counts, part_state, round, num_clients):
-        part_state["direction"] = w - aggregate(uploads["model"], counts)
+    def probe(self, rnd: ServerRound, part_state):
+        part_state["direction"] = rnd.w - aggregate(rnd.uploads["model"], rnd.counts)
 
     def broadcast(self, w, start, sent, part_state, round):
         return _perturb(start, self.rho_schedule(round), part_state["direction"])
@@ -82,7 +82,7 @@ class ProbePerturbation:
 
 @dataclass(frozen=True)
 class FedGFServer:
-    """P5's server side, FedGF ([GF] Sec. 4, Eqs. 12-16; algorithms.md 2.5).
+    """P5's server side, FedGF ([GF] Sec. 4, Eqs. 12-16; docs/algorithms.md 2.5).
 
     Broadcast ``fedgf_perturbed = w~^r = w^r + rho unit(Delta^{r-1})`` and ``fedgf_c``
     (a 0-d tensor).  After the round (the model step is the plain average)::
@@ -120,22 +120,22 @@ class FedGFServer:
         sent["fedgf_c"] = part_state["c"]
         return start
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        distance = (w - uploads["model"]).norm(dim=-1).mean()
+    def after(self, rnd: ServerRound, w_new, part_state):
+        distance = (rnd.w - rnd.uploads["model"]).norm(dim=-1).mean()
         part_state["distance"] = distance
-        part_state["indicators"][round % self.window] = (distance > self.threshold).to(w.dtype)
+        part_state["indicators"][rnd.round % self.window] = (distance > self.threshold).to(rnd.w.dtype)
         if self.static_c is not None:
             part_state["c"] = torch.full_like(part_state["c"], self.static_c)
         else:
-            filled = self.window if self.c_norm == "paper" else min(round + 1, self.window)
+            filled = self.window if self.c_norm == "paper" else min(rnd.round + 1, self.window)
             part_state["c"] = part_state["indicators"].sum() / filled
-        part_state["perturbation"] = self.rho * unit(w - w_new)
+        part_state["perturbation"] = self.rho * unit(rnd.w - w_new)
         return w_new
 
 
 @dataclass(frozen=True)
 class LastGlobalUpdate:
-    """FedLESAM's ``estimate="server_last_round"`` (the official code; algorithms.md 2.6
+    """FedLESAM's ``estimate="server_last_round"`` (the official code; docs/algorithms.md 2.6
     decision 1): the server broadcasts ``lesam_direction = w^{t-1} - w^t`` (zero in
     round 0, so no perturbation there) to every client, one more downlink vector; with
     full participation this equals the paper's client-stored estimate."""
@@ -149,6 +149,6 @@ class LastGlobalUpdate:
         sent["lesam_direction"] = part_state["direction"]
         return start
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        part_state["direction"] = w - w_new
+    def after(self, rnd: ServerRound, w_new, part_state):
+        part_state["direction"] = rnd.w - w_new
         return w_new

@@ -1,5 +1,5 @@
 """Server parts of the baselines: steps other than the pseudo-gradient step (S4, S5, S7)
-and auxiliary parts with their own state (algorithms.md section 7.1).
+and auxiliary parts with their own state (docs/algorithms.md section 7.1).
 
 Auxiliary parts plug into :class:`flcore.algorithms.server.Server`:
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.perturbation import unit
-from flcore.algorithms.server import aggregate
+from flcore.algorithms.server import ServerRound, aggregate
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class ScaffoldServer:
     dy_k``) is ``PseudoGradientStep(ServerSGD(lr=eta_g))``.
 
     ``variant="fedgf_code"`` reproduces the FedGF code's FedGAMMA server,
-    ``c <- c + mean_k(dc_k) / N``: ``|S|`` times smaller (algorithms.md 3.13, decision 1).
+    ``c <- c + mean_k(dc_k) / N``: ``|S|`` times smaller (docs/algorithms.md 3.13, decision 1).
     """
 
     variant: str = "paper"
@@ -54,10 +54,10 @@ class ScaffoldServer:
         sent["scaffold_c"] = part_state["c"]
         return start
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        dc = uploads["scaffold_dc"]
+    def after(self, rnd: ServerRound, w_new, part_state):
+        dc = rnd.uploads["scaffold_dc"]
         total = dc.mean(0) if self.variant == "fedgf_code" else dc.sum(0)
-        part_state["c"] = part_state["c"] + total / num_clients
+        part_state["c"] = part_state["c"] + total / rnd.num_clients
         return w_new
 
 
@@ -73,7 +73,7 @@ class DynServerCorrection:
     For FedDyn ``start = w^t`` so ``w_new`` is the clients' average and this is Acar et
     al.'s ``w^{t+1} = mean_k w_k - h/alpha``.  For FedGloSS (``alpha = 1/beta``, start the
     perturbed ``w~^t``) ``h`` is the dual ``sigma`` and the result is
-    ``w^t - Delta~^t - beta sigma`` (algorithms.md 2.4, Algorithm 1 steps 3-4).
+    ``w^t - Delta~^t - beta sigma`` (docs/algorithms.md 2.4, Algorithm 1 steps 3-4).
 
     ``dual_scale="paper"`` is the written ``alpha/N``; ``"code"`` divides additionally by
     the number of participants ``|S|``, as the FedGloSS official code does.
@@ -92,12 +92,12 @@ class DynServerCorrection:
     def init(self, w, num_clients):
         return {"h": torch.zeros_like(w)}
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        models = uploads["model"]
-        scale = self.alpha / num_clients
+    def after(self, rnd: ServerRound, w_new, part_state):
+        models = rnd.uploads["model"]
+        scale = self.alpha / rnd.num_clients
         if self.dual_scale == "code":
             scale = scale / models.shape[0]
-        part_state["h"] = part_state["h"] - scale * (models - start).sum(0)
+        part_state["h"] = part_state["h"] - scale * (models - rnd.start).sum(0)
         return w_new - part_state["h"] / self.alpha
 
 
@@ -113,7 +113,7 @@ class MomentumBroadcast:
 
     ``server_step="fedgf_code"`` reproduces the FedGF code's MoFedSAM server,
     ``w^{t+1} = w^t - m^{t+1}`` (the new momentum, ``1/(K lr)`` times the average update;
-    algorithms.md 3.12, decision 2), in place of the step's ``w^t - Delta^t``.
+    docs/algorithms.md 3.12, decision 2), in place of the step's ``w^t - Delta^t``.
     """
 
     server_step: str = "paper"
@@ -130,10 +130,10 @@ class MomentumBroadcast:
         sent["fedcm_m"] = part_state["m"]
         return start
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        per_step = (start - uploads["model"]) / uploads["fedcm_steps_lr"].unsqueeze(-1)
-        part_state["m"] = aggregate(per_step, counts)
-        return w - part_state["m"] if self.server_step == "fedgf_code" else w_new
+    def after(self, rnd: ServerRound, w_new, part_state):
+        per_step = (rnd.start - rnd.uploads["model"]) / rnd.uploads["fedcm_steps_lr"].unsqueeze(-1)
+        part_state["m"] = aggregate(per_step, rnd.counts)
+        return rnd.w - part_state["m"] if self.server_step == "fedgf_code" else w_new
 
 
 @dataclass(frozen=True)
@@ -152,8 +152,8 @@ class SMOOServer:
         sent["smoo_s"] = part_state["s"]
         return start
 
-    def after(self, w, w_new, start, uploads, counts, part_state, round, num_clients):
-        part_state["s"] = self.rho * unit(uploads["smoo_s"].sum(0))
+    def after(self, rnd: ServerRound, w_new, part_state):
+        part_state["s"] = self.rho * unit(rnd.uploads["smoo_s"].sum(0))
         return w_new
 
 
@@ -161,7 +161,7 @@ class SMOOServer:
 
 @dataclass(frozen=True)
 class AdaBestStep:
-    """S7, AdaBest's server (Varno et al. 2022, Algorithm 1; algorithms.md 3.7)::
+    """S7, AdaBest's server (Varno et al. 2022, Algorithm 1; docs/algorithms.md 3.7)::
 
         theta^t = sum_k p_k w_k;   w^{t+1} = theta^t - beta (theta^{t-1} - theta^t)
 
@@ -175,8 +175,8 @@ class AdaBestStep:
     def init(self, w, num_clients):
         return {"prev_mean": w.detach().clone()}
 
-    def update(self, w, start, uploads, counts, state, round, num_clients):
-        mean = aggregate(uploads["model"], counts)
+    def update(self, rnd: ServerRound, state):
+        mean = aggregate(rnd.uploads["model"], rnd.counts)
         w_new = mean - self.beta * (state["prev_mean"] - mean)
         state["prev_mean"] = mean
         return w_new
@@ -184,7 +184,7 @@ class AdaBestStep:
 
 @dataclass(frozen=True)
 class FedNovaStep:
-    """S4, FedNova's normalized averaging (Wang et al. 2020, Eq. 6; algorithms.md 3.8).
+    """S4, FedNova's normalized averaging (Wang et al. 2020, Eq. 6; docs/algorithms.md 3.8).
 
     With client momentum ``rho`` and ``tau_k`` local steps (the ``steps`` upload)::
 
@@ -199,19 +199,19 @@ class FedNovaStep:
     def init(self, w, num_clients):
         return {}
 
-    def update(self, w, start, uploads, counts, state, round, num_clients):
+    def update(self, rnd: ServerRound, state):
         rho = self.momentum
-        tau = uploads["steps"].to(w.dtype).clamp_min(1)
+        tau = rnd.uploads["steps"].to(rnd.w.dtype).clamp_min(1)
         a = (tau - rho * (1 - rho ** tau) / (1 - rho)) / (1 - rho)
-        p = counts.to(w.dtype) / counts.sum()
-        d = (start - uploads["model"]) / a.unsqueeze(-1)
-        return w - (p @ a) * (p @ d)
+        p = rnd.counts.to(rnd.w.dtype) / rnd.counts.sum()
+        d = (rnd.start - rnd.uploads["model"]) / a.unsqueeze(-1)
+        return rnd.w - (p @ a) * (p @ d)
 
 
 @dataclass(frozen=True)
 class GMAStep:
     """S5, FedGMA's gradient-masked averaging (Tenison et al. 2023, Algorithm 1;
-    algorithms.md 3.9).
+    docs/algorithms.md 3.9).
 
     ``variant="paper"``: per coordinate the sign agreement
     ``A_j = |sum_k sign(Delta_{k,j})| / m`` gives the soft mask ``M_j = 1`` where
@@ -241,18 +241,18 @@ class GMAStep:
     def init(self, w, num_clients):
         return {}
 
-    def update(self, w, start, uploads, counts, state, round, num_clients):
-        models = uploads["model"]
+    def update(self, rnd: ServerRound, state):
+        models = rnd.uploads["model"]
         m = models.shape[0]
-        average = aggregate(models, counts)
+        average = aggregate(models, rnd.counts)
         if self.variant == "paper":
-            delta = start - average
-            agreement = torch.sign(start - models).sum(0).abs() / m
+            delta = rnd.start - average
+            agreement = torch.sign(rnd.start - models).sum(0).abs() / m
             mask = torch.where(agreement >= self.tau, torch.ones_like(agreement), agreement)
-            return w - self.lr * mask * delta
-        count = torch.sign(models - start).sum(0)
+            return rnd.w - self.lr * mask * delta
+        count = torch.sign(models - rnd.start).sum(0)
         strong = count.abs() > self.tau * m
-        current = w
+        current = rnd.w
         for k in range(m):  # sequential by construction: each step reads the previous one
             diff = models[k] - current
             mask = ((diff > 0) == (count > 0)) & strong

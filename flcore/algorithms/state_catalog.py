@@ -13,6 +13,7 @@ from typing import Any
 
 #: client-state name -> meaning (with the equation it implements)
 CLIENT_STATE = {
+    "moswa_c": "client control variate c_i+ = c_i - c + (x - y_K)/(K eta_bar) (FedMoSWA)",
     "scaffold_c": "client control variate c_k (SCAFFOLD, Karimireddy et al. 2020, Alg. 1 line 12, option II)",
     "adabest_h": "client bias estimate h_k (AdaBest, Varno et al. 2022, Alg. 1)",
     "adabest_round": "round of the client's previous participation, -1 before any (AdaBest's t'_k)",
@@ -47,6 +48,8 @@ SERVER_STATE = {
              "FedGloSS's sigma)",
     "fedcm.m": "broadcast client momentum m^t, the previous round's mean per-step update (FedCM, MoFedSAM)",
     "smoo.s": "global perturbation s broadcast to the clients (FedSMOO, Sun et al. 2023a, Alg. 1)",
+    "moswa.c": "server control variate c <- c + gamma mean_S (c_i+ - c) (FedMoSWA)",
+    "nesterov.m": "global Nesterov momentum m^{t+1} = gamma m^t + Delta^t; clients start at x^t + gamma m^t (FedNSAM)",
     "gloss.direction": "previous pseudo-gradient Delta~^{t-1} measured at w~ (FedGloSS, Caldarola et al. 2025, Alg. 1)",
     "gloss_probe.direction": "the probe exchange's pseudo-gradient Delta^t (NaiveFedGloSS, Sec. 5.1.1)",
     "lesam_server.direction": "last global update w^{t-1} - w^t (FedLESAM, official code's estimate)",

@@ -1,6 +1,6 @@
 """Geometry and analysis toolkit: Hessian spectra, loss landscapes, interpolation
 barriers, LPF, flatness discrepancy, CKA, the FedIMA loss decomposition and training-time
-probes (design guide, section 2: depends on models and data only, never on ``sim``).
+probes (docs/design.md section 2: depends on models and data only, never on ``sim``).
 
 Modules, one purpose each:
 

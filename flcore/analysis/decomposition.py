@@ -14,9 +14,10 @@ FedIMA splits the expected loss of the FMA (averaged) model ``w_g`` on the globa
 - **Locality** = ``max_k |w_k - w_g|_2`` (Fig. 3; also the mean, and FedGF's D^r uses the
   same distances).
 
-The paper released no code for this (see ``shared/reference/fedima.md`` §6), and its
-theory's ``f_bar_k`` (the mean output over client ``k``'s solution subspace) cannot be
-measured from one model per client.  Decisions:
+The paper released no code for this and leaves its measurement protocol open (the loss,
+train or test data, how Var is estimated, the CKA type and representation, the model
+Locality is measured against), and its theory's ``f_bar_k`` (the mean output over client
+``k``'s solution subspace) cannot be measured from one model per client.  Decisions:
 
 - loss ``l``: cross-entropy by default (the loss the figures' "test loss" means);
   ``loss="mse"`` gives the theorem's squared error between softmax outputs and one-hot

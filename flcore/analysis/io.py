@@ -11,7 +11,7 @@ matter once the stored weights are loaded, but keeps the template identical), lo
 stored weights with ``load_state_dict(strict=True)`` and flattens them.
 
 This module imports ``models``, ``data``, ``store`` and ``config`` only: ``analysis``
-does not depend on ``sim`` (design guide, section 2).  The data helpers mirror
+does not depend on ``sim`` (docs/design.md section 2).  The data helpers mirror
 ``flcore.sim.federated_data.build_federated_data``: same loader arguments, same
 partition call, inputs normalised with the dataset's statistics and *not* augmented.
 

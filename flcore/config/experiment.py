@@ -76,7 +76,7 @@ class ExperimentConfig:
     server_beta2: float
     server_tau: float
     bias_correction: bool
-    # ---- method hyper-parameters (algorithms.md; each method lists those it reads)
+    # ---- method hyper-parameters (docs/algorithms.md; each method lists those it reads)
     mu: float  # FedProx proximal coefficient
     feddyn_alpha: float  # FedDyn / FedLESAM-D regulariser alpha
     adabest_beta: float
@@ -121,6 +121,12 @@ class ExperimentConfig:
     dyn_clip: str  # "paper" (clip the whole corrected gradient) | "code" (clip g + linear dual term, alpha w after)
     fedspeed_variant: str  # "paper" | "code" (FL-Simulator: SAM gradient, no mixing; duals of all clients)
     smoo_variant: str  # "paper" | "code" (FL-Simulator: s = rho unit(mean mu_k))
+    fedswa_rho: float  # FedSWA: the client lr decays from eta to fedswa_rho * eta within each round
+    fedswa_variant: str  # "paper" | "code" (junkangLiu0/FedSWA: the client lr doubled)
+    fedmoswa_gamma: float  # FedMoSWA: weight of the clients' new control variates in the server's c
+    fedmoswa_variant: str  # "paper" | "code" (junkangLiu0/FedSWA: c = the clients' mean in the first round)
+    fednsam_gamma: float  # FedNSAM: the global Nesterov momentum coefficient gamma
+    fednsam_variant: str  # "paper" (accumulated momentum) | "code" (junkangLiu0/FedNSAM: m = (1 + gamma) Delta)
     lr_decay: float  # exponential per-round client lr decay gamma (1: constant)
     clip_norm: float | None  # clip the local descent gradient to this norm (None: off)
     mixup_alpha: float  # Mixup Beta(alpha, alpha) (0: off)
@@ -209,7 +215,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
 
 
 #: A centralized baseline trains one client holding the whole (pooled, iid) training set;
-#: a round is one epoch (algorithms.md section 4).
+#: a round is one epoch (docs/algorithms.md section 4).
 CENTRALIZED_PROTOCOL = {"clients": 1, "per_round": 1, "partition": "iid", "samples_per_client": None,
                         "local_epochs": 1, "local_steps": None}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-#: The three scales (design guide section 8): CI, CPU offline, the papers' protocol.
+#: The three scales (docs/design.md section 8): CI, CPU offline, the papers' protocol.
 SCALES = ("smoke", "small", "paper")
 #: "flwr": the clients are a flwr-datasets partitioner's partitions, which only the Python
 #: API can pass (``flcore.flower.Federation.from_config(..., partitioner=...)``).
@@ -87,6 +87,12 @@ METHOD_FIELDS = frozenset(
         "fa_momentum",
         "gma_tau",
         "gma_variant",
+        "fedswa_rho",
+        "fedswa_variant",
+        "fednsam_gamma",
+        "fednsam_variant",
+        "fedmoswa_gamma",
+        "fedmoswa_variant",
         "swa_start",
         "swa_cycle",
         "swa_lr_min",
@@ -124,6 +130,9 @@ OPTION_CHOICES = {
     "dyn_clip": ("paper", "code"),
     "fedspeed_variant": ("paper", "code"),
     "smoo_variant": ("paper", "code"),
+    "fedswa_variant": ("paper", "code"),
+    "fednsam_variant": ("paper", "code"),
+    "fedmoswa_variant": ("paper", "code"),
 }
 
 #: Method options added after runs were stored: they enter the run id only when the
@@ -183,6 +192,12 @@ DEFAULTS: dict[str, Any] = {
     "fa_momentum": 0.5,
     "gma_tau": 0.8,
     "gma_variant": "paper",
+    "fedswa_rho": 0.0,
+    "fedswa_variant": "paper",
+    "fednsam_gamma": 0.85,
+    "fednsam_variant": "paper",
+    "fedmoswa_gamma": 0.1,
+    "fedmoswa_variant": "paper",
     "swa_start": None,
     "swa_cycle": 10,
     "swa_lr_min": 1e-4,

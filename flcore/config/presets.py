@@ -1,6 +1,6 @@
 """Scales and paper hyper-parameters as data.
 
-Three scales run the same code path (design guide section 8):
+Three scales run the same code path (docs/design.md section 8):
 
 - ``smoke``: seconds, for CI; a tiny MNIST-1D federation and a handful of rounds.
 - ``small``: the CPU default, offline; MNIST-1D (10,000 samples generated locally) with
@@ -119,7 +119,7 @@ _SERVER_DEFAULTS = {
 }
 _SERVER_DEFAULTS["fedavgm+asam"] = _SERVER_DEFAULTS["fedavgm"]
 
-#: Per-method values from the papers (algorithms.md): FedLESAM's lr decay (0.998; 0.9995
+#: Per-method values from the papers (docs/algorithms.md): FedLESAM's lr decay (0.998; 0.9995
 #: for FedLESAM-D), gradient clipping at 10 (its code) and rho 0.01 (assumed, issue #1 of
 #: its repository); FedDyn alpha 0.1 for FedLESAM-D (its code); FedGF's window 30 and T_D
 #: 0.2 (the first of its code's grid {0.2, 0.3}; assumed).
@@ -132,7 +132,7 @@ _METHOD_VALUES = {
     "fedgf-static-c": {"fedgf_window": 30, "fedgf_threshold": 0.2},
 }
 
-#: FedGloSS CNN values from its repository (algorithms.md 2.4): CIFAR-10 rho_l 0.15,
+#: FedGloSS CNN values from its repository (docs/algorithms.md 2.4): CIFAR-10 rho_l 0.15,
 #: rho_s 0.15, beta 10, T_s 2000; CIFAR-100 rho_l 0.2, rho_s 0.01, beta 100, T_s 15000.
 #: Below the paper scale the warm-up is off (its length is tied to the 10k/20k budgets).
 _GLOSS = {
@@ -186,7 +186,7 @@ def method_defaults(method: str, dataset: str, alpha: float, scale: str) -> dict
     if base.startswith("feddyn") and scale == "paper":
         out["clip_norm"] = 10.0  # FedSAM paper: "heavy gradient clipping", value assumed
     if base.startswith("centralized-"):
-        # one client holding the pooled data: a round is an epoch (algorithms.md section 4;
+        # one client holding the pooled data: a round is an epoch (docs/algorithms.md section 4;
         # 200 epochs at the paper scale is an assumption of ours, the papers give none)
         epochs = {"smoke": 2, "small": 20, "paper": 200}[scale]
         out.update(rounds=epochs, eval_every=1, eval_last=epochs, checkpoint_every=max(1, epochs // 10))

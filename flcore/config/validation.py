@@ -190,9 +190,10 @@ def validate(cfg: dict[str, Any]) -> None:
                  "ima_gamma", "ima_gamma_late", "ima_lr_min"):
         _positive(name, cfg[name])
     _at_least("fa_lambda", cfg["fa_lambda"], 0)
-    for name in ("fedcm_alpha", "fedgf_static_c", "gma_tau", "fa_momentum"):
+    for name in ("fedcm_alpha", "fedgf_static_c", "gma_tau", "fa_momentum", "fedswa_rho", "fedmoswa_gamma"):
         if not 0 <= cfg[name] <= 1:
             raise ConfigError(name, f"got {quote(cfg[name])}; must be in [0, 1]")
+    _fraction("fednsam_gamma", cfg["fednsam_gamma"])
     for name in ("fedgf_window", "swa_cycle", "ima_window", "ima_exploration_period"):
         _at_least(name, cfg[name], 1)
     for name in ("swa_start", "ima_start"):

@@ -1,5 +1,5 @@
 """Mixup and Cutout, the strong augmentations of the FedSAM paper (its Tables 3, 4, 17;
-algorithms.md section 5), on tensors.
+docs/algorithms.md section 5), on tensors.
 
 - Mixup (Zhang et al. 2018): one ``lam ~ Beta(a, a)`` per minibatch, the partner of each
   sample is a random permutation of the batch, ``x~ = lam x + (1 - lam) x[perm]`` and the

@@ -3,7 +3,7 @@
 Every model here holds parameters only (no buffers such as BatchNorm running
 statistics) and uses no in-place operations on activations, so it can be evaluated
 with ``torch.func.functional_call(model, params, x)`` and vmapped over a leading
-client dimension of stacked parameters (design guide, section 4).
+client dimension of stacked parameters (docs/design.md section 4).
 
 Names (``MODEL_NAMES``):
 

@@ -2,7 +2,7 @@
 
 ``render_catalog()`` gives the Markdown of ``book/methods/catalog.md``: one section per
 method (its summary with the update rule and citation, its parts in the notation of
-algorithms.md section 7.1, its hyper-parameters with their values at the paper scale on
+docs/algorithms.md section 7.1, its hyper-parameters with their values at the paper scale on
 CIFAR-10 at alpha = 0, communication per round and gradient evaluations per step).  A test
 keeps the committed page equal to the rendered one; regenerate it with
 ``python -m flcore.report.method_catalog > book/methods/catalog.md``.
@@ -19,10 +19,14 @@ PART_NAMES = {
     "C0": "no correction", "C1": "prox", "C2": "SCAFFOLD control variates",
     "C3": "FedDyn/ADMM dual", "C3s": "FedSpeed prox-correction", "C4": "AdaBest bias",
     "C5": "global momentum mixing", "C6": "FedSpeed gradient mixing",
+    "C8": "momentum control variates",
     "S0": "average", "S2": "server momentum", "S3": "adaptive server optimizer",
     "S4": "FedNova normalized averaging", "S5": "FedGMA sign mask", "S6": "FedDyn server correction",
     "S7": "AdaBest extrapolation", "S8": "server-side SAM",
+    "S9": "global Nesterov momentum, extrapolated start",
+    "S10": "moving-average control variate",
     "A1": "SWA", "A2": "IMA", "L1": "SWA cyclical lr", "L2": "exponential lr decay", "L3": "IMA exploration",
+    "L4": "linear decay within the round",
 }
 
 

@@ -1,4 +1,4 @@
-"""The artifact registry: each table or figure id of ``artifacts.yaml`` -> the runs it reads.
+"""The artifact registry: each table or figure id of a paper's ``inventory.yaml`` -> the runs it reads.
 
 An :class:`Artifact` names its notebook (``notebooks/<paper>/<id>.ipynb``) and a function
 ``runs(scale, seeds) -> [RunSpec]``.  A :class:`RunSpec` is one training run: the labels

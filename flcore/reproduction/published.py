@@ -1,7 +1,7 @@
 """The papers' published numbers as data files (``<paper folder>/published/``, see
 :mod:`flcore.reproduction.papers`).
 
-One CSV per artifact, named by its id in ``artifacts.yaml`` (``fedsam-table-2.csv``), in
+One CSV per artifact, named by its id in the paper's ``inventory.yaml`` (``fedsam-table-2.csv``), in
 long format: one row per published cell, a ``note`` column for the cells whose reading
 needed a correction (OCR tokens, cross-checks with other tables).  ``sources.yaml``
 says which table or figure each file transcribes.  Figures whose paper gives no

@@ -12,7 +12,9 @@ named dataset, or your own data and ``nn.Module``), :meth:`Simulation.step` retu
 :class:`RoundResult` (what the server sent, what each client uploaded, the state after
 the round by name), :meth:`Simulation.state_dict` / :meth:`Simulation.load_state_dict`.
 ``run_rounds`` (what :func:`flcore.run_experiment` calls) runs the same rounds with
-evaluation, checkpoints and the run record.
+evaluation, checkpoints and the run record.  Both go through the round driver
+(:mod:`flcore.sim.round_driver`) as a group of one run: the code that trains a planned
+group of runs together.
 
 A config's ``max_rounds`` caps the rounds trained now: the run stops at that round with
 status ``capped`` (checkpoint, summary and an evaluation there, marked as a preview), keeps
@@ -22,8 +24,6 @@ the continued run's log and model are the uninterrupted run's.
 from __future__ import annotations
 
 import copy
-import sys
-import time
 from dataclasses import dataclass, field
 
 import torch
@@ -35,13 +35,13 @@ from flcore.config import ExperimentConfig, resolve_config
 from flcore.errors import ConfigError
 from flcore.flat import FlatModel
 from flcore.models import build_model
-from flcore.record_format import CAPPED, CHECKPOINT_FORMAT, is_evaluation_round, is_preview_round, stop_round, summarize
+from flcore.record_format import CHECKPOINT_FORMAT, is_preview_round
 from flcore.seeding import derive_seed
 from flcore.sim.cpu_memory import retain_freed_memory
 from flcore.sim.cuda_graphs import StepGraphs
-from flcore.sim.local_training import train_round
 from flcore.sim.precision import precision_mode
-from flcore.sim.round_draws import RoundDraws, stack_plans
+from flcore.sim.round_draws import RoundDraws, stack_plans, static_width
+from flcore.sim.round_driver import RoundDriver, RoundTiming  # noqa: F401  (RoundTiming: re-exported)
 from flcore.sim.sampling import plan_client_round, sample_clients
 from flcore.tensor_tree import to_device
 
@@ -71,7 +71,7 @@ def resolve_engine(name: str, device: torch.device, model: str | None = None) ->
     :data:`CPU_BATCHED_MODELS` and one client at a time for the others (``model``: the
     config's model name; None, a model the caller built, counts as another).
 
-    On a GPU, batching the clients' many small steps is the main speed lever (design guide
+    On a GPU, batching the clients' many small steps is the main speed lever (docs/design.md
     sections 4 and 10).  ``torch.compile`` is not applied: on the CPU it made the CNN's
     training step about 20% slower (0.76 s -> 0.91 s per FedAvg round), and its effect on
     GPUs is still to be measured.
@@ -83,18 +83,6 @@ def resolve_engine(name: str, device: torch.device, model: str | None = None) ->
     return "batched" if model in CPU_BATCHED_MODELS else "sequential"
 
 
-def static_width(batch_size: int, client_sizes: list[int], engine: str, device: torch.device) -> int | None:
-    """Batch slots of every local step: with the batched engine on an accelerator, one
-    width for the whole run (static shapes: the last partial batch, 52 of 64 samples at the
-    papers' 500 samples per client, is padded with zero-weight samples, which leave the
-    loss and the gradient unchanged), so a local step has one shape and can be captured;
-    None elsewhere: each step is cut to its own widest batch, since on a CPU a new shape
-    costs nothing and padding costs compute."""
-    if engine != "batched" or device.type == "cpu":
-        return None
-    return min(batch_size, max(client_sizes))
-
-
 def build_initial_model(cfg, input_shape, num_classes, device):
     """The template module and the initial flat parameters, drawn on the CPU from the
     ``(seed, "init")`` generator so CPU and GPU runs start from the same model."""
@@ -104,40 +92,6 @@ def build_initial_model(cfg, input_shape, num_classes, device):
     module = module.to(device)
     flat = FlatModel(module)
     return flat, flat.flatten()
-
-
-class RoundTiming:
-    """Wall-clock seconds of a run's training rounds, for the status record.
-
-    A round's time covers local training, aggregation and the server step (until the
-    round's loss is read back, which waits for the device), not the evaluations, probes
-    or checkpoints: the FedLESAM paper's "time between two communications" (its Table 8).
-    ``record()`` gives ``train_seconds`` (their sum), ``timed_rounds`` (how many rounds
-    were timed: the rounds of this session, so a resumed run averages over the rounds it
-    trained after resuming), ``seconds_per_round`` (their mean) and
-    ``seconds_per_round_sd`` (the rounds' standard deviation).  Runs trained in a batch
-    (:mod:`flcore.sim.multi_run`) record each round's time divided by the runs trained in
-    it, and ``batch_runs`` (the group's size): their times compare with runs of groups of
-    the same size only.
-    """
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self.rounds = 0
-        self._sum_sq = 0.0
-
-    def add(self, seconds: float) -> None:
-        self.seconds += seconds
-        self._sum_sq += seconds * seconds
-        self.rounds += 1
-
-    def record(self) -> dict:
-        if not self.rounds:
-            return {}
-        mean = self.seconds / self.rounds
-        var = max(0.0, (self._sum_sq - self.rounds * mean * mean) / max(1, self.rounds - 1))
-        return {"train_seconds": self.seconds, "timed_rounds": self.rounds,
-                "seconds_per_round": mean, "seconds_per_round_sd": var ** 0.5}
 
 
 def init_client_state(spec: dict[str, str], w: torch.Tensor, num_clients: int) -> dict[str, torch.Tensor]:
@@ -255,7 +209,6 @@ class Simulation:
         self.device = device
         self.run = run
         self.progress = progress
-        self.chunk_size = chunk_size
         self.engine = resolve_engine(cfg.engine, device, cfg.model if model is None else None)
         if device.type == "cpu":
             retain_freed_memory()  # reuse freed activation memory instead of faulting it in anew
@@ -285,6 +238,18 @@ class Simulation:
         self.callbacks = tuple(callbacks)
         self._last_round: dict = {}
         self._prev_pseudo_grad = None
+        #: trains this run as a group of one (:mod:`flcore.sim.round_driver`)
+        self.driver = RoundDriver([self], chunk_size=chunk_size)
+
+    @property
+    def chunk_size(self) -> int | None:
+        """Clients per local-training computation (None: the whole round); halved by the
+        driver when a round does not fit in the device's memory."""
+        return self.driver.chunk_size
+
+    @chunk_size.setter
+    def chunk_size(self, size: int | None) -> None:
+        self.driver.chunk_size = size
 
     def add_callbacks(self, callbacks) -> None:
         """Append callbacks (objects with ``on_round_end(round_done, sim_state) -> dict``)."""
@@ -382,34 +347,6 @@ class Simulation:
     def client_lr(self, round: int) -> float:
         return float(self.schedule(round))
 
-    def local_training(self, start: torch.Tensor, plans, round: int, broadcast: dict):
-        """Local training of the clients of ``plans`` (their :class:`RoundDraws`, or their
-        plans) from ``start``.
-
-        With the batched engine, a round whose clients do not fit in the device's memory
-        together is retried with half as many clients per computation (down to one), and
-        later rounds keep the smaller chunk: local training is a pure function of its
-        inputs (the client-state rows it updates are returned, not written), so a retried
-        round gives what an unconstrained one would.
-        """
-        while True:
-            try:
-                with precision_mode(self.cfg.precision, self.device):
-                    return train_round(self.client_update, self.data, start, plans, round, self.client_lr(round),
-                                       self.flat, self.engine, self.chunk_size, self.client_state, broadcast,
-                                       global_model=self.w, step_graphs=self.step_graphs)
-            except torch.cuda.OutOfMemoryError:
-                size = self.chunk_size or len(plans)
-                if self.engine != "batched" or size <= 1:
-                    raise
-                self.chunk_size = size // 2
-                if self.step_graphs is not None:  # their memory goes; the smaller chunk captures anew
-                    self.step_graphs.graphs.clear()
-                if self.device.type == "cuda":
-                    torch.cuda.empty_cache()
-                print(f"flcore: {size} clients at once do not fit in {self.device} memory; "
-                      f"training {self.chunk_size} at a time", file=sys.stderr)
-
     def plan_round(self, round: int) -> tuple[list[int], list]:
         """The clients sampled in round ``round`` and their batch plans
         (:class:`~flcore.sim.ClientPlan`: global sample indices of every step), drawn on
@@ -446,15 +383,13 @@ class Simulation:
         )
 
     def _run_round(self, round: int) -> dict:
-        clients, plans, draws = self.draw_round(round)
-        ids = draws.client_ids
-        if self.server.needs_probe:
-            # a first exchange from w^t whose client-state updates are discarded
-            probe, _ = self.local_training(self.w, draws, round, {})
-            self.server.probe(self.w, probe, self.client_sizes[ids], self.server_state, round,
-                              self.data.num_clients)
-        start, broadcast = self.server.broadcast(self.w, self.server_state, round)
-        uploads, state_rows = self.local_training(start, draws, round, broadcast)
+        return self.driver.train_round([0], round)[0]
+
+    def apply_round(self, round: int, ids: torch.Tensor, start: torch.Tensor, uploads: dict,
+                    state_rows: dict) -> None:
+        """The end of round ``round`` for this run, once its clients ``ids`` trained from
+        ``start``: their new client-state rows are written, the server updates ``w`` from
+        the ``uploads``, and the round is kept for the callbacks."""
         for name, rows in state_rows.items():
             self.client_state[name][ids] = rows
         w_before = self.w
@@ -469,7 +404,6 @@ class Simulation:
                 "flat": self.flat, "data": self.data,
             }
             self._prev_pseudo_grad = pseudo_grad
-        return {"clients": clients, "plans": plans, "start": start, "broadcast": broadcast, "uploads": uploads}
 
     def run_callbacks(self, done: int) -> dict:
         """Values of the callbacks due after round ``done`` (keys with a None value, such as
@@ -512,8 +446,8 @@ class Simulation:
     # ------------------------------------------------------------------ the loop
     def open_record(self, engine: str) -> None:
         """Resume from the run's last checkpoint (if any), keep its metrics up to that
-        round, and mark the run running: the start of :meth:`run_rounds`, shared with the
-        engine that trains several runs together (:mod:`flcore.sim.multi_run`)."""
+        round, and mark the run running under ``engine``: the start of the round driver's
+        loop (:mod:`flcore.sim.round_driver`)."""
         run = self.run
         checkpoint = run.load_checkpoint(map_location=self.device) if run is not None else None
         if checkpoint is not None:
@@ -525,80 +459,10 @@ class Simulation:
             run.set_status("running", rounds_done=self.rounds_done, device=str(self.device), engine=engine)
 
     def run_rounds(self) -> dict:
-        cfg, run = self.cfg, self.run
-        self.open_record(self.engine)
-        stop = stop_round(cfg)
-        bar = None
-        if self.progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=stop, initial=self.rounds_done, unit="round", file=sys.stderr,
-                       dynamic_ncols=True, desc=f"{cfg.method}/{cfg.dataset}")
-        status, diverged_round = "finished", None
-        started = time.perf_counter()
-        timing = RoundTiming()
-        try:
-            for round in range(self.rounds_done, stop):
-                round_started = time.perf_counter()
-                train_loss = self.train_one_round(round)
-                done = round + 1
-                finite = bool(torch.isfinite(train_loss)) and bool(torch.isfinite(self.w).all())
-                timing.add(time.perf_counter() - round_started)
-                self.rounds_done = done
-                if not finite:
-                    status, diverged_round = "diverged", done
-                    row = {"round": done, "train_loss": float(train_loss), "test_accuracy": None, "test_loss": None}
-                    self.metrics.append(row)
-                    if run is not None:
-                        run.append_metrics(row)
-                    break
-                probed = self.run_callbacks(done) if self.callbacks else {}
-                if probed and not is_evaluation_round(done, cfg):
-                    row = {"round": done, "train_loss": float(train_loss), **probed}
-                    self.metrics.append(row)
-                    if run is not None:
-                        run.append_metrics(row)
-                if is_evaluation_round(done, cfg):
-                    acc, loss = self.evaluate()
-                    row = {"round": done, "train_loss": float(train_loss), "test_accuracy": acc,
-                           "test_loss": loss, "lr": self.client_lr(round)}
-                    if done % cfg.eval_every == 0 or done == cfg.rounds:
-                        row["client_accuracy"] = self.client_accuracy()
-                    row.update(probed)
-                    self.metrics.append(row)
-                    if run is not None:
-                        run.append_metrics(row)
-                    if bar is not None:
-                        bar.set_postfix(test_acc=f"{acc:.4f}")
-                if run is not None and done % cfg.checkpoint_every == 0 and done < stop:
-                    run.save_checkpoint(self.state())
-                    run.set_status("running", rounds_done=done)
-                if bar is not None:
-                    bar.update(1)
-        except KeyboardInterrupt:
-            if run is not None:
-                run.set_status("interrupted", rounds_done=self.rounds_done)
-            raise
-        finally:
-            if bar is not None:
-                bar.close()
-        elapsed = time.perf_counter() - started
-        if status == "finished" and self.rounds_done < cfg.rounds:
-            status = CAPPED
-            self.record_preview()
-        summary = summarize(self.metrics, cfg, status, self.rounds_done)
-        if diverged_round is not None:
-            summary["diverged_round"] = diverged_round
-        if run is not None:
-            run.save_checkpoint(self.state())
-            if status in ("finished", CAPPED):  # a capped run's: the model at its cap, until it finishes
-                run.save_final_model(self.flat.state_dict(self.server.eval_params(self.w, self.server_state)))
-            run.write_summary(summary)
-            run.set_status(status, rounds_done=self.rounds_done, diverged_round=diverged_round,
-                           wall_time_s=elapsed, **timing.record(), batch_runs=1,
-                           **({"rounds": cfg.rounds} if status == CAPPED else {}))
-        summary["wall_time_s"] = elapsed
-        return summary
+        """Train the remaining rounds with evaluation, checkpoints and the run record (the
+        round driver's loop for a group of one); returns the run's summary."""
+        self.driver.progress = self.progress
+        return self.driver.run_rounds()[0]
 
     def record_preview(self) -> None:
         """At a cap the protocol does not evaluate at, evaluate the model anyway (a row

@@ -1,4 +1,4 @@
-"""A dataset split across clients and held on the compute device (design guide section 6).
+"""A dataset split across clients and held on the compute device (docs/design.md section 6).
 
 The whole training set lives in one tensor on the device; a client is a tensor of indices
 into it.  Batches are gathered by index and augmented on tensors (random crop with padding

@@ -1,8 +1,9 @@
-"""Local training of the clients of one round, one at a time or batched.
+"""Local training of a chunk of clients, one at a time or batched.
 
-Both paths run the same :class:`flcore.algorithms.LocalUpdate` on a ``[K, P]`` tensor of
-client models.  ``sequential`` runs chunks of one client and differentiates with a plain
-loop (least overhead on a CPU); ``batched`` runs all clients of the round (or chunks of
+:func:`train_chunk` runs a :class:`flcore.algorithms.LocalUpdate` on a ``[K, P]`` tensor
+of client models; the round driver (:mod:`flcore.sim.round_driver`) cuts a round into
+chunks.  ``sequential`` runs chunks of one client and differentiates with a plain loop
+(least overhead on a CPU); ``batched`` runs all clients of the round (or chunks of
 ``chunk_size``) through one ``vmap`` computation per step (the GPU lever).  Clients with
 fewer steps than the longest are masked, not dropped.
 
@@ -23,7 +24,7 @@ from flcore.data.mixing import apply_cutout
 from flcore.sim.round_draws import RoundDraws, stack_plans
 from flcore.sim.sampling import ClientPlan
 
-__all__ = ["RoundDraws", "stack_plans", "step_inputs", "train_chunk", "train_round"]
+__all__ = ["RoundDraws", "stack_plans", "step_inputs", "train_chunk"]
 
 #: Most bytes of step inputs built at once: the steps of a chunk are gathered and
 #: augmented together up to this size, in groups of steps beyond it (PACS's 224x224
@@ -106,39 +107,3 @@ def train_chunk(client_update, data, start: torch.Tensor, draws: RoundDraws | li
             else:
                 W = client_update.step(W, batch, ctx, scratch)
     return client_update.end(W, ctx, scratch)
-
-
-def train_round(client_update, data, start, plans, round, lr, flat, engine: str,
-                chunk_size: int | None = None, client_state: dict | None = None,
-                broadcast: dict | None = None, global_model=None, step_graphs=None):
-    """All clients of a round.  Returns ``(uploads, state_rows)``: the uploads stacked over
-    clients (``[K, ...]``, in the order of ``plans``) and the clients' updated state rows.
-
-    ``plans``: the clients' :class:`~flcore.sim.ClientPlan` s, or their draws already on
-    the device (:class:`~flcore.sim.round_draws.RoundDraws`, as the engine sends them once
-    per round).  ``client_state`` is the full per-client state (name -> ``[N, ...]``); the
-    rows of each chunk's clients are gathered before and returned after local training.
-    """
-    client_state = client_state or {}
-    draws = plans if isinstance(plans, RoundDraws) else stack_plans(plans, start.device, start.dtype)
-    total = len(draws)
-    if engine == "sequential":
-        size = 1
-        grad_fn = flat.grad_fn(batched=False)
-    else:
-        size = chunk_size or total
-        grad_fn = flat.grad_fn(batched=True)
-    outputs = []
-    for lo in range(0, total, size):
-        chunk = draws.rows(lo, min(lo + size, total))
-        rows = {name: table[chunk.client_ids] for name, table in client_state.items()}
-        outputs.append(train_chunk(client_update, data, start, chunk, round, lr, grad_fn, rows,
-                                   broadcast, global_model, flat.weight_mask,
-                                   step_graphs if engine == "batched" else None))
-    if len(outputs) == 1:
-        out = outputs[0]
-        return {k: v for k, v in out.items() if k != "client_state"}, out["client_state"]
-    uploads = {key: torch.cat([o[key] for o in outputs]) for key in outputs[0] if key != "client_state"}
-    state_rows = {name: torch.cat([o["client_state"][name] for o in outputs])
-                  for name in outputs[0]["client_state"]}
-    return uploads, state_rows

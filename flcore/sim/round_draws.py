@@ -164,6 +164,18 @@ def stack_plans(plans: list[ClientPlan], device, dtype: torch.dtype, width: int 
         widths=widths, static=width is not None)
 
 
+def static_width(batch_size: int, client_sizes: list[int], engine: str, device: torch.device) -> int | None:
+    """Batch slots of every local step: with the batched engine on an accelerator, one
+    width for the whole run (static shapes: the last partial batch, 52 of 64 samples at the
+    papers' 500 samples per client, is padded with zero-weight samples, which leave the
+    loss and the gradient unchanged), so a local step has one shape and can be captured;
+    None elsewhere: each step is cut to its own widest batch, since on a CPU a new shape
+    costs nothing and padding costs compute."""
+    if engine != "batched" or device.type == "cpu":
+        return None
+    return min(batch_size, max(client_sizes))
+
+
 def _slots(counts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """For a client's concatenated batches of ``counts`` samples per step: each sample's
     step and slot."""

@@ -1,4 +1,4 @@
-"""One run's directory in the run store (design guide, section 7).
+"""One run's directory in the run store (docs/design.md section 7).
 
 Files, all written atomically (temporary file in the same directory + ``os.replace``)
 except the append-only metrics log:
