@@ -56,6 +56,15 @@ def test_every_method_reads_exactly_its_hyperparameters(name):
                               f"listed but not read {sorted(declared - read)}")
 
 
+@pytest.mark.parametrize("name", list(METHODS))
+def test_every_methods_gradient_count_is_that_of_its_parts(name):
+    """``grad_evals_per_step`` (the cost model's unit) equals one plus the extra gradient
+    evaluations its client parts carry (SAM's ascent: one)."""
+    method = METHODS[name]
+    client = method.build_client(resolve_config(scale="smoke", method=name), _probe_flat())
+    assert client.grad_evals_per_step == method.grad_evals_per_step
+
+
 def test_the_recording_config_sees_a_field_read_on_one_branch_only():
     """FedGloSS-SGD reads the warm-up fields only for the official code's server-radius
     schedule: the recording over the option choices finds them."""
