@@ -4,7 +4,7 @@ In float32 a method with a large perturbation can land a ReLU input on the last 
 the loop and ``vmap`` round differently, and one flipped unit then moves the weights by
 far more than rounding: centralized ASAM at rho = 0.5, on one thread, differs by 2e-8
 after one round and by 7e-5 after two.  In float64 the engines agree to 1e-10 for every
-method (measured for all 69), so these tests compare there, at a tolerance four orders
+method (measured for the 69 of the five papers), so these tests compare there, at a tolerance four orders
 tighter than float32's allowed.
 """
 from __future__ import annotations
