@@ -122,7 +122,7 @@ def load_fmnist(root: str | Path = "data", *, download: bool = False, num_sample
                              None if expected[idx] else expected[path.name])
                  for idx, path in sources.items()}
     arrays = cached_decode("fmnist", {"content_md5s": key}, files, file_md5s,
-                           lambda: _decode(sources, expected), file_md5)
+                           lambda: _decode(root, sources, expected), file_md5)
     total = len(arrays["train_y"])
     if num_samples is not None and not 0 < num_samples <= total:
         raise ValueError(f"num_samples must be in 1..{total} for fmnist, got {num_samples}")
@@ -157,13 +157,16 @@ def find_sources(root: Path) -> dict[str, Path] | str:
             f"installs them in {DEBIAN_FMNIST_ROOT}). Fetch it with {how}")
 
 
-def _decode(sources: Mapping[str, Path], expected: Mapping[str, str | None]
+def _decode(root: Path, sources: Mapping[str, Path], expected: Mapping[str, str | None]
             ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Both splits as uint8 pixels ``[N, 28, 28, 1]`` and int64 labels, and the md5 of
     every source file, after each file's check (:func:`verified_content`)."""
     contents, md5s = {}, {}
     for idx, path in sources.items():
-        contents[idx], md5s[path.name] = verified_content(path, expected.get(f"{idx}.gz"), expected.get(idx))
+        try:
+            contents[idx], md5s[path.name] = verified_content(path, expected.get(f"{idx}.gz"), expected.get(idx))
+        except DatasetError as err:
+            raise DatasetError(f"{err}. Replace it with the published file: {_how_to_fetch(root)}") from None
     arrays = {}
     for split, prefix in (("train", "train"), ("test", "t10k")):
         arrays[f"{split}_x"], arrays[f"{split}_y"] = _read_split(
@@ -196,8 +199,7 @@ def verified_content(path: Path, gz_md5: str | None, content_md5: str | None) ->
 
 
 def _mismatch(path: Path, detail: str) -> str:
-    return (f"{DISPLAY_NAME} file {path} is corrupt: checksum mismatch for {path.name} ({detail}). "
-            f"Replace it with the published file: {_how_to_fetch(path.parent)}")
+    return f"{DISPLAY_NAME} file {path} is corrupt: checksum mismatch for {path.name} ({detail})"
 
 
 def _read_bounded(path: Path) -> bytes:
@@ -218,7 +220,7 @@ def _gunzip(path: Path, data: bytes) -> bytes:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)
     except (OSError, EOFError, zlib.error) as err:
-        raise DatasetError(f"{path}: not a complete gzip file ({err}); the file is truncated or damaged") from err
+        raise DatasetError(f"{path}: not a complete gzip file ({err}): truncated or damaged") from err
     if len(raw) > MAX_FILE_BYTES:
         raise DatasetError(f"{path}: decompresses to more than {MAX_FILE_BYTES} bytes, larger than any "
                            f"{DISPLAY_NAME} file")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -100,17 +101,26 @@ def write_fake_fmnist(root: str | Path, num_train: int = 100, num_test: int = 20
                 md5s[path.name] = file_md5(path)
                 continue
             path = folder / gz_name
-            # torchvision's layout: mtime=0, so the same data give the same bytes; Debian's:
-            # re-compressed as its files are (a fixed mtime, no file name, level 6): other bytes
-            options = (dict(mtime=0) if layout == "torchvision"
-                       else dict(filename="", mtime=_DEBIAN_GZIP_MTIME, compresslevel=6))
-            with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", **options) as handle:
-                handle.write(payload)
             if layout == "torchvision":
+                # mtime=0: the same data give the same bytes, hence the same md5
+                with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
+                    handle.write(payload)
                 md5s[path.name] = file_md5(path)
             else:
+                path.write_bytes(debian_gzip(payload))
                 md5s[gz_name.removesuffix(".gz")] = hashlib.md5(payload).hexdigest()
     return md5s
+
+
+def debian_gzip(payload: bytes) -> bytes:
+    """``payload`` as one gzip member with the header of Debian's re-compressed files (RFC
+    1952: no flags, their modification time, no extra flags, OS 3 = Unix), deflated at
+    zlib's default level: bytes that differ from the release's archives."""
+    header = b"\x1f\x8b\x08\x00" + _DEBIAN_GZIP_MTIME.to_bytes(4, "little") + b"\x00\x03"
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    body = deflate.compress(payload) + deflate.flush()
+    trailer = zlib.crc32(payload).to_bytes(4, "little") + (len(payload) & 0xFFFFFFFF).to_bytes(4, "little")
+    return header + body + trailer
 
 
 def idx_bytes(magic: int, array: np.ndarray) -> bytes:
