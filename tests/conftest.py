@@ -35,6 +35,9 @@ LOUD_SKIPS = {
                                  "ip netns; CI has both)",
     "the Flower simulation tests did not run": "FLOWER SIMULATION TESTS SKIPPED: they need a private network "
                                                "namespace (root and iproute2's ip netns; CI has both)",
+    "the real Fashion-MNIST tests did not run": "REAL FASHION-MNIST TESTS SKIPPED: apt-get install "
+                                                "dataset-fashion-mnist to check the loader and FedAvg/FedIMA on "
+                                                "the released files (CI installs it)",
 }
 
 
@@ -53,7 +56,8 @@ def pytest_collection_modifyitems(items):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Say loudly when a check did not run here (no Chromium, no network namespace)."""
+    """Say loudly when a check did not run here (no Chromium, no network namespace, no real
+    Fashion-MNIST)."""
     skipped = [str(getattr(report, "longrepr", "")) for report in terminalreporter.stats.get("skipped", [])]
     for phrase, message in LOUD_SKIPS.items():
         if any(phrase in reason for reason in skipped):
