@@ -38,6 +38,9 @@ LOUD_SKIPS = {
     "not beside the repo": "PAPER-TEXT TESTS SKIPPED: they check the published numbers and the artifact list "
                            "against the papers' texts and reference notes, optional material read from ../shared/ "
                            "beside the repository",
+    "the real Fashion-MNIST tests did not run": "REAL FASHION-MNIST TESTS SKIPPED: apt-get install "
+                                                "dataset-fashion-mnist to check the loader and FedAvg/FedIMA on "
+                                                "the released files (CI installs it)",
 }
 
 
@@ -56,8 +59,8 @@ def pytest_collection_modifyitems(items):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Say loudly when a check did not run here (no Chromium, no network namespace, no
-    optional material beside the repository), with the number of tests skipped."""
+    """Say loudly when a check did not run here (no Chromium, no network namespace, no real
+    Fashion-MNIST, no optional material beside the repository), with the number of tests skipped."""
     skipped = [str(getattr(report, "longrepr", "")) for report in terminalreporter.stats.get("skipped", [])]
     for phrase, message in LOUD_SKIPS.items():
         count = sum(phrase in reason for reason in skipped)

@@ -164,6 +164,45 @@ def test_missing_fmnist_data_exits_2_with_the_file_and_how_to_fetch(tmp_path, ca
     assert not (tmp_path / "runs").exists(), "no run record for data that cannot be loaded"
 
 
+@pytest.mark.parametrize("layout", ["idx", "debian"])
+def test_run_on_fmnist_data_in_the_uncompressed_and_debian_layouts(tmp_path, capsys, layout):
+    from flcore.data import write_fake_fmnist
+    from flcore.data.checksums import expected_checksums
+
+    md5s = write_fake_fmnist(tmp_path / "data", num_train=60, num_test=12, layout=layout)
+    with expected_checksums("fmnist", md5s):
+        summary = _run_json(capsys, "--dataset", "fmnist", "--model", "fmnist_cnn", "--clients", "3",
+                            "--per-round", "2", "--samples-per-client", "20", "--rounds", "1",
+                            "--data-root", str(tmp_path / "data"), "--store", str(tmp_path / "runs"))
+    assert summary["status"] == "finished" and summary["rounds_done"] == 1
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == sorted(
+        name + (".gz" if layout == "debian" else "") for name in md5s), "nothing written beside the data"
+
+
+@pytest.mark.parametrize("damage", ["truncated", "wrong"])
+def test_a_wrong_or_partial_fmnist_file_exits_2_with_one_line_naming_it(tmp_path, capsys, damage):
+    from flcore.data import write_fake_fmnist
+    from flcore.data.checksums import expected_checksums
+
+    md5s = write_fake_fmnist(tmp_path / "data", num_train=60, num_test=12, layout="debian")
+    path = tmp_path / "data" / "t10k-images-idx3-ubyte.gz"
+    if damage == "truncated":  # a download cut short
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    else:  # another file of the same format
+        write_fake_fmnist(tmp_path / "other", num_train=60, num_test=12, seed=5, layout="debian")
+        path.write_bytes((tmp_path / "other" / path.name).read_bytes())
+    with expected_checksums("fmnist", md5s):
+        code = main(["run", *SMOKE, "--dataset", "fmnist", "--data-root", str(tmp_path / "data"),
+                     "--store", str(tmp_path / "runs")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert str(path) in err
+    expected = "not a complete gzip file" if damage == "truncated" else (
+        f"expected {md5s['t10k-images-idx3-ubyte']}")
+    assert expected in err
+    assert not (tmp_path / "runs").exists(), "no run record for data that cannot be loaded"
+
+
 def test_fmnist_data_rejects_a_model_for_other_inputs(tmp_path, capsys):
     code = main(["run", *SMOKE, "--dataset", "fmnist", "--model", "vgg11gn", "--store", str(tmp_path)])
     err = capsys.readouterr().err

@@ -2,6 +2,7 @@
 torchvision on-disk formats: a second load reads the cache (no decoding), gives the same
 arrays, and a cache whose bytes do not match its digest, or sources that changed, are
 decoded again."""
+import hashlib
 import json
 
 import numpy as np
@@ -151,3 +152,45 @@ def test_pacs_second_load_reads_the_cache(tmp_path, monkeypatch):
     second = pacs.load_pacs(tmp_path / "data", image_size=16, counts=counts)
     assert len(calls) == 1
     same_dataset(first, second)
+
+
+def test_fmnist_debian_layout_is_decompressed_once_then_read_from_the_cache(tmp_path, monkeypatch):
+    """Debian's re-compressed archives are checked by their content once; later loads read
+    the cache, and a touched archive is hashed again (its md5 recorded at the verified
+    decode is the reference), never decompressed."""
+    root = tmp_path / "debian"
+    md5s = write_fake_fmnist(root, num_train=17, num_test=5, seed=8, layout="debian")
+    calls = counting(monkeypatch, fmnist)
+    unzipped = []
+    original = fmnist._gunzip
+    monkeypatch.setattr(fmnist, "_gunzip", lambda *a: unzipped.append(a[0].name) or original(*a))
+    first = fmnist.load_fmnist(root, checksums=md5s)
+    assert len(calls) == 1 and len(unzipped) == 4
+    archive = root / "train-images-idx3-ubyte.gz"
+    archive.write_bytes(archive.read_bytes())  # copied or touched: new mtime, same bytes
+    second = fmnist.load_fmnist(root, checksums=md5s)
+    assert len(calls) == 1 and len(unzipped) == 4, "served from the cache without decompressing"
+    same_dataset(first, second)
+    (path,) = cache_files()
+    _, sources = read_decoded(path)
+    assert sources[archive.name]["md5"] == hashlib.md5(archive.read_bytes()).hexdigest()
+
+
+def test_fmnist_layouts_of_one_content_share_one_cache_entry(tmp_path, monkeypatch):
+    roots = {layout: (tmp_path / layout, write_fake_fmnist(tmp_path / layout, 9, 4, seed=2, layout=layout))
+             for layout in ("idx", "debian")}
+    calls = counting(monkeypatch, fmnist)
+    loaded = [fmnist.load_fmnist(root, checksums=md5s) for root, md5s in roots.values()]
+    same_dataset(*loaded)
+    assert len(cache_files()) == 1, "keyed by the content's md5s, not by the files' form or place"
+    assert len(calls) == 2, "other source files: verified and decoded again"
+
+
+def test_fmnist_archive_replaced_after_caching_is_checked_again(tmp_path):
+    root = tmp_path / "debian"
+    md5s = write_fake_fmnist(root, num_train=9, num_test=4, seed=8, layout="debian")
+    fmnist.load_fmnist(root, checksums=md5s)
+    write_fake_fmnist(tmp_path / "other", num_train=9, num_test=4, seed=9, layout="debian")
+    (root / "t10k-labels-idx1-ubyte.gz").write_bytes((tmp_path / "other" / "t10k-labels-idx1-ubyte.gz").read_bytes())
+    with pytest.raises(DatasetError, match="checksum mismatch for t10k-labels-idx1-ubyte.gz"):
+        fmnist.load_fmnist(root, checksums=md5s)

@@ -19,7 +19,10 @@ scripts), and this machine's estimate, the figure ``flcore book`` prints before 
 (:mod:`flcore.reproduction.estimate`; ``this_machine`` in the JSON).  ``--max-rounds N``
 caps every run at N rounds: a preview whose pages say so, and
 whose runs continue from their checkpoints when the command runs again with a higher cap
-or none.
+or none.  ``--dataset NAME...`` keeps the runs on those data sets only (FedIMA's
+Fashion-MNIST rows of Table I: ``--dataset fmnist``): ``--plan`` prices them, otherwise
+they are trained into the store and no page is rebuilt (a page needs all its rows' runs);
+``flcore claims`` then gives the verdicts they decide.
 
 Each artifact's outcome goes to a small manifest, ``book/_artifacts.json``: status (ok,
 failed, skipped), scale, seeds, round cap, duration, the notebook's hash and flcore's fingerprint
@@ -40,6 +43,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from flcore.data import DATASET_NAMES
 from flcore.executors.ray_executor import ExecutorError
 from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for
 from flcore.reproduction.budget import book_specs, load_device_rates
@@ -54,10 +58,18 @@ from flcore.reproduction.claims import (
 from flcore.reproduction.inventory import coverage
 from flcore.reproduction.papers import paper_ids
 from flcore.reproduction.pricing import plan_text, price_runs
-from flcore.reproduction.runner import training_estimate
+from flcore.reproduction.runner import results_frame, training_estimate
 from flcore.site.manifest import flcore_fingerprint, load_manifest, stale_reason
 from flcore.site.pages import write_site_pages
-from flcore.site.reproduce import build_book, machine_rates_or_none, make_run_executor, print_summary, reproduce
+from flcore.site.reproduce import (
+    build_book,
+    machine_rates_or_none,
+    make_run_executor,
+    on_datasets,
+    prefetch_runs,
+    print_summary,
+    reproduce,
+)
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -103,7 +115,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=_seed, nargs="+", default=[0], help="seeds of every configuration (default: 0)")
     p.add_argument("--workers", type=_positive_int, default=None,
                    help="runs trained at once on a CPU (default: one per core)")
-    p.add_argument("--data-root", default="data", help="CIFAR folder (paper scale)")
+    p.add_argument("--data-root", default="data",
+                   help="data folder (paper scale): CIFAR, PACS or Fashion-MNIST, e.g. Debian's "
+                        "/usr/share/datasets/fashion-mnist")
     p.add_argument("--download", action="store_true", help="fetch CIFAR through torchvision when missing")
     p.add_argument("--root", default=".", help="repository root holding notebooks/, book/ and _toc.yml")
     p.add_argument("--timeout", type=_positive_int, default=None,
@@ -142,9 +156,17 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         # the claims' extra seeds of these artifacts' cells and the reference pairs (claims)
         specs += claim_specs(args.scale, chosen) + spread_specs(args.scale) if specs else []
         what = f"{len(chosen)} artifact(s) at the {args.scale} scale"
+        if args.datasets:
+            specs = on_datasets(specs, args.datasets)
+            what += f", their runs on {', '.join(args.datasets)}"
         return _print_plan(args, specs, what)
     if not _connect_executor(args):
         return EXIT_USAGE
+    if args.datasets:
+        try:
+            return _train_on_datasets(chosen, args)
+        finally:
+            _disconnect_executor(args)
     results: dict[str, dict] = {}
     try:
         results = reproduce(chosen, args, force=not args.stale_only, results=results)
@@ -152,6 +174,27 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         _disconnect_executor(args)
         print_summary(results)  # also when the batch stopped early (interrupted)
     return EXIT_FAILED if any(e["status"] == "failed" for e in results.values()) else 0
+
+
+def _train_on_datasets(chosen: list[str], args: argparse.Namespace) -> int:
+    """``--dataset``: train the artifacts' runs on ``args.datasets`` (capped at
+    ``--max-rounds``), print one line per run's state, rebuild no page."""
+    store = str(Path(args.store).expanduser().resolve())
+    frame = prefetch_runs([get_artifact(a) for a in chosen], args, store, print)
+    if frame is None:
+        specs = on_datasets(runs_for(chosen, args.scale, args.seeds), args.datasets)
+        if not specs:
+            print(f"flcore: error: {', '.join(chosen)} at the {args.scale} scale train(s) nothing on "
+                  f"{', '.join(args.datasets)}", file=sys.stderr)
+            return EXIT_USAGE
+        frame = results_frame(specs, store)
+    frame = frame.drop_duplicates("run_id")
+    counts = frame["status"].value_counts()
+    cap = f" (capped at {args.max_rounds} rounds: a preview, no verdict)" if args.max_rounds else ""
+    print(f"{len(frame)} run(s) on {', '.join(args.datasets)} at the {args.scale} scale{cap}: "
+          + ", ".join(f"{n} {state}" for state, n in counts.items())
+          + f". No page was rebuilt; the claims they decide: flcore claims --scale {args.scale} --store {store}")
+    return EXIT_FAILED if (frame["status"] == "failed").any() else 0
 
 
 def _print_plan(args: argparse.Namespace, specs: list, what: str) -> int:
@@ -308,6 +351,10 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
                    help="list the 110 tables and figures: status, scales built, claims, staleness")
     p.add_argument("--json", action="store_true", help="with --list: one JSON object per table or figure; "
                    "with --plan: the plan as one JSON object")
+    p.add_argument("--dataset", dest="datasets", nargs="+", default=None, metavar="NAME",
+                   choices=DATASET_NAMES,
+                   help="only the runs on these data sets (e.g. fmnist: FedIMA's Fashion-MNIST rows): priced with "
+                        "--plan, else trained into the store without rebuilding any page")
     _plan_options(p)
     _common(p)
     b = subparsers.add_parser("book", help="reproduce the stale artifacts, then build the site",

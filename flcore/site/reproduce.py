@@ -256,16 +256,26 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", p
     nbformat.write(nb, path)
 
 
-def prefetch_runs(artifacts, args, store: str, log, scale: str | None = None) -> None:
+def on_datasets(specs: list, datasets) -> list:
+    """The available specs of ``specs`` whose runs train on one of ``datasets`` (flcore's
+    names); all of ``specs`` when ``datasets`` is empty or None."""
+    if not datasets:
+        return list(specs)
+    return [s for s in specs if s.available and s.resolve().dataset in set(datasets)]
+
+
+def prefetch_runs(artifacts, args, store: str, log, scale: str | None = None):
     """Train the union of the runs the artifacts need, once, before their notebooks run
-    (at ``scale``, default ``args.scale``; capped at ``args.max_rounds`` when given)."""
+    (at ``scale``, default ``args.scale``; capped at ``args.max_rounds`` when given; only
+    those on ``args.datasets`` when given).  Returns the runs' frame (None when nothing was
+    asked for or the batch could not start)."""
 
     from flcore.site.manifest import one_line_error
 
     scale = scale or args.scale
     specs = runs_for([a.id for a in artifacts], scale, args.seeds)
     if not specs:
-        return
+        return None
     # the claims' cells run their seeds, and the reference pairs measure the spread of a
     # comparison with too few seeds (flcore.reproduction.claims)
     known = {s.run_id() for s in specs}
@@ -273,6 +283,9 @@ def prefetch_runs(artifacts, args, store: str, log, scale: str | None = None) ->
         if spec.run_id() not in known:
             known.add(spec.run_id())
             specs.append(spec)
+    specs = on_datasets(specs, getattr(args, "datasets", None))
+    if not specs:
+        return None
     executor = getattr(args, "run_executor", None)
     local = executor is None or executor.name == "local"
     rates = machine_rates_or_none(args, store, log) if local else None
@@ -283,9 +296,10 @@ def prefetch_runs(artifacts, args, store: str, log, scale: str | None = None) ->
                             live=local, rates=rates)
     except Exception as exc:  # noqa: BLE001 - the notebooks will report their own failures
         log(f"training the shared runs failed ({one_line_error(exc)}); each notebook will retry its own")
-        return
+        return None
     for row in frame[frame["status"] == "failed"].drop_duplicates("run_id").itertuples():
         log(f"run {row.run_id} failed: {row.error} (traceback in {row.run_dir}/status.json)")
+    return frame
 
 
 def machine_rates_or_none(args: argparse.Namespace, store: str, log, keep: bool = True):
