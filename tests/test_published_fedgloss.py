@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flcore.algorithms import methods as methods_module
+from flcore.algorithms import registry as methods_module
 from flcore.papers.fedgloss import config_tables as cfgtables
 from flcore.reproduction.published import published
 

@@ -5,8 +5,8 @@ measured on some machine ("CPU, 2 cores").  Two machines with that name can diff
 factor of two -- a slower clock, two hyper-threads of one core rather than two cores,
 a container's neighbours -- so an estimate from the rows alone can be far off.
 :func:`machine_rates` therefore measures a *probe* on this machine: a group of
-:data:`PROBE_RUNS` small-scale FedSAM runs (the book's commonest kind of group), capped at
-:data:`PROBE_ROUNDS` rounds, trained in each of the ``workers`` single-threaded processes
+``PROBE_RUNS`` small-scale FedSAM runs (the book's commonest kind of group), capped at
+``PROBE_ROUNDS`` rounds, trained in each of the ``workers`` single-threaded processes
 the book trains with, all at once (so that the workers' contention for the cores and
 their memory is in the figure), without a store (nothing is written).  The *factor* is
 the probe's mean seconds over the seconds the reference rows price it at; this machine's

@@ -137,7 +137,7 @@ class PairedTest:
 
     @property
     def mde(self) -> float:
-        """Minimum detectable effect at :data:`POWER` (80 %) for the two-sided test, from the
+        """Minimum detectable effect at ``POWER`` (80 %) for the two-sided test, from the
         noncentral t (module docstring)."""
         return detectable_noncentrality(self.df) * self.se
 

@@ -106,7 +106,7 @@ class RoundDriver:
     def draw(self, members: list[int], round: int) -> tuple[list[tuple[list[int], list]], RoundDraws]:
         """Each member's sampled clients and batch plans, and the round's draws of all of
         them on the device in one transfer.  A run alone draws through its own
-        :meth:`Simulation.draw_round`; a group's plans index the concatenated training
+        :meth:`flcore.sim.engine.Simulation.draw_round`; a group's plans index the concatenated training
         set (each run's shifted by its offset)."""
         if self.alone:
             clients, plans, draws = self.sims[0].draw_round(round)
