@@ -82,8 +82,6 @@ import warnings
 # tqdm warns that notebook progress bars need ipywidgets when Flower Datasets is imported
 warnings.filterwarnings("ignore", message="IProgress not found")
 
-import os
-
 import torch
 from flwr_datasets.partitioner import DirichletPartitioner
 
@@ -91,7 +89,6 @@ import flcore.flower as ff
 from flcore.algorithms import get_method
 
 torch.set_num_threads(1)  # as Ray's client workers: see the last section
-os.environ["OMP_NUM_THREADS"] = "1"  # Ray's workers inherit it: one thread each, even in a build that set more
 
 
 def partitioner():
