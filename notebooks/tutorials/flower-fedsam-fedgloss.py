@@ -188,9 +188,9 @@ for name, value in gloss_strategy.server_state.items():
 # derives from `(seed, purpose, round, client)`, so a Flower client computes the batches
 # flcore's engine would give it -- and run the same local and server code. Ray gives each
 # client worker one thread, and this page set one thread for the server and for flcore's
-# engine (its first code cell), so every sum is taken in the same order and the global
-# models after the last round are identical to the bit (with other thread counts they
-# differ by float32 rounding, about $10^{-8}$):
+# engine (its first code cell). The global models after the last round agree to float32
+# rounding, at most $10^{-6}$ apart (about $10^{-7}$ here: Flower's server and flcore's
+# round driver take their sums in orders of their own):
 
 # %%
 for federation, strategy in ((fedsam, sam_strategy), (fedgloss, gloss_strategy)):
@@ -199,7 +199,7 @@ for federation, strategy in ((fedsam, sam_strategy), (fedgloss, gloss_strategy))
     difference = float((strategy.global_model - sim.w).abs().max())
     print(f"{federation.name}: same clients {clients == [row['clients'] for row in strategy.history]}, "
           f"max |Flower - flcore| = {difference:.1e}")
-    assert clients == [row["clients"] for row in strategy.history] and difference == 0.0
+    assert clients == [row["clients"] for row in strategy.history] and difference <= 1e-6
 
 # %% [markdown]
 # ## What Flower's protocol changes
