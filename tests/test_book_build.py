@@ -333,7 +333,9 @@ def test_browser_claims_tables_show_the_verdict_at_1280_px_and_no_page_prints_na
                     problems.append(f"{name}: verdict column at {right:.0f} px, its table's box ends at "
                                     f"{box_right:.0f} px (scrolls {scroll} px), window {width} px")
                     break
-            found = re.findall(r".{0,40}\b(?:nan|NaN|None)\b.{0,20}", browser.execute_script(TEXT_OUTSIDE_CODE))
+            # prose may name NaN (the value's name); a generated table or verdict never prints it
+            printed = r"nan|NaN|None" if name.startswith("book/artifacts/") or "claims" in name else r"nan|None"
+            found = re.findall(rf".{{0,40}}\b(?:{printed})\b.{{0,20}}", browser.execute_script(TEXT_OUTSIDE_CODE))
             if found:
                 problems.append(f"{name}: prints {found[:3]}")
     finally:

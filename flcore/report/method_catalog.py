@@ -73,7 +73,7 @@ def render_catalog() -> str:
                      f"{r['downloads_per_round']}/{r['uploads_per_round']} | {r['grad_evals_per_step']} |")
     for r in rows:
         anchor = _label(r["name"])
-        hp = ", ".join(f"`{k}` = {v}" for k, v in r["hyperparameters"].items()) or "none beyond the client SGD's"
+        hp = ", ".join(f"`{k}` = `{v}`" for k, v in r["hyperparameters"].items()) or "none beyond the client SGD's"
         lines += [
             "",
             f"({anchor})=",
