@@ -12,6 +12,7 @@ from test_methods_papers import PLAN, W0, Driver, average, close, grad, unit
 
 from flcore import resolve_config
 from flcore.algorithms import METHODS, get_method
+from flcore.algorithms.recipes_since import SINCE_METHODS
 from flcore.errors import ConfigError
 
 # ----------------------------------------------------------------------------- WIMA
@@ -294,7 +295,11 @@ def test_fednsam_code_variant_equals_the_official_update(clip_norm):
 
 # ----------------------------------------------------------------------------- every engine
 
-SINCE = ["wima", "fedswa", "fedmoswa", "fednsam"]
+def test_the_since_group_lists_the_newer_methods_in_registration_order():
+    assert SINCE_METHODS[:4] == ("wima", "fedswa", "fedmoswa", "fednsam")
+    assert list(METHODS)[-len(SINCE_METHODS):] == list(SINCE_METHODS)
+
+SINCE = list(SINCE_METHODS)
 
 
 @pytest.mark.parametrize("method", SINCE)

@@ -171,3 +171,8 @@ _add(Method(
     "m^{t+1} = gamma m^t + Delta^t; x^{t+1} = x^t + m^{t+1} (gamma = fednsam_gamma).",
     ("P1", "C0", "S0", "S9", "L0"), ("rho", "fednsam_gamma", "fednsam_variant"), sam_client, _fednsam_server,
     grad_evals_per_step=2))
+
+
+#: The names of the methods published since the five papers, in registration order: the
+#: "since these papers" group that the book's page and the contested claims read.
+SINCE_METHODS: tuple[str, ...] = tuple(method.name for method in RECIPES)
