@@ -104,7 +104,9 @@ def test_the_new_fields_are_validated():
                                   ("fednsam_gamma", 1.0, "must be in \\[0, 1\\)"),
                                   ("fedmoswa_gamma", -0.1, "must be in \\[0, 1\\]"),
                                   ("fedmoswa_variant", "both", "paper"),
-                                  ("fednsam_variant", "both", "paper")):
+                                  ("fednsam_variant", "both", "paper"),
+                                  ("fedsol_temperature", 0.0, "must be > 0"),
+                                  ("fedsol_strength", "paper", "fixed, adaptive")):
         with pytest.raises(ConfigError, match=message):
             resolve_config(scale="smoke", method=field.split("_")[0], **{field: value})
 
@@ -291,6 +293,78 @@ def test_fednsam_code_variant_equals_the_official_update(clip_norm):
         m = mean_update if r == 0 else gamma * mean_update + mean_update
         x = x + m
         torch.testing.assert_close(result.global_model, x, rtol=0, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- FedSOL
+
+def official_fedsol_client(sim, x, client, lr, steps, rho, adaptive, momentum=0.9, wd=1e-5, temperature=3.0):
+    """Lee-Gihun/FedSOL ``fedsol_fixed`` / ``fedsol_adaptive`` ``ClientTrainer.train``,
+    restated for the linear model: the first pass's loss ``KLDivLoss(batchmean)(log_softmax(f(w)/3),
+    softmax(f(w_g)/3))``, the SAM ascent ``e = rho g_p / (||g_p|| + 1e-12)`` (adaptive: times
+    ``F.normalize(|w - w_g|, dim=0)`` per tensor), the cross-entropy gradient at ``w + e`` and
+    ``SGD(lr, momentum, weight_decay)`` at ``w`` (a fresh momentum buffer every round).
+    One difference, on the Known differences page: at a round's first step ``w = w_g`` and
+    the KL's gradient is zero up to rounding, which the code normalises into a step of
+    length rho in the rounding's direction; flcore's gradient is exactly zero there, so is
+    its perturbation, and so is the restatement's."""
+    idx = sim.data.client_indices[client]
+    X = sim.data.train_x[idx]
+
+    def logits(w):
+        return X @ w[:6].view(2, 3).T + w[6:]
+
+    target = torch.softmax(logits(x) / temperature, dim=1)
+    y, buf = x.clone(), torch.zeros_like(x)
+    for step in range(steps):
+        w = y.clone().requires_grad_(True)
+        kl = torch.nn.functional.kl_div(torch.log_softmax(logits(w) / temperature, dim=1), target,
+                                        reduction="batchmean")
+        (g_p,) = torch.autograd.grad(kl, w)
+        e = g_p * rho / (g_p.norm() + 1e-12)
+        if step == 0:  # w = w_g: g_p is rounding noise, which the code scales to length rho; flcore's is 0
+            assert float(g_p.norm()) < 1e-15
+            e = torch.zeros_like(e)
+        if adaptive:
+            d = (y - x).abs()
+            e = e * torch.cat([torch.nn.functional.normalize(d[:6].view(2, 3), dim=0).reshape(-1),
+                               torch.nn.functional.normalize(d[6:], dim=0)])
+        g = code_grad(sim, y + e, client)
+        buf = momentum * buf + g + wd * y
+        y = y - lr * buf
+    return y
+
+
+@pytest.mark.parametrize("strength", ["fixed", "adaptive"])
+def test_fedsol_equals_the_official_update(strength):
+    """Two rounds against the official client (the code's rho = 1, momentum 0.9, weight decay
+    1e-5, lr decay 0.99 a round) and its server (``_aggregation``: the sample-weighted average).
+    The tolerance is 1e-12, as FedNSAM's: the ascent is a normalised gradient."""
+    steps, rho = 3, 1.0
+    sim = code_simulation("fedsol", local_steps=steps, rho=rho, fedsol_strength=strength, momentum=0.9,
+                          weight_decay=1e-5, lr_decay=0.99)
+    for r in range(2):
+        result = sim.step()
+        x = result.start
+        models = [official_fedsol_client(sim, x, client, LR * 0.99 ** r, steps, rho, strength == "adaptive")
+                  for client in result.client_ids]
+        for k, y in enumerate(models):
+            torch.testing.assert_close(result.client_models[k], y, rtol=0, atol=1e-12)
+        torch.testing.assert_close(result.global_model, torch.stack(models).mean(0), rtol=0, atol=1e-12)
+
+
+def test_fedsol_perturbs_along_the_proximal_gradient_not_the_local_one():
+    """The ascent follows the KL loss to the received model, not the cross-entropy: FedSOL
+    differs from FedSAM at the same rho, equals plain SGD at rho 0, and the adaptive strength
+    is zero at the round's first step (w = w^t), so one local step of it is SGD too."""
+    def first(method, steps=2, **config):
+        return code_simulation(method, local_steps=steps, **config).step().client_models
+
+    sol, sam = first("fedsol", rho=0.5), first("fedsam", rho=0.5)
+    assert not torch.allclose(sol, sam)
+    torch.testing.assert_close(first("fedsol", rho=0.0), first("fedavg"), rtol=0, atol=1e-15)
+    torch.testing.assert_close(first("fedsol", steps=1, rho=0.5, fedsol_strength="adaptive"),
+                               first("fedavg", steps=1), rtol=0, atol=1e-15)
+    assert not torch.allclose(first("fedsol", rho=0.5, fedsol_strength="adaptive"), first("fedavg"))
 
 
 # ----------------------------------------------------------------------------- every engine

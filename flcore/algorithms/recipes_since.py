@@ -78,6 +78,25 @@ code also hard-codes ``rho = 0.05``, clips the SAM gradient to norm 10 and uses 
 1e-3 (``rho``, ``clip_norm``, ``weight_decay``) and averages uniformly.  The use of the
 momentum as the perturbation direction that the abstract mentions is not in the official
 client (it perturbs along the local gradient) and is not implemented.
+
+FedSOL (Lee, Jeong, Kim, Oh & Yun, CVPR 2024, arXiv 2308.12532; official code
+``Lee-Gihun/FedSOL``): "FedSOL targets parameter regions where learning on the local
+objective is minimally influenced by proximal weight perturbations" (abstract).  Each local
+step perturbs the iterate along the gradient of the proximal objective ``L_p`` (the model's
+tie to the received global model ``w^t``) and descends the local loss there:
+
+- ``eps* = rho grad L_p(w; w^t) / ||grad L_p(w; w^t)||``, ``w <- w - eta (grad L_local(w + eps*)
+  + wd w)`` (part :class:`flcore.algorithms.perturbation_proximal.ProximalSAMPerturbation`);
+- ``L_p`` the official code's KL divergence from the global model's predictions to the local
+  model's at temperature ``T`` (``fedsol_temperature``, the code's 3); the paper leaves
+  ``L_p`` open ("robust to different proximal objectives");
+- server: FedAvg (S0).
+
+``fedsol_strength = "adaptive"``: the official ``fedsol_adaptive`` client, ``eps`` scaled
+coordinate-wise by ``|w - w^t|`` normalised per parameter tensor along its first dimension.
+The official SAM divides by ``||g|| + 1e-12`` (flcore's parts: the same constant here); its
+configurations use ``rho = 1`` with SGD momentum 0.9 and weight decay 1e-5 (``rho``,
+``momentum``, ``weight_decay``).
 """
 from __future__ import annotations
 
@@ -85,6 +104,7 @@ from flcore.algorithms.averaging import add_ima
 from flcore.algorithms.control_momentum import MomentumControlServer, MomentumControlVariate
 from flcore.algorithms.methods import Method, average_server, average_step, local_update, sam_client, sgd_client
 from flcore.algorithms.perturbation import NoPerturbation
+from flcore.algorithms.perturbation_proximal import ProximalSAMPerturbation
 from flcore.algorithms.round_lr import LinearInRoundLR
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
 from flcore.algorithms.server_nesterov import NesterovExtrapolation
@@ -170,6 +190,24 @@ _add(Method(
     "x^t + gamma m^t and run SAM steps; Delta^t = sum_k p_k y_k - (x^t + gamma m^t); "
     "m^{t+1} = gamma m^t + Delta^t; x^{t+1} = x^t + m^{t+1} (gamma = fednsam_gamma).",
     ("P1", "C0", "S0", "S9", "L0"), ("rho", "fednsam_gamma", "fednsam_variant"), sam_client, _fednsam_server,
+    grad_evals_per_step=2))
+
+
+# ----------------------------------------------------------------------------- FedSOL
+
+def _fedsol_client(cfg, flat):
+    """SAM whose ascent follows the proximal KL loss's gradient; descent on the local loss."""
+    perturbation = ProximalSAMPerturbation(flat, cfg.rho, cfg.fedsol_temperature,
+                                           adaptive=cfg.fedsol_strength == "adaptive")
+    return local_update(cfg, perturbation)
+
+
+_add(Method(
+    "fedsol",
+    "FedSOL (Lee et al. 2024): eps* = rho grad L_p(w; w^t)/||grad L_p(w; w^t)|| with L_p the KL divergence "
+    "from the global model's predictions to the local model's at temperature T (fedsol_temperature); "
+    "w <- w - eta grad L_local(w + eps*); FedAvg server (fedsol_strength = adaptive: eps scaled by |w - w^t|).",
+    ("P8", "C0", "S0", "L0"), ("rho", "fedsol_temperature", "fedsol_strength"), _fedsol_client, average_server,
     grad_evals_per_step=2))
 
 

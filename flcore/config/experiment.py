@@ -127,6 +127,8 @@ class ExperimentConfig:
     fedmoswa_variant: str  # "paper" | "code" (junkangLiu0/FedSWA: c = the clients' mean in the first round)
     fednsam_gamma: float  # FedNSAM: the global Nesterov momentum coefficient gamma
     fednsam_variant: str  # "paper" (accumulated momentum) | "code" (junkangLiu0/FedNSAM: m = (1 + gamma) Delta)
+    fedsol_temperature: float  # FedSOL: temperature T of the proximal KL loss whose gradient sets the perturbation
+    fedsol_strength: str  # FedSOL: "fixed" (eps = rho unit(grad L_p)) | "adaptive" (scaled by |w - w^t|)
     lr_decay: float  # exponential per-round client lr decay gamma (1: constant)
     clip_norm: float | None  # clip the local descent gradient to this norm (None: off)
     mixup_alpha: float  # Mixup Beta(alpha, alpha) (0: off)

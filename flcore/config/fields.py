@@ -93,6 +93,8 @@ METHOD_FIELDS = frozenset(
         "fednsam_variant",
         "fedmoswa_gamma",
         "fedmoswa_variant",
+        "fedsol_temperature",
+        "fedsol_strength",
         "swa_start",
         "swa_cycle",
         "swa_lr_min",
@@ -133,6 +135,7 @@ OPTION_CHOICES = {
     "fedswa_variant": ("paper", "code"),
     "fednsam_variant": ("paper", "code"),
     "fedmoswa_variant": ("paper", "code"),
+    "fedsol_strength": ("fixed", "adaptive"),
 }
 
 #: Method options added after runs were stored: they enter the run id only when the
@@ -198,6 +201,8 @@ DEFAULTS: dict[str, Any] = {
     "fednsam_variant": "paper",
     "fedmoswa_gamma": 0.1,
     "fedmoswa_variant": "paper",
+    "fedsol_temperature": 3.0,
+    "fedsol_strength": "fixed",
     "swa_start": None,
     "swa_cycle": 10,
     "swa_lr_min": 1e-4,

@@ -187,7 +187,7 @@ def validate(cfg: dict[str, Any]) -> None:
                  "swa_lr_min"):
         _at_least(name, cfg[name], 0)
     for name in ("feddyn_alpha", "fedspeed_lambda", "smoo_beta", "gloss_beta", "scaffold_correction", "lr_decay",
-                 "ima_gamma", "ima_gamma_late", "ima_lr_min"):
+                 "ima_gamma", "ima_gamma_late", "ima_lr_min", "fedsol_temperature"):
         _positive(name, cfg[name])
     _at_least("fa_lambda", cfg["fa_lambda"], 0)
     for name in ("fedcm_alpha", "fedgf_static_c", "gma_tau", "fa_momentum", "fedswa_rho", "fedmoswa_gamma"):

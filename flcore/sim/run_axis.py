@@ -43,9 +43,9 @@ def _equal(a, b) -> bool:
                 and a.dtype == b.dtype and torch.equal(a, b))
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
-    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):  # not fields out of == (a part's model template)
         return type(a) is type(b) and all(_equal(getattr(a, f.name), getattr(b, f.name))
-                                          for f in dataclasses.fields(a))
+                                          for f in dataclasses.fields(a) if f.compare)
     return a == b
 
 
@@ -85,7 +85,7 @@ def merge_parts(parts: list, rows_per_run: list[int], like: torch.Tensor):
     changes = {}
     for f in dataclasses.fields(first):
         values = [getattr(p, f.name) for p in parts]
-        if _same(values):
+        if not f.compare or _same(values):  # a model template (compare=False): the runs share the model
             continue
         if isinstance(values[0], tuple):
             changes[f.name] = tuple(merge_parts(list(vs), rows_per_run, like) for vs in zip(*values))
