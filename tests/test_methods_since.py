@@ -106,7 +106,10 @@ def test_the_new_fields_are_validated():
                                   ("fedmoswa_variant", "both", "paper"),
                                   ("fednsam_variant", "both", "paper"),
                                   ("fedsol_temperature", 0.0, "must be > 0"),
-                                  ("fedsol_strength", "paper", "fixed, adaptive")):
+                                  ("fedsol_strength", "paper", "fixed, adaptive"),
+                                  ("fedwmsam_alpha", 1.0, "must be in \\(0, 1\\)"),
+                                  ("fedwmsam_alpha", 0.0, "must be in \\(0, 1\\)"),
+                                  ("fedwmsam_variant", "both", "paper")):
         with pytest.raises(ConfigError, match=message):
             resolve_config(scale="smoke", method=field.split("_")[0], **{field: value})
 
@@ -365,6 +368,87 @@ def test_fedsol_perturbs_along_the_proximal_gradient_not_the_local_one():
     torch.testing.assert_close(first("fedsol", steps=1, rho=0.5, fedsol_strength="adaptive"),
                                first("fedavg", steps=1), rtol=0, atol=1e-15)
     assert not torch.allclose(first("fedsol", rho=0.5, fedsol_strength="adaptive"), first("fedavg"))
+
+
+# ----------------------------------------------------------------------------- FedWMSAM
+
+def official_fedwmsam_client(sim, x, client, lr, steps, rho, m_i, alpha, as_coded, clip_norm, wd=1e-3):
+    """Huang-Yongzhi/NeurlPS_FedWMSAM ``fedwmsam.train`` with ``WMSAM.step``, restated for the
+    linear model (two tensors: the 2x3 weight, the bias): ``differ = target - y`` with
+    ``target`` the start moved by ``m_i`` after every step; the perturbation (as coded: tensor
+    ``idx`` shifted by ``-rho differ[idx] / (sum_idx |differ[idx]| + 1e-7)``; as stated:
+    ``-rho differ / (||differ|| + 1e-7)``); the gradient of ``alpha CE + (1 - alpha) <w, m_i>``
+    at the perturbed point, ``clip_grad_norm_`` and ``SGD(lr, weight_decay=1e-3)``."""
+    y, target = x.clone(), x.clone()
+    for _ in range(steps):
+        differ = target - y
+        if as_coded:
+            scale = rho / (differ[0].abs() + differ[1].abs() + 1e-7)
+            e = torch.cat([(-differ[0] * scale).expand(6), (-differ[1] * scale).expand(2)])
+        else:
+            e = -rho * differ / (differ.norm() + 1e-7)
+        g = clip(alpha * code_grad(sim, y + e, client) + (1 - alpha) * m_i, clip_norm)
+        y = y - lr * (g + wd * y)
+        target = target + m_i
+    return y
+
+
+def official_cosine_score(update, m):
+    """The code's ``cosine_similarity``: 0.0 when a norm is zero, else cos + 1."""
+    denom = update.norm() * m.norm()
+    return 0.0 if float(denom) == 0 else float(update @ m / denom) + 1.0
+
+
+@pytest.mark.parametrize("variant, lr_decay, clip_norm", [("code", 0.998, 10.0), ("code", 0.998, 0.05),
+                                                          ("paper", 1.0, 10.0)])
+def test_fedwmsam_equals_the_official_update(variant, lr_decay, clip_norm):
+    """Three rounds against the official client and server (``process_for_communication``:
+    ``m_i = m + (c - c_i) alpha/(1 - alpha)``; ``postprocess``: the cosine score against the
+    old ``m`` and ``c_i+ = c_i - c - Delta_i/(K lr)``; ``global_update``: ``alpha <- 0.99 alpha
+    + 0.01 clip(mean score, 0.1, 0.9)``, ``c += sum(c_i+ - c_i)/N``, ``m = -mean Delta/(K lr) *
+    lr_decay``, ``x + lg mean Delta``).  ``"code"`` is the code as it runs; ``"paper"`` the rule
+    it states (the whole-vector perturbation, no lr-decay factor on ``m``)."""
+    steps, rho, alpha, lg = 3, 0.1, 0.5, 0.9  # alpha away from the band floor, so that it moves
+    sim = code_simulation("fedwmsam", local_steps=steps, rho=rho, fedwmsam_alpha=alpha, fedwmsam_variant=variant,
+                          clip_norm=clip_norm, weight_decay=1e-3, lr_decay=lr_decay, server_lr=lg)
+    x = sim.w.clone()
+    m, c = torch.zeros_like(x), torch.zeros_like(x)
+    c_i = torch.zeros(4, x.numel(), dtype=x.dtype)
+    for r in range(3):
+        lr = LR * lr_decay ** r
+        result = sim.step()
+        models, scores, delta_c = [], [], torch.zeros_like(x)
+        for client in result.client_ids:
+            m_i = m + (c - c_i[client]) * alpha / (1 - alpha)
+            y = official_fedwmsam_client(sim, x, client, lr, steps, rho, m_i, alpha, variant == "code", clip_norm)
+            models.append(y)
+            scores.append(official_cosine_score(y - x, m))
+            new_c_i = c_i[client] - c - (y - x) / steps / lr
+            delta_c += new_c_i - c_i[client]
+            c_i[client] = new_c_i
+        for k, y in enumerate(models):
+            torch.testing.assert_close(result.client_models[k], y, rtol=0, atol=1e-12)
+        mean_update = torch.stack([y - x for y in models]).mean(0)
+        alpha = 0.99 * alpha + 0.01 * max(0.1, min(sum(scores) / len(scores), 0.9))
+        c = c + delta_c / 4
+        m = -mean_update / steps / lr * (lr_decay if variant == "code" else 1.0)
+        x = x + lg * mean_update
+        torch.testing.assert_close(result.global_model, x, rtol=0, atol=1e-12)
+        torch.testing.assert_close(result.server_state["wmsam.m"], m, rtol=0, atol=1e-10)
+        assert float(result.server_state["wmsam.alpha"]) == pytest.approx(alpha, abs=1e-14)
+        torch.testing.assert_close(result.server_state["scaffold.c"], c, rtol=0, atol=1e-10)
+
+
+def test_fedwmsam_variants_differ_and_alpha_moves_towards_the_band():
+    """The code's per-tensor perturbation is not the stated one; in round 0 (m = 0) every
+    score is 0, so alpha moves towards the band's floor, 0.99 alpha + 0.001."""
+    paper, code = (code_simulation("fedwmsam", local_steps=3, rho=0.5, fedwmsam_alpha=0.5, fedwmsam_variant=v)
+                   for v in ("paper", "code"))
+    first = paper.step()
+    assert float(first.server_state["wmsam.alpha"]) == pytest.approx(0.99 * 0.5 + 0.01 * 0.1, abs=1e-15)
+    code.step()
+    second_paper, second_code = paper.step(), code.step()
+    assert not torch.allclose(second_paper.client_models, second_code.client_models)
 
 
 # ----------------------------------------------------------------------------- every engine

@@ -97,17 +97,39 @@ coordinate-wise by ``|w - w^t|`` normalised per parameter tensor along its first
 The official SAM divides by ``||g|| + 1e-12`` (flcore's parts: the same constant here); its
 configurations use ``rho = 1`` with SGD momentum 0.9 and weight decay 1e-5 (``rho``,
 ``momentum``, ``weight_decay``).
+
+FedWMSAM (Li, Huang et al., NeurIPS 2025, arXiv 2511.22080; official code
+``Huang-Yongzhi/NeurlPS_FedWMSAM``): a momentum-guided perturbation (one gradient per step)
+and a cosine-similarity weight between the gradient and the server momentum.  The paper's
+equations were not available here; flcore implements the rule the official client and
+server state (parts :mod:`flcore.algorithms.momentum_sam` with SCAFFOLD's C2):
+
+- client: ``m_i = m + alpha/(1 - alpha)(c - c_i)``; step ``j``: ``d_j = x + j m_i - y_j``,
+  ``eps_j = -rho d_j/(||d_j|| + 1e-7)``, ``y <- y - eta (clip(alpha g(y + eps_j) + (1 - alpha) m_i) + wd y)``;
+- server: ``x^{t+1} = x^t + eta_g mean_k (y_k - x^t)``; SCAFFOLD's ``c``, ``c_i``;
+  ``alpha <- 0.99 alpha + 0.01 clip(mean_S (cos(y_k - x^t, m) + 1), 0.1, 0.9)``;
+  ``m <- mean_S (x^t - y_k)/(K eta)``; ``alpha`` starts at ``fedwmsam_alpha`` (the code's 0.1).
+
+``fedwmsam_variant = "code"``: the perturbation as the code computes it (each parameter tensor
+shifted by one coordinate of ``d``, normalised by the sum of those coordinates' magnitudes)
+and ``m`` multiplied by ``lr_decay``.  The code also clips to norm 10, uses weight decay 1e-3
+and averages uniformly (``clip_norm``, ``weight_decay``; flcore weights by sample count).
+Communication is counted as the code's: the model and ``m_i`` down, the model up (its server
+keeps every ``c_i``; flcore's clients keep their own, the same numbers).
 """
 from __future__ import annotations
 
 from flcore.algorithms.averaging import add_ima
 from flcore.algorithms.control_momentum import MomentumControlServer, MomentumControlVariate
+from flcore.algorithms.corrections import ScaffoldCorrection
 from flcore.algorithms.methods import Method, average_server, average_step, local_update, sam_client, sgd_client
+from flcore.algorithms.momentum_sam import AdaptiveMomentumMix, MomentumGuidedPerturbation, WeightedMomentumServer
 from flcore.algorithms.perturbation import NoPerturbation
 from flcore.algorithms.perturbation_proximal import ProximalSAMPerturbation
 from flcore.algorithms.round_lr import LinearInRoundLR
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
 from flcore.algorithms.server_nesterov import NesterovExtrapolation
+from flcore.algorithms.server_parts import ScaffoldServer
 
 #: The newer methods, in registration order.
 RECIPES: list[Method] = []
@@ -209,6 +231,31 @@ _add(Method(
     "w <- w - eta grad L_local(w + eps*); FedAvg server (fedsol_strength = adaptive: eps scaled by |w - w^t|).",
     ("P8", "C0", "S0", "L0"), ("rho", "fedsol_temperature", "fedsol_strength"), _fedsol_client, average_server,
     grad_evals_per_step=2))
+
+
+# ----------------------------------------------------------------------------- FedWMSAM
+
+def _fedwmsam_client(cfg, flat):
+    """The momentum-guided perturbation; SCAFFOLD's correction, then the alpha-weighted momentum."""
+    sizes = tuple(shape.numel() for shape in flat.shapes) if cfg.fedwmsam_variant == "code" else None
+    return local_update(cfg, MomentumGuidedPerturbation(cfg.rho, sizes), (ScaffoldCorrection(), AdaptiveMomentumMix()))
+
+
+def _fedwmsam_server(cfg) -> Server:
+    """x + eta_g mean update; SCAFFOLD's c; the cosine-weighted alpha and the momentum m."""
+    m_scale = cfg.lr_decay if cfg.fedwmsam_variant == "code" else 1.0
+    return Server(PseudoGradientStep(ServerSGD(lr=cfg.server_lr)),
+                  parts=(ScaffoldServer(), WeightedMomentumServer(cfg.fedwmsam_alpha, m_scale)))
+
+
+_add(Method(
+    "fedwmsam",
+    "FedWMSAM (Li, Huang et al. 2025, the official code's rule): m_i = m + alpha/(1 - alpha)(c - c_i); "
+    "eps_j = -rho unit(x + j m_i - y_j); y <- y - eta (alpha g(y + eps_j) + (1 - alpha) m_i); "
+    "alpha <- 0.99 alpha + 0.01 clip(mean (cos(y_k - x, m) + 1), 0.1, 0.9); m <- mean (x - y_k)/(K eta); "
+    "SCAFFOLD's c, c_i; alpha starts at fedwmsam_alpha.",
+    ("P9", "C2", "C9", "S0/S2", "S11", "L0"), ("rho", "fedwmsam_alpha", "fedwmsam_variant", "server_lr"),
+    _fedwmsam_client, _fedwmsam_server, downloads_per_round=2))
 
 
 #: The names of the methods published since the five papers, in registration order: the

@@ -50,6 +50,9 @@ SERVER_STATE = {
     "smoo.s": "global perturbation s broadcast to the clients (FedSMOO, Sun et al. 2023a, Alg. 1)",
     "moswa.c": "server control variate c <- c + gamma mean_S (c_i+ - c) (FedMoSWA)",
     "nesterov.m": "global Nesterov momentum m^{t+1} = gamma m^t + Delta^t; clients start at x^t + gamma m^t (FedNSAM)",
+    "wmsam.m": "server momentum m = mean_S (x - y_k)/(K eta), the clients' mean per-step update (FedWMSAM)",
+    "wmsam.alpha": ("weight of the gradient against the momentum, alpha <- 0.99 alpha + 0.01 clip(mean cosine "
+                    "score, 0.1, 0.9) (FedWMSAM)"),
     "gloss.direction": "previous pseudo-gradient Delta~^{t-1} measured at w~ (FedGloSS, Caldarola et al. 2025, Alg. 1)",
     "gloss_probe.direction": "the probe exchange's pseudo-gradient Delta^t (NaiveFedGloSS, Sec. 5.1.1)",
     "lesam_server.direction": "last global update w^{t-1} - w^t (FedLESAM, official code's estimate)",

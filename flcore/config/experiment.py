@@ -129,6 +129,8 @@ class ExperimentConfig:
     fednsam_variant: str  # "paper" (accumulated momentum) | "code" (junkangLiu0/FedNSAM: m = (1 + gamma) Delta)
     fedsol_temperature: float  # FedSOL: temperature T of the proximal KL loss whose gradient sets the perturbation
     fedsol_strength: str  # FedSOL: "fixed" (eps = rho unit(grad L_p)) | "adaptive" (scaled by |w - w^t|)
+    fedwmsam_alpha: float  # FedWMSAM: the initial weight alpha of the gradient against the momentum
+    fedwmsam_variant: str  # "paper" | "code" (Huang-Yongzhi/NeurlPS_FedWMSAM: per-tensor perturbation indexing)
     lr_decay: float  # exponential per-round client lr decay gamma (1: constant)
     clip_norm: float | None  # clip the local descent gradient to this norm (None: off)
     mixup_alpha: float  # Mixup Beta(alpha, alpha) (0: off)

@@ -95,6 +95,8 @@ METHOD_FIELDS = frozenset(
         "fedmoswa_variant",
         "fedsol_temperature",
         "fedsol_strength",
+        "fedwmsam_alpha",
+        "fedwmsam_variant",
         "swa_start",
         "swa_cycle",
         "swa_lr_min",
@@ -136,6 +138,7 @@ OPTION_CHOICES = {
     "fednsam_variant": ("paper", "code"),
     "fedmoswa_variant": ("paper", "code"),
     "fedsol_strength": ("fixed", "adaptive"),
+    "fedwmsam_variant": ("paper", "code"),
 }
 
 #: Method options added after runs were stored: they enter the run id only when the
@@ -203,6 +206,8 @@ DEFAULTS: dict[str, Any] = {
     "fedmoswa_variant": "paper",
     "fedsol_temperature": 3.0,
     "fedsol_strength": "fixed",
+    "fedwmsam_alpha": 0.1,
+    "fedwmsam_variant": "paper",
     "swa_start": None,
     "swa_cycle": 10,
     "swa_lr_min": 1e-4,

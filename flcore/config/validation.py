@@ -194,6 +194,8 @@ def validate(cfg: dict[str, Any]) -> None:
         if not 0 <= cfg[name] <= 1:
             raise ConfigError(name, f"got {quote(cfg[name])}; must be in [0, 1]")
     _fraction("fednsam_gamma", cfg["fednsam_gamma"])
+    if not 0 < cfg["fedwmsam_alpha"] < 1:  # m_i = m + alpha/(1 - alpha)(c - c_i)
+        raise ConfigError("fedwmsam_alpha", f"got {quote(cfg['fedwmsam_alpha'])}; must be in (0, 1)")
     for name in ("fedgf_window", "swa_cycle", "ima_window", "ima_exploration_period"):
         _at_least(name, cfg[name], 1)
     for name in ("swa_start", "ima_start"):
