@@ -11,7 +11,9 @@ so the local update is "orthogonal" to the directions that change the proximal o
 official code's (``Lee-Gihun/FedSOL``, built on FedNTD's): the KL divergence from the global
 model's softened predictions to the local model's at temperature ``T`` (the code's 3),
 ``L_p = mean_i KL(softmax(f(x_i; w_g)/T) || softmax(f(x_i; w)/T))``.  Padded samples
-(weight 0) are left out of the mean.
+(weight 0) are left out of the mean.  At a round's first step ``w = w_g`` and ``grad L_p = 0``:
+flcore's ``eps`` is zero there, where the official code normalises the gradient's rounding
+noise into a step of length rho (Known differences page).
 
 ``adaptive=True`` is the official ``fedsol_adaptive`` client's perturbation strength: the
 perturbation is scaled coordinate-wise by how far each weight has moved from the global

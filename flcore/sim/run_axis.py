@@ -43,7 +43,7 @@ def _equal(a, b) -> bool:
                 and a.dtype == b.dtype and torch.equal(a, b))
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
-    if dataclasses.is_dataclass(a) and not isinstance(a, type):  # not fields out of == (a part's model template)
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):  # compare=False fields (a model template) skipped
         return type(a) is type(b) and all(_equal(getattr(a, f.name), getattr(b, f.name))
                                           for f in dataclasses.fields(a) if f.compare)
     return a == b
