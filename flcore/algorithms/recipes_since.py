@@ -96,8 +96,9 @@ tie to the received global model ``w^t``) and descends the local loss there:
 coordinate-wise by ``|w - w^t|`` normalised per parameter tensor along its first dimension.
 The official SAM divides by ``||g|| + 1e-12`` (flcore's part: the same constant); at a
 round's first step (``w = w^t``, ``grad L_p = 0``) it normalises rounding noise into a step of
-length rho, where flcore's ``eps`` is zero (Known differences page).  Its configurations use ``rho = 1`` with SGD momentum 0.9 and weight decay 1e-5 (``rho``,
-``momentum``, ``weight_decay``).
+length rho, where flcore's ``eps`` is zero (Known differences page).  Its configurations use
+``rho = 1`` with SGD momentum 0.9 and weight decay 1e-5 (``rho``, ``momentum``,
+``weight_decay``).
 
 FedWMSAM (Li, Huang et al., NeurIPS 2025, arXiv 2511.22080; official code
 ``Huang-Yongzhi/NeurlPS_FedWMSAM``): a momentum-guided perturbation (one gradient per step)
