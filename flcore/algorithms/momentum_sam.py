@@ -72,8 +72,8 @@ class MomentumGuidedPerturbation:
             return -self.rho * d / (d.norm(dim=-1, keepdim=True) + PERTURBATION_EPS), None
         heads = d[:, :len(self.tensor_sizes)]
         shift = -self.rho * heads / (heads.abs().sum(dim=-1, keepdim=True) + PERTURBATION_EPS)
-        sizes = torch.tensor(self.tensor_sizes, device=W.device)
-        return shift.repeat_interleave(sizes, dim=-1), None
+        # tensor i's slice filled with shift[:, i] (no host-to-device copy: a CUDA graph can replay it)
+        return torch.cat([shift[:, i:i + 1].expand(-1, n) for i, n in enumerate(self.tensor_sizes)], dim=-1), None
 
 
 @dataclass(frozen=True)
