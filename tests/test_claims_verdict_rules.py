@@ -162,6 +162,8 @@ def test_the_same_runs_are_evidence_for_one_claim_only(monkeypatch, scale):
     counted: dict = {}
     results = evaluate_claims(scale)
     for result in results:
+        if result["later_source"] is not None:  # a later claim reads its contested claim's runs the other way
+            continue
         for comparison in result["comparisons"]:
             if comparison["verdict"] not in RUN or comparison["verdict"] == "by_construction":
                 continue
