@@ -386,10 +386,16 @@ def _all_claims(papers: tuple[str, ...]) -> tuple[Claim, ...]:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise ValueError(f"claim ids used twice: {', '.join(duplicates)}")
-    unknown = sorted(f"{c.id} (against {c.against})" for c in claims if c.against and c.against not in ids)
-    if unknown:
-        raise ValueError(f"claims contesting no registered claim: {', '.join(unknown)}")
+    check_against(claims)
     return tuple(claims)
+
+
+def check_against(claims: Sequence[Claim]) -> None:
+    """A later claim's ``against`` names a claim of ``claims`` made by a paper (one line, else)."""
+    own = {c.id for c in claims if c.by is None}
+    unknown = sorted(f"{c.id} (against {c.against})" for c in claims if c.against and c.against not in own)
+    if unknown:
+        raise ValueError(f"later claims against no paper's claim of the registry: {', '.join(unknown)}")
 
 
 def contested_by(claim_id: str) -> list[Claim]:
