@@ -251,8 +251,7 @@ def test_every_claims_gap_is_the_difference_of_its_cells_as_the_table_prints_the
                 continue
             listed = claim.comparisons[comparison["listed"][0]]
             printed = {}
-            for side in ("better", "worse"):
-                cell = getattr(listed, side)
+            for side, cell in zip(("better", "worse"), listed.cells_at(scale)):
                 page = next(a for a in claim.artifacts if a in artifact_ids()
                             and any(_matches(s.labels, cell) for s in get_artifact(a).runs(scale, (0,))))
                 if page not in pages:

@@ -29,8 +29,8 @@ from flcore.reproduction.claims import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-LATER = ("fedswa-fedsam-worse-than-fedavg", "reproduction-fedsam-beats-fedlesam",
-         "reproduction-fedsmoo-no-better-than-fedavg")
+LATER = ("fedsam-later-fedswa-sam-worse-than-fedavg", "fedlesam-later-reproduction-fedsam-beats-fedlesam",
+         "fedlesam-later-fl-simulator-fedsmoo-no-better")
 T975_DF2 = 4.302653  # t(0.975, 2)
 GOOD_BY = {"citation": "Someone et al. 2030", "quote": "B beats A"}
 
@@ -111,13 +111,13 @@ def test_a_later_claim_against_no_papers_claim_is_refused():
 def test_the_three_later_claims_are_registered_with_their_sources():
     later = {c.id: c for c in all_claims() if c.by is not None}
     assert set(later) == set(LATER)
-    assert later["fedswa-fedsam-worse-than-fedavg"].against == "fedsam-sam-improves-fedavg"
-    assert later["fedswa-fedsam-worse-than-fedavg"].paper == "fedsam"
+    assert later["fedsam-later-fedswa-sam-worse-than-fedavg"].against == "fedsam-sam-improves-fedavg"
+    assert later["fedsam-later-fedswa-sam-worse-than-fedavg"].paper == "fedsam"
     assert {later[i].paper for i in LATER[1:]} == {"fedlesam"}
-    assert "MediaBrain-SJTU/FedLESAM" in later["reproduction-fedsam-beats-fedlesam"].by.citation
-    assert "woodenchild95/FL-Simulator" in later["reproduction-fedsmoo-no-better-than-fedavg"].by.citation
+    assert "MediaBrain-SJTU/FedLESAM" in later["fedlesam-later-reproduction-fedsam-beats-fedlesam"].by.citation
+    assert "woodenchild95/FL-Simulator" in later["fedlesam-later-fl-simulator-fedsmoo-no-better"].by.citation
     # the numbers a later claim prints are the ones its source's quote gives
-    reproduction = later["reproduction-fedsam-beats-fedlesam"]
+    reproduction = later["fedlesam-later-reproduction-fedsam-beats-fedlesam"]
     for value in (reproduction.comparisons[0].published_better, reproduction.comparisons[0].published_worse):
         assert f"{value:.2f}%" in reproduction.by.quote
 
@@ -160,7 +160,7 @@ def test_every_later_claim_gets_a_verdict_whose_by_is_not_its_paper(monkeypatch,
 def test_fedswas_claim_reads_the_contested_claims_runs_the_other_way(monkeypatch, scale):
     _store(monkeypatch)
     results = {r["id"]: r for r in evaluate_claims(scale)}
-    later, contested = results["fedswa-fedsam-worse-than-fedavg"], results["fedsam-sam-improves-fedavg"]
+    later, contested = results["fedsam-later-fedswa-sam-worse-than-fedavg"], results["fedsam-sam-improves-fedavg"]
     ran = [c for c in later["comparisons"] if c["verdict"] in RUN]
     assert ran and all("counted_in" not in c for c in later["comparisons"])  # never "counted in another claim"
     mirror = {"holds": "fails", "fails": "holds"}
@@ -173,7 +173,7 @@ def test_fedswas_claim_reads_the_contested_claims_runs_the_other_way(monkeypatch
 
 def test_at_small_the_fedswa_claim_holds_by_the_hand_computed_paired_interval(monkeypatch):
     _store(monkeypatch)
-    result = next(r for r in evaluate_claims("small", papers=["fedsam"]) if r["id"] == "fedswa-fedsam-worse-than-fedavg")
+    result = next(r for r in evaluate_claims("small", papers=["fedsam"]) if r["id"] == "fedsam-later-fedswa-sam-worse-than-fedavg")
     alpha0 = next(c for c in result["comparisons"] if c["cells"]["better"]["alpha"] == 0.0)
     diffs = [a - b for a, b in zip(HAND[("fedavg", 0.0)], HAND[("fedsam", 0.0)])]  # 5, 4, 7
     mean = sum(diffs) / 3
@@ -184,7 +184,7 @@ def test_at_small_the_fedswa_claim_holds_by_the_hand_computed_paired_interval(mo
 
 
 def test_the_fl_simulator_claim_reads_the_cifar10_runs_below_the_paper_scale():
-    claim = get_claim("reproduction-fedsmoo-no-better-than-fedavg")
+    claim = get_claim("fedlesam-later-fl-simulator-fedsmoo-no-better")
     comparison = claim.comparisons[0]
     assert comparison.cells_at("paper") == (comparison.better, comparison.worse)
     better, worse = comparison.cells_at("small")
@@ -222,7 +222,7 @@ def test_the_claims_and_landing_pages_show_a_later_claim_beside_the_one_it_conte
     _store(monkeypatch)
     results = evaluate_claims("small")
     by_id = {r["id"]: r for r in results}
-    later, contested = by_id["fedswa-fedsam-worse-than-fedavg"], by_id["fedsam-sam-improves-fedavg"]
+    later, contested = by_id["fedsam-later-fedswa-sam-worse-than-fedavg"], by_id["fedsam-sam-improves-fedavg"]
     verdict_text = claims_module.VERDICT_TEXT
     row = (f"| {later['text']} | {later['later_source']['citation']} | **{verdict_text[later['verdict']]}** "
            f"| {contested['text']} (fedsam-sam-improves-fedavg) | **{verdict_text[contested['verdict']]}** |")
