@@ -173,7 +173,7 @@ def test_fedswas_claim_reads_the_contested_claims_runs_the_other_way(monkeypatch
 
 def test_at_small_the_fedswa_claim_holds_by_the_hand_computed_paired_interval(monkeypatch):
     _store(monkeypatch)
-    result = next(r for r in evaluate_claims("small", papers=["fedsam"]) if r["id"] == "fedsam-later-fedswa-sam-worse-than-fedavg")
+    result = next(r for r in evaluate_claims("small", papers=["fedsam"]) if r["id"] == LATER[0])
     alpha0 = next(c for c in result["comparisons"] if c["cells"]["better"]["alpha"] == 0.0)
     diffs = [a - b for a, b in zip(HAND[("fedavg", 0.0)], HAND[("fedsam", 0.0)])]  # 5, 4, 7
     mean = sum(diffs) / 3
