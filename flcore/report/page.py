@@ -284,7 +284,7 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
                 verdict += f"; {result['reason']}"
         units = result.get("units") or ""
         lines += [f"**{result['text']}**: {verdict}. Checked by {checked_by}" + (f"; in {units}." if units else "."),
-                  *([_later_source_text(result), ""] if result.get("later_source") else []),
+                  *([_later_source_text(result)] if result.get("later_source") else []),
                   "", "| comparison | n | gap: paper / ours | sd (from) | threshold / MDE | verdict |",
                   "|---|---|---|---|---|---|"]
         notes: dict[str, list[str]] = {}  # what is said -> the rows it is said of
@@ -329,7 +329,7 @@ def later_claims_markdown(results: list[dict], scale: str, link: Callable[[str],
     for result in later:
         contested = by_id.get(result.get("against") or "")
         theirs = (f"{contested['text']} ({contested['id']})", f"**{VERDICT_TEXT[contested['verdict']]}**") \
-            if contested else ("none in the registry: " + _short(result["text"], 60), "\u2013")
+            if contested else ("none in the registry", "\u2013")
         lines.append(f"| {result['text']} | {result['later_source']['citation']} "
                      f"| **{VERDICT_TEXT[result['verdict']]}** | {theirs[0]} | {theirs[1]} |")
     return "\n".join(lines) + "\n\n" + claims_markdown(later, scale, link, explain=False)
