@@ -237,3 +237,13 @@ def test_the_claims_and_landing_pages_show_a_later_claim_beside_the_one_it_conte
     # FedLESAM's later claims contest no claim of the registry: said so in the table
     lesam = paper_page("fedlesam", coverage({}), [r for r in results if r["paper"] == "fedlesam"], tmp_path, "small")
     assert lesam.count("none in the registry") == 2
+
+
+def test_a_later_claim_is_shown_on_an_artifact_page_but_not_counted_in_its_verdict():
+    from flcore.report.page import page_verdict, verdict_box
+
+    source = {"citation": "Someone", "quote": "B beats A", "url": None}
+    own = {"id": "x", "text": "A beats B", "verdict": "holds", "reason": None}
+    later = {"id": "y", "text": "B beats A", "verdict": "fails", "reason": None, "later_source": source}
+    assert page_verdict([own, later]) == "holds" and page_verdict([later]) == "not testable"
+    assert "Of the 1 claim this page checks: 1 hold" in verdict_box([own, later], "small")
