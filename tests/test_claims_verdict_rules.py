@@ -162,6 +162,8 @@ def test_the_same_runs_are_evidence_for_one_claim_only(monkeypatch, scale):
     counted: dict = {}
     results = evaluate_claims(scale)
     for result in results:
+        if result["later_source"] is not None:  # a later claim reads its contested claim's runs the other way
+            continue
         for comparison in result["comparisons"]:
             if comparison["verdict"] not in RUN or comparison["verdict"] == "by_construction":
                 continue
@@ -249,8 +251,7 @@ def test_every_claims_gap_is_the_difference_of_its_cells_as_the_table_prints_the
                 continue
             listed = claim.comparisons[comparison["listed"][0]]
             printed = {}
-            for side in ("better", "worse"):
-                cell = getattr(listed, side)
+            for side, cell in zip(("better", "worse"), listed.cells_at(scale)):
                 page = next(a for a in claim.artifacts if a in artifact_ids()
                             and any(_matches(s.labels, cell) for s in get_artifact(a).runs(scale, (0,))))
                 if page not in pages:

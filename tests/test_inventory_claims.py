@@ -17,7 +17,7 @@ import yaml
 
 from flcore.config import resolve_config
 from flcore.reproduction import claims as claims_module
-from flcore.reproduction.artifacts import artifact_ids
+from flcore.reproduction.artifacts import artifact_ids, get_artifact
 from flcore.reproduction.claims import (
     CellValues,
     Claim,
@@ -66,7 +66,7 @@ def test_inventory_statuses():
     rows = coverage({"artifacts": {"fedsam-table-2": {"built": {"small": {}, "smoke": {}}}}})
     assert len(rows) == 110 and len({r["id"] for r in rows}) == 110
     by_id = {r["id"]: r for r in rows}
-    assert set(artifact_ids()) <= set(by_id)
+    assert {a for a in artifact_ids() if get_artifact(a).kind != "page"} <= set(by_id)  # pages: the book's own
     for row in rows:
         assert row["status"] in ("regenerated", "pending", "not_regenerable")
         # heavy and schematic artifacts may have a page (registered, no runs): still not regenerable
@@ -95,6 +95,9 @@ def test_every_paper_has_at_least_five_claims_with_known_artifacts():
 def test_published_numbers_go_the_way_the_claim_says():
     for claim in all_claims():
         for comparison in claim.comparisons:
+            if comparison.published_gap is None:  # a later claim whose source prints no numbers
+                assert claim.by is not None, claim.id
+                continue
             assert claim.sign * comparison.published_gap > 0, (claim.id, comparison)
 
 
@@ -114,7 +117,7 @@ def _normalise(text: str) -> str:
 def test_published_numbers_and_quotes_are_in_the_paper_text(paper):
     text = (SHARED / "papers" / f"{paper}.txt").read_text()
     normalised = _normalise(text)
-    for claim in (c for c in all_claims() if c.paper == paper):
+    for claim in (c for c in all_claims() if c.paper == paper and c.by is None):  # later claims: test_later_claims
         assert claim.quote and _normalise(claim.quote) in normalised, claim.id
         for comparison in claim.comparisons:
             for value in (comparison.published_better, comparison.published_worse):

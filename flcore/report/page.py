@@ -124,7 +124,9 @@ class Page:
                      device: str = "auto", workers: int | None = None,
                      max_rounds: int | None = None) -> pd.DataFrame:
         """The verdicts of the claims this artifact checks (one row per claim, the fields
-        of ``flcore claims --json``), kept for :meth:`show_claims`.
+        of ``flcore claims --json``), kept for :meth:`show_claims`; the frame returned holds
+        the paper's own claims (a later claim against one is shown, not counted in the page's
+        findings).
 
         With ``ensure_spread`` the runs the verdicts rest on are trained first when missing:
         the claims' extra seeds of this artifact's cells and the reference pairs whose
@@ -137,7 +139,8 @@ class Page:
             ensure_runs(needed, store=store, device=device, workers=workers, log=None, max_rounds=max_rounds)
         self.scale = scale
         self.claim_results = evaluate_claims(scale, store, seeds, artifact=self.artifact_id)
-        return pd.DataFrame(self.claim_results, columns=["id", "paper", "text", "artifacts", "verdict", "counts",
+        own = [r for r in self.claim_results if not r.get("later_source")]  # later claims: shown, not counted
+        return pd.DataFrame(own, columns=["id", "paper", "text", "artifacts", "verdict", "counts",
                                                           "summary", "comparisons", "metric", "units", "direction",
                                                           "source", "scale", "spread", "reason"])
 
@@ -281,6 +284,7 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
                 verdict += f"; {result['reason']}"
         units = result.get("units") or ""
         lines += [f"**{result['text']}**: {verdict}. Checked by {checked_by}" + (f"; in {units}." if units else "."),
+                  *([_later_source_text(result)] if result.get("later_source") else []),
                   "", "| comparison | n | gap: paper / ours | sd (from) | threshold / MDE | verdict |",
                   "|---|---|---|---|---|---|"]
         notes: dict[str, list[str]] = {}  # what is said -> the rows it is said of
@@ -303,6 +307,34 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _later_source_text(result: dict) -> str:
+    """Who makes a later claim, in its words, and what it contests."""
+    source = result["later_source"]
+    cited = f"[{source['citation']}]({source['url']})" if source.get("url") else source["citation"]
+    against = f" Against {result['against']}." if result.get("against") else ""
+    return f"A later claim, by {cited}: “{source['quote']}”{against}"
+
+
+def later_claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] | None = None) -> str:
+    """The later claims among ``results`` (``later_source`` set) beside the claims they
+    contest: a table of each later claim, who makes it, its verdict, the paper's claim it
+    contests and that claim's verdict (both decided by the same rule on the same runs), then
+    each later claim's comparisons (:func:`claims_markdown`); empty when there is none."""
+    later = [r for r in results if r.get("later_source")]
+    if not later:
+        return ""
+    by_id = {r["id"]: r for r in results}
+    lines = ["| later claim | by | its verdict | the paper's claim it contests | that claim's verdict |",
+             "|---|---|---|---|---|"]
+    for result in later:
+        contested = by_id.get(result.get("against") or "")
+        theirs = (f"{contested['text']} ({contested['id']})", f"**{VERDICT_TEXT[contested['verdict']]}**") \
+            if contested else ("none in the registry", "\u2013")
+        lines.append(f"| {result['text']} | {result['later_source']['citation']} "
+                     f"| **{VERDICT_TEXT[result['verdict']]}** | {theirs[0]} | {theirs[1]} |")
+    return "\n".join(lines) + "\n\n" + claims_markdown(later, scale, link, explain=False)
+
+
 #: A page's verdict, from the verdicts of the claims its runs check (:func:`page_verdict`).
 PAGE_VERDICTS = ("holds", "fails", "absent", "inconclusive", "not testable")
 
@@ -313,8 +345,9 @@ def page_verdict(results: Sequence[dict]) -> str:
     cells learns), else *absent* when one is (an effect it claims is not there), else
     *inconclusive* when one is, else *holds* when one holds, else *not
     testable* (no claim, or none decided here: about another data set or model, not run,
-    by construction, counted in another claim, a capped preview)."""
-    verdicts = {r["verdict"] for r in results}
+    by construction, counted in another claim, a capped preview).  A later claim against the
+    paper (``later_source``) is shown on the page, not counted in its verdict."""
+    verdicts = {r["verdict"] for r in results if not r.get("later_source")}
     if verdicts & {"fails", "neither_learns"}:
         return "fails"
     if "absent" in verdicts:
@@ -330,7 +363,9 @@ def _short(text: str, limit: int = 90) -> str:
 
 def verdict_box(results: Sequence[dict], scale: str, what: str = "page") -> str:
     """The box an artifact page opens with (MyST admonition, before its tables): the page's
-    verdict (:func:`page_verdict`) at ``scale`` and its one-line reason."""
+    verdict (:func:`page_verdict`) at ``scale`` and its one-line reason; later claims against
+    the paper are left to the page's claims section."""
+    results = [r for r in results if not r.get("later_source")]
     verdict = page_verdict(results)
     n = len(results)
     if not n:

@@ -31,7 +31,7 @@ class Artifact:
 
     id: str
     paper: str
-    kind: str  # "table" | "figure"
+    kind: str  # "table" | "figure" | "page" (a page of the book's own: in no paper's inventory, nothing published)
     title: str
     runs: Callable[[str, Sequence[int]], list[RunSpec]] = field(repr=False)
     notebook: str = ""  # relative to notebooks/, without suffix; default "<paper>/<id>"

@@ -95,6 +95,20 @@ if every run comparison is by construction, *counted in another claim* if its ru
 another claim's evidence, *not testable here* if none is testable, *not run at this scale*
 otherwise.
 
+**Later claims against a paper.**  A claim may be made *by* another source than the paper
+whose artifact it concerns (``by: {citation, quote, url}`` in that paper's ``claims.yaml``;
+``url`` optional): a later paper or a public reproduction that contradicts one of our
+papers.  It names the claim it contests (``against``, optional: the contested claim may not
+be in the registry when the paper prints no readable number for it), its comparisons may
+leave ``published`` out (the later source prints no number for that cell: ``null``), and a
+comparison may say which labels its cells have below the paper scale (``stand_in_labels``:
+the smaller scales run both CIFAR settings of FedLESAM's protocol as one, labelled
+CIFAR-10).  It is tested with the same runs and the same paired rule as every claim, and
+is never *counted in another claim*: reading the runs of the claim it contests the other
+way is its point, so both verdicts are shown side by side (``flcore claims --json``:
+``by`` -- the paper's id or the later source's citation --, ``later_source``, ``against``;
+the Claims page and each paper's landing page).
+
 **Seeds where claims need them.**  At the ``small`` scale the cells of the claims whose
 metric asks for seeds run :data:`CLAIM_SEEDS` (``flcore reproduce`` and the pages train
 them: :func:`claim_specs`); other cells keep the seeds they are asked for.  What fits the
@@ -195,20 +209,40 @@ class Margin:
 
 
 @dataclass(frozen=True)
+class By:
+    """Who makes a claim when it is not the paper of its artifact (module docstring): the
+    citation, the sentence that makes it and, when public, where it is."""
+
+    citation: str
+    quote: str
+    url: str = ""
+
+
+@dataclass(frozen=True)
 class Comparison:
-    """``better`` beats ``worse`` (cells: run labels); the paper's numbers for both;
-    ``about``: what it is about where it differs from its claim's."""
+    """``better`` beats ``worse`` (cells: run labels); the paper's numbers for both (None:
+    a later claim's source prints none); ``about``: what it is about where it differs from
+    its claim's; ``stand_in_labels``: its cells' labels below the paper scale."""
 
     better: dict[str, Any]
     worse: dict[str, Any]
-    published_better: float
-    published_worse: float
+    published_better: float | None
+    published_worse: float | None
     about: dict[str, Any] = field(default_factory=dict)
     margin: Margin | None = None
+    stand_in_labels: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def published_gap(self) -> float:
+    def published_gap(self) -> float | None:
+        if self.published_better is None or self.published_worse is None:
+            return None
         return self.published_better - self.published_worse
+
+    def cells_at(self, scale: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(better, worse)``: the run labels of its cells at ``scale``."""
+        if scale == "paper" or not self.stand_in_labels:
+            return self.better, self.worse
+        return {**self.better, **self.stand_in_labels}, {**self.worse, **self.stand_in_labels}
 
 
 @dataclass(frozen=True)
@@ -226,6 +260,8 @@ class Claim:
     main_setting: dict[str, Any] = field(default_factory=dict)
     one_seed: str = ""  # why its cells keep one seed at every scale (the book's time budget)
     margin: Margin | None = None  # its comparisons' unless one states its own
+    by: By | None = None  # a later source that makes it (module docstring); None: the paper
+    against: str = ""  # the id of the claim it contests, when the registry has it
 
     @property
     def sign(self) -> int:
@@ -257,6 +293,47 @@ def _margin(raw, where: str) -> Margin | None:
     return Margin(values["stand_in"], values["paper_fraction"], reason)
 
 
+#: The fields of a claim's ``by`` mapping (module docstring); ``url`` may be left out.
+BY_FIELDS = ("citation", "quote", "url")
+
+
+def _by(raw, where: str) -> By | None:
+    """A ``by`` mapping of ``claims.yaml`` (module docstring), checked."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not set(raw) <= set(BY_FIELDS):
+        raise ValueError(f"{where}: by must be a mapping of {', '.join(BY_FIELDS)} (url optional), got {raw!r}")
+    values = {}
+    for key in BY_FIELDS:
+        value = raw.get(key, "")
+        if not isinstance(value, str) or (key != "url" and not value.strip()):
+            raise ValueError(f"{where}: by {key} must be a non-empty string, got {value!r}")
+        values[key] = value.strip()
+    if values["url"] and not values["url"].startswith("https://"):
+        raise ValueError(f"{where}: by url must start with https://, got {values['url']!r}")
+    return By(**values)
+
+
+def _published(raw: dict, by: By | None, where: str) -> tuple[float | None, float | None]:
+    """A comparison's published numbers: required of the paper's own claims; a later
+    claim's source may print none (``null`` or left out)."""
+    published = raw.get("published")
+    if published is None and by is not None:
+        return None, None
+    if not isinstance(published, dict) or not {"better", "worse"} <= set(published):
+        raise ValueError(f"{where}: a comparison needs published better and worse numbers")
+    values = []
+    for key in ("better", "worse"):
+        value = published[key]
+        if value is None and by is not None:
+            values.append(None)
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{where}: published {key} must be a number, got {value!r}")
+        else:
+            values.append(float(value))
+    return values[0], values[1]
+
+
 def _parse(paper_file: Path) -> list[Claim]:
     data = read_yaml(paper_file)
     paper = data["paper"]
@@ -268,18 +345,24 @@ def _parse(paper_file: Path) -> list[Claim]:
         if not {"dataset", "model"} <= set(raw.get("about") or {}):
             raise ValueError(f"{paper_file.name}: claim {raw['id']}: 'about' must name a dataset and a model")
         where = f"{paper_file.name}: claim {raw['id']}"
-        comparisons = tuple(Comparison(dict(c["better"]), dict(c["worse"]), float(c["published"]["better"]),
-                                       float(c["published"]["worse"]), dict(c.get("about") or {}),
-                                       _margin(c.get("margin"), where))
+        by = _by(raw.get("by"), where)
+        against = raw.get("against") or ""
+        if against and (by is None or not isinstance(against, str)):
+            raise ValueError(f"{where}: against names the contested claim's id, and only a claim made by a later "
+                             "source (by) contests one")
+        comparisons = tuple(Comparison(dict(c["better"]), dict(c["worse"]), *_published(c, by, where),
+                                       dict(c.get("about") or {}), _margin(c.get("margin"), where),
+                                       dict(c.get("stand_in_labels") or {}))
                             for c in raw["comparisons"])
         direction = raw.get("direction", "higher")
         if direction not in ("higher", "lower"):
             raise ValueError(f"{paper_file.name}: claim {raw['id']}: direction must be higher or lower")
-        out.append(Claim(id=raw["id"], paper=paper, text=raw["text"], quote=raw.get("quote", ""),
+        out.append(Claim(id=raw["id"], paper=paper, text=raw["text"],
+                         quote=raw.get("quote", by.quote if by is not None else ""),
                          artifacts=tuple(raw["artifacts"]), source=raw.get("source", ""),
                          metric=raw.get("metric", "accuracy"), direction=direction, comparisons=comparisons,
                          about=dict(raw["about"]), main_setting=main, one_seed=raw.get("one_seed", ""),
-                         margin=_margin(raw.get("margin"), where)))
+                         margin=_margin(raw.get("margin"), where), by=by, against=against))
     return out
 
 
@@ -303,7 +386,26 @@ def _all_claims(papers: tuple[str, ...]) -> tuple[Claim, ...]:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise ValueError(f"claim ids used twice: {', '.join(duplicates)}")
+    check_against(claims)
     return tuple(claims)
+
+
+def check_against(claims: Sequence[Claim]) -> None:
+    """A later claim's ``against`` names a claim of ``claims`` made by a paper (one line, else)."""
+    own = {c.id for c in claims if c.by is None}
+    unknown = sorted(f"{c.id} (against {c.against})" for c in claims if c.against and c.against not in own)
+    if unknown:
+        raise ValueError(f"later claims against no paper's claim of the registry: {', '.join(unknown)}")
+
+
+def contested_by(claim_id: str) -> list[Claim]:
+    """The later claims against ``claim_id`` (``against``), in the registry's order."""
+    return [c for c in all_claims() if c.against == claim_id]
+
+
+def later_claims(paper: str) -> list[Claim]:
+    """The claims about ``paper`` 's artifacts made by a later source (``by``)."""
+    return [c for c in all_claims() if c.paper == paper and c.by is not None]
 
 
 def get_claim(claim_id: str) -> Claim:
@@ -673,6 +775,8 @@ def margin_of(claim: Claim, comparison: Comparison, scale: str) -> tuple[float |
             f"{PAPER_MARGIN_FRACTION:g} of the published gap: an effect under half the paper's is not the effect "
             "it reports")
         fraction = PAPER_MARGIN_FRACTION if fraction is None else fraction
+        if comparison.published_gap is None:
+            return None, "the later claim's source prints no numbers for this comparison: no margin"
         margin = fraction * abs(comparison.published_gap)
         if margin <= 0:
             return None, "the published gap is 0: no margin"
@@ -807,7 +911,7 @@ def _comparison_runs(claim: Claim, comparison: Comparison, scale: str, seeds: tu
     """``(metric, {better run ids, worse run ids})`` of a comparison the scale can test, read
     from its cells' specs (no store); None when a cell has no available run or the scale
     cannot test it."""
-    cells = [cell_specs(claim, cell, scale, seeds)[0] for cell in (comparison.better, comparison.worse)]
+    cells = [cell_specs(claim, cell, scale, seeds)[0] for cell in comparison.cells_at(scale)]
     if not all(cells) or not all(s.available for specs in cells for s in specs):
         return None
     configs = [[s.resolve() for s in specs] for specs in cells]
@@ -823,7 +927,7 @@ def comparison_carriers(scale: str, seeds: tuple[int, ...]) -> dict:
     docstring: each distinct comparison once, across claims too)."""
     out: dict = {}
     for claim in all_claims():
-        if METRICS.get(claim.metric) is None or METRICS[claim.metric].by_construction:
+        if METRICS.get(claim.metric) is None or METRICS[claim.metric].by_construction or claim.by is not None:
             continue
         for comparison in claim.comparisons:
             key = _comparison_runs(claim, comparison, scale, seeds)
@@ -834,7 +938,7 @@ def comparison_carriers(scale: str, seeds: tuple[int, ...]) -> dict:
 
 def _carrier(claim: Claim, comparison: Comparison, scale: str, seeds: tuple[int, ...]) -> str | None:
     """The claim listed earlier that counts ``comparison``'s runs, if one does."""
-    if claim not in all_claims():
+    if claim not in all_claims() or claim.by is not None:  # a later claim reads them too (module docstring)
         return None
     key = _comparison_runs(claim, comparison, scale, seeds)
     carrier = comparison_carriers(scale, seeds).get(key) if key is not None else None
@@ -844,7 +948,10 @@ def _carrier(claim: Claim, comparison: Comparison, scale: str, seeds: tuple[int,
 def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), spread: dict | None = None) -> dict:
     """The claim's verdict at ``scale`` from the runs in ``store`` (module docstring).
 
-    Returns the fields of ``flcore claims --json``: ``id``, ``paper``, ``text``, ``artifacts``,
+    Returns the fields of ``flcore claims --json``: ``id``, ``paper`` (whose artifact it
+    concerns), ``by`` (who makes it: that paper's id, or a later source's citation),
+    ``later_source`` (None, or the later source's ``citation``, ``quote`` and ``url``),
+    ``against`` (the claim it contests, or None), ``text``, ``artifacts``,
     ``metric``, ``units``, ``direction``, ``source``, ``scale``, ``verdict``, ``counts`` (per
     verdict, with ``listed``, ``distinct`` and ``run``), ``summary`` (the counts in words),
     ``comparisons`` (the distinct ones, each with ``cells``, ``seeds``, ``gap``, ``sd``,
@@ -860,8 +967,9 @@ def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), 
     distinct: list[dict] = []
     index_of: dict[Any, int] = {}
     for i, comparison in enumerate(claim.comparisons):
-        hi = _cell_values(claim, comparison.better, scale, seeds, store)
-        lo = _cell_values(claim, comparison.worse, scale, seeds, store)
+        better, worse = comparison.cells_at(scale)
+        hi = _cell_values(claim, better, scale, seeds, store)
+        lo = _cell_values(claim, worse, scale, seeds, store)
         result = compare(claim, comparison, hi, lo, scale, spread)
         key = _distinct_key(result, hi, lo)
         if key is not None and key in index_of:
@@ -884,7 +992,11 @@ def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), 
     if verdict == "same_runs":
         carriers = sorted({c["counted_in"] for c in distinct if c.get("counted_in")})
         reasons = [f"its runs are evidence for {', '.join(carriers)}"]
-    return {"id": claim.id, "paper": claim.paper, "text": claim.text, "artifacts": list(claim.artifacts),
+    later = None if claim.by is None else {"citation": claim.by.citation, "quote": claim.by.quote,
+                                           "url": claim.by.url or None}
+    return {"id": claim.id, "paper": claim.paper, "by": claim.paper if later is None else claim.by.citation,
+            "later_source": later, "against": claim.against or None,
+            "text": claim.text, "artifacts": list(claim.artifacts),
             "metric": claim.metric, "units": metric_unit(claim.metric), "direction": claim.direction,
             "source": claim.source, "scale": scale, "verdict": verdict, "counts": counts,
             "summary": counts_text(counts), "comparisons": distinct,
@@ -921,7 +1033,7 @@ def verdict_totals(results: Sequence[dict]) -> dict[str, int]:
 
 def _testable_cells(claim: Claim, comparison: Comparison, scale: str, seeds: Sequence[int]) -> list | None:
     """The specs of both cells of ``comparison`` at ``seeds`` when the scale can test it."""
-    cells = [cell_specs(claim, cell, scale, seeds)[0] for cell in (comparison.better, comparison.worse)]
+    cells = [cell_specs(claim, cell, scale, seeds)[0] for cell in comparison.cells_at(scale)]
     if not all(cells) or not all(s.available for specs in cells for s in specs):
         return None
     if untestable_reason(claim, comparison, [s.resolve() for specs in cells for s in specs], scale):

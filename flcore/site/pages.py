@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from flcore.config.presets import DEFAULT_DATASET
-from flcore.report.page import claims_markdown, totals_text
+from flcore.report.page import claims_markdown, later_claims_markdown, totals_text
 from flcore.report.run_settings import DATASET_LABELS
 from flcore.reproduction.claims import (
     DECIDED,
@@ -219,8 +219,21 @@ def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None
              f"The same as JSON: `flcore claims --scale {scale} --json`."]
     for paper in paper_ids():
         mine = [r for r in results if r["paper"] == paper]
-        lines += ["", f"## {get_paper(paper).name}", "", claims_markdown(mine, scale, links.artifact, explain=False)]
+        lines += ["", f"## {get_paper(paper).name}", "",
+                  claims_markdown([r for r in mine if not r.get("later_source")], scale, links.artifact, explain=False)]
+        lines += _later_section(mine, scale, links, "###")
     return "\n".join(lines) + "\n"
+
+
+def _later_section(results: list[dict], scale: str, links: _Links, heading: str) -> list[str]:
+    """Lines of a page's section on the later claims against its paper (none: no lines)."""
+    text = later_claims_markdown(results, scale, links.artifact)
+    if not text:
+        return []
+    return ["", f"{heading} Later claims against it", "",
+            "Claims made since the paper by other sources about the same comparisons, tested on the same runs "
+            "with the same paired rule; each is shown beside the paper's claim it contests, with both verdicts.",
+            "", text]
 
 
 def landing_stand_in(paper: str, scale: str) -> str:
@@ -245,11 +258,13 @@ def paper_page(paper: str, rows: list[dict], results: list[dict], root: Path, sc
     claims = [r for r in results if r["paper"] == paper]
     lines = [f"# {get_paper(paper).name}", "", f"*{info['title']}*, {info['authors']}, {info['venue']}.", "",
              landing_stand_in(paper, scale), "",
-             verdict_summary(claims, scale) + " How verdicts are decided: [Claims](../claims.md).", "",
+             verdict_summary([r for r in claims if not r.get("later_source")], scale)
+             + " How verdicts are decided: [Claims](../claims.md).", "",
              "## The question", "", info["question"].strip(), "", "## The method", "", info["method"].strip(), "",
              "## The protocol", "", info["protocol"].strip(), "",
              "## Headline claims", "",
-             claims_markdown(claims, scale, links.artifact, explain=False), "",
+             claims_markdown([r for r in claims if not r.get("later_source")], scale, links.artifact, explain=False),
+             *_later_section(claims, scale, links, "##"), "",
              "## Every table and figure", "",
              f"{len(mine)} tables and figures: {counts['regenerated']} regenerated, {counts['pending']} pending, "
              f"{counts['not_regenerable']} not regenerable here.", ""]
