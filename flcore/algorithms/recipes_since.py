@@ -135,14 +135,6 @@ from flcore.algorithms.server_parts import ScaffoldServer
 
 #: The newer methods, in registration order.
 RECIPES: list[Method] = []
-#: Their registry names: the methods of the book's "Since these papers" page (a method
-#: registered above is listed here too; a test keeps the two equal).
-SINCE_METHODS: tuple[str, ...] = (
-    "wima",
-    "fedswa",
-    "fedmoswa",
-    "fednsam",
-)
 _add = RECIPES.append
 
 
