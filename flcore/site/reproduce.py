@@ -52,7 +52,7 @@ from flcore.planning.workers import submit, worker_pool
 from flcore.report.page import CAPPED_BANNER_KEY, scale_banner, verdict_box
 from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.artifacts import get_artifact, runs_for
-from flcore.reproduction.claims import claim_specs, evaluate_claims, spread_specs
+from flcore.reproduction.claims import claim_specs, evaluate_claims, spread_specs, with_claim_seeds
 from flcore.reproduction.estimate import this_machine
 from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
@@ -198,12 +198,26 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
             yield artifact, entry
 
 
+def reads_claim_seeds(nb) -> bool:
+    """Whether the executed notebook ``nb`` builds its tables from the seeds the verdicts read
+    (its code calls :func:`flcore.reproduction.claims.with_claim_seeds`)."""
+    return any(cell.cell_type == "code" and "with_claim_seeds(" in cell.source for cell in nb.cells)
+
+
+def shown_specs(nb, artifact, scale: str, seeds: list[int]) -> list:
+    """The runs the tables and figures of ``artifact``'s executed notebook ``nb`` show: its
+    runs at ``scale`` and ``seeds``, with the claims' seeds of its cells where the notebook
+    reads them (:func:`reads_claim_seeds`)."""
+    specs = artifact.runs(scale, seeds)
+    return with_claim_seeds(specs, scale, artifact.id) if reads_claim_seeds(nb) else specs
+
+
 def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", page_name: str | None = None,
                 artifact=None, max_rounds: int | None = None, provenance: str | None = None,
                 verdict: str | None = None) -> None:
     """Make an executed notebook a book page: the scale and what its runs are in its first
-    lines (after the title; read from ``artifact``'s runs at ``scale`` and ``seeds``:
-    :func:`flcore.report.page.scale_banner`; a capped preview, built with ``max_rounds``,
+    lines (after the title; read from the runs its tables show, :func:`shown_specs`, and the
+    seeds its claims read: :func:`flcore.report.page.scale_banner`; a capped preview, built with ``max_rounds``,
     says so there), the page's ``verdict`` box (:func:`flcore.report.page.verdict_box`)
     and the ``provenance`` note of imported runs below them, every code cell's
     input collapsed under its output (``hide-input``) and code cells without output left
@@ -211,9 +225,10 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", p
     was executed into a temporary file."""
     import nbformat
 
-    specs = artifact.runs(scale, seeds) if artifact is not None else []
-    paper_specs = artifact.runs("paper", seeds) if artifact is not None and scale != "paper" else []
     nb = nbformat.read(path, as_version=4)
+    specs = shown_specs(nb, artifact, scale, seeds) if artifact is not None else []
+    read = claim_specs(scale, [artifact.id]) if artifact is not None else []
+    paper_specs = artifact.runs("paper", seeds) if artifact is not None and scale != "paper" else []
     added_tags = {"flcore-banner", "flcore-verdict", "flcore-provenance"}
     cells = [c for c in nb.cells if not added_tags & set(c.metadata.get("tags", []))]
     for cell in cells:
@@ -228,8 +243,8 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", p
                 tags.append(tag)
     title = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"), -1)
     day = datetime.now(timezone.utc).date().isoformat()
-    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, specs, day, cls, paper_specs, max_rounds=max_rounds),
-                                           metadata={"tags": ["flcore-banner"]})
+    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, specs, day, cls, paper_specs, max_rounds=max_rounds,
+                                                        claim_specs=read), metadata={"tags": ["flcore-banner"]})
     added = [banner]
     if verdict:
         added.append(nbformat.v4.new_markdown_cell(verdict, metadata={"tags": ["flcore-verdict"]}))
