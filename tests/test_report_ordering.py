@@ -142,7 +142,8 @@ def test_claims_markdown_says_which_seeds_each_claim_reads():
     row = {"cells": cells, "published": {"gap": 1.0}, "gap": 0.5, "sd": 0.9, "sd_from": "paired seeds",
            "threshold": 1.0, "mde": 1.5, "verdict": "inconclusive", "reason": None}
     results = [{"text": "A beats B", "verdict": "inconclusive", "summary": "1 of 1 comparison run",
-                "artifacts": ["p"], "units": "points", "comparisons": [{**row, "seeds": [0, 2]}, {**row, "seeds": [1]}]},
+                "artifacts": ["p"], "units": "points",
+                "comparisons": [{**row, "seeds": [0, 2]}, {**row, "seeds": [1]}]},
                {"text": "C beats D", "verdict": "not_run", "summary": "0 of 1 comparisons run", "artifacts": ["p"],
                 "units": "points", "comparisons": [{**row, "seeds": [], "verdict": "not_run"}]}]
     text = claims_markdown(results, "small")
