@@ -56,6 +56,7 @@ from flcore.reproduction.claims import claim_specs, evaluate_claims, spread_spec
 from flcore.reproduction.estimate import this_machine
 from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
+from flcore.reproduction.table_check import READS_CLAIM_SEEDS
 from flcore.site.kernels import WarmKernel, process_kernel
 from flcore.version import __version__
 
@@ -201,7 +202,7 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
 def reads_claim_seeds(nb) -> bool:
     """Whether the executed notebook ``nb`` builds its tables from the seeds the verdicts read
     (its code calls :func:`flcore.reproduction.claims.with_claim_seeds`)."""
-    return any(cell.cell_type == "code" and "with_claim_seeds(" in cell.source for cell in nb.cells)
+    return any(cell.cell_type == "code" and READS_CLAIM_SEEDS in cell.source for cell in nb.cells)
 
 
 def shown_specs(nb, artifact, scale: str, seeds: list[int]) -> list:
