@@ -109,13 +109,14 @@ def test_finish_page_banner_comes_from_the_artifacts_runs(tmp_path):
 def test_the_banner_says_which_seeds_the_claims_read_when_the_page_shows_fewer():
     shown = [_spec(scale="small", alpha=a, seed=0) for a in (0.0, 0.5)]
     more = [_spec(scale="small", alpha=0.0, seed=s) for s in (1, 2)]
-    banner = scale_banner("small", shown, claim_specs=more)
+    banner = scale_banner("small", shown, claim_seeds=[0, 1, 2])
     assert "2 runs, seed 0." in banner
     assert "The tables and figures show seed 0; the claims' verdicts read seeds 0, 1, 2" in banner
     # a page that shows the claims' seeds says them once, per configuration
-    both = scale_banner("small", shown + more, claim_specs=more)
+    both = scale_banner("small", shown + more, claim_seeds=[0, 1, 2])
     assert "4 runs, seeds 0, 1, 2 (1 to 3 per configuration)" in both and "verdicts read" not in both
-    assert "verdicts read" not in scale_banner("small", shown, cls="config", claim_specs=more)
+    assert "verdicts read" not in scale_banner("small", shown, claim_seeds=[0])
+    assert "verdicts read" not in scale_banner("small", shown, cls="config", claim_seeds=[0, 1, 2])
 
 
 def test_finish_page_states_the_seeds_a_page_shows_and_those_its_claims_read(tmp_path):
@@ -135,6 +136,24 @@ def test_finish_page_states_the_seeds_a_page_shows_and_those_its_claims_read(tmp
     assert "seeds 0, 1, 2 (1 to 3 per configuration)" in reads and "verdicts read" not in reads
     keeps = banner("fedsam-table-2", "specs = artifact.runs(scale, seeds)")
     assert "seed 0." in keeps and "the claims' verdicts read seeds 0, 1, 2" in keeps
+
+
+def test_the_banner_reads_the_seeds_from_the_verdicts(tmp_path):
+    import nbformat
+
+    from flcore.reproduction.artifacts import get_artifact
+    from flcore.site.reproduce import finish_page, verdict_seeds
+
+    # FedSAM Table 1's flatness claim keeps one seed, yet its verdict reads the three seeds
+    # other claims trained for its cells: the verdicts' own seeds are what the banner says
+    results = [{"comparisons": [{"seeds": [0, 1, 2]}, {"seeds": []}]}, {"comparisons": [{"seeds": [0]}]}]
+    assert verdict_seeds(results) == [0, 1, 2]
+    path = tmp_path / "page.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title")]), path)
+    finish_page(path, "small", [0], "result", artifact=get_artifact("fedsam-table-1"),
+                claim_seeds=verdict_seeds(results))
+    banner = nbformat.read(path, as_version=4).cells[1].source
+    assert "The tables and figures show seed 0; the claims' verdicts read seeds 0, 1, 2" in banner
 
 
 def test_claims_markdown_says_which_seeds_each_claim_reads():
