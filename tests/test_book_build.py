@@ -60,6 +60,10 @@ def smoke_book(tmp_path_factory):
                                                                                  ".ipynb_checkpoints"))
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(ROOT / name, root / name)
+    # the copy has no git remote: name a repository, as a published build does
+    # (test_book_repository.py builds a page without one)
+    config = root / "_config.yml"
+    config.write_text(re.sub(r"(?m)^(repository:\n  url: ).*$", r"\1https://github.com/lab/fork", config.read_text()))
     env = {**os.environ, "FLCORE_CACHE": str(base / "flcore-cache")}
     command = [sys.executable, "-m", "flcore.cli.reproduce", "book", "--scale", "smoke", "--root", str(root),
                "--store", str(base / "smoke-store")]

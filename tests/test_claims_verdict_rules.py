@@ -3,6 +3,7 @@ left out with their seed named, one pair of runs evidence for one claim only, an
 texts that name the cells their comparisons use.  Hand-computed seeds throughout."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import re
@@ -93,6 +94,89 @@ def test_cell_interval_uses_own_seeds_from_three_else_the_reference_spread():
     mean, half = cell_interval([60.0, 62.0], {"sd": 1.0, "df": 4})
     assert mean == pytest.approx(61.0) and half == pytest.approx(T975_DF4 / math.sqrt(2), abs=1e-5)
     assert cell_interval([60.0], None) is None and cell_interval([], {"sd": 1.0, "df": 4}) is None
+
+
+# --------------------------------------------------------------------------- flatness at chance
+
+def _flatness_claim(monkeypatch):
+    """A claim that A's model is flatter (lower lambda_max) than B's, on a flatness metric."""
+    monkeypatch.setitem(claims_module.METRICS, "x_lambda_max",
+                        claims_module.Metric("x_lambda_max", lambda row: None, "lambda_max", seeded=False,
+                                             flatness=True))
+    comparison = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 20.0, 40.0)
+    return Claim(id="x-flatter", paper="fedsam", text="A is flatter than B", quote="", artifacts=("fedsam-table-2",),
+                 source="", metric="x_lambda_max", direction="lower", comparisons=(comparison,),
+                 about={"dataset": "cifar10", "model": "cnn"}, main_setting=MAIN)
+
+
+def _flat_cells(monkeypatch, values, accuracy):
+    def fake(claim, cell, scale, seeds, store):
+        name = cell["algorithm"]
+        return CellValues(dict(values[name]), {s: f"{name}-{s}" for s in values[name]}, [SMALL_CONFIG],
+                          accuracy=dict(accuracy[name]))
+
+    monkeypatch.setattr(claims_module, "_cell_values", fake)
+
+
+LAMBDAS = {"A": {0: 20.0, 1: 21.0, 2: 19.0}, "B": {0: 40.0, 1: 42.0, 2: 41.0}}  # A flatter by 21, sd 1
+
+
+def test_a_flatness_claim_whose_two_cells_sit_at_chance_is_not_decided(monkeypatch):
+    # accuracies: A 10.1, 9.9, 10.0 (10.0 +- 4.303 x 0.1 / sqrt 3 = +-0.25) and B 10.2, 9.8, 10.3
+    # (10.1 +- 0.66): both contain MNIST-1D's chance, 10 %.  The lambda gap, 21 +- 2.5, would hold.
+    claim = _flatness_claim(monkeypatch)
+    _flat_cells(monkeypatch, LAMBDAS, {"A": {0: 10.1, 1: 9.9, 2: 10.0}, "B": {0: 10.2, 1: 9.8, 2: 10.3}})
+    result = evaluate(claim, "small")
+    (comparison,) = result["comparisons"]
+    assert comparison["gap"] == pytest.approx(-21.0) and comparison["threshold"] < 21.0
+    assert comparison["verdict"] == "inconclusive" and result["verdict"] == "inconclusive"
+    assert comparison["reason"] == ("both cells' accuracies sit at chance (10%): 10.00 \u00b1 0.25 and 10.10 "
+                                    "\u00b1 0.66 (n = 3): the flatness of models that learned nothing ranks nothing")
+
+
+def test_a_flatness_claim_is_decided_when_one_cell_learns(monkeypatch):
+    claim = _flatness_claim(monkeypatch)
+    _flat_cells(monkeypatch, LAMBDAS, {"A": {0: 60.1, 1: 59.9, 2: 60.0}, "B": {0: 10.2, 1: 9.8, 2: 10.3}})
+    (comparison,) = evaluate(claim, "small")["comparisons"]
+    assert comparison["verdict"] == "holds" and comparison["reason"] is None
+
+
+def test_one_seed_flatness_cells_are_tested_for_chance_with_the_accuracy_reference_spread(monkeypatch):
+    # one seed each: A 10.5 and B 11.0 with the accuracy pairs' sd 1 (df 4): +-2.78 around each
+    # contains 10, so neither learns; without an accuracy spread chance cannot be tested, and the
+    # comparison is decided on its own (lambda) spread
+    claim = _flatness_claim(monkeypatch)
+    _flat_cells(monkeypatch, {"A": {0: 20.0}, "B": {0: 40.0}}, {"A": {0: 10.5}, "B": {0: 11.0}})
+    lam_spread = {"sd": 1.0, "df": 4, "pairs": 2, "runs": 12}
+    at_chance = evaluate(claim, "small", spread=lam_spread, accuracy_spread={"sd": 1.0, "df": 4})
+    assert at_chance["comparisons"][0]["verdict"] == "inconclusive"
+    assert "accuracies sit at chance" in at_chance["comparisons"][0]["reason"]
+    learns = evaluate(claim, "small", spread=lam_spread, accuracy_spread={"sd": 0.1, "df": 4})
+    assert learns["comparisons"][0]["verdict"] == "holds"
+
+
+def test_the_flatness_metrics_are_registered_as_such():
+    from flcore.reproduction.claims import METRICS
+
+    flat = {name for name, metric in METRICS.items() if metric.flatness}
+    assert flat == {"fedsam_lambda_max", "fedgloss_lambda_max", "client_lambda_max", "fedgf_lambda_max", "lpf",
+                    "flatness_discrepancy"}
+    assert all(m.unit in ("lambda_max", "LPF loss", "Delta_F") for n, m in METRICS.items() if n in flat)
+
+
+def test_the_store_reader_keeps_each_seeds_accuracy_beside_its_flatness(monkeypatch):
+    claim = get_claim("fedgf-flattest-global-model-lambda")
+    cell = claim.comparisons[0].better
+
+    def frame(specs, store=None):
+        return pd.DataFrame([{"status": "finished", "mean_last_100": 0.101 + 0.01 * spec.labels["seed"],
+                              "run_dir": None} for spec in specs])
+
+    monkeypatch.setattr(runner, "results_frame", frame)
+    monkeypatch.setitem(claims_module.METRICS, claim.metric,
+                        dataclasses.replace(claims_module.METRICS[claim.metric], function=lambda row: 5.0))
+    got = claims_module._cell_values(claim, cell, "small", (0,), None)
+    assert got.values == {0: 5.0} and got.accuracy == pytest.approx({0: 10.1})
 
 
 # --------------------------------------------------------------------------- diverged runs
@@ -199,70 +283,3 @@ def test_a_claims_text_names_the_alpha_its_comparisons_use():
         against_iid = re.search(r"\bIID\b|homogeneous", claim.text)
         extra = {a for a in used - named if a >= 100} if against_iid else set()
         assert used - extra == named, f"{claim.id}: text names alpha {named}, comparisons use {sorted(used)}"
-
-
-# --------------------------------------------------------------------------- tables and verdicts agree
-
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
-
-
-def _pages_reading_the_claims_seeds() -> set[str]:
-    """The artifact pages whose notebook builds its tables from the seeds the verdicts read."""
-    return {path.stem for path in (ROOT / "notebooks").rglob("*.py") if "with_claim_seeds(" in path.read_text()}
-
-
-def _fake_runs(monkeypatch):
-    """Every run finished with an accuracy drawn from its run id; rows carry the spec's labels."""
-    def frame(specs, store=None):
-        rows = []
-        for spec in specs:
-            digest = hashlib.sha256(spec.resolve().run_id().encode()).digest()
-            rows.append({**spec.labels, "status": "finished",
-                         "mean_last_100": 0.2 + 0.6 * int.from_bytes(digest[:4], "big") / 2 ** 32})
-        return pd.DataFrame(rows)
-
-    monkeypatch.setattr(runner, "results_frame", frame)
-
-
-@pytest.mark.parametrize("scale", ["smoke", "small"])
-def test_every_claims_gap_is_the_difference_of_its_cells_as_the_table_prints_them(monkeypatch, scale):
-    """A page whose table and verdict read different runs cannot be built: for every accuracy
-    comparison the verdicts decide, the gap equals the difference of the two cells as the
-    page's table prints them (mean over the page's runs of the cell, 2 decimals), to the
-    printed precision.  At ``smoke`` every page (one seed everywhere); at ``small`` the pages
-    that read the claims' seeds (:func:`flcore.reproduction.claims.with_claim_seeds`) and
-    those whose claims keep one seed."""
-    from flcore.report import ours_accuracy
-    from flcore.reproduction.artifacts import artifact_ids, get_artifact
-    from flcore.reproduction.claims import METRICS, _matches, claim_specs, with_claim_seeds
-
-    _fake_runs(monkeypatch)
-    pages = set(artifact_ids())
-    if scale == "small":
-        pages = _pages_reading_the_claims_seeds() | {a for a in pages if not claim_specs(scale, [a])}
-    assert {"fedsam-table-2", "fedgf-table-1", "fedgloss-table-3", "fedsam-table-6", "fedsam-table-4"} <= pages
-    checked = 0
-    for result in evaluate_claims(scale):
-        claim = get_claim(result["id"])
-        if not METRICS[claim.metric].accuracy:
-            continue
-        for comparison in result["comparisons"]:
-            if comparison["gap"] is None:
-                continue
-            listed = claim.comparisons[comparison["listed"][0]]
-            printed = {}
-            for side, cell in zip(("better", "worse"), listed.cells_at(scale)):
-                page = next(a for a in claim.artifacts if a in artifact_ids()
-                            and any(_matches(s.labels, cell) for s in get_artifact(a).runs(scale, (0,))))
-                if page not in pages:
-                    break
-                specs = with_claim_seeds(get_artifact(page).runs(scale, (0,)), scale, page)
-                frame = runner.results_frame(specs)
-                rows = frame[[_matches(labels, cell) for labels in frame.to_dict("records")]]
-                (mean,) = ours_accuracy(rows, list(cell))["ours"]
-                printed[side] = round(float(mean), 2)
-            else:
-                shown = round(printed["better"] - printed["worse"], 2)
-                assert abs(shown - round(comparison["gap"], 2)) <= 0.01 + 1e-9, (result["id"], comparison["cells"])
-                checked += 1
-    assert checked >= (40 if scale == "smoke" else 30), checked

@@ -134,6 +134,22 @@ def test_accuracy_at_progress(store):
     assert METRICS["accuracy_at_progress"](row) == pytest.approx(95.0)  # the row's mean_last_100
 
 
+def test_progress_accuracy_frame_shows_mean_sd_and_n_of_the_finished_seeds(store):
+    import pandas as pd
+
+    rows = []
+    for seed, final in enumerate([0.90, 0.94, 0.10]):
+        row = _row(store, f"gloss-{seed}", "fedgloss-sam", [(150, 0.5), (300, final)])
+        rows.append({**row, "algorithm": "FedGloSS-SAM", "seed": seed, "mean_last_100": final,
+                     "training_progress": 1.0, "status": "diverged" if seed == 2 else "finished"})
+    frame = gloss.progress_accuracy_frame(pd.DataFrame(rows), ["algorithm", "training_progress"])
+    (cell,) = frame.to_dict("records")
+    # the diverged seed is left out: mean of 90 and 94, sd sqrt(8), two seeds
+    assert cell["ours"] == pytest.approx(92.0)
+    assert cell["sd"] == pytest.approx(math.sqrt(8.0))
+    assert cell["n"] == 2
+
+
 def test_cost_metrics_spread_leaves_out_configurations_where_they_cannot_vary(monkeypatch):
     """The reference pairs' speed-up differences: at the first alpha FedSAM's speed-up is
     1, 2, 3 over FedAvg's 1 (differences 0, 1, 2: sd 1); at the second both sit at 1 at every

@@ -208,6 +208,23 @@ def test_gain_table_pairs_each_method_with_its_ima_run():
     gains = fedima.gain_table(comparison, ["dataset"]).set_index("method")
     assert gains.loc["FedAvg", "paper gain"] == pytest.approx(4.0)
     assert gains.loc["FedProx", "ours gain"] == pytest.approx(-1.0)
+    assert "n" not in gains  # one seed: no spread to show
+
+
+def test_gain_table_shows_the_spread_of_ours_over_the_seeds():
+    from flcore.report import ours_accuracy
+
+    # FedAvg: 70 and 74 (mean 72, sd 2.83); FedAvg+IMA: 71, 73, 75 (mean 73, sd 2); one seed diverged
+    runs = pd.DataFrame({"dataset": ["A"] * 6, "algorithm": ["FedAvg"] * 3 + ["FedAvg+IMA"] * 3,
+                         "status": ["finished", "finished", "diverged", "finished", "finished", "finished"],
+                         "mean_last_100": [0.70, 0.74, None, 0.71, 0.73, 0.75]})
+    cells = ours_accuracy(runs, ["dataset", "algorithm"])
+    comparison = cells.assign(paper=[60.0, 64.0])
+    row = fedima.gain_table(comparison, ["dataset"]).set_index("method").loc["FedAvg"]
+    assert row["ours gain"] == pytest.approx(1.0)
+    assert row["sd FMA"] == pytest.approx(math.sqrt(8.0))
+    assert row["sd IMA"] == pytest.approx(2.0)
+    assert row["n"] == 2  # the fewer seeds of the two means
 
 
 def test_scaled_rounds():

@@ -22,7 +22,14 @@ import nbformat
 import pytest
 import yaml
 
-from flcore.report.repository import install_requirement, out_of_sync, repository_url
+from flcore.report.repository import (
+    URL_PATTERN,
+    build_url,
+    configured_url,
+    install_requirement,
+    out_of_sync,
+    remote_url,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,13 +65,29 @@ def test_workflow_builds_with_the_readme_main_command_and_deploys_to_pages():
     assert workflow["permissions"]["pages"] == "write"
 
 
+def _copied_url() -> str:
+    """The one URL the README and every notebook's install cell hold."""
+    found = set(URL_PATTERN.findall((ROOT / "README.md").read_text()))
+    for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
+        first = next(c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        found |= set(URL_PATTERN.findall(first.source))
+    assert len(found) == 1, found
+    return found.pop()
+
+
 def test_repository_url_is_set_once_and_copied_everywhere():
-    url = repository_url(ROOT)
-    assert out_of_sync(ROOT) == [], "run: python -m flcore.report.repository --write"
-    assert url in (ROOT / "README.md").read_text()
+    url = _copied_url()
     for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
         first = next(c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
         assert install_requirement(url) in first.source, path
+    if build_url(ROOT) is not None:  # a URL the build knows (the config's or the remote's) is the one copied
+        assert out_of_sync(ROOT) == [], "run: python -m flcore.report.repository --write"
+
+
+def test_the_config_names_no_repository_the_checkout_does_not_back():
+    """_config.yml's URL is empty (the build takes the git remote, or hides the buttons) or
+    the checkout's own remote: never a placeholder a Colab button would open in vain."""
+    assert configured_url(ROOT) in (None, remote_url(ROOT))
 
 
 def test_changing_the_url_in_config_rewrites_every_copy(tmp_path):
@@ -73,8 +96,9 @@ def test_changing_the_url_in_config_rewrites_every_copy(tmp_path):
     shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
     (tmp_path / "book").mkdir()
     shutil.copy(ROOT / "book" / "intro.md", tmp_path / "book" / "intro.md")
-    config = (tmp_path / "_config.yml").read_text().replace(repository_url(ROOT), "https://github.com/lab/fork")
-    (tmp_path / "_config.yml").write_text(config)
+    config = yaml.safe_load((tmp_path / "_config.yml").read_text())
+    config["repository"]["url"] = "https://github.com/lab/fork"
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     stale = out_of_sync(tmp_path)
     notebooks = len(list((tmp_path / "notebooks").rglob("*.py"))) + len(list((tmp_path / "notebooks").rglob("*.ipynb")))
     assert len(stale) == notebooks + 2
@@ -126,7 +150,7 @@ def test_colab_first_cell_installs_from_a_clone_and_runs_a_notebook(tmp_path):
 
     notebook = repo / "notebooks" / "fedsam" / "fedsam-fig-11.ipynb"
     first = next(c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code").source
-    cell = first.replace(repository_url(ROOT), f"file://{repo}")  # the clone stands in for the public URL
+    cell = first.replace(_copied_url(), f"file://{repo}")  # the clone stands in for the public URL
     assert f"git+file://{repo}" in cell
     # pip as Colab has it, offline: the build uses the installed setuptools, nothing is fetched
     env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",

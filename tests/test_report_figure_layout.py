@@ -133,3 +133,16 @@ def test_bars_of_many_methods_stay_within_the_page():
     renderer = figure.canvas.get_renderer()
     ax = figure.axes[0]
     assert ax.get_legend().get_window_extent(renderer).y0 >= ax.patch.get_window_extent(renderer).y1 - 1
+
+
+def test_a_bar_over_several_seeds_is_their_mean_with_every_seed_drawn():
+    # FedSAM at C10: seeds 4, 6, 8 -> a bar of 6 with three dots; FedAvg: one seed, no dot
+    frame = pd.DataFrame({"algorithm": ["FedSAM"] * 3 + ["FedAvg"], "setting": ["C10"] * 4,
+                          "lambda": [4.0, 6.0, 8.0, 10.0]})
+    figure = bars(frame, "lambda", "algorithm", "setting", order=["FedAvg", "FedSAM"])
+    ax = figure.axes[0]
+    assert [p.get_height() for p in ax.patches] == pytest.approx([10.0, 6.0])
+    (dots,) = ax.collections
+    assert sorted(dots.get_offsets()[:, 1]) == pytest.approx([4.0, 6.0, 8.0])
+    centre = ax.patches[1].get_x() + ax.patches[1].get_width() / 2
+    assert list(dots.get_offsets()[:, 0]) == pytest.approx([centre] * 3)  # on FedSAM's bar

@@ -106,6 +106,70 @@ def test_finish_page_banner_comes_from_the_artifacts_runs(tmp_path):
         assert banner.count("rounds") == 1
 
 
+def test_the_banner_says_which_seeds_the_claims_read_when_the_page_shows_fewer():
+    shown = [_spec(scale="small", alpha=a, seed=0) for a in (0.0, 0.5)]
+    more = [_spec(scale="small", alpha=0.0, seed=s) for s in (1, 2)]
+    banner = scale_banner("small", shown, claim_seeds=[0, 1, 2])
+    assert "2 runs, seed 0." in banner
+    assert "The tables and figures show seed 0; the claims' verdicts read seeds 0, 1, 2" in banner
+    # a page that shows the claims' seeds says them once, per configuration
+    both = scale_banner("small", shown + more, claim_seeds=[0, 1, 2])
+    assert "4 runs, seeds 0, 1, 2 (1 to 3 per configuration)" in both and "verdicts read" not in both
+    assert "verdicts read" not in scale_banner("small", shown, claim_seeds=[0])
+    assert "verdicts read" not in scale_banner("small", shown, cls="config", claim_seeds=[0, 1, 2])
+
+
+def test_finish_page_states_the_seeds_a_page_shows_and_those_its_claims_read(tmp_path):
+    import nbformat
+
+    from flcore.reproduction.artifacts import get_artifact
+    from flcore.site.reproduce import finish_page
+
+    def banner(artifact_id, code):
+        path = tmp_path / f"{artifact_id}.ipynb"
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell(code)])
+        nbformat.write(nb, path)
+        finish_page(path, "small", [0], "result", artifact=get_artifact(artifact_id))
+        return nbformat.read(path, as_version=4).cells[1].source
+
+    reads = banner("fedsam-table-2", "specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)")
+    assert "seeds 0, 1, 2 (1 to 3 per configuration)" in reads and "verdicts read" not in reads
+    keeps = banner("fedsam-table-2", "specs = artifact.runs(scale, seeds)")
+    assert "seed 0." in keeps and "the claims' verdicts read seeds 0, 1, 2" in keeps
+
+
+def test_the_banner_reads_the_seeds_from_the_verdicts(tmp_path):
+    import nbformat
+
+    from flcore.reproduction.artifacts import get_artifact
+    from flcore.site.reproduce import finish_page, verdict_seeds
+
+    # FedSAM Table 1's flatness claim keeps one seed, yet its verdict reads the three seeds
+    # other claims trained for its cells: the verdicts' own seeds are what the banner says
+    results = [{"comparisons": [{"seeds": [0, 1, 2]}, {"seeds": []}]}, {"comparisons": [{"seeds": [0]}]}]
+    assert verdict_seeds(results) == [0, 1, 2]
+    path = tmp_path / "page.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title")]), path)
+    finish_page(path, "small", [0], "result", artifact=get_artifact("fedsam-table-1"),
+                claim_seeds=verdict_seeds(results))
+    banner = nbformat.read(path, as_version=4).cells[1].source
+    assert "The tables and figures show seed 0; the claims' verdicts read seeds 0, 1, 2" in banner
+
+
+def test_claims_markdown_says_which_seeds_each_claim_reads():
+    cells = {"better": {"algorithm": "A"}, "worse": {"algorithm": "B"}}
+    row = {"cells": cells, "published": {"gap": 1.0}, "gap": 0.5, "sd": 0.9, "sd_from": "paired seeds",
+           "threshold": 1.0, "mde": 1.5, "verdict": "inconclusive", "reason": None}
+    results = [{"text": "A beats B", "verdict": "inconclusive", "summary": "1 of 1 comparison run",
+                "artifacts": ["p"], "units": "points",
+                "comparisons": [{**row, "seeds": [0, 2]}, {**row, "seeds": [1]}]},
+               {"text": "C beats D", "verdict": "not_run", "summary": "0 of 1 comparisons run", "artifacts": ["p"],
+                "units": "points", "comparisons": [{**row, "seeds": [], "verdict": "not_run"}]}]
+    text = claims_markdown(results, "small")
+    assert "Checked by p; in points. Its comparisons read seeds 0, 1, 2." in text
+    assert "**C beats D**" in text and "C beats D" in text and text.count("Its comparisons read") == 1
+
+
 def test_claims_markdown_has_one_row_per_comparison_with_its_cells_n_sd_and_source():
     cells = {"better": {"dataset": "CIFAR-10", "alpha": 0.0, "algorithm": "FedGF", "clients_per_round": 5},
              "worse": {"dataset": "CIFAR-10", "alpha": 0.0, "algorithm": "FedASAM", "clients_per_round": 5}}

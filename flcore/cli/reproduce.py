@@ -59,6 +59,7 @@ from flcore.reproduction.inventory import coverage
 from flcore.reproduction.papers import paper_ids
 from flcore.reproduction.pricing import plan_text, price_runs
 from flcore.reproduction.runner import results_frame, training_estimate
+from flcore.reproduction.table_check import disagreements
 from flcore.site.manifest import flcore_fingerprint, load_manifest, stale_reason
 from flcore.site.pages import write_site_pages
 from flcore.site.reproduce import (
@@ -325,10 +326,24 @@ def _cmd_book(args: argparse.Namespace) -> int:
 
     write_site_pages(Path(args.root).resolve(), args.scale, Path(args.store).expanduser(), args.seeds)
     status = build_book(Path(args.root).resolve(), args.path_output, strict=not args.lax)
+    if not tables_agree_with_verdicts(args):
+        status = status or 1
     index = Path(args.path_output or args.root).resolve() / "_build" / "html" / "index.html"
     print(f"book {'built' if status == 0 else 'build FAILED'} in {time.perf_counter() - started:.0f} s: {index}")
     failed = any(e["status"] == "failed" for e in results.values())
     return EXIT_FAILED if failed or status != 0 else 0
+
+
+def tables_agree_with_verdicts(args: argparse.Namespace) -> bool:
+    """Whether every claim's gap is the difference of its two cells as their page's table
+    prints them (:func:`flcore.reproduction.table_check.disagreements`); each disagreement
+    is printed, and the book build fails on one."""
+    store = Path(args.store).expanduser()
+    results = evaluate_claims(args.scale, store, args.seeds)
+    check = disagreements(results, args.scale, store, args.seeds, Path(args.root).resolve())
+    for line in check.failures:
+        print(f"flcore: error: a table and its verdict read different runs: {line}", file=sys.stderr)
+    return not check.failures
 
 
 def _plan_options(p: argparse.ArgumentParser) -> None:

@@ -74,7 +74,9 @@ def local_global_panels(panels: Sequence[tuple[str, dict, dict | None]], size: f
 
 def bars(frame, value: str, category: str, group: str, order: Sequence[str] | None = None,
          ylabel: str | None = None, log: bool = False):
-    """Grouped bars: one group per ``group`` value, one bar per ``category`` value."""
+    """Grouped bars: one group per ``group`` value, one bar per ``category`` value.  A bar
+    over several rows (the seeds of one method and setting) is their mean, with every
+    seed's value drawn on it as a dot, so the spread is in view."""
     import matplotlib.pyplot as plt
 
     groups = list(dict.fromkeys(frame[group]))
@@ -84,9 +86,15 @@ def bars(frame, value: str, category: str, group: str, order: Sequence[str] | No
                            layout="constrained")
     width = 0.8 / max(1, len(groups))
     for k, g in enumerate(groups):
-        sub = frame[frame[group] == g].set_index(category)[value]
-        heights = [float(sub.get(c, np.nan)) for c in cats]
-        ax.bar(np.arange(len(cats)) + (k - (len(groups) - 1) / 2) * width, heights, width, label=str(g))
+        values = frame[frame[group] == g].groupby(category, sort=False)[value]
+        means = values.mean()
+        heights = [float(means.get(c, np.nan)) for c in cats]
+        at = np.arange(len(cats)) + (k - (len(groups) - 1) / 2) * width
+        ax.bar(at, heights, width, label=str(g))
+        seeds = {c: [float(v) for v in group_values] for c, group_values in values if len(group_values) > 1}
+        for x, c in zip(at, cats):
+            if c in seeds:  # every seed of a bar over more than one
+                ax.scatter([x] * len(seeds[c]), seeds[c], s=9, color="black", zorder=3)
     ax.set_xticks(np.arange(len(cats)))
     ax.set_xticklabels(cats, rotation=35, ha="right")
     ax.set_ylabel(ylabel or value)

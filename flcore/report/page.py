@@ -283,7 +283,10 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
             if result.get("reason"):
                 verdict += f"; {result['reason']}"
         units = result.get("units") or ""
-        lines += [f"**{result['text']}**: {verdict}. Checked by {checked_by}" + (f"; in {units}." if units else "."),
+        read = sorted({seed for comparison in result["comparisons"] for seed in comparison.get("seeds") or []})
+        seeds = f" Its comparisons read seed{'s' if len(read) > 1 else ''} {', '.join(map(str, read))}." if read else ""
+        lines += [f"**{result['text']}**: {verdict}. Checked by {checked_by}" + (f"; in {units}." if units else ".")
+                  + seeds,
                   *([_later_source_text(result)] if result.get("later_source") else []),
                   "", "| comparison | n | gap: paper / ours | sd (from) | threshold / MDE | verdict |",
                   "|---|---|---|---|---|---|"]
@@ -397,18 +400,33 @@ def _capped_text(reason: str) -> str:
 
 
 def scale_banner(scale: str, specs: Sequence = (), built: str | None = None, cls: str = "result",
-                 paper_specs: Sequence = (), max_rounds: int | None = None) -> str:
+                 paper_specs: Sequence = (), max_rounds: int | None = None, claim_seeds: Sequence[int] = ()) -> str:
     """The first lines of an artifact page: the scale it was built at and what its runs are
     -- data set, model, clients, rounds and seeds read from the runs' own resolved configs
     (``specs``: the artifact's ``runs(scale, seeds)``; :mod:`flcore.report.run_settings`),
     with what they stand in for below the paper scale (``paper_specs``: its runs at the
     ``paper`` scale).  ``cls`` is the artifact's class: ``config``, ``heavy`` and
     ``schematic`` pages train nothing and say so.  For a page built from runs capped at
-    ``max_rounds``, the banner first says that it is a preview (:func:`capped_banner`)."""
+    ``max_rounds``, the banner first says that it is a preview (:func:`capped_banner`).
+    ``claim_seeds``: the seeds the verdicts of the page's claims read; where they are not
+    the ones ``specs`` show, the banner says so."""
     text = _scale_text(scale, specs, built, cls, paper_specs)
+    if cls not in UNTRAINED_CLASSES:
+        text += _claim_seeds_text(specs, claim_seeds)
     if max_rounds is not None and cls not in UNTRAINED_CLASSES:
         text = capped_banner(max_rounds) + " " + text
     return text
+
+
+def _claim_seeds_text(specs: Sequence, claim_seeds: Sequence[int]) -> str:
+    """``" The tables and figures show seed 0; the claims' verdicts read seeds 0, 1, 2 ..."``
+    when the claims read seeds the page's runs (``specs``) do not show; else ``""``."""
+    shown = run_settings(specs)
+    if shown is None or set(claim_seeds) <= set(shown.seeds):
+        return ""
+    read = sorted(set(claim_seeds))
+    return (f" The tables and figures show {seeds_text(shown)}; the claims' verdicts read "
+            f"seed{'s' if len(read) > 1 else ''} {', '.join(map(str, read))} (each claim below says which).")
 
 
 def capped_banner(max_rounds: int) -> str:

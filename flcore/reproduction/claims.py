@@ -57,6 +57,11 @@ Besides these, a comparison may be:
   seeds' sd (``n - 1`` df) with at least three seeds, else the comparison's reference
   spread (:func:`cell_interval`).  Never the comparison's threshold: one noisy pair must
   not put a learning cell "at chance";
+- *inconclusive: neither learns* for a flatness claim (a metric registered with
+  ``flatness``: the Hessian's top eigenvalue, the LPF loss, the flatness discrepancy) whose
+  two cells' *accuracies* both sit at chance, tested as above on the cells' own seeds (their
+  runs' test accuracy; below three seeds the accuracy reference pairs' spread): the flatness
+  of models that learned nothing ranks nothing, so the comparison decides nothing;
 - *by construction*: the metric follows from the methods' definitions (backpropagations
   per step from the recipes): shown, not counted as evidence;
 - *not run at this scale*: the scale does not run a cell, its runs are not in the store,
@@ -438,7 +443,9 @@ class Metric:
     pairs give its spread when the reference runs cannot give its own (a client model's
     lambda_max -> the global model's: the same unit); ``companions``: ``spec -> [RunSpec]``,
     the runs the metric reads besides the cell's own (a ratio to FedAvg's run on the same
-    setting and seed), trained with the claims' seeds."""
+    setting and seed), trained with the claims' seeds; ``flatness``: it measures how flat
+    the trained model is, which ranks nothing when both models sit at chance accuracy
+    (module docstring)."""
 
     name: str
     function: Callable[[dict], float | None]
@@ -449,6 +456,7 @@ class Metric:
     seeded: bool = True
     spread_from: str | None = None
     companions: Callable[[Any], list] | None = None
+    flatness: bool = False
 
     def __call__(self, row: dict) -> float | None:
         return self.function(row)
@@ -466,10 +474,11 @@ METRICS: dict[str, Metric] = {"accuracy": Metric("accuracy", _accuracy, "points"
 
 def register_metric(name: str, function: Callable[[dict], float | None], unit: str, *, accuracy: bool = False,
                     by_construction: bool = False, timed: bool = False, seeded: bool = True,
-                    spread_from: str | None = None, companions: Callable[[Any], list] | None = None) -> Metric:
+                    spread_from: str | None = None, companions: Callable[[Any], list] | None = None,
+                    flatness: bool = False) -> Metric:
     """Register ``function(row)`` as the claims' metric ``name`` (see :class:`Metric`)."""
     METRICS[name] = Metric(name, function, unit, accuracy=accuracy, by_construction=by_construction, timed=timed,
-                           seeded=seeded, spread_from=spread_from, companions=companions)
+                           seeded=seeded, spread_from=spread_from, companions=companions, flatness=flatness)
     return METRICS[name]
 
 
@@ -595,6 +604,7 @@ class CellValues:
     configs: list
     reason: str = ""
     diverged: list[int] = field(default_factory=list)  # seeds whose run diverged: left out
+    accuracy: dict[int, float] = field(default_factory=dict)  # the runs' test accuracy (%) per seed
 
 
 def _cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], store) -> CellValues:
@@ -621,7 +631,7 @@ def _cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], sto
     capped = capped_reason(frame)
     if capped is not None:  # a preview's runs decide nothing, whatever their numbers
         return CellValues({}, run_ids, configs, f"{CAPPED_PREFIX}{capped}")
-    values, diverged = {}, []
+    values, diverged, accuracy = {}, [], {}
     for spec, row in zip(specs, frame.to_dict("records")):
         if row["status"] == "diverged":  # left out, said so (module docstring)
             diverged.append(_seed_of(spec))
@@ -629,6 +639,9 @@ def _cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], sto
             value = metric.function(row)
             if value is not None and math.isfinite(float(value)):
                 values[_seed_of(spec)] = float(value)
+                learned = _accuracy(row)
+                if learned is not None and math.isfinite(learned):
+                    accuracy[_seed_of(spec)] = learned
     if not values:
         statuses = set(frame["status"])
         if diverged:
@@ -638,7 +651,7 @@ def _cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], sto
         else:
             reason = "its runs are not in the store"
         return CellValues({}, run_ids, configs, reason, diverged)
-    return CellValues(values, {s: run_ids[s] for s in values}, configs, diverged=diverged)
+    return CellValues(values, {s: run_ids[s] for s in values}, configs, diverged=diverged, accuracy=accuracy)
 
 
 def _seeds_text(seeds: Iterable[int]) -> str:
@@ -789,9 +802,11 @@ def margin_of(claim: Claim, comparison: Comparison, scale: str) -> tuple[float |
 
 
 def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues, scale: str,
-            spread: dict | None) -> dict:
+            spread: dict | None, accuracy_spread: dict | None = None) -> dict:
     """The verdict of one comparison from its two cells' values (module docstring); the
-    fields of ``flcore claims --json``'s comparisons."""
+    fields of ``flcore claims --json``'s comparisons.  ``accuracy_spread``: the accuracy
+    reference pairs' spread, which tests a flatness claim's cells for chance below three
+    seeds."""
     metric = METRICS.get(claim.metric)
     margin, margin_reason = margin_of(claim, comparison, scale)
     out: dict[str, Any] = {
@@ -857,7 +872,29 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
             out.update(verdict="neither_learns",
                        reason=f"both cells' 95 % intervals contain chance ({chance:.0f}%): {mean_hi:.2f} "
                               f"\u00b1 {half_hi:.2f} and {mean_lo:.2f} \u00b1 {half_lo:.2f} (n = {len(seeds)})")
+    elif metric.flatness:
+        reason = _both_at_chance(hi, lo, seeds, accuracy_spread)
+        if reason:
+            out.update(verdict="inconclusive", reason=f"{reason}: the flatness of models that learned nothing "
+                                                      "ranks nothing")
     return out
+
+
+def _both_at_chance(hi: CellValues, lo: CellValues, seeds: Sequence[int], spread: dict | None) -> str | None:
+    """``"both cells' accuracies sit at chance (10%): ..."`` when the test accuracies of both
+    cells' runs at ``seeds`` sit at their data set's chance (:func:`at_chance`, with the
+    accuracy ``spread`` below three seeds); None when a cell learns, or its accuracy or its
+    interval cannot be had."""
+    chance = chance_accuracy(hi.configs[0].dataset)
+    shown = []
+    for cell in (hi, lo):
+        values = [cell.accuracy[s] for s in seeds if s in cell.accuracy]
+        if len(values) != len(seeds) or not at_chance(values, chance, spread):
+            return None
+        mean, half = cell_interval(values, spread)
+        shown.append(f"{mean:.2f} \u00b1 {half:.2f}")
+    return (f"both cells' accuracies sit at chance ({chance:.0f}%): {shown[0]} and {shown[1]} "
+            f"(n = {len(seeds)})")
 
 
 # --------------------------------------------------------------------------- a claim
@@ -945,7 +982,8 @@ def _carrier(claim: Claim, comparison: Comparison, scale: str, seeds: tuple[int,
     return carrier if carrier != claim.id else None
 
 
-def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), spread: dict | None = None) -> dict:
+def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), spread: dict | None = None,
+             accuracy_spread: dict | None = None) -> dict:
     """The claim's verdict at ``scale`` from the runs in ``store`` (module docstring).
 
     Returns the fields of ``flcore claims --json``: ``id``, ``paper`` (whose artifact it
@@ -961,16 +999,21 @@ def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,), 
     n over the seeds read --, ``left_out`` -- the seeds of diverged runs per cell --,
     ``note`` and, for one *counted in another claim*, ``counted_in`` and ``verdict_there``),
     ``spread`` (the reference spread used for pairs with too few seeds) and ``reason`` (why
-    none was run, when none was, or which claim counts its runs).
+    none was run, when none was, or which claim counts its runs).  ``accuracy_spread``: the
+    accuracy reference pairs' spread, which a flatness claim's chance test reads (measured
+    here when not given).
     """
     seeds = sorted(set(seeds) | set(CLAIM_SEEDS.get(scale, ())))
+    metric = METRICS.get(claim.metric)
+    if accuracy_spread is None and metric is not None and metric.flatness:
+        accuracy_spread = reference_spread(scale, store, "accuracy")
     distinct: list[dict] = []
     index_of: dict[Any, int] = {}
     for i, comparison in enumerate(claim.comparisons):
         better, worse = comparison.cells_at(scale)
         hi = _cell_values(claim, better, scale, seeds, store)
         lo = _cell_values(claim, worse, scale, seeds, store)
-        result = compare(claim, comparison, hi, lo, scale, spread)
+        result = compare(claim, comparison, hi, lo, scale, spread, accuracy_spread)
         key = _distinct_key(result, hi, lo)
         if key is not None and key in index_of:
             distinct[index_of[key]]["listed"].append(i)
@@ -1020,7 +1063,9 @@ def evaluate_claims(scale: str, store=None, seeds: Sequence[int] = (0,), papers:
         source = (metric.spread_from if metric is not None and metric.spread_from else claim.metric)
         if source not in spreads:
             spreads[source] = reference_spread(scale, store, source)
-        out.append(evaluate(claim, scale, store, seeds, spreads[source]))
+        if metric is not None and metric.flatness and "accuracy" not in spreads:
+            spreads["accuracy"] = reference_spread(scale, store, "accuracy")
+        out.append(evaluate(claim, scale, store, seeds, spreads[source], spreads.get("accuracy")))
     return out
 
 

@@ -52,10 +52,11 @@ from flcore.planning.workers import submit, worker_pool
 from flcore.report.page import CAPPED_BANNER_KEY, scale_banner, verdict_box
 from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.artifacts import get_artifact, runs_for
-from flcore.reproduction.claims import claim_specs, evaluate_claims, spread_specs
+from flcore.reproduction.claims import claim_specs, evaluate_claims, spread_specs, with_claim_seeds
 from flcore.reproduction.estimate import this_machine
 from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
+from flcore.reproduction.table_check import READS_CLAIM_SEEDS
 from flcore.site.kernels import WarmKernel, process_kernel
 from flcore.version import __version__
 
@@ -124,12 +125,15 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
                     os.environ[name] = value
         if partial.is_file() and (entry["status"] == "ok" or not output.exists()):
             scale, seeds = parameters.get("scale", "small"), parameters.get("seeds", [0])
-            note = verdict = None
+            note = verdict = claim_seeds = None
             if store is not None:
                 note = provenance_markdown(results_frame(runs_for([artifact.id], scale, seeds), store))
-                verdict = verdict_box(evaluate_claims(scale, store, seeds, artifact=artifact.id), scale)
+                checked = evaluate_claims(scale, store, seeds, artifact=artifact.id)
+                verdict = verdict_box(checked, scale)
+                claim_seeds = verdict_seeds(checked)
             finish_page(partial, scale, seeds, artifact_class(artifact.id), page_name=output.name, artifact=artifact,
-                        max_rounds=parameters.get("max_rounds"), provenance=note, verdict=verdict)
+                        max_rounds=parameters.get("max_rounds"), provenance=note, verdict=verdict,
+                        claim_seeds=claim_seeds)
             os.replace(partial, output)
     finally:
         with contextlib.suppress(OSError):
@@ -198,22 +202,46 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
             yield artifact, entry
 
 
+def verdict_seeds(results) -> list[int]:
+    """The seeds the comparisons of ``results`` (:func:`~flcore.reproduction.claims.evaluate`'s) read."""
+    return sorted({seed for result in results for comparison in result["comparisons"]
+                   for seed in comparison.get("seeds") or []})
+
+
+def reads_claim_seeds(nb) -> bool:
+    """Whether the executed notebook ``nb`` builds its tables from the seeds the verdicts read
+    (its code calls :func:`flcore.reproduction.claims.with_claim_seeds`)."""
+    return any(cell.cell_type == "code" and READS_CLAIM_SEEDS in cell.source for cell in nb.cells)
+
+
+def shown_specs(nb, artifact, scale: str, seeds: list[int]) -> list:
+    """The runs the tables and figures of ``artifact``'s executed notebook ``nb`` show: its
+    runs at ``scale`` and ``seeds``, with the claims' seeds of its cells where the notebook
+    reads them (:func:`reads_claim_seeds`)."""
+    specs = artifact.runs(scale, seeds)
+    return with_claim_seeds(specs, scale, artifact.id) if reads_claim_seeds(nb) else specs
+
+
 def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", page_name: str | None = None,
                 artifact=None, max_rounds: int | None = None, provenance: str | None = None,
-                verdict: str | None = None) -> None:
+                verdict: str | None = None, claim_seeds: list[int] | None = None) -> None:
     """Make an executed notebook a book page: the scale and what its runs are in its first
-    lines (after the title; read from ``artifact``'s runs at ``scale`` and ``seeds``:
-    :func:`flcore.report.page.scale_banner`; a capped preview, built with ``max_rounds``,
-    says so there), the page's ``verdict`` box (:func:`flcore.report.page.verdict_box`)
+    lines (after the title; read from the runs its tables show, :func:`shown_specs`, and
+    ``claim_seeds``, the seeds its verdicts read (:func:`verdict_seeds`; without them the
+    seeds the claims' runs add): :func:`flcore.report.page.scale_banner`; a capped preview,
+    built with ``max_rounds``, says so there), the page's ``verdict`` box
+    (:func:`flcore.report.page.verdict_box`)
     and the ``provenance`` note of imported runs below them, every code cell's
     input collapsed under its output (``hide-input``) and code cells without output left
     out of the page (``remove-cell``); ``page_name``: the page's file name when the notebook
     was executed into a temporary file."""
     import nbformat
 
-    specs = artifact.runs(scale, seeds) if artifact is not None else []
-    paper_specs = artifact.runs("paper", seeds) if artifact is not None and scale != "paper" else []
     nb = nbformat.read(path, as_version=4)
+    specs = shown_specs(nb, artifact, scale, seeds) if artifact is not None else []
+    if claim_seeds is None:  # no store to read the verdicts from: the seeds the claims' runs add
+        claim_seeds = [int(s.labels.get("seed", 0)) for s in claim_specs(scale, [artifact.id])] if artifact else []
+    paper_specs = artifact.runs("paper", seeds) if artifact is not None and scale != "paper" else []
     added_tags = {"flcore-banner", "flcore-verdict", "flcore-provenance"}
     cells = [c for c in nb.cells if not added_tags & set(c.metadata.get("tags", []))]
     for cell in cells:
@@ -228,8 +256,8 @@ def finish_page(path: Path, scale: str, seeds: list[int], cls: str = "result", p
                 tags.append(tag)
     title = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"), -1)
     day = datetime.now(timezone.utc).date().isoformat()
-    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, specs, day, cls, paper_specs, max_rounds=max_rounds),
-                                           metadata={"tags": ["flcore-banner"]})
+    banner = nbformat.v4.new_markdown_cell(scale_banner(scale, specs, day, cls, paper_specs, max_rounds=max_rounds,
+                                                        claim_seeds=claim_seeds), metadata={"tags": ["flcore-banner"]})
     added = [banner]
     if verdict:
         added.append(nbformat.v4.new_markdown_cell(verdict, metadata={"tags": ["flcore-verdict"]}))

@@ -65,6 +65,7 @@ from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, verdict_counts
 from flcore.report.tables import run_here
 from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import ensure_runs
 
@@ -76,7 +77,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
 runs["c"] = [{"FedSAM": "0", "FedGF": "adaptive"}.get(a, f"{c:g}") for a, c in zip(runs["algorithm"], runs["c"])] \
     if "c" in runs else ["0" if a == "FedSAM" else "adaptive" for a in runs["algorithm"]]

@@ -69,6 +69,7 @@ from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
+from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.runner import ensure_runs
 
 set_style()
@@ -79,7 +80,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
 listing = runs.drop_duplicates("run_id")[["dataset", "algorithm", "alpha", "status", "rounds_done", "run_id"]]
 page.table(listing, f"The {runs['run_id'].nunique()} runs behind the table at the {scale} scale.")
@@ -96,9 +97,9 @@ published_fed = paper_values[paper_values["alpha_block"] != "centralized"]
 table = ours.merge(published_fed[keys + ["accuracy", "comm_cost"]], on=keys, how="left").rename(
     columns={"accuracy": "paper"})
 table["progress"] = table["training_progress"].map({0.5: "Acc@50%", 1.0: "Acc@100%"})
-wide = table.pivot_table(index=["dataset", "alpha", "algorithm"], columns="progress", values=["paper", "ours"],
-                         aggfunc="first", sort=False)
-wide = wide.reorder_levels([1, 0], axis=1).sort_index(axis=1, level=0, ascending=False)
+wide = table.pivot_table(index=["dataset", "alpha", "algorithm"], columns="progress",
+                         values=["paper", "ours", "sd", "n"], aggfunc="first", sort=False)
+wide = wide.reorder_levels([1, 0], axis=1).sort_index(axis=1, level=0, ascending=False, sort_remaining=False)
 
 
 def equal_communication(frame):
@@ -127,7 +128,7 @@ central["ours"] = pd.to_numeric(central["mean_last_100"], errors="coerce") * 100
 central_table = central[["dataset", "algorithm", "ours", "status"]].merge(
     paper_values[paper_values["alpha_block"] == "centralized"][["dataset", "algorithm", "accuracy"]].rename(
         columns={"accuracy": "paper"}), on=["dataset", "algorithm"], how="left")
-sam = central_table.set_index(["dataset", "algorithm"])["ours"]
+sam = central_table.groupby(["dataset", "algorithm"], sort=False)["ours"].mean()  # over the seeds shown
 bound_text = ", ".join(f"{d}: SAM {sam.get((d, 'Centralized SAM'), float('nan')):.1f}%, "
                        f"SAM~ {sam.get((d, 'Centralized SAM~'), float('nan')):.1f}%"
                        for d in dict.fromkeys(central_table["dataset"]))

@@ -67,6 +67,7 @@ from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
 from flcore.report.tables import run_here
 from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import ensure_runs
 
@@ -78,7 +79,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 

@@ -69,6 +69,7 @@ from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
+from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.runner import ensure_runs
 
 set_style()
@@ -79,7 +80,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
 runs = fedima.with_last_10(runs)
 run_status = show_run_status(page, runs, scale, artifact.kind)

@@ -62,10 +62,11 @@ from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import robustness as robustness
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import set_style
+from flcore.report import ours_accuracy, set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
 from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.runner import ensure_runs, run_metrics
 
 set_style()
@@ -79,7 +80,7 @@ order = list(robustness.FIG10_ALGORITHMS)
 # A `diverged` run's loss became non-finite; its curve stops there.
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
 listing = runs[["dataset", "algorithm", "clients_per_round", "status", "rounds_done", "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "
@@ -100,7 +101,7 @@ data_name = "CIFAR-10 and CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale
 if scale != "paper":
     metrics["dataset"] = f"MNIST-1D ({scale} scale, standing in for CIFAR)"
 figure = accuracy_curves(metrics, hue="algorithm", col="dataset", hue_order=order)
-final = runs.drop_duplicates("run_id").set_index(["dataset", "algorithm"])["mean_last_100"].astype(float) * 100
+final = ours_accuracy(runs.drop_duplicates("run_id"), ["dataset", "algorithm"]).set_index(["dataset", "algorithm"])["ours"]
 final = final[final.index.get_level_values(0).isin(panels)].dropna().sort_values(ascending=False)
 rounds = int(metrics["round"].max()) if len(metrics) else 0
 ending = ", ".join(f"{a} ({d}) {v:.1f}%" if scale == "paper" else f"{a} {v:.1f}%" for (d, a), v in final.items())

@@ -62,6 +62,7 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.runner import ensure_runs
 
 set_style()
@@ -75,7 +76,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 # ones are trained now (runs shared with other tables are the same runs).
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 

@@ -249,10 +249,10 @@ def _communication(row: dict) -> float | None:
 
 # the flatness metrics analyse each stored model: their claims keep one seed and take their
 # spread from the reference pairs
-register_metric("fedgf_lambda_max", lambda row: _analysis(row, "lambda_max"), "lambda_max", seeded=False)
-register_metric("lpf", lambda row: _analysis(row, "lpf"), "LPF loss", seeded=False)
+register_metric("fedgf_lambda_max", lambda row: _analysis(row, "lambda_max"), "lambda_max", seeded=False, flatness=True)
+register_metric("lpf", lambda row: _analysis(row, "lpf"), "LPF loss", seeded=False, flatness=True)
 register_metric("flatness_discrepancy", lambda row: _analysis(row, "flatness_discrepancy"), "Delta_F",
-                seeded=False)
+                seeded=False, flatness=True)
 register_metric("communication", _communication, "x10^2 transmissions")
 
 

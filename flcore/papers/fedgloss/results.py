@@ -469,7 +469,9 @@ def cost_frame(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
 
 def progress_accuracy_frame(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Table 6: accuracy (%) at each run's ``training_progress`` (see :func:`accuracy_at_progress`),
-    mean over seeds per ``keys`` group (``keys`` should include ``training_progress``)."""
+    mean (``ours``), sd (``sd``, NaN for one seed) and number (``n``) of the finished seeds per
+    ``keys`` group (``keys`` should include ``training_progress``): a diverged seed is left
+    out, as the claims' verdicts leave it out."""
     import pandas as pd
 
     rows = []
@@ -479,7 +481,8 @@ def progress_accuracy_frame(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataF
     frame = pd.DataFrame(rows)
     frame["ours"] = pd.to_numeric(frame["ours"], errors="coerce")
     return (frame.groupby(list(keys), sort=False, dropna=False)
-            .agg(ours=("ours", "mean"), status=("status", "first"), seeds=("ours", "count")).reset_index())
+            .agg(ours=("ours", "mean"), sd=("ours", "std"), n=("ours", "count"), status=("status", "first"),
+                 seeds=("ours", "count")).reset_index())
 
 
 def _cost_text(value, digits: int = 1, unit: str = "") -> str:

@@ -438,8 +438,12 @@ def with_last_10(runs: pd.DataFrame) -> pd.DataFrame:
 
 def gain_table(comparison: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Table I laid out per method: FMA and IMA accuracy, published and ours, and the gain of
-    IMA (IMA - FMA) in both.  ``comparison``: :func:`flcore.report.paper_vs_ours` rows with an
-    ``algorithm`` column (``X`` and ``X+IMA``) and the ``keys`` of a row."""
+    IMA (IMA - FMA) in both; where ``comparison`` has ``ours_std`` and ``seeds``
+    (:func:`flcore.report.ours_accuracy`'s), the sd of ours over seeds (``sd FMA``, ``sd IMA``;
+    NaN for one seed) and the seeds each mean is over (``n``: the fewer of the two), so a
+    reader sees the spread the claims' verdicts read.  ``comparison``:
+    :func:`flcore.report.paper_vs_ours` rows with an ``algorithm`` column (``X`` and ``X+IMA``)
+    and the ``keys`` of a row."""
     import pandas as pd
 
     rows = []
@@ -450,9 +454,12 @@ def gain_table(comparison: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
         if fma.empty or ima.empty:
             continue
         f, i = fma.iloc[0], ima.iloc[0]
-        rows.append({**dict(zip(list(keys) + ["method"], key)),
-                     "paper FMA": f["paper"], "paper IMA": i["paper"], "paper gain": i["paper"] - f["paper"],
-                     "ours FMA": f["ours"], "ours IMA": i["ours"], "ours gain": i["ours"] - f["ours"]})
+        row = {**dict(zip(list(keys) + ["method"], key)),
+               "paper FMA": f["paper"], "paper IMA": i["paper"], "paper gain": i["paper"] - f["paper"],
+               "ours FMA": f["ours"], "ours IMA": i["ours"], "ours gain": i["ours"] - f["ours"]}
+        if "ours_std" in block and "seeds" in block:
+            row.update({"sd FMA": f["ours_std"], "sd IMA": i["ours_std"], "n": min(f["seeds"], i["seeds"])})
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

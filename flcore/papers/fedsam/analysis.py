@@ -134,7 +134,7 @@ FIG12_PANELS = (("FedAvg E=1", 0.5),)
 FIG13_PANELS = (("FedAvg E=1", 0.0), ("FedAvg E=1", 0.5), ("FedAvg E=1", 1000.0))
 
 # a Hessian analysis of each stored model: the claim keeps one seed and the reference spread
-register_metric("fedsam_lambda_max", lambda_max_of_row, "lambda_max", seeded=False)
+register_metric("fedsam_lambda_max", lambda_max_of_row, "lambda_max", seeded=False, flatness=True)
 
 for _id, _kind, _title, _runs in (
     ("fedsam-table-1", "table", "Table 1: top Hessian eigenvalue of the global model", table1_runs),
