@@ -75,6 +75,7 @@ from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import source
+from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.runner import ensure_runs
 
 set_style()
@@ -87,7 +88,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
 runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
