@@ -24,6 +24,7 @@ from pathlib import Path
 from flcore.reproduction.budget import load_device_rates
 from flcore.reproduction.claim_plan import DECIDE_SEEDS, claim_runs, plan_claims, size_text
 from flcore.reproduction.claims import all_claims
+from flcore.reproduction.runner import results_frame
 from flcore.site.reproduce import train_runs
 
 EXIT_FAILED = 1
@@ -109,10 +110,11 @@ def train_claim(args: argparse.Namespace, log=print) -> int:
     cap = f", capped at {args.max_rounds} rounds (a preview: not checked)" if args.max_rounds else ""
     log(f"{claim.id}: {len(needs.specs)} run(s) on seeds {', '.join(map(str, seeds))} at the {args.scale} "
         f"scale{cap}")
-    frame = train_runs(list(needs.specs), args, store, log).drop_duplicates("run_id")
+    failed = (train_runs(list(needs.specs), args, store, log)["status"] == "failed").any()
+    frame = results_frame(list(needs.specs), store).drop_duplicates("run_id")  # as stored: capped, finished ...
     counts = frame["status"].value_counts()
     log(f"{claim.id}: " + ", ".join(f"{n} {state}" for state, n in counts.items()))
-    return EXIT_FAILED if (frame["status"] == "failed").any() else 0
+    return EXIT_FAILED if failed else 0
 
 
 def usage_error(message: str) -> int:

@@ -34,16 +34,13 @@ DECIDE_SEEDS = (0, 1, 2)
 
 @dataclass(frozen=True)
 class ClaimRuns:
-    """The distinct runs that decide ``claim`` (``specs``; each once) and, for each listed
-    comparison that needs none here, why (``unpriced``)."""
+    """The distinct runs that decide ``claim`` (``specs``, each once, and their ``run_ids``)
+    and, for each listed comparison that needs none here, why (``unpriced``)."""
 
     claim: Claim
     specs: tuple[RunSpec, ...]
     unpriced: tuple[str, ...] = ()
-
-    @property
-    def run_ids(self) -> tuple[str, ...]:
-        return tuple(spec.run_id() for spec in self.specs)
+    run_ids: tuple[str, ...] = ()  # the specs' run ids, in their order
 
 
 def claim_runs(claim: Claim, scale: str, seeds: Sequence[int] = DECIDE_SEEDS) -> ClaimRuns:
@@ -74,7 +71,7 @@ def claim_runs(claim: Claim, scale: str, seeds: Sequence[int] = DECIDE_SEEDS) ->
             for spec in cells[0] + cells[1]:
                 for needed in [spec, *(metric.companions(spec) if metric.companions else [])]:
                     found.setdefault(needed.run_id(), needed)
-    return ClaimRuns(claim, tuple(found.values()), tuple(unpriced))
+    return ClaimRuns(claim, tuple(found.values()), tuple(unpriced), tuple(found))
 
 
 def _hours(price: dict[str, Any]) -> dict[str, float | None]:
