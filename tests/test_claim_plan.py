@@ -215,3 +215,18 @@ def test_every_claim_has_its_paper_scale_price_on_the_claims_page(tmp_path):
     with_runs = [text for text in prices.values() if "`flcore claims --decide " in text]
     assert len(with_runs) >= len(prices) - 3 and all(" on NVIDIA" in text for text in with_runs)
     assert book["distinct_runs"] == book["to_train"] > max(int(t.split(" run")[0]) for t in with_runs)
+
+
+def test_a_claim_needs_the_runs_its_metric_reads_beside_its_cells():
+    """FedGF's transmissions to FedAvg's final accuracy (Table 4) read FedAvg's run on the same
+    setting and seed: ``--decide`` must train it, so the claim's runs include it."""
+    from flcore.reproduction.claims import cell_specs
+
+    claim = next(c for c in all_claims() if c.metric == "communication")
+    needed = claim_runs(claim, "paper").run_ids
+    cells = [spec for comparison in claim.comparisons for cell in (comparison.better, comparison.worse)
+             for spec in cell_specs(claim, cell, "paper", (0, 1, 2))[0]]
+    assert {s.labels["seed"] for s in cells} == {0, 1, 2}
+    targets = [s for s in claim_runs(claim, "paper").specs if s.method == "fedavg"]
+    assert len(targets) == len({(s.labels["dataset"], s.labels["alpha"], s.labels["seed"]) for s in cells})
+    assert {s.run_id() for s in targets} <= set(needed)
