@@ -217,16 +217,33 @@ def test_every_claim_has_its_paper_scale_price_on_the_claims_page(tmp_path):
     assert book["distinct_runs"] == book["to_train"] > max(int(t.split(" run")[0]) for t in with_runs)
 
 
-def test_a_claim_needs_the_runs_its_metric_reads_beside_its_cells():
-    """FedGF's transmissions to FedAvg's final accuracy (Table 4) read FedAvg's run on the same
-    setting and seed: ``--decide`` must train it, so the claim's runs include it."""
+
+def _fedgf_target(spec):
+    from flcore.papers.fedgf.runs import gf_run
+
+    labels = spec.labels
+    return gf_run(labels["dataset"], "FedAvg", labels["alpha"], labels["clients_per_round"], labels["seed"], "paper")
+
+
+def _fedgloss_reference(spec):
+    from flcore.papers.fedgloss.results import reference_spec
+
+    return reference_spec(spec.labels, "paper", spec.labels["seed"])
+
+
+@pytest.mark.parametrize("metric, read", [("communication", _fedgf_target), ("relative_bits", _fedgloss_reference),
+                                          ("speedup", _fedgloss_reference)])
+def test_a_claim_needs_the_runs_its_metric_reads_beside_its_cells(metric, read):
+    """A metric that reads FedAvg's run on the same setting and seed (FedGF's transmissions to
+    FedAvg's accuracy, FedGloSS's bits and speed-up to it) makes that run one of the claim's:
+    ``--decide`` must train it, or the metric has nothing to read."""
     from flcore.reproduction.claims import cell_specs
 
-    claim = next(c for c in all_claims() if c.metric == "communication")
-    needed = claim_runs(claim, "paper").run_ids
+    claim = next(c for c in all_claims() if c.metric == metric)
+    needed = set(claim_runs(claim, "paper").run_ids)
     cells = [spec for comparison in claim.comparisons for cell in (comparison.better, comparison.worse)
              for spec in cell_specs(claim, cell, "paper", (0, 1, 2))[0]]
     assert {s.labels["seed"] for s in cells} == {0, 1, 2}
-    targets = [s for s in claim_runs(claim, "paper").specs if s.method == "fedavg"]
-    assert len(targets) == len({(s.labels["dataset"], s.labels["alpha"], s.labels["seed"]) for s in cells})
-    assert {s.run_id() for s in targets} <= set(needed)
+    reads = {read(spec).run_id() for spec in cells}
+    assert reads <= needed
+    assert {read(spec).method for spec in cells} == {"fedavg"}
