@@ -43,15 +43,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from flcore.cli.claim_commands import check_claim_options, train_claim, usage_error
+from flcore.cli.claim_commands import print_plan as print_claims_plan
 from flcore.data import DATASET_NAMES
 from flcore.executors.ray_executor import ExecutorError
 from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for
 from flcore.reproduction.budget import book_specs, load_device_rates
+from flcore.reproduction.claim_plan import DECIDE_SEEDS
 from flcore.reproduction.claims import (
     VERDICT_TEXT,
     VERDICTS,
     claim_specs,
     evaluate_claims,
+    get_claim,
     spread_specs,
     verdict_totals,
 )
@@ -86,14 +90,31 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text[:200]!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"got {value}; must be >= 0")
-    return value
+def _seed(text: str) -> list[int]:
+    """One ``--seeds`` value: a whole number >= 0 or a comma list of them (``0,1,2``)."""
+    values = []
+    for part in text.split(","):
+        try:
+            value = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected whole numbers >= 0 (e.g. 0 1 2 or 0,1,2), got "
+                                             f"{text[:200]!r}") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"got {value}; seeds are whole numbers >= 0 (e.g. 0,1,2)")
+        values.append(value)
+    return values
+
+
+class _Seeds(argparse.Action):
+    """``--seeds 0 1 2`` or ``--seeds 0,1,2``: one list of distinct seeds."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seeds = [seed for group in values for seed in group]
+        twice = sorted({seed for seed in seeds if seeds.count(seed) > 1})
+        if twice:
+            parser.error(f"argument --seeds: seed {twice[0]} given twice; give distinct whole numbers >= 0 "
+                         "(e.g. 0,1,2)")
+        setattr(namespace, self.dest, seeds)
 
 
 def _check_root(args: argparse.Namespace) -> bool:
@@ -113,7 +134,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
                    help="run store directory (default: $FLCORE_STORE or runs)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
-    p.add_argument("--seeds", type=_seed, nargs="+", default=[0], help="seeds of every configuration (default: 0)")
+    p.add_argument("--seeds", type=_seed, nargs="+", action=_Seeds, default=[0],
+                   help="seeds of every configuration, e.g. 0 1 2 or 0,1,2 (default: 0)")
     p.add_argument("--workers", type=_positive_int, default=None,
                    help="runs trained at once on a CPU (default: one per core)")
     p.add_argument("--data-root", default="data",
@@ -253,7 +275,23 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     if unknown:
         print(f"flcore: error: --paper {', '.join(unknown)}: allowed values: {', '.join(papers)}", file=sys.stderr)
         return EXIT_USAGE
-    results = evaluate_claims(args.scale, Path(args.store).expanduser(), args.seeds, papers=args.paper)
+    problem = check_claim_options(args)
+    if problem:
+        return usage_error(problem)
+    if args.plan:
+        return print_claims_plan(args)
+    status = 0
+    if args.decide is not None:
+        if not _connect_executor(args):
+            return EXIT_USAGE
+        try:
+            status = train_claim(args)
+        finally:
+            _disconnect_executor(args)
+        args.paper, args.seeds = [get_claim(args.decide).paper], args.seeds or list(DECIDE_SEEDS)
+    results = evaluate_claims(args.scale, Path(args.store).expanduser(), args.seeds or [0], papers=args.paper)
+    if args.decide is not None:
+        results = [r for r in results if r["id"] == args.decide]
     if args.json:
         for result in results:
             print(json.dumps(result))
@@ -267,7 +305,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     totals = verdict_totals(results)
     print(f"{len(results)} claims at the {args.scale} scale: "
           + ", ".join(f"{totals[v]} {VERDICT_TEXT[v]}" for v in VERDICTS if totals[v]))
-    return 0
+    return status
 
 
 def _comparison_text(comparison: dict) -> str:
@@ -387,7 +425,22 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     c = subparsers.add_parser("claims", help="the verdict of every claim of the papers at a scale, from the run store")
     c.add_argument("--json", action="store_true", help="one JSON object per claim")
     c.add_argument("--paper", nargs="+", default=None, help="only these papers (fedsam fedgloss fedgf fedlesam fedima)")
+    c.add_argument("--plan", action="store_true",
+                   help="price every claim at --scale instead: per claim the distinct runs it needs (its cells x "
+                        "--seeds, default 0,1,2), how many it shares with other claims, the store growth and the "
+                        "hours per device kind; then each paper's total and the book's, a shared run counted once; "
+                        "nothing trains. With --json one object: scale, seeds, max_rounds, claims (per claim: id, "
+                        "paper, text, decide, distinct_runs, shared_runs, shared_with, run_ids, unpriced, to_train, "
+                        "store_bytes, hours, price), papers and book (claims, distinct_runs, to_train, store_bytes, "
+                        "hours, price)")
+    c.add_argument("--decide", default=None, metavar="CLAIM_ID",
+                   help="train the runs that decide this claim at --scale and --seeds (default 0,1,2), batched and "
+                        "resumable as flcore reproduce trains them, then print its verdict")
+    c.add_argument("--max-rounds", type=_positive_int, default=None, metavar="N",
+                   help="with --plan or --decide: cap every run at N rounds (a preview: its verdict reads not "
+                        "checked); run again with a higher cap or none to continue the runs from their checkpoints")
     _common(c)
+    c.set_defaults(seeds=None)  # --plan and --decide: 0,1,2 unless given; the verdicts: 0
     return {"reproduce": _cmd_reproduce, "book": _cmd_book, "claims": _cmd_claims}
 
 

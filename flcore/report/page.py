@@ -259,7 +259,7 @@ def _comparison_verdict(comparison: dict) -> str:
 
 
 def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] | None = None,
-                    explain: bool = True) -> str:
+                    explain: bool = True, prices: dict[str, str] | None = None) -> str:
     """The claims' verdicts (rows of :func:`flcore.reproduction.claims.evaluate`), one block
     per claim: the claim, its verdict with its counts, the pages that check it and its
     units, then one row per distinct comparison -- its two cells and their shared setting,
@@ -267,7 +267,9 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
     the reference pairs), the threshold (95 %) and the MDE (80 %), and its verdict; six
     columns, so that the verdict is in view at 1280 px -- and below the table what a row
     needs said (diverged runs left out, why one is not run); ``link`` turns an artifact id
-    into the text shown for it (default: the id); ``explain`` puts the decision rule above."""
+    into the text shown for it (default: the id); ``explain`` puts the decision rule above;
+    ``prices``: claim id -> its price at the paper scale in words, a line under its verdict
+    (not a column: the verdict column stays in view)."""
     if not results:
         return "No claim of the registry is checked by this page."
     lines = [f"Verdicts at the **{scale}** scale. {RULE_TEXT}", ""] if explain else []
@@ -288,7 +290,10 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
         lines += [f"**{result['text']}**: {verdict}. Checked by {checked_by}" + (f"; in {units}." if units else ".")
                   + seeds,
                   *([_later_source_text(result)] if result.get("later_source") else []),
-                  "", "| comparison | n | gap: paper / ours | sd (from) | threshold / MDE | verdict |",
+                  ""]
+        if prices and result["id"] in prices:
+            lines += [f"*To decide it at the paper scale:* {prices[result['id']]}.", ""]
+        lines += ["| comparison | n | gap: paper / ours | sd (from) | threshold / MDE | verdict |",
                   "|---|---|---|---|---|---|"]
         notes: dict[str, list[str]] = {}  # what is said -> the rows it is said of
         for number, comparison in enumerate(result["comparisons"], 1):

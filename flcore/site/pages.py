@@ -22,6 +22,8 @@ from pathlib import Path
 from flcore.config.presets import DEFAULT_DATASET
 from flcore.report.page import claims_markdown, later_claims_markdown, totals_text
 from flcore.report.run_settings import DATASET_LABELS
+from flcore.reproduction.budget import load_device_rates
+from flcore.reproduction.claim_plan import plan_claims, price_line, size_text
 from flcore.reproduction.claims import (
     DECIDED,
     METRICS,
@@ -203,7 +205,30 @@ def _equivalence_text(results: list[dict]) -> str:
     return text + " No comparison is absent at this scale."
 
 
-def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None) -> str:
+def paper_prices(root: Path, store) -> tuple[dict[str, str], dict]:
+    """Each claim's price at the paper scale in words, with the command that decides it, and the
+    book's total (:func:`flcore.reproduction.claim_plan.plan_claims`, priced from the benchmark
+    rows under ``root``; runs already in ``store`` are not priced again)."""
+    plan = plan_claims("paper", store, load_device_rates(root / "benchmarks" / "results"))
+    prices = {row["id"]: price_line(row) + (f"; `{row['decide']}`" if row["decide"] else "")
+              for row in plan["claims"]}
+    return prices, plan["book"]
+
+
+def _book_price_text(book: dict) -> str:
+    hours = "; ".join(f"{h:,.0f} h on {kind}" for kind, h in book["hours"].items() if h is not None)
+    return (f"**What deciding them costs at the paper scale.** Under each claim, the runs that decide it at the "
+            f"paper's own protocol on three seeds (its cells x 3 seeds; a run another claim needs too is shown as "
+            f"shared), what they add to the run store and the hours on one machine of each kind measured by the "
+            f"benchmarks, with the command that trains them and prints the verdict. Every claim together: "
+            f"{book['distinct_runs']:,} distinct runs (a shared run once), {book['to_train']:,} not yet in the store"
+            + (f", about {hours}" if hours and book["to_train"] else "")
+            + f", the store growing by {size_text(book['store_bytes'])}: `flcore claims --scale paper --plan` "
+              "(`--json` for scripts).")
+
+
+def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None,
+                prices: tuple[dict[str, str], dict] | None = None) -> str:
     links = _Links(root, 0)
     lines = ["# Claims", "", verdict_summary(results, scale), "",
              f"Each paper's headline claims, taken from its abstract, introduction and conclusions, each a comparison "
@@ -217,10 +242,13 @@ def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None
              f"Timing claims read only *timed* runs (trained alone, never batched); their repeats are three seeds, "
              "each trained again on the same machine, so the spread is the machine's timing noise across runs. "
              f"The same as JSON: `flcore claims --scale {scale} --json`."]
+    if prices is not None:
+        lines += ["", _book_price_text(prices[1])]
     for paper in paper_ids():
         mine = [r for r in results if r["paper"] == paper]
         lines += ["", f"## {get_paper(paper).name}", "",
-                  claims_markdown([r for r in mine if not r.get("later_source")], scale, links.artifact, explain=False)]
+                  claims_markdown([r for r in mine if not r.get("later_source")], scale, links.artifact, explain=False,
+                                  prices=prices[0] if prices else None)]
         lines += _later_section(mine, scale, links, "###")
     return "\n".join(lines) + "\n"
 
@@ -281,7 +309,7 @@ def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: d
     results = evaluate_claims(scale, store, seeds)
     spread = reference_spread(scale, store)
     pages = {"book/coverage.md": coverage_page(rows, root, scale, results),
-             "book/claims.md": claims_page(results, root, scale, spread)}
+             "book/claims.md": claims_page(results, root, scale, spread, paper_prices(root, store))}
     for paper in paper_ids():
         pages[f"book/{paper}/index.md"] = paper_page(paper, rows, results, root, scale)
     written = []

@@ -314,17 +314,26 @@ def prefetch_runs(artifacts, args, store: str, log, scale: str | None = None):
     specs = on_datasets(specs, getattr(args, "datasets", None))
     if not specs:
         return None
-    executor = getattr(args, "run_executor", None)
-    local = executor is None or executor.name == "local"
-    rates = machine_rates_or_none(args, store, log) if local else None
     try:
-        frame = ensure_runs(specs, store=store, device=args.device, workers=args.workers,
-                            data_root=args.data_root, download=args.download, raise_on_failure=False, log=log,
-                            executor=executor, progress=not local, max_rounds=getattr(args, "max_rounds", None),
-                            live=local, rates=rates)
+        return train_runs(specs, args, store, log)
     except Exception as exc:  # noqa: BLE001 - the notebooks will report their own failures
         log(f"training the shared runs failed ({one_line_error(exc)}); each notebook will retry its own")
         return None
+
+
+def train_runs(specs: list, args, store: str, log):
+    """Train the runs of ``specs`` missing from ``store`` as the batch of ``flcore reproduce``
+    does: shared runs once, in groups, on ``args.run_executor`` (on this machine: with the
+    estimate of its time and one live line), capped at ``args.max_rounds`` when given
+    (a capped run continues from its checkpoint when the cap is raised or removed).  A run
+    that fails is logged with where its traceback is, not raised.  Returns the runs' frame."""
+    executor = getattr(args, "run_executor", None)
+    local = executor is None or executor.name == "local"
+    rates = machine_rates_or_none(args, store, log) if local else None
+    frame = ensure_runs(specs, store=store, device=args.device, workers=args.workers,
+                        data_root=args.data_root, download=args.download, raise_on_failure=False, log=log,
+                        executor=executor, progress=not local, max_rounds=getattr(args, "max_rounds", None),
+                        live=local, rates=rates)
     for row in frame[frame["status"] == "failed"].drop_duplicates("run_id").itertuples():
         log(f"run {row.run_id} failed: {row.error} (traceback in {row.run_dir}/status.json)")
     return frame

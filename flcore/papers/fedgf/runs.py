@@ -253,7 +253,17 @@ register_metric("fedgf_lambda_max", lambda row: _analysis(row, "lambda_max"), "l
 register_metric("lpf", lambda row: _analysis(row, "lpf"), "LPF loss", seeded=False, flatness=True)
 register_metric("flatness_discrepancy", lambda row: _analysis(row, "flatness_discrepancy"), "Delta_F",
                 seeded=False, flatness=True)
-register_metric("communication", _communication, "x10^2 transmissions")
+
+
+def _fedavg_target(spec: RunSpec) -> list[RunSpec]:
+    """The run :func:`_communication` reads beside a cell's: FedAvg's on the same data set,
+    alpha, clients and seed (trained with the claim's runs: ``flcore claims --decide``)."""
+    labels = spec.labels
+    return [gf_run(labels["dataset"], "FedAvg", labels["alpha"], int(labels.get("clients_per_round", 5)),
+                   int(labels.get("seed", 0)), spec.config.get("scale", "small"))]
+
+
+register_metric("communication", _communication, "x10^2 transmissions", companions=_fedavg_target)
 
 
 # --------------------------------------------------------------------------- registry (paper order)

@@ -731,8 +731,15 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-register_metric("relative_bits", _communication, "x B (FedAvg's bits over all rounds)")
-register_metric("speedup", _speedup, "x speed-up (T / rounds)")
+def _fedavg_reference(spec: RunSpec) -> list[RunSpec]:
+    """The run :func:`cost_to_fedavg` reads beside a cell's: FedAvg's in the same setting and
+    seed (trained with the claim's runs: ``flcore claims --decide``)."""
+    return [reference_spec(spec.labels, spec.config.get("scale", "small"),
+                           int(spec.labels.get("seed", spec.config.get("seed", 0))))]
+
+
+register_metric("relative_bits", _communication, "x B (FedAvg's bits over all rounds)", companions=_fedavg_reference)
+register_metric("speedup", _speedup, "x speed-up (T / rounds)", companions=_fedavg_reference)
 register_metric("accuracy_at_progress", _accuracy_at_progress, "points", accuracy=True)
 
 
