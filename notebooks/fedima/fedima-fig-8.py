@@ -60,11 +60,11 @@ from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedima-fig-8")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 
 # %% [markdown]
@@ -75,7 +75,7 @@ grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 
 # %%
 specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 page.table(runs[[c for c in ("fl", "lr_decay", "partition", "model", "status", "run_id") if c in runs]],
            f"{len(runs)} run(s) with snapshots make this figure at the {scale} scale.")
 
@@ -105,5 +105,5 @@ display(Markdown(f"**What we found.** The clients' average is below the best cli
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

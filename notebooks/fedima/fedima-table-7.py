@@ -62,7 +62,7 @@ from flcore.papers.fedima.settings import columns_agreeing, compare_table7, tabl
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedima-table-7", max_rounds=max_rounds)
+page = Page("fedima-table-7", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published beside flcore

@@ -61,7 +61,8 @@ from flcore.papers.fedlesam.dataset_stats import compare_statistics, dataset_sta
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedlesam-table-6", max_rounds=max_rounds)
+page = Page("fedlesam-table-6", scale=scale, seeds=seeds, store=store, device=device, data_root=data_root,
+            max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published beside flcore

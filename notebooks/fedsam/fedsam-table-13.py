@@ -62,11 +62,11 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-table-13")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
@@ -76,7 +76,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 
 # %%
 specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
@@ -116,7 +116,7 @@ mean_tau = results.show_orderings(page, comparison)
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = results.table_findings(verdicts, mean_tau, scale,
                                "MNIST-1D stands in for CIFAR-100 at this scale, and the client lr is the scale's "
                                "(0.1), so the best server lr may differ.")
