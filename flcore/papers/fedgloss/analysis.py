@@ -65,7 +65,7 @@ from flcore.config.presets import scale_defaults
 from flcore.data import normalize
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report.landscape_figures import local_global_panels, net_over_solid
-from flcore.reproduction.artifacts import Artifact, RunSpec, register_artifact
+from flcore.reproduction.artifacts import RunSpec, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.runner import run_metrics
 
@@ -773,30 +773,20 @@ def show_net_over_solid(page, runs, net: str, solids: Sequence[str], scale: str)
 
 # --------------------------------------------------------------------------- registry
 
-def _reg(aid: str, kind: str, title: str, runs) -> None:
-    register_artifact(Artifact(aid, PAPER, kind, title, runs))
-
-
-_reg("fedgloss-table-1", "table",
-     "Table 1: top Hessian eigenvalue of last-round client models on local and global data", table1_runs)
-_reg("fedgloss-table-8", "table", "Table 8: top Hessian eigenvalue of the final global model", table8_runs)
-_reg("fedgloss-fig-1", "figure", "Figure 1: global loss landscapes of FedAvg and FedSAM",
-     _landscape_runs(("FedAvg", "FedSAM"), lambda scale: CNN_SETTINGS[scale]))
-_reg("fedgloss-fig-2", "figure", "Figure 2: FedSAM client models on local and global data",
-     _client_figure_runs(("FedSAM",)))
-_reg("fedgloss-fig-4", "figure", "Figure 4: the perturbation approximation error with and without ADMM", fig4_runs)
-_reg("fedgloss-fig-5", "figure", "Figure 5: FedGloSS and FedSMOO client models on local and global data",
-     _client_figure_runs(("FedGloSS-SAM", "FedSMOO", "FedSAM")))
-_reg("fedgloss-fig-6", "figure", "Figure 6: global landscapes of FedGloSS against FedSAM and FedSMOO", fig6_runs)
-_reg("fedgloss-fig-7", "figure", "Figure 7: top Hessian eigenvalue per method", table8_runs)
-_reg("fedgloss-fig-8", "figure", "Figure 8: parameter norm over rounds", fig8_runs)
-_reg("fedgloss-fig-9", "figure", "Figure 9: between NaiveFedGloSS and FedGloSS models", fig9_runs)
-_reg("fedgloss-fig-10", "figure", "Figure 10: FedGloSS client models on local and global data",
-     _client_figure_runs(("FedGloSS-SAM", "FedSAM")))
-_reg("fedgloss-fig-11", "figure", "Figure 11: FedSMOO client models on local and global data",
-     _client_figure_runs(("FedSMOO", "FedGloSS-SAM")))
-_reg("fedgloss-fig-12", "figure", "Figure 12: global landscapes of FedGloSS against FedAvg",
-     _landscape_runs(("FedAvg", "FedGloSS-SAM"), lambda scale: CNN_SETTINGS[scale]))
-_reg("fedgloss-fig-13", "figure", "Figure 13: global landscapes at milder heterogeneity",
-     _landscape_runs(("FedSAM", "FedSMOO", "FedGloSS-SAM"), _mild))
-_reg("fedgloss-fig-14", "figure", "Figure 14: global landscapes of ResNet-18", fig14_runs)
+register_artifacts(PAPER, {
+    "fedgloss-table-1": table1_runs,
+    "fedgloss-table-8": table8_runs,
+    "fedgloss-fig-1": _landscape_runs(("FedAvg", "FedSAM"), lambda scale: CNN_SETTINGS[scale]),
+    "fedgloss-fig-2": _client_figure_runs(("FedSAM",)),
+    "fedgloss-fig-4": fig4_runs,
+    "fedgloss-fig-5": _client_figure_runs(("FedGloSS-SAM", "FedSMOO", "FedSAM")),
+    "fedgloss-fig-6": fig6_runs,
+    "fedgloss-fig-7": table8_runs,
+    "fedgloss-fig-8": fig8_runs,
+    "fedgloss-fig-9": fig9_runs,
+    "fedgloss-fig-10": _client_figure_runs(("FedGloSS-SAM", "FedSAM")),
+    "fedgloss-fig-11": _client_figure_runs(("FedSMOO", "FedGloSS-SAM")),
+    "fedgloss-fig-12": _landscape_runs(("FedAvg", "FedGloSS-SAM"), lambda scale: CNN_SETTINGS[scale]),
+    "fedgloss-fig-13": _landscape_runs(("FedSAM", "FedSMOO", "FedGloSS-SAM"), _mild),
+    "fedgloss-fig-14": fig14_runs,
+})

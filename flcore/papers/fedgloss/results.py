@@ -50,7 +50,7 @@ from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
 from flcore.report.plots import accuracy_curves
 from flcore.report.tables import format_comparison, run_here
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import run_metrics
@@ -735,31 +735,18 @@ register_metric("accuracy_at_progress", _accuracy_at_progress, "points", accurac
 
 # ----------------------------------------------------------------------------- artifacts
 
-register_artifact(Artifact(
-    "fedgloss-table-3", PAPER, "table", "Table 3: FedGloSS vs the state of the art (SGD and SAM blocks)",
-    table3_runs))
-register_artifact(Artifact(
-    "fedgloss-table-4", PAPER, "table", "Table 4: MobileNetV2 on Landmarks-User-160k", no_runs))
-register_artifact(Artifact(
-    "fedgloss-table-5", PAPER, "table", "Table 5: communication cost to reach FedAvg's accuracy", cost_runs))
-register_artifact(Artifact(
-    "fedgloss-table-6", PAPER, "table", "Table 6: FedGloSS vs NaiveFedGloSS", table6_runs))
-register_artifact(Artifact(
-    "fedgloss-table-7", PAPER, "table", "Table 7: global consistency (ADMM) and global flatness (server SAM)",
-    table7_runs))
-register_artifact(Artifact(
-    "fedgloss-table-9", PAPER, "table", "Table 9: homogeneous CIFAR settings", table9_runs))
-register_artifact(Artifact(
-    "fedgloss-table-10", PAPER, "table", "Table 10: communication cost in every setting", cost_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-3", PAPER, "figure", "Figure 3: illustration of FedGloSS", no_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-15", PAPER, "figure", "Figure 15: accuracy vs rounds, CIFAR-10, CNN", fig15_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-16", PAPER, "figure", "Figure 16: accuracy vs rounds, CIFAR-100, CNN", fig16_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-17", PAPER, "figure", "Figure 17: accuracy vs rounds with ResNet-18", fig17_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-18", PAPER, "figure", "Figure 18: FedGloSS vs NaiveFedGloSS accuracy vs rounds", fig18_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-19", PAPER, "figure", "Figure 19: the server radius rho_s", fig19_runs))
+register_artifacts(PAPER, {
+    "fedgloss-table-3": table3_runs,
+    "fedgloss-table-4": no_runs,
+    "fedgloss-table-5": cost_runs,
+    "fedgloss-table-6": table6_runs,
+    "fedgloss-table-7": table7_runs,
+    "fedgloss-table-9": table9_runs,
+    "fedgloss-table-10": cost_runs,
+    "fedgloss-fig-3": no_runs,
+    "fedgloss-fig-15": fig15_runs,
+    "fedgloss-fig-16": fig16_runs,
+    "fedgloss-fig-17": fig17_runs,
+    "fedgloss-fig-18": fig18_runs,
+    "fedgloss-fig-19": fig19_runs,
+})

@@ -9,18 +9,15 @@ the CIFAR splits).  See :mod:`flcore.papers.fedgloss.config_tables` and
 """
 from __future__ import annotations
 
-from flcore.reproduction.artifacts import Artifact, no_runs, register_artifact
+from flcore.reproduction.artifacts import no_runs, register_artifacts
 
 PAPER = "fedgloss"
 
 
-register_artifact(Artifact(
-    "fedgloss-table-2", PAPER, "table", "Table 2: overview of SAM-based FL methods", no_runs))
-register_artifact(Artifact(
-    "fedgloss-table-11", PAPER, "table", "Table 11: data-set statistics", no_runs))
-register_artifact(Artifact(
-    "fedgloss-table-12", PAPER, "table", "Table 12: general training hyper-parameters", no_runs))
-register_artifact(Artifact(
-    "fedgloss-table-13", PAPER, "table", "Table 13: hyper-parameter search grids", no_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-20", PAPER, "figure", "Figure 20: class distribution across clients", no_runs))
+register_artifacts(PAPER, {
+    "fedgloss-table-2": no_runs,
+    "fedgloss-table-11": no_runs,
+    "fedgloss-table-12": no_runs,
+    "fedgloss-table-13": no_runs,
+    "fedgloss-fig-20": no_runs,
+})
