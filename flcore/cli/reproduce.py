@@ -348,7 +348,7 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     p.add_argument("--all", action="store_true", help="every registered artifact")
     p.add_argument("--stale-only", action="store_true", help="skip artifacts whose page is up to date")
     p.add_argument("--list", action="store_true",
-                   help="list the 110 tables and figures: status, scales built, claims, staleness")
+                   help="list every registered paper's tables and figures: status, scales built, claims, staleness")
     p.add_argument("--json", action="store_true", help="with --list: one JSON object per table or figure; "
                    "with --plan: the plan as one JSON object")
     p.add_argument("--dataset", dest="datasets", nargs="+", default=None, metavar="NAME",
@@ -371,7 +371,8 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     _common(b)
     c = subparsers.add_parser("claims", help="the verdict of every claim of the papers at a scale, from the run store")
     c.add_argument("--json", action="store_true", help="one JSON object per claim")
-    c.add_argument("--paper", nargs="+", default=None, help="only these papers (fedsam fedgloss fedgf fedlesam fedima)")
+    c.add_argument("--paper", nargs="+", default=None, metavar="PAPER",
+                   help=f"only these papers (the registered ones: {' '.join(paper_ids())})")
     _common(c)
     return {"reproduce": _cmd_reproduce, "book": _cmd_book, "claims": _cmd_claims}
 
