@@ -54,7 +54,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 from IPython.display import Markdown, display
 
-from flcore.papers.fedima.settings import compare_table5, table5_ours
+from flcore.papers.fedima.config_tables import compare_table5, table5_ours
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 

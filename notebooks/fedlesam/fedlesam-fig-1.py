@@ -57,7 +57,7 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedlesam.surfaces import show_global_surfaces
+from flcore.papers.fedlesam.analysis import show_global_surfaces
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status

@@ -25,7 +25,7 @@
 # **How it is made here.** The final global models of Table 2's runs at Dirichlet 0.1 (our
 # choice: the setting of the paper's Fig. 2), 100 clients with 10% per round; surfaces by Li
 # et al.'s filter-normalised random directions (the paper cites them) on the pooled training
-# data (`flcore.papers.fedlesam.surfaces`). A table reduces each surface to numbers so
+# data (`flcore.papers.fedlesam.analysis`). A table reduces each surface to numbers so
 # the methods can be ordered by flatness. Below the paper scale MNIST-1D stands in for
 # CIFAR-10 and the grid is coarse.
 #
@@ -55,7 +55,7 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedlesam.surfaces import show_global_surfaces
+from flcore.papers.fedlesam.analysis import show_global_surfaces
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status

@@ -57,7 +57,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 from IPython.display import Markdown, display
 
-from flcore.papers.fedlesam.dataset_stats import compare_statistics, dataset_statistics
+from flcore.papers.fedlesam.config_tables import compare_statistics, dataset_statistics
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 

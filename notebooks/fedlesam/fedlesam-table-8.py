@@ -60,7 +60,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.papers.fedlesam.efficiency import timing
+from flcore.papers.fedlesam.results import timing
 from flcore.report import set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page

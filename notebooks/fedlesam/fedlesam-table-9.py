@@ -66,7 +66,7 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedlesam.efficiency import show_efficiency, show_published_beside_ours
+from flcore.papers.fedlesam.results import show_efficiency, show_published_beside_ours
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status

@@ -50,7 +50,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 from IPython.display import Markdown, display
 
-from flcore.papers.fedsam.hyperparams import swa_available, table12_ours
+from flcore.papers.fedsam.config_tables import swa_available, table12_ours
 from flcore.report import compare_settings
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source

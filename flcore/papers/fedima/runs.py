@@ -1,7 +1,7 @@
 """The FedIMA paper's artifacts (Zhou, Lin, Zhang & Tsang, IEEE TMC 2024) as data.
 
 Its configuration tables (IV models, V baseline hyper-parameters, VI and VII settings) are
-rendered from flcore's model registry and presets (:mod:`flcore.papers.fedima.settings`)
+rendered from flcore's model registry and presets (:mod:`flcore.papers.fedima.config_tables`)
 and need no training run.
 
 The result tables and figures read run group ``ima-main`` of ``artifacts.yaml`` (8 methods

@@ -3,7 +3,7 @@
 Configuration artifacts, none of which trains a model: Table 1 (the SAM-based methods'
 base algorithm and target) and Table 7 (memory, communication, backpropagations) are
 rendered from the method registry (:mod:`flcore.papers.fedlesam.method_costs`); Table 6 (data-set
-statistics) from flcore's data loader (:mod:`flcore.papers.fedlesam.dataset_stats`); Figure 5
+statistics) from flcore's data loader (:mod:`flcore.papers.fedlesam.config_tables`); Figure 5
 (the clients' label distributions) from flcore's partition functions
 (:mod:`flcore.papers.fedlesam.partition_maps`).
 
@@ -277,7 +277,7 @@ def fig6_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 
 def _efficiency(row: dict) -> dict | None:
 
-    from flcore.papers.fedlesam.efficiency import fedavg_dir_of, run_efficiency
+    from flcore.papers.fedlesam.results import fedavg_dir_of, run_efficiency
 
     if row.get("target") is None or row.get("run_dir") is None:
         return None
@@ -295,7 +295,7 @@ def _seconds_per_round(row: dict) -> float | None:
     """The mean seconds of the run's training rounds; None for a run trained in a batch
     (its record is a share of a shared round, not its own time)."""
 
-    from flcore.papers.fedlesam.efficiency import timing
+    from flcore.papers.fedlesam.results import timing
 
     t = timing(row["run_dir"]) if row.get("run_dir") else None
     return None if t is None or t["batch_runs"] != 1 else t["seconds_per_round"]
@@ -303,7 +303,7 @@ def _seconds_per_round(row: dict) -> float | None:
 
 def _fedavg_companion(spec: RunSpec) -> list[RunSpec]:
     """FedAvg on the setting and seed of an efficiency cell: its ratios are to that run
-    (:func:`flcore.papers.fedlesam.efficiency.fedavg_dir_of`)."""
+    (:func:`flcore.papers.fedlesam.results.fedavg_dir_of`)."""
     labels = spec.labels
     return [lesam_run(labels["dataset"], "FedAvg", labels["split"], labels["population"], labels["seed"],
                       spec.config["scale"])]
