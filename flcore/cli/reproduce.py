@@ -324,6 +324,9 @@ def _cmd_book(args: argparse.Namespace) -> int:
         print_summary(results)
 
     write_site_pages(Path(args.root).resolve(), args.scale, Path(args.store).expanduser(), args.seeds)
+    if args.no_build:
+        print(f"generated pages and _toc.yml written under {Path(args.root).resolve()}; no site built (--no-build)")
+        return EXIT_FAILED if any(e["status"] == "failed" for e in results.values()) else 0
     status = build_book(Path(args.root).resolve(), args.path_output, strict=not args.lax)
     index = Path(args.path_output or args.root).resolve() / "_build" / "html" / "index.html"
     print(f"book {'built' if status == 0 else 'build FAILED'} in {time.perf_counter() - started:.0f} s: {index}")
@@ -361,6 +364,8 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
                               description=__doc__.split("\n\n")[2])
     b.add_argument("--force", action="store_true", help="re-execute every notebook, stale or not")
     b.add_argument("--no-reproduce", action="store_true", help="only build the site from the executed notebooks")
+    b.add_argument("--no-build", action="store_true",
+                   help="write the generated pages and the table of contents (_toc.yml) but build no site")
     b.add_argument("--path-output", default=None, help="build into PATH/_build instead of ./_build")
     b.add_argument("--lax", action="store_true", help="do not turn warnings into errors (-W -n off)")
     b.add_argument("--prefer-scale", default=None, choices=("smoke", "small", "paper"),
