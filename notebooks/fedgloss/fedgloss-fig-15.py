@@ -61,7 +61,6 @@ ARTIFACT_ID = "fedgloss-fig-15"
 DATASET_LABEL = "CIFAR-10"
 
 # %%
-
 from flcore.papers.fedgloss import results as gloss
 from flcore.report import set_style
 from flcore.report.page import Page

@@ -57,7 +57,6 @@ ARTIFACT_ID = "fedgloss-fig-16"
 DATASET_LABEL = "CIFAR-100"
 
 # %%
-
 from flcore.papers.fedgloss import results as gloss
 from flcore.report import set_style
 from flcore.report.page import Page

@@ -54,7 +54,6 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-
 from flcore.papers.fedgloss import analysis as fa
 from flcore.report import set_style
 from flcore.report.page import Page

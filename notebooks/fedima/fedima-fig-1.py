@@ -58,8 +58,6 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
 from flcore.report.page import Page
@@ -101,10 +99,8 @@ page.figure(fig, f"Test loss (left) and error (right) on planes through three mo
             alt="Eight contour plots: test loss and error on the plane through three client models at three "
                 "training stages and through the last three global models, with the models and their mean marked.")
 page.table(table, "Loss at the three models, at their average (cross) and the lowest loss of the plane.")
-display(Markdown(f"**What we found.** The average of the three models has a lower test loss than the best of "
-                 f"them in {lower} of {len(table)} panels (the paper: in every panel)."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** The average of the three models has a lower test loss than the best of "
+               f"them in {lower} of {len(table)} panels (the paper: in every panel)."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts

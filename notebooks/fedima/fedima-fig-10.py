@@ -53,8 +53,6 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
 from flcore.report.page import Page
@@ -95,10 +93,8 @@ page.figure(fig, f"Test loss and error on planes through three client models of 
                 "with the models and their average marked.")
 page.table(table, "Loss at the models, at their average, and how far the average sits above the plane's "
                            "lowest point.")
-display(Markdown(f"**What we found.** The clients' average is below the best client in {lower} of {len(table)} "
-                 "settings (the paper: in every setting)."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** The clients' average is below the best client in {lower} of {len(table)} "
+               "settings (the paper: in every setting)."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts

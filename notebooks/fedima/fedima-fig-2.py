@@ -56,7 +56,6 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
 from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
@@ -104,10 +103,8 @@ page.figure(fig, "TrainBias and HeterBias of the round's client models over roun
                 "lr decay.")
 page.table(factors[["lr decay", "round", "train_bias", "heter_bias", "test_loss", "test_error"]],
            "The plotted values.")
-display(Markdown(f"**What we found.** HeterBias {'dominates' if dominates else 'does not dominate'} TrainBias late "
-                 "in training (the paper: it dominates after early training)."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** HeterBias {'dominates' if dominates else 'does not dominate'} TrainBias late "
+               "in training (the paper: it dominates after early training)."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -56,7 +56,6 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
 from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
@@ -103,10 +102,8 @@ page.figure(fig, "Locality (left) and the global model's test error (right) over
             alt="Line plots of the largest client-to-global distance and of the test error against round, with "
                 "and without lr decay.")
 page.table(factors[["lr decay", "round", "locality", "mean_distance", "test_error"]], "The plotted values.")
-display(Markdown(f"**What we found.** With lr decay the final Locality is {'smaller' if smaller else 'not smaller'} "
-                 "than without (the paper: smaller)."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** With lr decay the final Locality is {'smaller' if smaller else 'not smaller'} "
+               "than without (the paper: smaller)."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts

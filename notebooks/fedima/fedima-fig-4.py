@@ -58,7 +58,6 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
@@ -110,11 +109,9 @@ page.figure(fig, f"Var against the number of averaged client models at round {la
                 "mean pairwise CKA of the client models' outputs against round.")
 page.table(curves, "Var(M) at every saved round.",)
 page.table(factors[["lr decay", "round", "variance", "covariance"]], "Mean client variance and CKA covariance.")
-display(Markdown(f"**What we found.** Var {'falls' if falling else 'does not fall monotonically'} as more client "
-                 f"models are averaged; the CKA covariance ranges over {factors['covariance'].min():.2f}-"
-                 f"{factors['covariance'].max():.2f} (the paper: small, bounded below)."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** Var {'falls' if falling else 'does not fall monotonically'} as more client "
+               f"models are averaged; the CKA covariance ranges over {factors['covariance'].min():.2f}-"
+               f"{factors['covariance'].max():.2f} (the paper: small, bounded below)."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts

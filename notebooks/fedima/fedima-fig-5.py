@@ -59,7 +59,6 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
@@ -113,10 +112,8 @@ page.figure(fig, f"Test loss and error between two global models; a point strict
             alt="Test loss and error along the straight line between the global models of two rounds, extended "
                 "half a segment on both sides, for two pairs of rounds.")
 page.table(table, "Loss at both ends and the lowest loss strictly between them.")
-display(Markdown(f"**What we found.** For {lower} of {len(table)} pairs a point between the two global models has a "
-                 "lower test loss than both (the paper: consistently)."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** For {lower} of {len(table)} pairs a point between the two global models has a "
+               "lower test loss than both (the paper: consistently)."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts

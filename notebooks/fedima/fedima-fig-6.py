@@ -58,7 +58,6 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
 from flcore.papers.fedima import runs as fedima
 from flcore.report import set_style
@@ -118,12 +117,10 @@ def trend(panel):
     return f"{first:+.2f} -> {last:+.2f} points from the smallest to the largest value"
 
 
-display(Markdown("**What we found.** Gain of IMA along each axis: "
-                 + "; ".join(f"{titles[p]}: {trend(p)}" for p in panels)
-                 + ". The paper: the gain shrinks as alpha grows, grows as participation falls and stays "
-                   "about constant over local epochs."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings(["**What we found.** Gain of IMA along each axis: "
+               + "; ".join(f"{titles[p]}: {trend(p)}" for p in panels)
+               + ". The paper: the gain shrinks as alpha grows, grows as participation falls and stays "
+                 "about constant over local epochs."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts

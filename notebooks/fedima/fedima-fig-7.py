@@ -59,7 +59,6 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
 from flcore.papers.fedima import runs as fedima
 from flcore.report import set_style
@@ -139,10 +138,8 @@ page.figure(fig, f"Test loss and error between the final FedAvg (t = 0) and FedA
                  f"test samples; the loss is lowest at t = {lowest:.2f} (the paper: near the IMA model).",
             alt="Test loss and test error along the straight line from the FMA model to the IMA model, "
                 "extended half a segment on both sides.")
-display(Markdown(f"**What we found.** Along the FMA-IMA line the test loss is lowest at t = {lowest:.2f}; the paper "
-                 "finds the IMA end (t = 1) near the basin's bottom and the FMA end on its wall."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** Along the FMA-IMA line the test loss is lowest at t = {lowest:.2f}; the paper "
+               "finds the IMA end (t = 1) near the basin's bottom and the FMA end on its wall."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts

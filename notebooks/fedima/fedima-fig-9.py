@@ -53,8 +53,6 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
 from flcore.report.page import Page
@@ -95,11 +93,9 @@ page.figure(fig, f"Test loss and error on planes through the last three global m
                 "and cross-silo FedAvg, with the models and their average marked.")
 page.table(table, "Loss at the models, at their average, and how far the average sits above the plane's "
                            "lowest point.")
-display(Markdown("**What we found.** The average of the last three global models is below the best of them in "
-                 f"{lower} of {len(table)} "
-                 "settings (the paper, Fig. 1: it is nearer the lowest point)."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings(["**What we found.** The average of the last three global models is below the best of them in "
+               f"{lower} of {len(table)} "
+               "settings (the paper, Fig. 1: it is nearer the lowest point)."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts

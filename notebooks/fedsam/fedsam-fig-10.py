@@ -58,7 +58,6 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-
 from flcore.papers.fedsam import robustness as robustness
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import set_style
