@@ -81,7 +81,7 @@ from flcore.reproduction.runner import run_metrics
 if TYPE_CHECKING:
     import pandas as pd
 
-PAPER = "fedgloss"
+PAPER = gloss_runs.PAPER
 
 #: The methods of Tables 3 and 8 (SGD block, then SAM block): label -> registered method.
 METHOD = {a.label: a.method for a in gloss_runs.GLOSS_ALGORITHMS} | {

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flcore.config.presets import scale_defaults
+from flcore.papers.fedgloss import runs as gloss_runs
 from flcore.papers.fedgloss.runs import (
     ALGORITHM,
     GLOSS_ALGORITHMS,
@@ -66,7 +67,7 @@ from flcore.store.run import Run
 if TYPE_CHECKING:
     import pandas as pd
 
-PAPER = "fedgloss"
+PAPER = gloss_runs.PAPER
 DATASETS = ("CIFAR-10", "CIFAR-100")
 #: Table 3's heterogeneous CNN settings.
 CNN_ALPHAS = {"CIFAR-10": (0.0, 0.05), "CIFAR-100": (0.0, 0.5)}

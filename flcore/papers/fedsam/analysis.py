@@ -47,12 +47,12 @@ from flcore.reproduction.runner import run_metrics
 if TYPE_CHECKING:
     import pandas as pd
 
-PAPER = "fedsam"
+PAPER = fedsam.PAPER
 DATASET = "CIFAR-100"
 #: Table 1's and Fig. 1's heterogeneity levels (alpha 0 and 1k).
 EXTREMES = (0.0, 1000.0)
 #: The three CIFAR-100 alphas of the analysis figures.
-ALPHAS = (0.0, 0.5, 1000.0)
+ALPHAS = fedsam.ALPHAS[DATASET]
 #: Fig. 5 and 15's curves.
 SPECTRUM_ALGORITHMS = ("FedAvg E=1", "FedAvg E=2", "FedASAM")
 #: Fig. 14's three models.

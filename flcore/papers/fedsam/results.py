@@ -51,7 +51,7 @@ from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.inventory import entry
 from flcore.reproduction.published import published, source
 
-PAPER = "fedsam"
+PAPER = fedsam.PAPER
 
 #: Augmentations of Tables 3, 4, 17 in the paper's order ("none" = the Table 2 runs).
 AUGMENTATIONS = ("none", "Mixup", "Cutout")
