@@ -72,8 +72,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs and their flatness discrepancy
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 rows = []
 for row in runs[runs["status"] == "finished"].to_dict("records"):
     flat = global_flatness(row["run_dir"], scale)

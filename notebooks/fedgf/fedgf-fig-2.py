@@ -73,8 +73,7 @@ METHOD = "FedSAM"
 # ## The run, its surfaces and the figure
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 rises = fedgf_analysis.show_loss_surfaces(page, runs, scale, METHOD)
 
 # %% [markdown]

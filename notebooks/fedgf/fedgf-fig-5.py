@@ -75,8 +75,7 @@ magnitudes = [0.0, 0.005, 0.01, 0.02, 0.03, 0.05] if scale != "smoke" else [0.0,
 # ## The runs and their curves
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 parts = []
 for row in runs[runs["status"] == "finished"].to_dict("records"):
     curve = perturbation_losses(row["run_dir"], magnitudes, scale)

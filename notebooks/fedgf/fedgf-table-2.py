@@ -80,8 +80,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs and their analysis
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 analysis = settings_for(scale)
 rows = []
 for row in runs.to_dict("records"):

@@ -78,8 +78,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 listing = runs[["dataset", "algorithm", "alpha", "status", "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the table at the {scale} scale: {int((runs['status'] == 'finished').sum())} "
                     f"finished of {len(runs)}; mean_last_100 is the final accuracy (a fraction).")

@@ -76,8 +76,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 runs["c"] = [{"FedSAM": "0", "FedGF": "adaptive"}.get(a, f"{c:g}") for a, c in zip(runs["algorithm"], runs["c"])] \
     if "c" in runs else ["0" if a == "FedSAM" else "adaptive" for a in runs["algorithm"]]
 listing = runs[["dataset", "alpha", "c", "algorithm", "status", "mean_last_100", "run_id"]]

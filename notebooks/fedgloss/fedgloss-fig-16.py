@@ -71,8 +71,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 listing = runs.drop_duplicates(["algorithm", "alpha"])[["algorithm", "alpha", "status", "rounds_done",
                                                         "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "

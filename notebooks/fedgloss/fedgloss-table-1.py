@@ -80,8 +80,7 @@ at_paper = scale == "paper"
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
 distinct = shown.drop_duplicates("run_id")
 page.table(distinct[["dataset", "algorithm", "seed", "status", "mean_last_100", "run_id"]],

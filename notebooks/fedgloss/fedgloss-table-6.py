@@ -79,8 +79,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 listing = runs.drop_duplicates("run_id")[["dataset", "algorithm", "alpha", "status", "rounds_done", "run_id"]]
 page.table(listing, f"The {runs['run_id'].nunique()} runs behind the table at the {scale} scale.")
 

@@ -77,8 +77,7 @@ grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 # trained once and shared by the analysis figures.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 page.table(runs[[c for c in ("fl", "lr_decay", "partition", "model", "status", "run_id") if c in runs]],
            f"{len(runs)} run(s) with snapshots make this figure at the {scale} scale.")
 

@@ -79,8 +79,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]

@@ -93,8 +93,7 @@ data_name = "CIFAR-10" if scale == "paper" else f"MNIST-1D ({scale} scale, stand
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]

@@ -70,8 +70,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]

@@ -80,8 +80,7 @@ data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, stan
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 settings = geometry_settings(scale)
 page.table(runs[["algorithm", "alpha", "status", "mean_last_100", "run_id"]],
            f"The four global models of the figure: {int((runs['status'] == 'finished').sum())} of {len(runs)} "

@@ -74,8 +74,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # Pending rows are methods flcore does not implement yet: they have no curve.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 listing = runs[["dataset", "algorithm", "status", "rounds_done", "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "
                     f"{len(runs)}; mean_last_100 is the mean test accuracy of the last 100 rounds (a fraction).")

@@ -76,8 +76,7 @@ analysis_device = str(resolve_device(device))
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 page.table(runs[["algorithm", "alpha", "record", "status", "run_id"]],
            f"The recorded FedAvg run of the figure: {int((runs['status'] == 'finished').sum())} of {len(runs)} "
            "finished.")

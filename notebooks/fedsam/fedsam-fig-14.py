@@ -82,8 +82,7 @@ names = [label.replace(" E=1", "") for label in fedsam_analysis.PLANE_ALGORITHMS
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 settings = geometry_settings(scale)
 page.table(runs[["algorithm", "alpha", "status", "mean_last_100", "run_id"]],
            f"The six global models of the figure: {int((runs['status'] == 'finished').sum())} of {len(runs)} runs "

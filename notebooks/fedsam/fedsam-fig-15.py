@@ -77,8 +77,7 @@ analysis_device = str(resolve_device(device))
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 page.table(runs[["algorithm", "alpha", "status", "mean_last_100", "run_id"]],
            f"The global models of the figure: {int((runs['status'] == 'finished').sum())} of {len(runs)} runs "
            "finished; mean_last_100 is their test accuracy (a fraction).")

@@ -91,8 +91,7 @@ data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, stan
 # last round's client models).
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 runs["record"] = runs["record"].fillna("final model only") if "record" in runs else "final model only"
 settings = geometry_settings(scale)
 page.table(runs[["algorithm", "alpha", "record", "status", "mean_last_100", "run_id"]],

@@ -80,8 +80,7 @@ data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, stan
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 runs["length"] = runs["length"].fillna("normal") if "length" in runs else "normal"
 listing = runs[["alpha", "length", "seed", "status", "rounds_done", "mean_last_100", "run_id"]]
 page.table(listing, f"The FedAvg runs of this figure: one per alpha, and the alpha = 0 run trained longer; "

@@ -84,8 +84,7 @@ analysis_device = str(resolve_device(device))
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 missing = fedsam_analysis.show_recorded_runs(page, runs, scale, panels)
 
 # %% [markdown]

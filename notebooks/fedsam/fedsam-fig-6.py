@@ -86,8 +86,7 @@ stand_in = "" if scale == "paper" else f" (MNIST-1D at the {scale} scale, corrup
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 robustness.show_evaluated_runs(page, runs)
 
 # %% [markdown]

@@ -84,8 +84,7 @@ data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, stan
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 every = fedsam_analysis.PROBE_EVERY[scale]
 page.table(runs[["algorithm", "alpha", "record", "status", "run_id"]],
            f"The recorded FedAvg runs of the figure (probes every {every} rounds): "

@@ -87,8 +87,7 @@ def panel_name(dataset):
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 robustness.show_evaluated_runs(page, runs, "{finished} finished of {total} (at alpha = 0 both settings name the "
                                             "same run below the paper scale)")
 

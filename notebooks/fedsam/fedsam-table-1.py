@@ -94,8 +94,7 @@ at_paper = scale == "paper"
 # missing ones are trained now.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = page.runs(specs)
+runs = page.runs()
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
