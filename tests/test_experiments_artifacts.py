@@ -102,7 +102,7 @@ def test_settings_table_lists_what_varies():
 
 
 def test_hyperparameter_tables_match_the_paper_for_cifar():
-    from flcore.papers.fedsam.hyperparams import table10_ours, table11_ours
+    from flcore.papers.fedsam.config_tables import table10_ours, table11_ours
     from flcore.report import compare_settings
 
     t10 = published("fedsam-table-10")
@@ -115,15 +115,15 @@ def test_hyperparameter_tables_match_the_paper_for_cifar():
 
 
 def test_table12_is_pending_without_swa(monkeypatch):
-    from flcore.papers.fedsam import hyperparams
+    from flcore.papers.fedsam import config_tables
 
-    monkeypatch.setattr(hyperparams, "registered_methods", lambda: ("fedavg",))
-    ours = hyperparams.table12_ours(["CIFAR-10", "IDDA"])
+    monkeypatch.setattr(config_tables, "registered_methods", lambda: ("fedavg",))
+    ours = config_tables.table12_ours(["CIFAR-10", "IDDA"])
     assert (ours.iloc[0, 1:] == "pending").all() and (ours.iloc[1, 1:] == "not in flcore").all()
 
 
 def test_scale_settings_show_the_three_scales():
-    from flcore.papers.fedsam.hyperparams import scale_settings
+    from flcore.papers.fedsam.config_tables import scale_settings
 
     table = scale_settings()
     assert list(table.index) == ["smoke", "small", "paper"]

@@ -9,8 +9,8 @@ import torch
 
 from flcore import resolve_config, run_experiment
 from flcore.papers.fedlesam import runs as fedlesam
-from flcore.papers.fedlesam.efficiency import rounds_to_target, run_efficiency, target_accuracy, transmissions_per_round
 from flcore.papers.fedlesam.probe import client_perturbations, perturbation_state
+from flcore.papers.fedlesam.results import rounds_to_target, run_efficiency, target_accuracy, transmissions_per_round
 from flcore.sim.engine import RoundTiming, Simulation
 from flcore.store import RunStore
 
@@ -149,7 +149,7 @@ def test_fedavg_probe_records_sharpness_only():
 
 def test_surface_summary_of_a_bowl():
     from flcore.analysis.landscape import Landscape2D, grid_points
-    from flcore.papers.fedlesam.surfaces import surface_summary
+    from flcore.papers.fedlesam.analysis import surface_summary
 
     xs = grid_points(1.0, 5)
     loss = xs[:, None] ** 2 + xs[None, :] ** 2 + 0.5
@@ -198,7 +198,7 @@ def _efficiency_rows():
 
 
 def test_compute_finding_compares_fedlesam_with_the_sam_based_range():
-    from flcore.papers.fedlesam.efficiency import compute_finding
+    from flcore.papers.fedlesam.results import compute_finding
 
     assert compute_finding(_efficiency_rows()) == ("to the 68 target FedLESAM-S takes 0.75x FedAvg's computation "
                                                    "time, the SAM-based methods 1.50-2.25x")
@@ -208,7 +208,7 @@ def test_compute_finding_compares_fedlesam_with_the_sam_based_range():
 def test_efficiency_beside_published_and_its_orderings():
     import pandas as pd
 
-    from flcore.papers.fedlesam.efficiency import efficiency_beside_published, efficiency_orderings
+    from flcore.papers.fedlesam.results import efficiency_beside_published, efficiency_orderings
 
     paper = pd.DataFrame({"algorithm": ["FedAvg", "FedSAM", "FedLESAM-S"], "target": [68] * 3,
                           "rounds_ratio": ["1", "0.7", "0.6"], "cost_ratio": ["1", "0.7", "0.6"],
@@ -229,7 +229,7 @@ def test_efficiency_beside_published_and_its_orderings():
 def test_flatness_order_puts_the_smallest_edge_rise_first():
     import pandas as pd
 
-    from flcore.papers.fedlesam.surfaces import flatness_order
+    from flcore.papers.fedlesam.analysis import flatness_order
 
     summary = pd.DataFrame({"panel": ["Centralized", "Federated (iid)", "Federated (dir)"],
                             "edge_rise": [0.4, 0.1, 0.9]})

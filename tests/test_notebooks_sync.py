@@ -55,8 +55,11 @@ def test_notebook_is_clean_and_parameterised(path: Path):
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
     if path not in TUTORIALS:
         # the page applies the round cap before the notebook trains anything
-        pages = [line for c in code for line in c.source.splitlines() if "Page(" in line]
-        assert pages and all("max_rounds=max_rounds" in line for line in pages), pages
+        # one page object owns the parameters: the constructor call (one statement) takes them all
+        pages = [c.source.split("Page(", 1)[1].split(")", 1)[0] for c in code if "Page(" in c.source]
+        assert len(pages) == 1 and "max_rounds=max_rounds" in pages[0], pages
+        assert all(f"{name}={name}" in pages[0] for name in REQUIRED_PARAMETERS), pages[0]
+        assert not any(w in c.source for c in code for w in ("ensure_runs(specs, store=store", "check_claims(scale"))
         first_page = next(i for i, c in enumerate(code) if "Page(" in c.source)
         assert not any(w in c.source for c in code[:first_page] for w in ("ensure_runs(", "check_claims("))
     # a cell installs flcore when it is missing (Colab)

@@ -227,7 +227,7 @@ def test_fedima_table7_rows_are_in_the_paper_joined_per_dataset():
 
 def test_fedima_layers_are_read_from_the_built_models():
     from flcore.models import build_model
-    from flcore.papers.fedima.settings import layer_list, model_summary
+    from flcore.papers.fedima.config_tables import layer_list, model_summary
 
     cnn = layer_list(build_model("cnn", (3, 32, 32), 10))
     assert cnn == ["Conv(3,64,5)", "Conv(64,64,5)", "FC(1600,384)", "FC(384,192)", "FC(192,10)"]
@@ -244,7 +244,7 @@ def test_fedima_layers_are_read_from_the_built_models():
 
 
 def test_fedima_table4_finds_the_kept_layers_of_fedimas_own_networks():
-    from flcore.papers.fedima.settings import table4_ours
+    from flcore.papers.fedima.config_tables import table4_ours
 
     ours = table4_ours(published("fedima-table-4")).set_index(["model", "block"])
     assert ours.loc[("FMNIST (CNN)", 4), ["flcore model", "in flcore"]].tolist() == ["fmnist_cnn", "yes"]
@@ -258,7 +258,7 @@ def test_fedima_table4_finds_the_kept_layers_of_fedimas_own_networks():
 
 
 def test_fedima_comparisons_mark_absent_data_and_agree_on_the_ima_fields():
-    from flcore.papers.fedima.settings import columns_agreeing, compare_table5, compare_table7
+    from flcore.papers.fedima.config_tables import columns_agreeing, compare_table5, compare_table7
 
     t7 = compare_table7(published("fedima-table-7")).set_index("setting")
     assert t7.loc["PACS (AlexNet w/ GN)", ["match", "flcore model"]].tolist() == ["yes", "alexnet_gn"]
@@ -272,7 +272,7 @@ def test_fedima_comparisons_mark_absent_data_and_agree_on_the_ima_fields():
     assert {"window", "ima_lr_decay", "lr_decay"} <= set(agree)
     # the IMA start is 0.75 T on both sides, so it differs exactly where T does
     assert ("ima_start" in differ) == ("rounds" in differ)
-    from flcore.papers.fedima.settings import compare_table6
+    from flcore.papers.fedima.config_tables import compare_table6
 
     t6 = compare_table6(published("fedima-table-6")).set_index("figures")
     # the analysis runs' settings (fedima_analysis.vis_run), FedIMA's protocol, not flcore's preset
@@ -297,7 +297,7 @@ def test_fedlesam_table6_rows_are_in_the_paper():
 
 def test_dataset_statistics_counts_what_the_loader_returns(tmp_path):
     from flcore.data import write_fake_cifar
-    from flcore.papers.fedlesam.dataset_stats import compare_statistics, dataset_statistics
+    from flcore.papers.fedlesam.config_tables import compare_statistics, dataset_statistics
 
     md5s = write_fake_cifar(tmp_path, "cifar10", num_train=100, num_test=20)
     ours = dataset_statistics(["CIFAR10", "OfficeHome"], root=str(tmp_path), checksums={"cifar10": md5s})

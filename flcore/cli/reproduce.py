@@ -363,6 +363,9 @@ def _cmd_book(args: argparse.Namespace) -> int:
         print_summary(results)
 
     write_site_pages(Path(args.root).resolve(), args.scale, Path(args.store).expanduser(), args.seeds)
+    if args.no_build:
+        print(f"generated pages and _toc.yml written under {Path(args.root).resolve()}; no site built (--no-build)")
+        return EXIT_FAILED if any(e["status"] == "failed" for e in results.values()) else 0
     status = build_book(Path(args.root).resolve(), args.path_output, strict=not args.lax)
     if not tables_agree_with_verdicts(args):
         status = status or 1
@@ -401,7 +404,7 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     p.add_argument("--all", action="store_true", help="every registered artifact")
     p.add_argument("--stale-only", action="store_true", help="skip artifacts whose page is up to date")
     p.add_argument("--list", action="store_true",
-                   help="list the 110 tables and figures: status, scales built, claims, staleness")
+                   help="list every registered paper's tables and figures: status, scales built, claims, staleness")
     p.add_argument("--json", action="store_true", help="with --list: one JSON object per table or figure; "
                    "with --plan: the plan as one JSON object")
     p.add_argument("--dataset", dest="datasets", nargs="+", default=None, metavar="NAME",
@@ -414,6 +417,8 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
                               description=__doc__.split("\n\n")[2])
     b.add_argument("--force", action="store_true", help="re-execute every notebook, stale or not")
     b.add_argument("--no-reproduce", action="store_true", help="only build the site from the executed notebooks")
+    b.add_argument("--no-build", action="store_true",
+                   help="write the generated pages and the table of contents (_toc.yml) but build no site")
     b.add_argument("--path-output", default=None, help="build into PATH/_build instead of ./_build")
     b.add_argument("--lax", action="store_true", help="do not turn warnings into errors (-W -n off)")
     b.add_argument("--prefer-scale", default=None, choices=("smoke", "small", "paper"),
@@ -424,7 +429,8 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     _common(b)
     c = subparsers.add_parser("claims", help="the verdict of every claim of the papers at a scale, from the run store")
     c.add_argument("--json", action="store_true", help="one JSON object per claim")
-    c.add_argument("--paper", nargs="+", default=None, help="only these papers (fedsam fedgloss fedgf fedlesam fedima)")
+    c.add_argument("--paper", nargs="+", default=None, metavar="PAPER",
+                   help=f"only these papers (the registered ones: {' '.join(paper_ids())})")
     c.add_argument("--plan", action="store_true",
                    help="price every claim at --scale instead: per claim the distinct runs it needs (its cells x "
                         "--seeds, default 0,1,2), how many it shares with other claims, the store growth and the "

@@ -76,7 +76,19 @@ UNTRAINED_CLASSES = ("config", "heavy", "schematic")
 
 
 class Page:
-    """Numbered tables and figures of one artifact page (see module docstring).
+    """One artifact page: it owns the notebook's parameters (scale, seeds, store, device,
+    workers, data folder, round cap), trains the page's runs, numbers its tables and figures
+    and ends with the verdicts of the paper's claims (see module docstring).
+
+    A notebook is a header of prose plus a few calls on it::
+
+        page = Page("fedsam-fig-3", scale=scale, seeds=seeds, store=store, device=device,
+                    workers=workers, data_root=data_root, download=download, max_rounds=max_rounds)
+        runs = page.runs()                # the artifact's runs, trained when missing
+        ...                               # page.table(...), page.figure(...)
+        verdicts = page.check_claims()    # the claims this artifact checks
+        page.findings(lines)              # "What we found" (plus the smoke-scale note)
+        page.show_claims()
 
     ``max_rounds`` is the notebook's parameter of that name: when given, every run the
     notebook trains from here on stops at that round (a capped preview that a later run with
@@ -85,16 +97,44 @@ class Page:
     (:func:`capped_banner`).
     """
 
-    def __init__(self, artifact_id: str, max_rounds: int | None = None):
+    def __init__(self, artifact_id: str, max_rounds: int | None = None, *, scale: str = "smoke",
+                 seeds: Sequence[int] = (0,), store=None, device: str = "auto", workers: int | None = None,
+                 data_root: str | None = None, download: bool | None = None):
         self.artifact_id = artifact_id
         self.tables = 0
         self.figures = 0
         self.max_rounds = max_rounds
+        self.scale = scale
+        self.seeds = list(seeds)
+        self.store = store
+        self.device = device
+        self.workers = workers
+        self.data_root = data_root
+        self.download = download
         cap_rounds(max_rounds)
         if max_rounds is not None and artifact_class(artifact_id) not in UNTRAINED_CLASSES:
             from IPython.display import Markdown
 
             _display(Markdown(capped_banner(max_rounds)), metadata={CAPPED_BANNER_KEY: True})
+
+    def runs(self, specs: Sequence | None = None) -> pd.DataFrame:
+        """The runs of ``specs`` (default: the artifact's own at the page's scale and seeds),
+        trained in the page's store on its device when missing
+        (:func:`flcore.reproduction.runner.ensure_runs`): one row per run."""
+        if specs is None:
+            from flcore.reproduction.artifacts import get_artifact
+
+            specs = get_artifact(self.artifact_id).runs(self.scale, self.seeds)
+        return ensure_runs(specs, store=self.store, device=self.device, workers=self.workers,
+                           data_root=self.data_root, download=self.download)
+
+    def findings(self, lines: Sequence[str], sep: str = " ") -> None:
+        """Show the "What we found" sentences ``lines`` joined by ``sep``, ending at the
+        ``smoke`` scale with :data:`SMOKE_NOTE` (the smoke scale proves the code path only)."""
+        from IPython.display import Markdown
+
+        shown = list(lines) + ([SMOKE_NOTE] if self.scale == "smoke" else [])
+        _display(Markdown(sep.join(shown)))
 
     def table(self, frame: pd.DataFrame, caption: str, downloads: dict[str, pd.DataFrame] | None = None,
               show: pd.DataFrame | None = None) -> None:
@@ -120,20 +160,24 @@ class Page:
         _display(HTML(figure_html(fig, alt, f"<strong>Figure {self.figures}.</strong> {html.escape(caption)}")))
         plt.close(fig)
 
-    def check_claims(self, scale: str, store=None, seeds: Sequence[int] = (0,), ensure_spread: bool = True,
-                     device: str = "auto", workers: int | None = None,
+    def check_claims(self, scale: str | None = None, store=None, seeds: Sequence[int] | None = None,
+                     ensure_spread: bool = True, device: str | None = None, workers: int | None = None,
                      max_rounds: int | None = None) -> pd.DataFrame:
         """The verdicts of the claims this artifact checks (one row per claim, the fields
         of ``flcore claims --json``), kept for :meth:`show_claims`; the frame returned holds
         the paper's own claims (a later claim against one is shown, not counted in the page's
-        findings).
+        findings).  ``scale``, ``store``, ``seeds``, ``device`` and ``workers`` default to the page's.
 
         With ``ensure_spread`` the runs the verdicts rest on are trained first when missing:
         the claims' extra seeds of this artifact's cells and the reference pairs whose
         spread decides comparisons with too few seeds, capped at ``max_rounds`` like the
         page's own runs (a capped run decides no verdict).
         """
-
+        scale = self.scale if scale is None else scale
+        store = self.store if store is None else store
+        seeds = self.seeds if seeds is None else seeds
+        device = self.device if device is None else device
+        workers = self.workers if workers is None else workers
         if ensure_spread:
             needed = claim_specs(scale, [self.artifact_id]) + spread_specs(scale)
             ensure_runs(needed, store=store, device=device, workers=workers, log=None, max_rounds=max_rounds)

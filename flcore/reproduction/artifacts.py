@@ -15,11 +15,12 @@ by themselves once the method is registered.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from flcore.planning.spec import RunSpec
+from flcore.reproduction.inventory import entry, inventory
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,14 +28,29 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Artifact:
-    """A table or figure of a paper and how flcore regenerates it."""
+    """A table or figure of a paper and how flcore regenerates it; its kind and caption
+    are its paper's ``inventory.yaml`` entry's (:func:`register_artifacts`)."""
 
     id: str
     paper: str
-    kind: str  # "table" | "figure" | "page" (a page of the book's own: in no paper's inventory, nothing published)
-    title: str
     runs: Callable[[str, Sequence[int]], list[RunSpec]] = field(repr=False)
     notebook: str = ""  # relative to notebooks/, without suffix; default "<paper>/<id>"
+    page_title: str = ""  # a page of the book's own (:func:`register_page`): in no inventory
+
+    @property
+    def kind(self) -> str:
+        """``"table"`` | ``"figure"``, from the inventory; ``"page"`` for a page of the book's own."""
+        return "page" if self.page_title else entry(self.id).kind
+
+    @property
+    def caption(self) -> str:
+        """The inventory's caption (a page of the book's own: its title)."""
+        return self.page_title or entry(self.id).caption
+
+    @property
+    def title(self) -> str:
+        """``"Table 2: <caption>"`` (a page of the book's own: its title)."""
+        return self.page_title or f"{entry(self.id).label}: {self.caption}"
 
     @property
     def notebook_path(self) -> str:
@@ -54,11 +70,30 @@ def no_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 ARTIFACTS: dict[str, Artifact] = {}
 
 
-def register_artifact(artifact: Artifact) -> Artifact:
-    if artifact.id in ARTIFACTS:
-        raise ValueError(f"artifact {artifact.id!r} registered twice")
-    ARTIFACTS[artifact.id] = artifact
-    return artifact
+def register_artifacts(paper: str, runs: Mapping[str, Callable[[str, Sequence[int]], list[RunSpec]]]) -> None:
+    """Register tables and figures of the registered ``paper``: artifact id -> its ``runs``
+    function (:func:`no_runs` for a page that trains nothing).  Every id must be an entry of
+    the paper's ``inventory.yaml``, which gives its kind and caption; the only way a paper
+    registers its artifacts."""
+    for artifact_id, function in runs.items():
+        try:
+            item = entry(artifact_id)
+        except KeyError:
+            raise KeyError(f"{artifact_id!r} is not in {paper}'s inventory.yaml; add its entry there first") from None
+        if item.paper != paper:
+            raise ValueError(f"{artifact_id!r} belongs to {item.paper!r}, not {paper!r}")
+        if artifact_id in ARTIFACTS:
+            raise ValueError(f"artifact {artifact_id!r} registered twice")
+        ARTIFACTS[artifact_id] = Artifact(artifact_id, paper, function)
+
+
+def register_page(paper: str, page_id: str, title: str,
+                  runs: Callable[[str, Sequence[int]], list[RunSpec]]) -> None:
+    """Register a page of the book's own under ``paper``'s chapter: trained and built like
+    an artifact, but no table or figure of the paper (in no inventory, nothing published)."""
+    if page_id in ARTIFACTS or page_id in {item.id for item in inventory()}:
+        raise ValueError(f"artifact {page_id!r} registered twice")
+    ARTIFACTS[page_id] = Artifact(page_id, paper, runs, page_title=title)
 
 
 def artifact_ids() -> list[str]:

@@ -301,8 +301,10 @@ def paper_page(paper: str, rows: list[dict], results: list[dict], root: Path, sc
 
 
 def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: dict | None = None) -> list[Path]:
-    """Write the generated pages under ``root`` (module docstring); returns their paths."""
+    """Write the generated pages under ``root`` (module docstring) and the papers' part of
+    its ``_toc.yml`` (:func:`flcore.site.toc.update_toc`); returns the pages' paths."""
     from flcore.site.manifest import load_manifest
+    from flcore.site.toc import update_toc
 
     manifest = manifest if manifest is not None else load_manifest(root)
     rows = coverage(manifest)
@@ -318,6 +320,8 @@ def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: d
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         written.append(path)
+    if (root / "_toc.yml").is_file():
+        update_toc(root)
     return written
 
 

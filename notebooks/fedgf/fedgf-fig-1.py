@@ -56,25 +56,23 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedgf.analysis import global_flatness
 from flcore.report import algorithm_color, set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgf-fig-1")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs and their flatness discrepancy
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 rows = []
 for row in runs[runs["status"] == "finished"].to_dict("records"):
     flat = global_flatness(row["run_dir"], scale)
@@ -113,13 +111,11 @@ page.figure(fig, f"FedSAM on {data_name}: accuracy against alpha (Kendall's tau 
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale FedSAM's accuracy follows alpha with Kendall's \u03c4 = {tau_acc:.2f} and its "
          f"flatness discrepancy falls with alpha with \u03c4 = {tau_df:.2f} (1 for both is the paper's picture). "
          "The paper gives curves only, so only these trends are compared."]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

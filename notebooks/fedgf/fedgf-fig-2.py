@@ -62,26 +62,25 @@ from flcore.papers.fedgf import analysis as fedgf_analysis
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgf-fig-2")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 METHOD = "FedSAM"
 
 # %% [markdown]
 # ## The run, its surfaces and the figure
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 rises = fedgf_analysis.show_loss_surfaces(page, runs, scale, METHOD)
 
 # %% [markdown]
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 display(Markdown(" ".join(fedgf_analysis.surface_findings(rises, scale, METHOD))))
 
 # %% [markdown]

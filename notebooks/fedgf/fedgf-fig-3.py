@@ -62,7 +62,7 @@ import pandas as pd
 from flcore.algorithms import get_method
 from flcore.report.page import Page
 
-page = Page("fedgf-fig-3", max_rounds=max_rounds)
+page = Page("fedgf-fig-3", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The methods the figure depicts, as flcore runs them

@@ -58,26 +58,24 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedgf import runs as fedgf
 from flcore.papers.fedgf.analysis import perturbation_losses, settings_for
 from flcore.report import algorithm_color, set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgf-fig-5")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 magnitudes = [0.0, 0.005, 0.01, 0.02, 0.03, 0.05] if scale != "smoke" else [0.0, 0.01, 0.05]
 
 # %% [markdown]
 # ## The runs and their curves
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 parts = []
 for row in runs[runs["status"] == "finished"].to_dict("records"):
     curve = perturbation_losses(row["run_dir"], magnitudes, scale)
@@ -121,13 +119,11 @@ page.figure(fig, f"Loss against perturbation magnitude on {data_name}. Non-IID, 
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale, in the non-IID case, the loss rises least over the magnitudes drawn for "
          + ", then ".join(non_iid.index) + "." if len(non_iid) else "No finished run to draw."]
 lines.append("The paper gives curves only, so the page compares which curves are flatter and lower.")
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

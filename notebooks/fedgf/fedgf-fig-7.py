@@ -59,23 +59,23 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.runner import run_metrics
 
 set_style()
 artifact = get_artifact("fedgf-fig-7")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
 
 # %%
 specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 metrics = run_metrics(runs, store=store)
 metrics = metrics.dropna(subset=["fedgf_c"]) if "fedgf_c" in metrics else metrics.iloc[0:0]
 threshold = specs[0].resolve().fedgf_threshold
@@ -116,13 +116,11 @@ page.figure(fig, f"FedGF's c (left) and D^r (right) against rounds on {data_name
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 monotone = list(order.index) == sorted(order.index)
 lines = [f"At the **{scale}** scale the mean c {'decreases' if monotone else 'does not decrease'} as alpha grows "
          f"(the paper's picture: larger c for more heterogeneous splits). The paper gives curves only."]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

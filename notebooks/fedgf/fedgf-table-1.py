@@ -75,18 +75,18 @@ from flcore.report.tables import show_accuracy_tables
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import published
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgf-table-1")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
 
 # %%
 specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
@@ -130,7 +130,7 @@ mean_tau = show_orderings(page, comparison, ["dataset", "alpha", "clients_per_ro
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = ranking_findings(verdicts, mean_tau, scale, "Both CIFAR settings run on MNIST-1D at this scale, so their "
                          "alpha = 0 cells are the same runs; FedAvgM, FedProx, SCAFFOLD and FedGAMMA run at the paper "
                          "scale only.")

@@ -70,18 +70,17 @@ from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgf-table-2")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs and their analysis
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 analysis = settings_for(scale)
 rows = []
 for row in runs.to_dict("records"):
@@ -146,15 +145,13 @@ page.table(orderings, show=orderings.set_index(["metric", "alpha"]),
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale the flatness rankings agree with the paper's with a mean Kendall's \u03c4 of "
          f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
 if scale != "paper":
     lines.append("Flatness is measured on MNIST-1D models here, whose scale of loss and curvature differs from the "
                  "CIFAR CNN's: compare the orderings, not the numbers.")
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -60,7 +60,7 @@ from flcore.report.page import Page
 from flcore.reproduction.method_costs import methods_behind
 from flcore.reproduction.published import published, source
 
-page = Page("fedgf-table-3", max_rounds=max_rounds)
+page = Page("fedgf-table-3", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published beside flcore

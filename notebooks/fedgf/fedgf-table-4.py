@@ -67,18 +67,18 @@ from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.runner import run_metrics
 
 set_style()
 artifact = get_artifact("fedgf-table-4")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 listing = runs[["dataset", "algorithm", "alpha", "status", "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the table at the {scale} scale: {int((runs['status'] == 'finished').sum())} "
                     f"finished of {len(runs)}; mean_last_100 is the final accuracy (a fraction).")
@@ -117,15 +117,13 @@ page.table(pairs, f"Our comparisons, one per distinct pair of runs: {finding} A 
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 counts = verdict_counts(verdicts)
 lines = [f"At the **{scale}** scale: {finding} {counts[:1].upper()}{counts[1:]}."]
 if scale != "paper":
     lines.append("Below the paper scale FedSMOO and FedGF run at alpha = 0 (both CIFAR labels name the same runs) "
                  "and at CIFAR-100's IID alpha only.")
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -67,18 +67,18 @@ from flcore.report.tables import run_here
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgf-table-5")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
 
 # %%
 specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 runs["c"] = [{"FedSAM": "0", "FedGF": "adaptive"}.get(a, f"{c:g}") for a, c in zip(runs["algorithm"], runs["c"])] \
     if "c" in runs else ["0" if a == "FedSAM" else "adaptive" for a in runs["algorithm"]]
 listing = runs[["dataset", "alpha", "c", "algorithm", "status", "mean_last_100", "run_id"]]
@@ -127,12 +127,10 @@ mean_tau = show_orderings(page, comparison, ["dataset", "alpha"], what="c values
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale the rankings of c agree with the paper's with a mean Kendall's \u03c4 of "
          f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

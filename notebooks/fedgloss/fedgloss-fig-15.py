@@ -61,24 +61,21 @@ ARTIFACT_ID = "fedgloss-fig-15"
 DATASET_LABEL = "CIFAR-10"
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgloss import results as gloss
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact(ARTIFACT_ID)
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 listing = runs.drop_duplicates(["algorithm", "alpha"])[["algorithm", "alpha", "status", "rounds_done",
                                                         "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "
@@ -99,10 +96,8 @@ final, leaders = gloss.show_accuracy_curves(page, runs, DATASET_LABEL, scale, st
 # %%
 lines = [f"At the **{scale}** scale the highest final accuracy per panel: "
          f"{gloss.accuracy_leaders_text(final, leaders)}."]
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+verdicts = page.check_claims()
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

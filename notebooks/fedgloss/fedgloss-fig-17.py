@@ -61,11 +61,12 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.runner import run_metrics
 
 set_style()
 artifact = get_artifact("fedgloss-fig-17")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Test accuracy against rounds
@@ -77,7 +78,7 @@ if not specs:
                      "`paper` scale only (below it the model is the MNIST-1D CNN, whose curves are Figures 15 and "
                      "16). Rerun with `--scale paper` on a GPU."))
 else:
-    runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+    runs = page.runs(specs)
     runs["panel"] = [f"{d} alpha = {a:g}, {b} clients" for d, a, b in zip(runs["dataset"], runs["alpha"], runs["block"])]
     panels = [f"{d} alpha = {a:g}, {b} clients" for d, a in reversed(gloss.RESNET_SETTINGS) for b in ("SAM", "SGD")]
     metrics = run_metrics(runs, store=store)
@@ -97,5 +98,5 @@ else:
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

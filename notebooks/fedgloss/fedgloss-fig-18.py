@@ -62,26 +62,25 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
 from flcore.report import algorithm_color, set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.runner import run_metrics
 from flcore.reproduction.targets import transmissions_per_round
 
 set_style()
 artifact = get_artifact("fedgloss-fig-18")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 listing = runs.drop_duplicates("run_id")[["dataset", "algorithm", "alpha", "status", "rounds_done", "mean_last_100",
                                           "run_id"]]
 page.table(listing, f"The {len(listing)} runs behind the curves at the {scale} scale.")
@@ -138,11 +137,9 @@ page.figure(fig, "The same curves against communication: at any number of exchan
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale: {ends}. {coverage}"]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

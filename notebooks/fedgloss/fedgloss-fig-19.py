@@ -61,25 +61,24 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.claims import METRICS
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-fig-19")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
 
 # %%
 specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 runs["accuracy"] = pd.to_numeric(runs["mean_last_100"], errors="coerce") * 100
 rounds = {spec.labels["model"]: spec.resolve().rounds for spec in specs}
 page.table(runs[["model", "alpha", "rho_server", "status", "rounds_done", "accuracy", "run_id"]],
@@ -136,14 +135,12 @@ page.figure(fig, f"CNN setting: accuracy (blue) and the global model's top Hessi
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale: {best_text or 'no finished run'}."]
 if gloss.SWEEP_ROUND_FRACTION[scale] < 1:
     lines.append(f"Each run trains {rounds.get('CNN')} rounds ({gloss.SWEEP_ROUND_FRACTION[scale]:.0%} of the "
                  "scale's), so the sweep compares radii with one another, not with the final accuracies of Table 3.")
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

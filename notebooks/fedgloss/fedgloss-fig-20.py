@@ -62,7 +62,8 @@ from flcore.report.split_files import show_official_splits
 from flcore.reproduction.splits import paper_splits, plot_class_distribution, split_summary
 
 set_style()
-page = Page("fedgloss-fig-20", max_rounds=max_rounds)
+page = Page("fedgloss-fig-20", scale=scale, seeds=seeds, store=store, device=device, data_root=data_root,
+            max_rounds=max_rounds)
 splits = paper_splits(data_root, seed=seeds[0])
 
 # %% [markdown]

@@ -67,7 +67,8 @@ from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 
 artifact = get_artifact("fedgloss-fig-3")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The steps of the figure, as flcore runs them
@@ -93,5 +94,5 @@ display(Markdown("The figure itself is not redrawn: it is a hand-drawn sketch wh
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

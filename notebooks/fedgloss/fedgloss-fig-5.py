@@ -58,25 +58,22 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgloss import analysis as fa
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-fig-5")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 PANELS = [('FedGloSS-SAM', [1, 2], 'FedSAM'), ('FedSMOO', [1, 2], 'FedGloSS-SAM')]  # (method, client positions, reference method)
 
 # %% [markdown]
 # ## The runs
 
 # %%
-runs = ensure_runs(artifact.runs(scale, seeds), store=store, device=device, workers=workers, data_root=data_root,
-                   download=download)
+runs = page.runs()
 page.table(runs[["algorithm", "alpha", "seed", "status", "mean_last_100", "run_id"]],
            f"The recorded runs (last round's client models saved); {int((runs['status'] == 'finished').sum())} of "
            f"{len(runs)} finished.")
@@ -91,11 +88,9 @@ finding = fa.show_client_landscapes(page, runs, seeds[0], PANELS, scale)
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale {finding}."]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -57,25 +57,22 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgloss import analysis as fa
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-fig-6")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 NET, SOLIDS = "FedGloSS-SAM", ['FedSAM', 'FedSMOO']
 
 # %% [markdown]
 # ## The runs
 
 # %%
-runs = ensure_runs(artifact.runs(scale, seeds), store=store, device=device, workers=workers, data_root=data_root,
-                   download=download)
+runs = page.runs()
 page.table(runs[["dataset", "algorithm", "alpha", "seed", "status", "mean_last_100", "run_id"]],
            f"The runs whose final global models are drawn; {int((runs['status'] == 'finished').sum())} of "
            f"{len(runs)} finished.")
@@ -93,11 +90,9 @@ finding = fa.show_net_over_solid(page, runs, NET, SOLIDS, scale)
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale {finding}; the paper shows {NET} in the flatter, lower region."]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

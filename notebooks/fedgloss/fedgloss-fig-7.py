@@ -53,7 +53,6 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.config import chance_accuracy
 from flcore.papers.fedgloss import analysis as fa
@@ -69,15 +68,15 @@ from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-fig-7")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 at_paper = scale == "paper"
 
 # %% [markdown]
 # ## The runs
 
 # %%
-runs = ensure_runs(artifact.runs(scale, seeds), store=store, device=device, workers=workers, data_root=data_root,
-                   download=download)
+runs = page.runs()
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
 run_status = show_run_status(page, shown, scale, artifact.kind)
 
@@ -122,13 +121,11 @@ page.table(merged, "Both bars side by side; Kendall's \u03c4 between the two ord
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 flattest_text = (f"the flattest final global model per setting, among the methods that learn, is {found}" if found
                  else "no method learns, so none is ranked for flatness")
 lines = [f"At the **{scale}** scale {flattest_text}; the paper's is FedGloSS-SAM everywhere.{not_ranked}"]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -59,25 +59,23 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import analysis as fa
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-fig-9")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 data_name = "CIFAR" if scale == "paper" else f"MNIST-1D ({scale} scale)"
 
 # %% [markdown]
 # ## The runs
 
 # %%
-runs = ensure_runs(artifact.runs(scale, seeds), store=store, device=device, workers=workers, data_root=data_root,
-                   download=download)
+runs = page.runs()
 page.table(runs[["dataset", "algorithm", "alpha", "seed", "status", "mean_last_100", "run_id"]],
            f"NaiveFedGloSS and FedGloSS-SAM runs; {int((runs['status'] == 'finished').sum())} of {len(runs)} finished.")
 
@@ -119,12 +117,10 @@ page.table(barriers, f"Loss at the two ends and the barrier (largest rise above 
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale the largest loss barrier between the NaiveFedGloSS and FedGloSS models is "
          f"{worst:.3f} (the paper: none, the two models share a basin)."]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -69,19 +69,18 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-table-1")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 at_paper = scale == "paper"
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
 distinct = shown.drop_duplicates("run_id")
 page.table(distinct[["dataset", "algorithm", "seed", "status", "mean_last_100", "run_id"]],
@@ -134,12 +133,10 @@ display(Markdown(f"Published values: {source(artifact.id)['source']}."))
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale {finding}. The paper: FedSAM's lambda_1,l is far below its lambda_1,g on "
          "CIFAR-100, and FedGloSS has the lowest lambda_1,g for every client."]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

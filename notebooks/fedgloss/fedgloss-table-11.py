@@ -63,7 +63,8 @@ from flcore.report.split_files import show_official_splits
 from flcore.reproduction.published import published, source
 from flcore.reproduction.splits import dataset_stats_ours, paper_splits, split_summary
 
-page = Page("fedgloss-table-11", max_rounds=max_rounds)
+page = Page("fedgloss-table-11", scale=scale, seeds=seeds, store=store, device=device, data_root=data_root,
+            max_rounds=max_rounds)
 splits = paper_splits(data_root)
 
 # %% [markdown]

@@ -59,7 +59,7 @@ from flcore.report import compare_settings
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedgloss-table-12", max_rounds=max_rounds)
+page = Page("fedgloss-table-12", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published beside flcore

@@ -60,7 +60,7 @@ from flcore.papers.fedgloss.config_tables import table13_ours, table13_wide
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedgloss-table-13", max_rounds=max_rounds)
+page = Page("fedgloss-table-13", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The grids beside flcore's presets

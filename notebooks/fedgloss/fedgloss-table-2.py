@@ -61,7 +61,7 @@ from flcore.papers.fedgloss.config_tables import table2_comparison, table2_ours
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedgloss-table-2", max_rounds=max_rounds)
+page = Page("fedgloss-table-2", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published beside flcore

@@ -68,7 +68,8 @@ from flcore.reproduction.inventory import entry
 from flcore.reproduction.published import source
 
 artifact = get_artifact("fedgloss-table-4")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The published table
@@ -102,5 +103,5 @@ display(Markdown(f"**Not regenerable here:** {entry('fedgloss-table-4').not_rege
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

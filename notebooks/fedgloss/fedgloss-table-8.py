@@ -69,11 +69,11 @@ from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import published, source
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-table-8")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 at_paper = scale == "paper"
 
 # %% [markdown]
@@ -81,7 +81,7 @@ at_paper = scale == "paper"
 
 # %%
 specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
 run_status = show_run_status(page, shown, scale, artifact.kind)
 settings = settings_table([s for s in specs if at_paper or s.labels["dataset"] == "CIFAR-10"],
@@ -135,12 +135,10 @@ page.table(orderings, f"Methods from the highest to the lowest lambda_1; mean Ke
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale our flattest global model per setting: {found}. The rankings agree with the "
          f"paper's with a mean Kendall's \u03c4 of {mean_tau:.2f}; {verdict_counts(verdicts, at='')}."]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

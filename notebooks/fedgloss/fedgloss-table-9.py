@@ -67,18 +67,18 @@ from flcore.report.page import Page
 from flcore.report.tables import run_here
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import source
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedgloss-table-9")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
 
 # %%
 specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 settings = settings_table(specs, by=("algorithm",), grid=("alpha", "seed", "dataset"))
 common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
 page.table(settings, f"The {len(runs)} runs at the {scale} scale: what differs between the rows; every run shares "
@@ -117,12 +117,10 @@ page.table(orderings, show=orderings.set_index(["dataset", "alpha"]),
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale FedGloSS-SAM reaches {with_admm:.1f}% with ADMM and {without:.1f}% without; "
          "no claim of the paper names this table."]
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

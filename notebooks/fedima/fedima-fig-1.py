@@ -58,17 +58,15 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedima-fig-1")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 
 # %% [markdown]
@@ -78,8 +76,7 @@ grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 # trained once and shared by the analysis figures.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 page.table(runs[[c for c in ("fl", "lr_decay", "partition", "model", "status", "run_id") if c in runs]],
            f"{len(runs)} run(s) with snapshots make this figure at the {scale} scale.")
 
@@ -101,14 +98,12 @@ page.figure(fig, f"Test loss (left) and error (right) on planes through three mo
             alt="Eight contour plots: test loss and error on the plane through three client models at three "
                 "training stages and through the last three global models, with the models and their mean marked.")
 page.table(table, "Loss at the three models, at their average (cross) and the lowest loss of the plane.")
-display(Markdown(f"**What we found.** The average of the three models has a lower test loss than the best of "
-                 f"them in {lower} of {len(table)} panels (the paper: in every panel)."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** The average of the three models has a lower test loss than the best of "
+               f"them in {lower} of {len(table)} panels (the paper: in every panel)."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

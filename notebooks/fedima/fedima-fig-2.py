@@ -56,17 +56,16 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
 from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedima-fig-2")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 
 # %% [markdown]
@@ -76,8 +75,7 @@ grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 # trained once and shared by the analysis figures.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 page.table(runs[[c for c in ("fl", "lr_decay", "partition", "model", "status", "run_id") if c in runs]],
            f"{len(runs)} run(s) with snapshots make this figure at the {scale} scale.")
 
@@ -104,14 +102,12 @@ page.figure(fig, "TrainBias and HeterBias of the round's client models over roun
                 "lr decay.")
 page.table(factors[["lr decay", "round", "train_bias", "heter_bias", "test_loss", "test_error"]],
            "The plotted values.")
-display(Markdown(f"**What we found.** HeterBias {'dominates' if dominates else 'does not dominate'} TrainBias late "
-                 "in training (the paper: it dominates after early training)."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** HeterBias {'dominates' if dominates else 'does not dominate'} TrainBias late "
+               "in training (the paper: it dominates after early training)."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

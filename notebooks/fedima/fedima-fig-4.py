@@ -58,17 +58,16 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedima-fig-4")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 
 # %% [markdown]
@@ -78,8 +77,7 @@ grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 # trained once and shared by the analysis figures.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 page.table(runs[[c for c in ("fl", "lr_decay", "partition", "model", "status", "run_id") if c in runs]],
            f"{len(runs)} run(s) with snapshots make this figure at the {scale} scale.")
 
@@ -110,15 +108,13 @@ page.figure(fig, f"Var against the number of averaged client models at round {la
                 "mean pairwise CKA of the client models' outputs against round.")
 page.table(curves, "Var(M) at every saved round.",)
 page.table(factors[["lr decay", "round", "variance", "covariance"]], "Mean client variance and CKA covariance.")
-display(Markdown(f"**What we found.** Var {'falls' if falling else 'does not fall monotonically'} as more client "
-                 f"models are averaged; the CKA covariance ranges over {factors['covariance'].min():.2f}-"
-                 f"{factors['covariance'].max():.2f} (the paper: small, bounded below)."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** Var {'falls' if falling else 'does not fall monotonically'} as more client "
+               f"models are averaged; the CKA covariance ranges over {factors['covariance'].min():.2f}-"
+               f"{factors['covariance'].max():.2f} (the paper: small, bounded below)."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

@@ -59,17 +59,16 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedima import analysis as analysis
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedima-fig-5")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 
 # %% [markdown]
@@ -79,8 +78,7 @@ grid, samples = analysis.GRID[scale], analysis.SAMPLES[scale]
 # trained once and shared by the analysis figures.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 page.table(runs[[c for c in ("fl", "lr_decay", "partition", "model", "status", "run_id") if c in runs]],
            f"{len(runs)} run(s) with snapshots make this figure at the {scale} scale.")
 
@@ -113,14 +111,12 @@ page.figure(fig, f"Test loss and error between two global models; a point strict
             alt="Test loss and error along the straight line between the global models of two rounds, extended "
                 "half a segment on both sides, for two pairs of rounds.")
 page.table(table, "Loss at both ends and the lowest loss strictly between them.")
-display(Markdown(f"**What we found.** For {lower} of {len(table)} pairs a point between the two global models has a "
-                 "lower test loss than both (the paper: consistently)."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** For {lower} of {len(table)} pairs a point between the two global models has a "
+               "lower test loss than both (the paper: consistently)."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

@@ -58,25 +58,23 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
 from flcore.papers.fedima import runs as fedima
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedima-fig-6")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
@@ -118,16 +116,14 @@ def trend(panel):
     return f"{first:+.2f} -> {last:+.2f} points from the smallest to the largest value"
 
 
-display(Markdown("**What we found.** Gain of IMA along each axis: "
-                 + "; ".join(f"{titles[p]}: {trend(p)}" for p in panels)
-                 + ". The paper: the gain shrinks as alpha grows, grows as participation falls and stays "
-                   "about constant over local epochs."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings(["**What we found.** Gain of IMA along each axis: "
+               + "; ".join(f"{titles[p]}: {trend(p)}" for p in panels)
+               + ". The paper: the gain shrinks as alpha grows, grows as participation falls and stays "
+                 "about constant over local epochs."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

@@ -59,25 +59,24 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
 from flcore.papers.fedima import runs as fedima
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.runner import run_metrics
 
 set_style()
 artifact = get_artifact("fedima-fig-7")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
@@ -138,14 +137,12 @@ page.figure(fig, f"Test loss and error between the final FedAvg (t = 0) and FedA
                  f"test samples; the loss is lowest at t = {lowest:.2f} (the paper: near the IMA model).",
             alt="Test loss and test error along the straight line from the FMA model to the IMA model, "
                 "extended half a segment on both sides.")
-display(Markdown(f"**What we found.** Along the FMA-IMA line the test loss is lowest at t = {lowest:.2f}; the paper "
-                 "finds the IMA end (t = 1) near the basin's bottom and the FMA end on its wall."
-                 + (" The smoke scale trains for a handful of rounds: it proves the code path, not the science."
-                    if scale == "smoke" else "")))
+page.findings([f"**What we found.** Along the FMA-IMA line the test loss is lowest at t = {lowest:.2f}; the paper "
+               "finds the IMA end (t = 1) near the basin's bottom and the FMA end on its wall."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

@@ -63,11 +63,11 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 from IPython.display import Markdown, display
 
-from flcore.papers.fedima.settings import model_summary, table4_ours
+from flcore.papers.fedima.config_tables import model_summary, table4_ours
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedima-table-4", max_rounds=max_rounds)
+page = Page("fedima-table-4", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published layers beside flcore's models

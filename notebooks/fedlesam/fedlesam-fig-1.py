@@ -57,16 +57,16 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedlesam.surfaces import show_global_surfaces
+from flcore.papers.fedlesam.analysis import show_global_surfaces
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedlesam-fig-1")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
@@ -74,8 +74,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %%
@@ -95,5 +94,5 @@ summary = show_global_surfaces(page, runs, scale, name="panel")
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

@@ -25,7 +25,7 @@
 # **How it is made here.** The final global models of Table 2's runs at Dirichlet 0.1 (our
 # choice: the setting of the paper's Fig. 2), 100 clients with 10% per round; surfaces by Li
 # et al.'s filter-normalised random directions (the paper cites them) on the pooled training
-# data (`flcore.papers.fedlesam.surfaces`). A table reduces each surface to numbers so
+# data (`flcore.papers.fedlesam.analysis`). A table reduces each surface to numbers so
 # the methods can be ordered by flatness. Below the paper scale MNIST-1D stands in for
 # CIFAR-10 and the grid is coarse.
 #
@@ -55,16 +55,16 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedlesam.surfaces import show_global_surfaces
+from flcore.papers.fedlesam.analysis import show_global_surfaces
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedlesam-fig-3")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
@@ -72,8 +72,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
@@ -89,5 +88,5 @@ summary = show_global_surfaces(page, runs, scale)
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

@@ -64,11 +64,12 @@ from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.runner import run_metrics
 
 set_style()
 artifact = get_artifact("fedlesam-fig-4")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
@@ -76,8 +77,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
@@ -117,5 +117,5 @@ display(Markdown(f"Published values: {source('fedlesam-fig-4')['value']}."))
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

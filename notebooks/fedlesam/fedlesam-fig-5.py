@@ -67,7 +67,7 @@ from flcore.papers.fedlesam.partition_maps import fig5_panels, pathological_coun
 from flcore.report.page import Page
 from flcore.reproduction.published import source
 
-page = Page("fedlesam-fig-5", max_rounds=max_rounds)
+page = Page("fedlesam-fig-5", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
 seed = seeds[0]
 
 # %% [markdown]

@@ -65,7 +65,7 @@ from flcore.report.page import Page
 from flcore.reproduction.method_costs import methods_behind
 from flcore.reproduction.published import published, source
 
-page = Page("fedlesam-table-1", max_rounds=max_rounds)
+page = Page("fedlesam-table-1", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published beside flcore

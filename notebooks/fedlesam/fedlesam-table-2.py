@@ -76,11 +76,11 @@ from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import source
 from flcore.reproduction.claims import with_claim_seeds
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedlesam-table-2")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
@@ -89,7 +89,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 
 # %%
 specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %%
@@ -125,5 +125,5 @@ display(Markdown(f"Published values: {source('fedlesam-table-2')['value']}."))
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 page.show_claims()

@@ -76,7 +76,8 @@ from flcore.report.page import Page
 from flcore.reproduction.inventory import entry as inventory_entry
 from flcore.reproduction.published import source
 
-page = Page("fedlesam-table-3", max_rounds=max_rounds)
+page = Page("fedlesam-table-3", scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 entry = inventory_entry("fedlesam-table-3")
 
 # %% [markdown]

@@ -57,11 +57,12 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 from IPython.display import Markdown, display
 
-from flcore.papers.fedlesam.dataset_stats import compare_statistics, dataset_statistics
+from flcore.papers.fedlesam.config_tables import compare_statistics, dataset_statistics
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedlesam-table-6", max_rounds=max_rounds)
+page = Page("fedlesam-table-6", scale=scale, seeds=seeds, store=store, device=device, data_root=data_root,
+            max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published beside flcore

@@ -68,11 +68,11 @@ from flcore.report.geometry_plots import surface_3d
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.run_geometry import geometry_settings, random_surface, settings_rows
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-1")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 analysis_device = str(resolve_device(device))
 data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
 
@@ -80,8 +80,7 @@ data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, stan
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 settings = geometry_settings(scale)
 page.table(runs[["algorithm", "alpha", "status", "mean_last_100", "run_id"]],
            f"The four global models of the figure: {int((runs['status'] == 'finished').sum())} of {len(runs)} "
@@ -139,7 +138,7 @@ for alpha in sorted(summary["alpha"].unique()) if len(summary) else []:
         lines.append(f"alpha = {alpha:g}: the loss rises by {block['FedAvg E=1']:.2f} around FedAvg and by "
                      f"{block['FedASAM']:.2f} around FedASAM, so {flatter} sits in the flatter region"
                      + (" as the paper finds." if flatter == "FedASAM" else ", unlike the paper."))
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines) or "No finished run to draw."))

@@ -58,8 +58,6 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedsam import robustness as robustness
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import ours_accuracy, set_style
@@ -67,11 +65,12 @@ from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.claims import with_claim_seeds
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.runner import run_metrics
 
 set_style()
 artifact = get_artifact("fedsam-fig-10")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 order = list(robustness.FIG10_ALGORITHMS)
 
 # %% [markdown]
@@ -81,7 +80,7 @@ order = list(robustness.FIG10_ALGORITHMS)
 
 # %%
 specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 listing = runs[["dataset", "algorithm", "clients_per_round", "status", "rounds_done", "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "
                     f"{len(runs)}; mean_last_100 is the mean test accuracy of the last 100 rounds (a fraction).")
@@ -120,10 +119,8 @@ lines = [f"At the **{scale}** scale (mean test accuracy of the last 100 rounds):
 if {"FedAvgM", "FedAvgM+ASAM"} <= set(values):
     lines.append(f"Adding ASAM to FedAvgM changes its accuracy by {values['FedAvgM+ASAM'] - values['FedAvgM']:+.1f} "
                  "points (the paper, Table 6: from 10.00% to 84.89% on CIFAR-10 with 20 clients).")
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+verdicts = page.check_claims()
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -56,18 +56,17 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.runner import run_metrics
 
 set_style()
 artifact = get_artifact("fedsam-fig-11")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
@@ -75,8 +74,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 # Pending rows are methods flcore does not implement yet: they have no curve.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 listing = runs[["dataset", "algorithm", "status", "rounds_done", "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "
                     f"{len(runs)}; mean_last_100 is the mean test accuracy of the last 100 rounds (a fraction).")
@@ -114,10 +112,8 @@ lines = [f"Mean test accuracy of the last 100 rounds at the **{scale}** scale: "
 pending = runs.loc[runs["status"] == "pending", "algorithm"].drop_duplicates().tolist()
 if pending:
     lines.append("Pending (not implemented yet): " + ", ".join(pending) + ".")
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+verdicts = page.check_claims()
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

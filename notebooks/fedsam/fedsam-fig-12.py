@@ -64,11 +64,11 @@ from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-12")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 field = "error"  # what the panels show: "loss" (train loss) or "error" (test error)
 analysis_device = str(resolve_device(device))
 
@@ -76,8 +76,7 @@ analysis_device = str(resolve_device(device))
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 page.table(runs[["algorithm", "alpha", "record", "status", "run_id"]],
            f"The recorded FedAvg run of the figure: {int((runs['status'] == 'finished').sum())} of {len(runs)} "
            "finished.")
@@ -97,7 +96,7 @@ values = fedsam_analysis.show_client_planes(page, runs, scale, field, device=ana
 
 # %%
 lines = fedsam_analysis.client_plane_findings(values, field)
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines) or "No finished runs to draw."))

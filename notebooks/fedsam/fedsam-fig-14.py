@@ -69,11 +69,11 @@ from flcore.report.geometry_plots import plane_panel
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.run_geometry import geometry_settings, global_models_plane, settings_rows
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-14")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 analysis_device = str(resolve_device(device))
 data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
 names = [label.replace(" E=1", "") for label in fedsam_analysis.PLANE_ALGORITHMS]
@@ -82,8 +82,7 @@ names = [label.replace(" E=1", "") for label in fedsam_analysis.PLANE_ALGORITHMS
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 settings = geometry_settings(scale)
 page.table(runs[["algorithm", "alpha", "status", "mean_last_100", "run_id"]],
            f"The six global models of the figure: {int((runs['status'] == 'finished').sum())} of {len(runs)} runs "
@@ -138,7 +137,7 @@ lines = []
 for alpha in planes:
     lines.append(f"alpha = {alpha:g}: the lowest test error of the three is {best(alpha, 'test error (%)')}'s "
                  f"(the paper: ASAM's), the lowest train loss {best(alpha, 'train loss')}'s.")
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines) or "No finished runs to draw."))

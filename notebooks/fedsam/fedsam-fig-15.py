@@ -66,19 +66,18 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.run_geometry import geometry_settings
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-15")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 analysis_device = str(resolve_device(device))
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 page.table(runs[["algorithm", "alpha", "status", "mean_last_100", "run_id"]],
            f"The global models of the figure: {int((runs['status'] == 'finished').sum())} of {len(runs)} runs "
            "finished; mean_last_100 is their test accuracy (a fraction).")
@@ -96,7 +95,7 @@ table = fedsam_analysis.show_spectra(page, runs, scale, device=analysis_device, 
 
 # %%
 lines = fedsam_analysis.spectrum_findings(table, geometry_settings(scale).top_k)
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines) or "No finished runs to draw."))

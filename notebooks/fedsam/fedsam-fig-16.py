@@ -70,11 +70,11 @@ from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-16")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 panels = fedsam_analysis.FIG16_PANELS
 analysis_device = str(resolve_device(device))
 
@@ -82,8 +82,7 @@ analysis_device = str(resolve_device(device))
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 missing = fedsam_analysis.show_recorded_runs(page, runs, scale, panels)
 
 # %% [markdown]
@@ -100,7 +99,7 @@ rows = fedsam_analysis.show_client_eigenvalues(page, runs, scale, store=store, d
 
 # %%
 lines = fedsam_analysis.client_eigenvalue_findings(rows, missing, scale)
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines) or "No finished runs to draw."))

@@ -76,11 +76,11 @@ from flcore.report.geometry_plots import plane_panel
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.run_geometry import geometry_settings, global_models_plane, settings_rows
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-2")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 analysis_device = str(resolve_device(device))
 data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
 
@@ -91,8 +91,7 @@ data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, stan
 # last round's client models).
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 runs["record"] = runs["record"].fillna("final model only") if "record" in runs else "final model only"
 settings = geometry_settings(scale)
 page.table(runs[["algorithm", "alpha", "record", "status", "mean_last_100", "run_id"]],
@@ -171,7 +170,7 @@ for panel in [p for p in dict.fromkeys(values["panel"]) if p != "a, b"] if len(v
     block = values[values["panel"] == panel]
     lines.append(f"{panel}: the three local models have {block[block['model'] != 'their average']['test error (%)'].mean():.1f}% "
                  f"test error on average, their average {block[block['model'] == 'their average']['test error (%)'].iloc[0]:.1f}%.")
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines) or "No finished runs to draw."))

@@ -68,19 +68,19 @@ from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves, client_accuracy_curves, client_accuracy_final
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.per_client import client_accuracy_history, final_client_accuracy
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.runner import run_metrics
 
 set_style()
 artifact = get_artifact("fedsam-fig-3")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 runs["length"] = runs["length"].fillna("normal") if "length" in runs else "normal"
 listing = runs[["alpha", "length", "seed", "status", "rounds_done", "mean_last_100", "run_id"]]
 page.table(listing, f"The FedAvg runs of this figure: one per alpha, and the alpha = 0 run trained longer; "
@@ -177,10 +177,8 @@ for alpha in panels:
 lines.append("Test accuracy (mean of the last 100 rounds): "
              + ", ".join(f"alpha = {a:g}{' longer' if n == 'long' else ''}: {v:.1f}%" for (a, n), v in final.items())
              + ".")
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown("\n\n".join(lines)))
+verdicts = page.check_claims()
+page.findings(lines, sep="\n\n")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -68,18 +68,17 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import seaborn as sns
-from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import robustness as robustness
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.style import algorithm_palette
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-6")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 order = list(robustness.FIG6_ALGORITHMS)
 stand_in = "" if scale == "paper" else f" (MNIST-1D at the {scale} scale, corrupted by flcore)"
 
@@ -87,8 +86,7 @@ stand_in = "" if scale == "paper" else f" (MNIST-1D at the {scale} scale, corrup
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 robustness.show_evaluated_runs(page, runs)
 
 # %% [markdown]
@@ -172,10 +170,8 @@ if scores is not None:
 else:
     lines.append("No figure: the corrupted test sets are not on this machine (see above).")
 lines.append("The paper gives curves only, so no number is compared.")
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+verdicts = page.check_claims()
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -72,19 +72,19 @@ from flcore.report.geometry_plots import client_heatmap
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.run_geometry import client_majority_class, client_spread, probe_history
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.runner import run_metrics
 
 set_style()
 artifact = get_artifact("fedsam-fig-7")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 every = fedsam_analysis.PROBE_EVERY[scale]
 page.table(runs[["algorithm", "alpha", "record", "status", "run_id"]],
            f"The recorded FedAvg runs of the figure (probes every {every} rounds): "
@@ -146,7 +146,7 @@ if len(summary) >= 2:
                  f"{hom['alpha']:g} (coefficient of variation {het['spread across clients (CV)']:.3f} against "
                  f"{hom['spread across clients (CV)']:.3f}; the paper: more), and the favoured class changes in "
                  f"{het['rounds where the favoured class changes']} probed rounds.")
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 display(Markdown(" ".join(lines) or "No finished runs to draw."))

@@ -64,17 +64,16 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import seaborn as sns
-from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import robustness as robustness
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-fig-9")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
 
 # %% [markdown]
@@ -82,7 +81,7 @@ data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, stan
 
 # %%
 specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 runs["accuracy (%)"] = runs["mean_last_100"].astype(float) * 100
 listing = runs[["panel", "algorithm", "parameter", "value", "alpha", "seed", "status", "accuracy (%)", "run_id"]]
 page.table(listing, f"The sweep at the {scale} scale: {runs['run_id'].nunique()} distinct runs "
@@ -159,10 +158,8 @@ lines = [f"At the **{scale}** scale on {data_name}:",
          + ", ".join(f"{v:+.1f} points (alpha {a:g})" for a, v in eta_trend.items())
          + " from the smallest to the largest eta.",
          "The paper gives curves only, so no number is compared."]
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+verdicts = page.check_claims()
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

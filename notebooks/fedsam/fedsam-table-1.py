@@ -79,11 +79,11 @@ from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
 from flcore.reproduction.run_geometry import geometry_settings, hessian_spectrum, settings_rows, sharpness_ratio
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact("fedsam-table-1")
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 analysis_device = str(resolve_device(device))
 at_paper = scale == "paper"
 
@@ -94,8 +94,7 @@ at_paper = scale == "paper"
 # missing ones are trained now.
 
 # %%
-specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs()
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
@@ -179,7 +178,7 @@ page.table(orderings, show=orderings.set_index(["quantity", "alpha"]),
 # ## What we found
 
 # %%
-verdicts = page.check_claims(scale, store=store, seeds=seeds, device=device, workers=workers)
+verdicts = page.check_claims()
 lam = comparisons["lambda_max"].set_index(["algorithm", "alpha"])["ours"]
 
 
@@ -197,9 +196,7 @@ else:
     counted = verdict_counts(verdicts, at="")
     lines.append(f"{counted[0].upper()}{counted[1:]}; ties are decided with the seed-to-seed spread of lambda_max "
                  "itself, measured on the reference runs.")
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines)))
+page.findings(lines)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

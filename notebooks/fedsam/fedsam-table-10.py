@@ -50,12 +50,12 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 from IPython.display import Markdown, display
 
-from flcore.papers.fedsam.hyperparams import scale_settings, table10_ours
+from flcore.papers.fedsam.config_tables import scale_settings, table10_ours
 from flcore.report import compare_settings
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedsam-table-10", max_rounds=max_rounds)
+page = Page("fedsam-table-10", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## Published beside flcore

@@ -52,7 +52,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 from flcore.papers.fedsam import results as results
 from flcore.report.page import Page
 
-page = Page("fedsam-table-8", max_rounds=max_rounds)
+page = Page("fedsam-table-8", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## What it needs, and why it is not regenerated here

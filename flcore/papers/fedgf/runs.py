@@ -34,7 +34,7 @@ from flcore.analysis.probes import Probe
 from flcore.analysis.recording import register_probe
 from flcore.config.presets import scale_defaults
 from flcore.papers.fedsam import runs as fedsam
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.store import RunStore
 
@@ -268,31 +268,17 @@ register_metric("communication", _communication, "x10^2 transmissions", companio
 
 # --------------------------------------------------------------------------- registry (paper order)
 
-register_artifact(Artifact(
-    "fedgf-table-1", PAPER, "table", "Table 1: test accuracy of 11 FL algorithms on CIFAR-10 and CIFAR-100",
-    table1_runs))
-register_artifact(Artifact(
-    "fedgf-table-2", PAPER, "table", "Table 2: LPF, lambda_max and flatness discrepancy on CIFAR-100",
-    table2_runs))
-register_artifact(Artifact(
-    "fedgf-table-3", PAPER, "table", "Table 3: model transmissions per round", no_runs))
-register_artifact(Artifact(
-    "fedgf-table-4", PAPER, "table", "Table 4: model transmissions to reach FedAvg's final accuracy",
-    table4_runs))
-register_artifact(Artifact(
-    "fedgf-table-5", PAPER, "table", "Table 5: static c against FedGF's adaptive c", table5_runs))
-register_artifact(Artifact(
-    "fedgf-fig-1", PAPER, "figure", "Figure 1: FedSAM's accuracy and flatness discrepancy against alpha",
-    fig1_runs))
-register_artifact(Artifact(
-    "fedgf-fig-2", PAPER, "figure", "Figure 2: loss surfaces of FedSAM, local and global", fig2_runs))
-register_artifact(Artifact(
-    "fedgf-fig-3", PAPER, "figure", "Figure 3: schematic of MoFedSAM, FedSMOO and FedGF", no_runs))
-register_artifact(Artifact(
-    "fedgf-fig-4", PAPER, "figure", "Figure 4: convergence in the non-IID case", fig4_runs))
-register_artifact(Artifact(
-    "fedgf-fig-5", PAPER, "figure", "Figure 5: loss against perturbation magnitude on CIFAR-100", table2_runs))
-register_artifact(Artifact(
-    "fedgf-fig-6", PAPER, "figure", "Figure 6: loss surfaces of FedGF, local and global", fig6_runs))
-register_artifact(Artifact(
-    "fedgf-fig-7", PAPER, "figure", "Figure 7: the adaptive c over rounds for several alpha", fig7_runs))
+register_artifacts(PAPER, {
+    "fedgf-table-1": table1_runs,
+    "fedgf-table-2": table2_runs,
+    "fedgf-table-3": no_runs,
+    "fedgf-table-4": table4_runs,
+    "fedgf-table-5": table5_runs,
+    "fedgf-fig-1": fig1_runs,
+    "fedgf-fig-2": fig2_runs,
+    "fedgf-fig-3": no_runs,
+    "fedgf-fig-4": fig4_runs,
+    "fedgf-fig-5": table2_runs,
+    "fedgf-fig-6": fig6_runs,
+    "fedgf-fig-7": fig7_runs,
+})

@@ -63,30 +63,36 @@ from flcore.analysis.probes import client_top_eigenvalue
 from flcore.analysis.recording import load_snapshot, snapshot_path, snapshot_rounds_of
 from flcore.config.presets import scale_defaults
 from flcore.data import normalize
+from flcore.papers.fedgloss import runs as gloss_runs
+from flcore.papers.fedgloss.runs import (
+    ALGORITHM,
+    RESNET_CONFIG,
+    RESNET_SETTINGS,
+    SAM_ALGORITHMS,
+    SGD_ALGORITHMS,
+    run_config,
+)
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report.landscape_figures import local_global_panels, net_over_solid
-from flcore.reproduction.artifacts import Artifact, RunSpec, register_artifact
+from flcore.reproduction.artifacts import RunSpec, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.runner import run_metrics
 
 if TYPE_CHECKING:
     import pandas as pd
 
-PAPER = "fedgloss"
+PAPER = gloss_runs.PAPER
 
 #: The methods of Tables 3 and 8 (SGD block, then SAM block): label -> registered method.
-METHOD = {
-    "FedAvg": "fedavg", "FedProx": "fedprox", "FedDyn": "feddyn", "SCAFFOLD": "scaffold",
-    "FedGloSS-SGD": "fedgloss-sgd",
-    "FedSAM": "fedsam", "FedDyn+SAM": "feddyn+sam", "FedSpeed": "fedspeed", "FedGAMMA": "fedgamma",
-    "FedSMOO": "fedsmoo", "FedGloSS-SAM": "fedgloss-sam",
-    "NaiveFedGloSS": "naivefedgloss", "FedGloSS-SAM-noADMM": "fedgloss-sam-noadmm",
+METHOD = {a.label: a.method for a in gloss_runs.GLOSS_ALGORITHMS} | {
+    "NaiveFedGloSS": ALGORITHM["NaiveFedGloSS"].method,
+    "FedGloSS-SAM-noADMM": ALGORITHM["FedGloSS-SAM w/o ADMM"].method,
 }
-SGD_BLOCK = ("FedAvg", "FedProx", "FedDyn", "SCAFFOLD", "FedGloSS-SGD")
-SAM_BLOCK = ("FedSAM", "FedDyn+SAM", "FedSpeed", "FedGAMMA", "FedSMOO", "FedGloSS-SAM")
+SGD_BLOCK = SGD_ALGORITHMS
+SAM_BLOCK = SAM_ALGORITHMS
 GLOSS_ALGORITHMS = SGD_BLOCK + SAM_BLOCK
 #: FedAvg and FedSAM are the FedSAM pages' runs (its row labels).
-_SAM_MAIN_LABEL = {"FedAvg": "FedAvg E=1", "FedSAM": "FedSAM"}
+_SAM_MAIN_LABEL = {a.label: a.fedsam_label for a in gloss_runs.GLOSS_ALGORITHMS if a.fedsam_label}
 
 #: (dataset label, alpha) of the CNN grid by scale (module docstring).
 CNN_SETTINGS = {
@@ -115,9 +121,8 @@ RECORDED_ALGORITHMS = {"paper": TABLE1_ALGORITHMS,
 FIG8_ALGORITHMS = ("FedSAM", "FedDyn+SAM", "FedSMOO", "FedGloSS-SAM")
 #: Fig. 8 and Fig. 14 at ``paper``: ResNet-18-GN, 10 clients per round, Table 12's local
 #: momentum 0.7 and weight decay 1e-5.
-RESNET = {"model": "resnet18gn", "momentum": 0.7, "weight_decay": 1e-5}
-RESNET_PER_ROUND = 10
-RESNET_SETTINGS = (("CIFAR-10", 0.05), ("CIFAR-100", 0.5))
+RESNET = {key: RESNET_CONFIG[key] for key in ("model", "momentum", "weight_decay")}
+RESNET_PER_ROUND = RESNET_CONFIG["per_round"]
 
 #: How much each analysis computes, by scale.
 #: ``samples``: examples of a pooled split (None: all); ``iters``: power-iteration products
@@ -334,20 +339,16 @@ def one_thread(function):
 _DATASETS: dict = {}
 
 
-def _run_config(run_dir: str | Path) -> dict:
-    return json.loads((Path(run_dir) / "config.json").read_text())
-
-
 def analysis_settings(run_dir: str | Path) -> dict:
     """:data:`ANALYSIS` for the scale the run was trained at."""
-    return ANALYSIS.get(_run_config(run_dir).get("scale", "paper"), ANALYSIS["paper"])
+    return ANALYSIS.get(run_config(run_dir).get("scale", "paper"), ANALYSIS["paper"])
 
 
 def load(run_dir: str | Path, which: str = "auto"):
     """:func:`flcore.analysis.io.load_run` on the CPU, sharing one loaded data set between
     runs on the same data."""
 
-    cfg = _run_config(run_dir)
+    cfg = run_config(run_dir)
     key = (cfg.get("dataset"), cfg.get("num_samples"), cfg.get("samples_per_client"), cfg.get("seed"),
            cfg.get("data_root"))
     loaded = load_run(run_dir, device="cpu", which=which, dataset=_DATASETS.get(key))
@@ -773,30 +774,20 @@ def show_net_over_solid(page, runs, net: str, solids: Sequence[str], scale: str)
 
 # --------------------------------------------------------------------------- registry
 
-def _reg(aid: str, kind: str, title: str, runs) -> None:
-    register_artifact(Artifact(aid, PAPER, kind, title, runs))
-
-
-_reg("fedgloss-table-1", "table",
-     "Table 1: top Hessian eigenvalue of last-round client models on local and global data", table1_runs)
-_reg("fedgloss-table-8", "table", "Table 8: top Hessian eigenvalue of the final global model", table8_runs)
-_reg("fedgloss-fig-1", "figure", "Figure 1: global loss landscapes of FedAvg and FedSAM",
-     _landscape_runs(("FedAvg", "FedSAM"), lambda scale: CNN_SETTINGS[scale]))
-_reg("fedgloss-fig-2", "figure", "Figure 2: FedSAM client models on local and global data",
-     _client_figure_runs(("FedSAM",)))
-_reg("fedgloss-fig-4", "figure", "Figure 4: the perturbation approximation error with and without ADMM", fig4_runs)
-_reg("fedgloss-fig-5", "figure", "Figure 5: FedGloSS and FedSMOO client models on local and global data",
-     _client_figure_runs(("FedGloSS-SAM", "FedSMOO", "FedSAM")))
-_reg("fedgloss-fig-6", "figure", "Figure 6: global landscapes of FedGloSS against FedSAM and FedSMOO", fig6_runs)
-_reg("fedgloss-fig-7", "figure", "Figure 7: top Hessian eigenvalue per method", table8_runs)
-_reg("fedgloss-fig-8", "figure", "Figure 8: parameter norm over rounds", fig8_runs)
-_reg("fedgloss-fig-9", "figure", "Figure 9: between NaiveFedGloSS and FedGloSS models", fig9_runs)
-_reg("fedgloss-fig-10", "figure", "Figure 10: FedGloSS client models on local and global data",
-     _client_figure_runs(("FedGloSS-SAM", "FedSAM")))
-_reg("fedgloss-fig-11", "figure", "Figure 11: FedSMOO client models on local and global data",
-     _client_figure_runs(("FedSMOO", "FedGloSS-SAM")))
-_reg("fedgloss-fig-12", "figure", "Figure 12: global landscapes of FedGloSS against FedAvg",
-     _landscape_runs(("FedAvg", "FedGloSS-SAM"), lambda scale: CNN_SETTINGS[scale]))
-_reg("fedgloss-fig-13", "figure", "Figure 13: global landscapes at milder heterogeneity",
-     _landscape_runs(("FedSAM", "FedSMOO", "FedGloSS-SAM"), _mild))
-_reg("fedgloss-fig-14", "figure", "Figure 14: global landscapes of ResNet-18", fig14_runs)
+register_artifacts(PAPER, {
+    "fedgloss-table-1": table1_runs,
+    "fedgloss-table-8": table8_runs,
+    "fedgloss-fig-1": _landscape_runs(("FedAvg", "FedSAM"), lambda scale: CNN_SETTINGS[scale]),
+    "fedgloss-fig-2": _client_figure_runs(("FedSAM",)),
+    "fedgloss-fig-4": fig4_runs,
+    "fedgloss-fig-5": _client_figure_runs(("FedGloSS-SAM", "FedSMOO", "FedSAM")),
+    "fedgloss-fig-6": fig6_runs,
+    "fedgloss-fig-7": table8_runs,
+    "fedgloss-fig-8": fig8_runs,
+    "fedgloss-fig-9": fig9_runs,
+    "fedgloss-fig-10": _client_figure_runs(("FedGloSS-SAM", "FedSAM")),
+    "fedgloss-fig-11": _client_figure_runs(("FedSMOO", "FedGloSS-SAM")),
+    "fedgloss-fig-12": _landscape_runs(("FedAvg", "FedGloSS-SAM"), lambda scale: CNN_SETTINGS[scale]),
+    "fedgloss-fig-13": _landscape_runs(("FedSAM", "FedSMOO", "FedGloSS-SAM"), _mild),
+    "fedgloss-fig-14": fig14_runs,
+})

@@ -36,21 +36,28 @@ and ``accuracy_at_progress`` (Table 6's Acc@50% / Acc@100%).
 """
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flcore.config.presets import scale_defaults
+from flcore.papers.fedgloss import runs as gloss_runs
+from flcore.papers.fedgloss.runs import (
+    ALGORITHM,
+    GLOSS_ALGORITHMS,
+    RESNET_CONFIG,
+    RESNET_SETTINGS,
+    GlossAlgorithm,
+    run_config,
+)
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
 from flcore.report.plots import accuracy_curves
 from flcore.report.tables import format_comparison, run_here
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import run_metrics
@@ -60,7 +67,7 @@ from flcore.store.run import Run
 if TYPE_CHECKING:
     import pandas as pd
 
-PAPER = "fedgloss"
+PAPER = gloss_runs.PAPER
 DATASETS = ("CIFAR-10", "CIFAR-100")
 #: Table 3's heterogeneous CNN settings.
 CNN_ALPHAS = {"CIFAR-10": (0.0, 0.05), "CIFAR-100": (0.0, 0.5)}
@@ -71,11 +78,6 @@ SCALE_CNN_ALPHAS = {
 }
 #: Table 9's homogeneous settings.
 HOMOG_ALPHA = {"CIFAR-10": 100.0, "CIFAR-100": 1000.0}
-#: Table 3's ResNet-18 columns.
-RESNET_SETTINGS = (("CIFAR-10", 0.05), ("CIFAR-100", 0.5))
-#: FedGloSS paper Table 12, ResNet18-GN row.
-RESNET_CONFIG = {"model": "resnet18gn", "per_round": 10, "rounds": 10_000, "lr": 0.01, "momentum": 0.7,
-                 "weight_decay": 1e-5}
 CNN_PER_ROUND = 5
 #: Fig. 19's server radii: CNN CIFAR-100 alpha 0 and ResNet-18 CIFAR-100 alpha 0.5 (grids
 #: inferred from the paper's Table 13).  Below the paper scale the CNN grid is run around the
@@ -89,41 +91,6 @@ SWEEP_ROUND_FRACTION = {"smoke": 1.0, "small": 1 / 4, "paper": 1.0}
 CENTRAL_EPOCHS = {"small": 4}
 
 
-@dataclass(frozen=True)
-class GlossAlgorithm:
-    """A row of the FedGloSS tables: registered method, the block (client optimizer) it is
-    shown in, the ``sam-main`` row whose runs it shares (FedAvg, FedSAM), config overrides."""
-
-    label: str
-    method: str
-    block: str  # "SGD" | "SAM"
-    fedsam_label: str | None = None
-    overrides: dict[str, Any] = field(default_factory=dict)
-
-
-#: Table 3's rows, in the paper's order (SGD block, then SAM block).
-GLOSS_ALGORITHMS = (
-    GlossAlgorithm("FedAvg", "fedavg", "SGD", "FedAvg E=1"),
-    GlossAlgorithm("FedProx", "fedprox", "SGD"),
-    GlossAlgorithm("FedDyn", "feddyn", "SGD"),
-    GlossAlgorithm("SCAFFOLD", "scaffold", "SGD"),
-    GlossAlgorithm("FedGloSS-SGD", "fedgloss-sgd", "SGD"),
-    GlossAlgorithm("FedSAM", "fedsam", "SAM", "FedSAM"),
-    GlossAlgorithm("FedDyn+SAM", "feddyn+sam", "SAM"),
-    GlossAlgorithm("FedSpeed", "fedspeed", "SAM"),
-    GlossAlgorithm("FedGAMMA", "fedgamma", "SAM"),
-    GlossAlgorithm("FedSMOO", "fedsmoo", "SAM"),
-    GlossAlgorithm("FedGloSS-SAM", "fedgloss-sam", "SAM"),
-)
-#: Rows of the ablations: NaiveFedGloSS (Table 6) and FedGloSS without ADMM (Table 9).
-EXTRA_ALGORITHMS = (
-    GlossAlgorithm("NaiveFedGloSS", "naivefedgloss", "SAM"),
-    GlossAlgorithm("FedGloSS-SGD w/o ADMM", "fedgloss-sgd-noadmm", "SGD"),
-    GlossAlgorithm("FedGloSS-SAM w/o ADMM", "fedgloss-sam-noadmm", "SAM"),
-)
-ALGORITHM = {a.label: a for a in GLOSS_ALGORITHMS + EXTRA_ALGORITHMS}
-SGD_ALGORITHMS = tuple(a.label for a in GLOSS_ALGORITHMS if a.block == "SGD")
-SAM_ALGORITHMS = tuple(a.label for a in GLOSS_ALGORITHMS if a.block == "SAM")
 #: Centralized references on the pooled data (one client; a round is an epoch).
 CENTRAL_METHODS = {"SAM": "centralized-sam", "SAM~": "centralized-samtilde", "SGD": "centralized-sgd"}
 #: Table 9's rows.
@@ -345,10 +312,6 @@ def published_numeric(artifact_id: str) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------- metrics
 
-def _run_config(run_dir: str) -> dict:
-    return json.loads((Path(run_dir) / "config.json").read_text())
-
-
 def _curve(run_dir: str) -> tuple[tuple[int, float], ...]:
     """The stored ``(round, accuracy)`` curve of a run (cached until its log changes)."""
     log = Path(run_dir) / "metrics.jsonl"
@@ -386,14 +349,14 @@ def cost_to_fedavg(row: dict) -> dict | None:
     run_dir = row.get("run_dir")
     if not run_dir or not (Path(run_dir) / "config.json").is_file() or row.get("alpha") is None:
         return None
-    config = _run_config(run_dir)
+    config = run_config(run_dir)
     reference = reference_spec(row, config["scale"], int(row.get("seed", config.get("seed", 0))))
     ref_id = reference.run_id()
     ref_dir = Path(run_dir).parent / ref_id
     target = _mean_last_100(ref_dir)
     if target is None:
         return None
-    total = int(_run_config(str(ref_dir))["rounds"])
+    total = int(run_config(str(ref_dir))["rounds"])
     if ref_id == Path(run_dir).name:
         return {"rounds": total, "speedup": 1.0, "cost": None, "relative_bits": 1.0, "target": target}
     out = cost_row(list(_curve(str(run_dir))), target, config["method"], total)
@@ -435,7 +398,7 @@ def _accuracy_at_progress(row: dict) -> float | None:
         return None
     progress = row.get("training_progress")
     progress = 1.0 if progress is None or (isinstance(progress, float) and math.isnan(progress)) else float(progress)
-    total = int(_run_config(run_dir)["rounds"])
+    total = int(run_config(run_dir)["rounds"])
     return accuracy_at_progress(_curve(str(run_dir)), total, progress, row.get("mean_last_100"))
 
 
@@ -745,31 +708,18 @@ register_metric("accuracy_at_progress", _accuracy_at_progress, "points", accurac
 
 # ----------------------------------------------------------------------------- artifacts
 
-register_artifact(Artifact(
-    "fedgloss-table-3", PAPER, "table", "Table 3: FedGloSS vs the state of the art (SGD and SAM blocks)",
-    table3_runs))
-register_artifact(Artifact(
-    "fedgloss-table-4", PAPER, "table", "Table 4: MobileNetV2 on Landmarks-User-160k", no_runs))
-register_artifact(Artifact(
-    "fedgloss-table-5", PAPER, "table", "Table 5: communication cost to reach FedAvg's accuracy", cost_runs))
-register_artifact(Artifact(
-    "fedgloss-table-6", PAPER, "table", "Table 6: FedGloSS vs NaiveFedGloSS", table6_runs))
-register_artifact(Artifact(
-    "fedgloss-table-7", PAPER, "table", "Table 7: global consistency (ADMM) and global flatness (server SAM)",
-    table7_runs))
-register_artifact(Artifact(
-    "fedgloss-table-9", PAPER, "table", "Table 9: homogeneous CIFAR settings", table9_runs))
-register_artifact(Artifact(
-    "fedgloss-table-10", PAPER, "table", "Table 10: communication cost in every setting", cost_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-3", PAPER, "figure", "Figure 3: illustration of FedGloSS", no_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-15", PAPER, "figure", "Figure 15: accuracy vs rounds, CIFAR-10, CNN", fig15_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-16", PAPER, "figure", "Figure 16: accuracy vs rounds, CIFAR-100, CNN", fig16_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-17", PAPER, "figure", "Figure 17: accuracy vs rounds with ResNet-18", fig17_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-18", PAPER, "figure", "Figure 18: FedGloSS vs NaiveFedGloSS accuracy vs rounds", fig18_runs))
-register_artifact(Artifact(
-    "fedgloss-fig-19", PAPER, "figure", "Figure 19: the server radius rho_s", fig19_runs))
+register_artifacts(PAPER, {
+    "fedgloss-table-3": table3_runs,
+    "fedgloss-table-4": no_runs,
+    "fedgloss-table-5": cost_runs,
+    "fedgloss-table-6": table6_runs,
+    "fedgloss-table-7": table7_runs,
+    "fedgloss-table-9": table9_runs,
+    "fedgloss-table-10": cost_runs,
+    "fedgloss-fig-3": no_runs,
+    "fedgloss-fig-15": fig15_runs,
+    "fedgloss-fig-16": fig16_runs,
+    "fedgloss-fig-17": fig17_runs,
+    "fedgloss-fig-18": fig18_runs,
+    "fedgloss-fig-19": fig19_runs,
+})

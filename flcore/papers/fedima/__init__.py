@@ -7,7 +7,7 @@ and probes:
 
 - :mod:`.runs`: every table and figure's runs and the claims' metrics;
 - :mod:`.analysis`: the decomposition and the planes of Figs. 1-4, 8-10;
-- :mod:`.settings`: Tables IV-VII from the registries.
+- :mod:`.config_tables`: Tables IV-VII from the registries.
 """
 from flcore.reproduction.papers import register_paper
 

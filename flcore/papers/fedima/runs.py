@@ -1,7 +1,7 @@
 """The FedIMA paper's artifacts (Zhou, Lin, Zhang & Tsang, IEEE TMC 2024) as data.
 
 Its configuration tables (IV models, V baseline hyper-parameters, VI and VII settings) are
-rendered from flcore's model registry and presets (:mod:`flcore.papers.fedima.settings`)
+rendered from flcore's model registry and presets (:mod:`flcore.papers.fedima.config_tables`)
 and need no training run.
 
 The result tables and figures read run group ``ima-main`` of ``artifacts.yaml`` (8 methods
@@ -58,7 +58,7 @@ from flcore.analysis.io import load_run, split_data
 from flcore.config import FIELD_NAMES, resolve_config
 from flcore.config.presets import DEFAULT_DATASET
 from flcore.papers.fedima import analysis as _analysis
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.targets import rounds_to_target as first_reach
 from flcore.store import Run
@@ -405,24 +405,6 @@ register_metric("accuracy_last_10", _accuracy_last_10, "points", accuracy=True)
 register_metric("rounds", _rounds, "rounds")
 
 
-register_artifact(Artifact(
-    "fedima-table-1", PAPER, "table", "Table I: eight FL methods with and without IMA", table1_runs))
-register_artifact(Artifact(
-    "fedima-table-2", PAPER, "table", "Table II: rounds to a target accuracy by IMA start round", table2_runs))
-register_artifact(Artifact(
-    "fedima-table-3", PAPER, "table", "Table III: client-exploration schemes inside IMA", table3_runs))
-
-register_artifact(Artifact(
-    "fedima-table-4", PAPER, "table", "Table IV: model architectures", no_runs))
-register_artifact(Artifact(
-    "fedima-table-5", PAPER, "table", "Table V: baseline hyper-parameters", no_runs))
-register_artifact(Artifact(
-    "fedima-table-6", PAPER, "table", "Table VI: settings of the visualization and validation experiments",
-    no_runs))
-register_artifact(Artifact(
-    "fedima-table-7", PAPER, "table", "Table VII: settings of the test experiments", no_runs))
-
-
 # ----------------------------------------------------------------------------- pages
 
 def with_last_10(runs: pd.DataFrame) -> pd.DataFrame:
@@ -534,31 +516,22 @@ def fma_ima_interpolation(fma_run_dir: str, ima_run_dir: str, num: int = 11, sam
     return interpolate(evaluate, fma.w, ima.w, num=num, t_min=t_min, t_max=t_max)
 
 
-
-register_artifact(Artifact(
-    "fedima-fig-1", PAPER, "figure", "Figure 1: loss and error planes through client and global models",
-    _analysis.fig1_runs))
-register_artifact(Artifact(
-    "fedima-fig-2", PAPER, "figure", "Figure 2: TrainBias and HeterBias over rounds", _analysis.decomposition_runs))
-register_artifact(Artifact(
-    "fedima-fig-3", PAPER, "figure", "Figure 3: Locality and test error over rounds", _analysis.decomposition_runs))
-register_artifact(Artifact(
-    "fedima-fig-4", PAPER, "figure", "Figure 4: variance and covariance of the client models",
-    _analysis.decomposition_runs))
-register_artifact(Artifact(
-    "fedima-fig-5", PAPER, "figure", "Figure 5: interpolation between global models of two rounds",
-    _analysis.fig1_runs))
-register_artifact(Artifact(
-    "fedima-fig-6", PAPER, "figure", "Figure 6: FMA and IMA against label skew, participation and local epochs",
-    fig6_runs))
-register_artifact(Artifact(
-    "fedima-fig-7", PAPER, "figure", "Figure 7: IMA start round, window size, and the FMA-IMA interpolation",
-    fig7_runs))
-register_artifact(Artifact(
-    "fedima-fig-8", PAPER, "figure", "Figure 8: loss planes in cross-device and cross-silo FL", _analysis.fig8_runs))
-register_artifact(Artifact(
-    "fedima-fig-9", PAPER, "figure", "Figure 9: error planes through global models, cross-device and cross-silo",
-    _analysis.fig8_runs))
-register_artifact(Artifact(
-    "fedima-fig-10", PAPER, "figure", "Figure 10: loss planes under other label skews and models",
-    _analysis.fig10_runs))
+register_artifacts(PAPER, {
+    "fedima-table-1": table1_runs,
+    "fedima-table-2": table2_runs,
+    "fedima-table-3": table3_runs,
+    "fedima-table-4": no_runs,
+    "fedima-table-5": no_runs,
+    "fedima-table-6": no_runs,
+    "fedima-table-7": no_runs,
+    "fedima-fig-1": _analysis.fig1_runs,
+    "fedima-fig-2": _analysis.decomposition_runs,
+    "fedima-fig-3": _analysis.decomposition_runs,
+    "fedima-fig-4": _analysis.decomposition_runs,
+    "fedima-fig-5": _analysis.fig1_runs,
+    "fedima-fig-6": fig6_runs,
+    "fedima-fig-7": fig7_runs,
+    "fedima-fig-8": _analysis.fig8_runs,
+    "fedima-fig-9": _analysis.fig8_runs,
+    "fedima-fig-10": _analysis.fig10_runs,
+})

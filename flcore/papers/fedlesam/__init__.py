@@ -6,10 +6,10 @@ package registers the paper, then its modules register their artifacts, claims' 
 and probes:
 
 - :mod:`.runs`: the 12-method run group, the probe and the claims' metrics;
-- :mod:`.efficiency`: Tables 5 and 9 (rounds, communication and compute to a target);
+- :mod:`.results`: Tables 5 and 9 (rounds, communication and compute to a target);
 - :mod:`.probe`: Fig. 2's perturbation drift and sharpness;
-- :mod:`.surfaces`: the loss surfaces of Figs. 1, 3, 6;
-- :mod:`.dataset_stats` (Table 6) and :mod:`.partition_maps` (Fig. 5).
+- :mod:`.analysis`: the loss surfaces of Figs. 1, 3, 6;
+- :mod:`.config_tables` (Table 6) and :mod:`.partition_maps` (Fig. 5).
 """
 from flcore.reproduction.papers import register_paper
 

@@ -3,7 +3,7 @@
 Configuration artifacts, none of which trains a model: Table 1 (the SAM-based methods'
 base algorithm and target) and Table 7 (memory, communication, backpropagations) are
 rendered from the method registry (:mod:`flcore.papers.fedlesam.method_costs`); Table 6 (data-set
-statistics) from flcore's data loader (:mod:`flcore.papers.fedlesam.dataset_stats`); Figure 5
+statistics) from flcore's data loader (:mod:`flcore.papers.fedlesam.config_tables`); Figure 5
 (the clients' label distributions) from flcore's partition functions
 (:mod:`flcore.papers.fedlesam.partition_maps`).
 
@@ -47,7 +47,7 @@ from typing import Any
 from flcore.algorithms import get_method
 from flcore.analysis.recording import register_probe
 from flcore.config.presets import DEFAULT_DATASET
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
 
 PAPER = "fedlesam"
@@ -277,7 +277,7 @@ def fig6_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 
 def _efficiency(row: dict) -> dict | None:
 
-    from flcore.papers.fedlesam.efficiency import fedavg_dir_of, run_efficiency
+    from flcore.papers.fedlesam.results import fedavg_dir_of, run_efficiency
 
     if row.get("target") is None or row.get("run_dir") is None:
         return None
@@ -295,7 +295,7 @@ def _seconds_per_round(row: dict) -> float | None:
     """The mean seconds of the run's training rounds; None for a run trained in a batch
     (its record is a share of a shared round, not its own time)."""
 
-    from flcore.papers.fedlesam.efficiency import timing
+    from flcore.papers.fedlesam.results import timing
 
     t = timing(row["run_dir"]) if row.get("run_dir") else None
     return None if t is None or t["batch_runs"] != 1 else t["seconds_per_round"]
@@ -303,7 +303,7 @@ def _seconds_per_round(row: dict) -> float | None:
 
 def _fedavg_companion(spec: RunSpec) -> list[RunSpec]:
     """FedAvg on the setting and seed of an efficiency cell: its ratios are to that run
-    (:func:`flcore.papers.fedlesam.efficiency.fedavg_dir_of`)."""
+    (:func:`flcore.papers.fedlesam.results.fedavg_dir_of`)."""
     labels = spec.labels
     return [lesam_run(labels["dataset"], "FedAvg", labels["split"], labels["population"], labels["seed"],
                       spec.config["scale"])]
@@ -338,40 +338,20 @@ def _register_probe() -> None:
 _register_metrics()
 _register_probe()
 
-register_artifact(Artifact(
-    "fedlesam-table-1", PAPER, "table", "Table 1: summary of the SAM-based federated methods", no_runs))
-register_artifact(Artifact(
-    "fedlesam-table-2", PAPER, "table",
-    "Table 2: 12 methods on CIFAR-10 and CIFAR-100, Dirichlet and pathological splits", table2_runs))
-register_artifact(Artifact(
-    "fedlesam-table-3", PAPER, "table",
-    "Table 3: OfficeHome and DomainNet, leave one domain out, with a pretrained ViT", no_runs))
-register_artifact(Artifact(
-    "fedlesam-table-4", PAPER, "table", "Table 4: the FedLESAM variants against the methods they build on",
-    table4_runs))
-register_artifact(Artifact(
-    "fedlesam-table-5", PAPER, "table",
-    "Table 5: rounds, communication and computation time to 68% and 74% test accuracy", table5_runs))
-register_artifact(Artifact(
-    "fedlesam-table-6", PAPER, "table", "Table 6: data-set statistics", no_runs))
-register_artifact(Artifact(
-    "fedlesam-table-7", PAPER, "table",
-    "Table 7: stored memory, communication and backpropagations relative to FedAvg", no_runs))
-register_artifact(Artifact(
-    "fedlesam-table-8", PAPER, "table", "Table 8: wall-clock seconds per communication round", table8_runs))
-register_artifact(Artifact(
-    "fedlesam-table-9", PAPER, "table",
-    "Table 9: rounds, communication and computation time to the targets, an additional case", table9_runs))
-register_artifact(Artifact(
-    "fedlesam-fig-1", PAPER, "figure", "Figure 1: loss surfaces of centralized and federated training", fig1_runs))
-register_artifact(Artifact(
-    "fedlesam-fig-2", PAPER, "figure", "Figure 2: perturbation drift and global sharpness during training",
-    fig2_runs))
-register_artifact(Artifact(
-    "fedlesam-fig-3", PAPER, "figure", "Figure 3: global loss surfaces of five methods", fig3_runs))
-register_artifact(Artifact(
-    "fedlesam-fig-4", PAPER, "figure", "Figure 4: FedLESAM-S accuracy against rho", fig4_runs))
-register_artifact(Artifact(
-    "fedlesam-fig-5", PAPER, "figure", "Figure 5: the clients' label distributions", no_runs))
-register_artifact(Artifact(
-    "fedlesam-fig-6", PAPER, "figure", "Figure 6: global loss surfaces on the pathological split", fig6_runs))
+register_artifacts(PAPER, {
+    "fedlesam-table-1": no_runs,
+    "fedlesam-table-2": table2_runs,
+    "fedlesam-table-3": no_runs,
+    "fedlesam-table-4": table4_runs,
+    "fedlesam-table-5": table5_runs,
+    "fedlesam-table-6": no_runs,
+    "fedlesam-table-7": no_runs,
+    "fedlesam-table-8": table8_runs,
+    "fedlesam-table-9": table9_runs,
+    "fedlesam-fig-1": fig1_runs,
+    "fedlesam-fig-2": fig2_runs,
+    "fedlesam-fig-3": fig3_runs,
+    "fedlesam-fig-4": fig4_runs,
+    "fedlesam-fig-5": no_runs,
+    "fedlesam-fig-6": fig6_runs,
+})

@@ -9,7 +9,7 @@ and probes:
 - :mod:`.results`: Tables 3-8 and 13-17;
 - :mod:`.robustness`: the corruption figures (Figs. 6 and 8);
 - :mod:`.analysis`: the geometry artifacts (Table 1, Figs. 1, 2, 4, 5, 7, 12-16);
-- :mod:`.hyperparams`: the hyper-parameter tables (Tables 10-12);
+- :mod:`.config_tables`: the hyper-parameter tables (Tables 10-12);
 - :mod:`.since`: the book's page on the methods published since, on Table 2's protocol.
 """
 from flcore.reproduction.papers import register_paper

@@ -32,7 +32,7 @@ from flcore.config.presets import scale_defaults
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report.figure_layout import panel_figure
 from flcore.report.geometry_plots import client_heatmap, plane_panel, spectrum_curves
-from flcore.reproduction.artifacts import Artifact, RunSpec, register_artifact
+from flcore.reproduction.artifacts import RunSpec, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.run_geometry import (
     client_models_plane,
@@ -47,12 +47,12 @@ from flcore.reproduction.runner import run_metrics
 if TYPE_CHECKING:
     import pandas as pd
 
-PAPER = "fedsam"
+PAPER = fedsam.PAPER
 DATASET = "CIFAR-100"
 #: Table 1's and Fig. 1's heterogeneity levels (alpha 0 and 1k).
 EXTREMES = (0.0, 1000.0)
 #: The three CIFAR-100 alphas of the analysis figures.
-ALPHAS = (0.0, 0.5, 1000.0)
+ALPHAS = fedsam.ALPHAS[DATASET]
 #: Fig. 5 and 15's curves.
 SPECTRUM_ALGORITHMS = ("FedAvg E=1", "FedAvg E=2", "FedASAM")
 #: Fig. 14's three models.
@@ -136,40 +136,19 @@ FIG13_PANELS = (("FedAvg E=1", 0.0), ("FedAvg E=1", 0.5), ("FedAvg E=1", 1000.0)
 # a Hessian analysis of each stored model: the claim keeps one seed and the reference spread
 register_metric("fedsam_lambda_max", lambda_max_of_row, "lambda_max", seeded=False, flatness=True)
 
-for _id, _kind, _title, _runs in (
-    ("fedsam-table-1", "table", "Table 1: top Hessian eigenvalue of the global model", table1_runs),
-    ("fedsam-fig-1", "figure", "Figure 1: loss landscapes of the global model", fig1_runs),
-    ("fedsam-fig-2", "figure", "Figure 2: where the global and the local models converge", fig2_runs),
-    (
-        "fedsam-fig-4",
-        "figure",
-        "Figure 4: top Hessian eigenvalue of each client's model as rounds pass",
-        _recorded(FIG4_PANELS),
-    ),
-    ("fedsam-fig-5", "figure", "Figure 5: Hessian spectra of the global model", fig5_runs),
-    (
-        "fedsam-fig-7",
-        "figure",
-        "Figure 7: the global model's output norm on each client's data",
-        _recorded(FIG7_PANELS),
-    ),
-    (
-        "fedsam-fig-12",
-        "figure",
-        "Figure 12: test error around three local models at alpha = 0.5",
-        _recorded(FIG12_PANELS),
-    ),
-    ("fedsam-fig-13", "figure", "Figure 13: train loss around three local models", _recorded(FIG13_PANELS)),
-    ("fedsam-fig-14", "figure", "Figure 14: FedAvg, FedSAM and FedASAM in one plane", fig14_runs),
-    ("fedsam-fig-15", "figure", "Figure 15: Hessian spectra of the global model at alpha = 0.5", fig15_runs),
-    (
-        "fedsam-fig-16",
-        "figure",
-        "Figure 16: top Hessian eigenvalue of each client's model, all settings",
-        _recorded(FIG16_PANELS),
-    ),
-):
-    register_artifact(Artifact(_id, PAPER, _kind, _title, _runs))
+register_artifacts(PAPER, {
+    "fedsam-table-1": table1_runs,
+    "fedsam-fig-1": fig1_runs,
+    "fedsam-fig-2": fig2_runs,
+    "fedsam-fig-4": _recorded(FIG4_PANELS),
+    "fedsam-fig-5": fig5_runs,
+    "fedsam-fig-7": _recorded(FIG7_PANELS),
+    "fedsam-fig-12": _recorded(FIG12_PANELS),
+    "fedsam-fig-13": _recorded(FIG13_PANELS),
+    "fedsam-fig-14": fig14_runs,
+    "fedsam-fig-15": fig15_runs,
+    "fedsam-fig-16": _recorded(FIG16_PANELS),
+})
 
 
 # ----------------------------------------------------------------------------- figure pages

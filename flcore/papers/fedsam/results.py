@@ -47,11 +47,11 @@ from flcore.report import format_comparison, ours_accuracy, paper_vs_ours
 from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
 from flcore.report.tables import NOT_RUN, run_here
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.inventory import entry
 from flcore.reproduction.published import published, source
 
-PAPER = "fedsam"
+PAPER = fedsam.PAPER
 
 #: Augmentations of Tables 3, 4, 17 in the paper's order ("none" = the Table 2 runs).
 AUGMENTATIONS = ("none", "Mixup", "Cutout")
@@ -523,33 +523,19 @@ def show_published_only(page, caption: str, index: Sequence[str] | None = None, 
     display(Markdown(f"Published values: {cited['source']}. {cited['value']}."))
 
 
-register_artifact(Artifact(
-    "fedsam-table-3", PAPER, "table", "Table 3: CIFAR-100-PAM with ResNet-18 (not regenerated)", no_runs))
-register_artifact(Artifact(
-    "fedsam-table-4", PAPER, "table", "Table 4: Mixup and Cutout with FedAvg, FedSAM, FedASAM and SWA on CIFAR-100",
-    table4_runs))
-register_artifact(Artifact(
-    "fedsam-table-5", PAPER, "table",
-    "Table 5: improvements in centralized and heterogeneous federated training (alpha = 0)", table5_runs))
-register_artifact(Artifact(
-    "fedsam-table-6", PAPER, "table", "Table 6: comparison with FL baselines, with ASAM and SWA", table6_runs))
-register_artifact(Artifact(
-    "fedsam-table-7", PAPER, "table", "Table 7: Landmarks-User-160k (not regenerated)", no_runs))
-register_artifact(Artifact(
-    "fedsam-table-8", PAPER, "table", "Table 8: federated semantic segmentation (not regenerated)", no_runs))
-register_artifact(Artifact(
-    "fedsam-table-13", PAPER, "table", "Table 13: server-side optimizers and learning rates", table13_runs))
-register_artifact(Artifact(
-    "fedsam-table-14", PAPER, "table", "Table 14: SWA ablation, weight averaging and cyclical learning rate",
-    table14_runs))
-register_artifact(Artifact(
-    "fedsam-table-15", PAPER, "table", "Table 15: SWA ablation, the round SWA starts", table15_runs))
-register_artifact(Artifact(
-    "fedsam-table-16", PAPER, "table",
-    "Table 16: improvements in centralized and federated training (alpha = 0.5 and 1000)", table16_runs))
-register_artifact(Artifact(
-    "fedsam-table-17", PAPER, "table", "Table 17: Mixup and Cutout with FedAvg, FedSAM, FedASAM and SWA on CIFAR-10",
-    table17_runs))
+register_artifacts(PAPER, {
+    "fedsam-table-3": no_runs,
+    "fedsam-table-4": table4_runs,
+    "fedsam-table-5": table5_runs,
+    "fedsam-table-6": table6_runs,
+    "fedsam-table-7": no_runs,
+    "fedsam-table-8": no_runs,
+    "fedsam-table-13": table13_runs,
+    "fedsam-table-14": table14_runs,
+    "fedsam-table-15": table15_runs,
+    "fedsam-table-16": table16_runs,
+    "fedsam-table-17": table17_runs,
+})
 
 
 # ----------------------------------------------------------------------------- pages

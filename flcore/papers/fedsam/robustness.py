@@ -29,7 +29,7 @@ from flcore.analysis.io import resolve_device
 from flcore.analysis.robustness import corrupted_accuracy_of_runs
 from flcore.data import DatasetError
 from flcore.papers.fedsam.runs import DATASETS, PAPER, Algorithm, alphas_for, sam_main_run
-from flcore.reproduction.artifacts import Artifact, RunSpec, register_artifact
+from flcore.reproduction.artifacts import RunSpec, register_artifacts
 
 #: Clients per round of Figs. 6, 8 and 10 (the paper: 20; below it Table 2's 5).
 CLIENTS = {"smoke": 5, "small": 5, "paper": 20}
@@ -150,15 +150,9 @@ def corrupted_scores(runs, device: str = "auto", data_root=None, severities: Seq
     return scores
 
 
-register_artifact(Artifact(
-    "fedsam-fig-6", PAPER, "figure",
-    "Figure 6: accuracy per corruption on CIFAR-10-C and CIFAR-100-C (alpha = 0, severity 5)", fig6_runs))
-register_artifact(Artifact(
-    "fedsam-fig-8", PAPER, "figure",
-    "Figure 8: accuracy on the corrupted test sets as alpha varies (severity 5)", fig8_runs))
-register_artifact(Artifact(
-    "fedsam-fig-9", PAPER, "figure",
-    "Figure 9: sensitivity to SAM's rho and ASAM's rho and eta on CIFAR-100", fig9_runs))
-register_artifact(Artifact(
-    "fedsam-fig-10", PAPER, "figure",
-    "Figure 10: convergence of FedAvgM, ASAM and SWA with alpha = 0", fig10_runs))
+register_artifacts(PAPER, {
+    "fedsam-fig-6": fig6_runs,
+    "fedsam-fig-8": fig8_runs,
+    "fedsam-fig-9": fig9_runs,
+    "fedsam-fig-10": fig10_runs,
+})

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flcore.config.presets import DEFAULT_DATASET, scale_defaults
-from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
+from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import set_spread_reference
 
 PAPER = "fedsam"
@@ -116,23 +116,15 @@ def fig3_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     return specs
 
 
-register_artifact(Artifact(
-    "fedsam-table-2", PAPER, "table",
-    "Table 2: FedAvg, FedSAM, FedASAM and SWA on CIFAR-10 and CIFAR-100", table2_runs))
-register_artifact(Artifact(
-    "fedsam-fig-11", PAPER, "figure",
-    "Figure 11: convergence with alpha = 0 and 5 clients per round", fig11_runs))
-register_artifact(Artifact(
-    "fedsam-fig-3", PAPER, "figure",
-    "Figure 3: the global model on each client's data as rounds pass", fig3_runs))
-register_artifact(Artifact(
-    "fedsam-table-10", PAPER, "table", "Table 10: training hyper-parameters", no_runs))
-register_artifact(Artifact(
-    "fedsam-table-11", PAPER, "table", "Table 11: FedSAM and FedASAM hyper-parameters", no_runs))
-register_artifact(Artifact(
-    "fedsam-table-12", PAPER, "table", "Table 12: SWA hyper-parameters", no_runs))
-register_artifact(Artifact(
-    "fedsam-table-9", PAPER, "table", "Table 9: data-set statistics", no_runs))
+register_artifacts(PAPER, {
+    "fedsam-table-2": table2_runs,
+    "fedsam-fig-11": fig11_runs,
+    "fedsam-fig-3": fig3_runs,
+    "fedsam-table-10": no_runs,
+    "fedsam-table-11": no_runs,
+    "fedsam-table-12": no_runs,
+    "fedsam-table-9": no_runs,
+})
 
 
 def spread_reference(scale: str, seeds: Sequence[int]) -> list[tuple[RunSpec, RunSpec]]:

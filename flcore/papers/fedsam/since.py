@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from flcore.algorithms import get_method, recipes_since
 from flcore.papers.fedsam.runs import PAPER, Algorithm, sam_main_run
-from flcore.reproduction.artifacts import Artifact, RunSpec, register_artifact
+from flcore.reproduction.artifacts import RunSpec, register_page
 from flcore.reproduction.claims import CLAIM_SEEDS, Claim, Comparison, get_claim
 
 ARTIFACT_ID = "since-these-papers"
@@ -78,6 +78,5 @@ def page_claims() -> list[Claim]:
     return out
 
 
-register_artifact(Artifact(
-    ARTIFACT_ID, PAPER, "page",
-    "Since these papers: newer flat-minima methods on the protocol of FedSAM's Table 2", since_runs))
+register_page(PAPER, ARTIFACT_ID,
+              "Since these papers: newer flat-minima methods on the protocol of FedSAM's Table 2", since_runs)

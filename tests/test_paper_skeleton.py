@@ -1,0 +1,106 @@
+"""Every paper folder has the skeleton of docs/paper-skeleton.md; artifacts are registered
+one way, from the inventory; the book's table of contents is the registry's; the page
+object owns a notebook's parameters."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import flcore  # noqa: F401  (registers the papers)
+from flcore.report import page as page_module
+from flcore.report.page import SMOKE_NOTE, Page
+from flcore.reproduction.artifacts import ARTIFACTS, get_artifact, no_runs, register_artifacts
+from flcore.reproduction.inventory import entry
+from flcore.reproduction.papers import get_paper, paper_ids, read_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPERS = ROOT / "flcore" / "papers"
+REQUIRED = ("__init__.py", "paper.yaml", "inventory.yaml", "claims.yaml", "published/sources.yaml", "runs.py")
+OPTIONAL_MODULES = {"results.py", "analysis.py", "config_tables.py", "method_costs.py"}
+#: Modules not folded into their role's module yet (docs/paper-skeleton.md); none may be added.
+NOT_YET_IN_THE_SKELETON = {"fedsam/robustness.py", "fedlesam/probe.py", "fedlesam/partition_maps.py"}
+
+
+@pytest.mark.parametrize("paper", sorted(p.name for p in PAPERS.iterdir() if (p / "__init__.py").is_file()))
+def test_every_paper_folder_has_the_skeleton(paper):
+    folder = PAPERS / paper
+    for name in REQUIRED:
+        assert (folder / name).is_file(), f"{paper}: {name} is missing"
+    modules = {p.name for p in folder.glob("*.py")} - {"__init__.py", "runs.py"}
+    strays = {m for m in modules - OPTIONAL_MODULES if f"{paper}/{m}" not in NOT_YET_IN_THE_SKELETON}
+    assert not strays, f"{paper}: modules outside the skeleton: {sorted(strays)}"
+    assert isinstance(read_yaml(folder / "paper.yaml").get("order"), int)
+
+
+def test_papers_are_found_in_the_order_their_paper_yaml_gives():
+    here = [p for p in paper_ids() if get_paper(p).folder.parent == PAPERS]
+    assert here == sorted(here, key=lambda p: get_paper(p).info["order"])
+    assert set(here) == {p.name for p in PAPERS.iterdir() if (p / "paper.yaml").is_file()}
+
+
+def test_an_artifact_takes_its_kind_and_caption_from_the_inventory():
+    for artifact_id, artifact in ARTIFACTS.items():
+        item = entry(artifact_id)
+        assert (artifact.kind, artifact.caption) == (item.kind, item.caption)
+    assert get_artifact("fedsam-table-2").title.startswith("Table 2: ")
+
+
+def test_an_artifact_missing_from_its_papers_inventory_is_refused():
+    with pytest.raises(KeyError, match="not in fedsam's inventory.yaml"):
+        register_artifacts("fedsam", {"fedsam-table-99": no_runs})
+    with pytest.raises(ValueError, match="belongs to 'fedgf'"):
+        register_artifacts("fedsam", {"fedgf-table-1": no_runs})
+    with pytest.raises(ValueError, match="registered twice"):
+        register_artifacts("fedsam", {"fedsam-table-2": no_runs})
+    assert "fedsam-table-99" not in ARTIFACTS
+
+
+def test_the_committed_table_of_contents_is_the_registrys():
+    from flcore.site.toc import papers_part, with_papers_part
+
+    text = (ROOT / "_toc.yml").read_text()
+    assert with_papers_part(text) == text, "run `flcore book` (or flcore.site.toc.update_toc) and commit _toc.yml"
+    chapters = [line for line in papers_part().splitlines() if line.startswith("      - file: ")]
+    assert chapters == [f"      - file: book/{paper}/index" for paper in paper_ids()]
+
+
+def test_the_generated_part_follows_a_change_of_the_registry(monkeypatch):
+    from flcore.site import toc
+
+    monkeypatch.setattr(toc, "paper_ids", lambda: ("fedgf",))
+    part = toc.papers_part()
+    assert part.splitlines()[2:4] == ["      - file: book/fedgf/index", "        sections:"]
+    assert "fedsam" not in part and part.count("          - file: book/artifacts/fedgf/") == 12
+
+
+def _page(monkeypatch, scale):
+    calls = []
+    monkeypatch.setattr(page_module, "ensure_runs", lambda specs, **kw: calls.append((list(specs), kw)) or "frame")
+    shown = []
+    monkeypatch.setattr(page_module, "_display", lambda obj, metadata=None: shown.append(obj))
+    page = Page("fedsam-table-2", scale=scale, seeds=[0, 1], store="/s", device="cpu", workers=2,
+                data_root="d", download=False)
+    return page, calls, shown
+
+
+def test_the_page_trains_its_artifacts_runs_with_the_notebooks_parameters(monkeypatch):
+    page, calls, _ = _page(monkeypatch, "smoke")
+    assert page.runs() == "frame"
+    specs, kwargs = calls[0]
+    assert [s.run_id() for s in specs] == [s.run_id() for s in get_artifact("fedsam-table-2").runs("smoke", [0, 1])]
+    assert kwargs == {"store": "/s", "device": "cpu", "workers": 2, "data_root": "d", "download": False}
+    page.runs(specs[:1])
+    assert len(calls[1][0]) == 1
+
+
+@pytest.mark.parametrize("scale", ["smoke", "small"])
+def test_the_findings_end_with_the_smoke_note_at_the_smoke_scale_only(monkeypatch, scale):
+    page, _, shown = _page(monkeypatch, scale)
+    page.findings(["One.", "Two."])
+    page.findings(["One."], sep="\n\n")
+    texts = [obj.data for obj in shown]
+    if scale == "smoke":
+        assert texts == [f"One. Two. {SMOKE_NOTE}", f"One.\n\n{SMOKE_NOTE}"]
+    else:
+        assert texts == ["One. Two.", "One."]
