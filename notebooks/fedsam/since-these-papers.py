@@ -67,11 +67,11 @@ from flcore.report.page import SMOKE_NOTE, Page, claims_markdown, totals_text
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.claims import evaluate, reference_spread, spread_specs, verdict_totals
-from flcore.reproduction.runner import ensure_runs
 
 set_style()
 artifact = get_artifact(since.ARTIFACT_ID)
-page = Page(artifact.id, max_rounds=max_rounds)
+page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
+            data_root=data_root, download=download, max_rounds=max_rounds)
 
 # %% [markdown]
 # ## The runs
@@ -81,7 +81,7 @@ page = Page(artifact.id, max_rounds=max_rounds)
 
 # %%
 specs = artifact.runs(scale, seeds)
-runs = ensure_runs(specs, store=store, device=device, workers=workers, data_root=data_root, download=download)
+runs = page.runs(specs)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
@@ -124,8 +124,7 @@ page.table(accuracy, "Accuracy (%) of each method at alpha = 0 and 0.05 (CIFAR-1
 # (FedSAM - FedAvg at the extreme alphas), trained here when missing.
 
 # %%
-ensure_runs(spread_specs(scale), store=store, device=device, workers=workers, data_root=data_root,
-            download=download, log=None)
+page.runs(spread_specs(scale))
 spread = reference_spread(scale, store)
 results = [evaluate(claim, scale, store, seeds, spread) for claim in since.page_claims()]
 display(Markdown(claims_markdown(results, scale)))
