@@ -40,7 +40,7 @@ def _claim(claim_id: str, better: str, worse: str) -> Claim:
 @pytest.fixture
 def two_claims(monkeypatch):
     """Two claims of one test artifact that share FedAvg's cell: FedSAM > FedAvg and FedASAM > FedAvg."""
-    monkeypatch.setitem(ARTIFACTS, ARTIFACT, Artifact(ARTIFACT, "fedsam", "table", "a test table", _runs))
+    monkeypatch.setitem(ARTIFACTS, ARTIFACT, Artifact(ARTIFACT, "fedsam", _runs, page_title="a test table"))
     return [_claim("test-sam", "FedSAM", "FedAvg E=1"), _claim("test-asam", "FedASAM", "FedAvg E=1")]
 
 

@@ -2,7 +2,8 @@
 
 ``_toc.yml`` is written by hand except for its part captioned "The papers": one chapter
 per registered paper (its landing page, ``book/<paper>/index``) with a section per
-registered artifact page, in the inventory's order (tables, then figures, by number).
+registered artifact page, in the inventory's order (tables, then figures, by number), then
+the book's own pages under the paper's chapter (:func:`~flcore.reproduction.artifacts.register_page`).
 ``flcore book`` rewrites that part before it builds (:func:`update_toc`), so a new paper
 or artifact reaches the book without an edit outside its folder; the text around the part,
 comments included, is kept as it is.
@@ -28,6 +29,8 @@ def papers_part() -> str:
         lines.append(f"      - file: book/{paper}/index")
         pages = [get_artifact(item.id).book_path.removesuffix(".ipynb") for item in inventory()
                  if item.paper == paper and item.id in registered]
+        pages += [get_artifact(a).book_path.removesuffix(".ipynb") for a in artifact_ids()  # the book's own, last
+                  if get_artifact(a).paper == paper and get_artifact(a).kind == "page"]
         if pages:
             lines.append("        sections:")
             lines += [f"          - file: {page}" for page in pages]

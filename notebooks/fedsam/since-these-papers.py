@@ -61,7 +61,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.papers.fedsam import since
+from flcore.papers.fedsam import pages as since
 from flcore.report import set_style
 from flcore.report.page import SMOKE_NOTE, Page, claims_markdown, totals_text
 from flcore.report.run_status import show_run_status

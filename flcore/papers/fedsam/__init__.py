@@ -10,11 +10,11 @@ and probes:
 - :mod:`.robustness`: the corruption figures (Figs. 6 and 8);
 - :mod:`.analysis`: the geometry artifacts (Table 1, Figs. 1, 2, 4, 5, 7, 12-16);
 - :mod:`.config_tables`: the hyper-parameter tables (Tables 10-12);
-- :mod:`.since`: the book's page on the methods published since, on Table 2's protocol.
+- :mod:`.pages`: the book's page on the methods published since, on Table 2's protocol.
 """
 from flcore.reproduction.papers import register_paper
 
 register_paper("fedsam", "FedSAM / FedASAM / SWA", __path__[0])
 
 from flcore.papers.fedsam import runs, results, robustness, analysis  # noqa: E402,F401,I001  (they register the artifacts)
-from flcore.papers.fedsam import since  # noqa: E402,F401,I001  (the "Since these papers" page, after the paper's own)
+from flcore.papers.fedsam import pages  # noqa: E402,F401,I001  (the "Since these papers" page, after the paper's own)
