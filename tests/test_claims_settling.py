@@ -87,3 +87,33 @@ def test_an_accuracy_comparison_reports_settles_at_from_the_logged_curves(monkey
     assert [p["verdict"] for p in comparison["trajectory"]] == ["inconclusive", "holds"]
     assert comparison["trajectory"][0]["gap"] == pytest.approx(-1.0)
     assert comparison["verdict"] == "holds" and comparison["settles_at"] == 4 and comparison["rounds"] == 4
+
+
+def _result(comparisons):
+    return {"id": "x-claim", "paper": "fedsam", "text": "A beats B", "artifacts": ["fedsam-table-2"],
+            "verdict": "holds", "metric": "accuracy", "units": "points", "reason": None,
+            "summary": "1 of 1 comparison run", "comparisons": comparisons}
+
+
+def _settled(at, rounds=300, counted_in=None):
+    points = [{"round": r, "gap": 1.0, "low": 0.5, "high": 1.5, "verdict": "holds"} for r in (10, rounds)]
+    return {"cells": {"better": {"algorithm": "A"}, "worse": {"algorithm": "B"}}, "published": {"gap": 5.0},
+            "verdict": "holds", "gap": 1.0, "units": "points", "seeds": [0, 1, 2], "sd": 0.2,
+            "sd_from": "paired seeds", "threshold": 0.5, "mde": 0.6, "reason": None, "p": 0.01, "p_holm": 0.02,
+            "q": 0.03, "size": {"ratio": 0.2, "interval": [0.1, 0.3]}, "settles_at": at, "rounds": rounds,
+            "trajectory": points, "counted_in": counted_in}
+
+
+def test_the_claims_page_reports_the_settled_shares_and_draws_each_claims_figure(tmp_path):
+    from flcore.site.pages import claims_page
+
+    # settled at 20, 60, 200 and 300 of 300 rounds: 1 of 4 by 30 (10 %), 2 by 75, 2 by 150; the
+    # comparison counted in another claim is left out of the shares
+    results = [_result([_settled(20), _settled(60)]),
+               _result([_settled(200), _settled(300), _settled(5, counted_in="y")])]
+    page = claims_page(results, tmp_path, "small")
+    assert "Over the 4 comparisons at the `small` scale" in page
+    assert "| rounds done | 10 % | 25 % | 50 % |" in page and "| verdict already final | 25 % | 50 % | 50 % |" in page
+    assert "not a verdict at the paper scale" in page
+    assert page.count("<svg ") == 2 and "1. t p 0.01, Holm 0.02, q 0.03, settled at round 20 of 300" in page
+    assert "holds; 0.20 x paper's (0.10 to 0.30)" in page

@@ -568,13 +568,13 @@ def test_claims_and_landing_pages_open_with_the_counts_and_what_the_scale_decide
 
     results = [_page_result("holds"), _page_result("inconclusive"), _page_result("not_testable"),
                _page_result("by_construction", metric="backprops_per_step")]
-    page = claims_page(results, tmp_path, "small", {"sd": 0.35, "df": 4, "pairs": 2, "runs": 12})
+    page = claims_page(results, tmp_path, "small")
     opening = page.split("\n")[2]
     assert opening.startswith("**4 claims at the `small` scale: 1 hold, 1 inconclusive, 1 by construction, "
                               "1 not testable here.**")
     assert "Of the 3 accuracy claims this scale runs 2 and decides 1 (holds, fails or absent)" in opening
     assert "No comparison is absent at this scale." in page
-    assert "pooled standard deviation of the per-seed accuracy difference is **0.35** points on 4" in page
+    assert "No comparison at this scale has every seed's evaluations in the store." in page
     landing = paper_page("fedsam", [], results, tmp_path, "small")
     # the first screen names the stand-in, then the counts
     assert landing.split("\n")[4].startswith("**Built at the `small` scale on MNIST-1D**, which stands in for the "
@@ -590,7 +590,7 @@ def test_the_claims_page_works_one_absent_comparison_through(tmp_path):
          "verdict": "absent", "gap": 0.0333, "units": "points", "seeds": [0, 1, 2], "sd": 0.1528,
          "sd_from": "paired seeds", "threshold": 0.3795, "mde": 0.4953, "reason": None, "margin": 1.0,
          "margin_reason": "1 point", "interval_90": [-0.2242, 0.2908]}]}
-    page = claims_page([_page_result("holds"), absent], tmp_path, "small", None)
+    page = claims_page([_page_result("holds"), absent], tmp_path, "small")
     assert "**Absent, not only inconclusive.**" in page
     assert ("For example, in *claim absent* (x-absent) the gap is +0.03 points over n = 3 seeds (sd 0.15): its 95 % "
             "half-width 0.38 does not exclude 0, and its 90 % interval (-0.22, +0.29) lies inside \u00b11.00, so the "

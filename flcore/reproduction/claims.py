@@ -42,21 +42,45 @@ metric's unit (:data:`STAND_IN_MARGINS`: 1 point of accuracy); a metric without 
 margin, and its comparisons are never *absent*.
 
 The spread is the standard deviation of the per-seed differences, with ``n - 1`` degrees of
-freedom, when the pair has at least three shared seeds; with fewer it is the pooled
-standard deviation of the differences of the *reference pairs* (:func:`reference_spread`:
-FedSAM - FedAvg at the extreme alphas of the FedSAM CIFAR-10 protocol, three seeds each) at
-the same scale, in the claim's own metric, with their pooled degrees of freedom --
-measured, never assumed; a comparison whose spread is not measured is inconclusive without
-an MDE.  Threshold, MDE and gap are in the metric's unit (:func:`register_metric`).
+freedom, and only a pair with at least three shared seeds is decided: with fewer its gap is
+*indicative* (the reason said), never holds or fails -- a spread borrowed from other pairs,
+or from another metric, says nothing about this pair's.  Threshold, MDE and gap are in the
+metric's unit (:func:`register_metric`); each decided comparison has its two-sided ``p``, its
+95 % interval (``interval_95``) and, where the paper prints a gap, our gap over it with that
+interval divided the same way (``size``, :func:`size_of`).
+
+**Censored values.**  A metric whose value may stand for "never reached the target" (rounds
+to a target, bits or speed-up to FedAvg's accuracy) registers ``censored``: such a value
+ranks worst, two censored values tie, and the comparison is the exact two-sided sign test on
+the per-seed signs (:func:`~flcore.reproduction.multiplicity.sign_test`), its ``censored``
+seeds per cell named; three seeds cannot reach 5 % (2 x 0.5^3 = 0.25), which its reason says.
+
+**One canonical run per cell and seed** (:func:`canonical_specs`): a cell may exist both
+trained in its batch and trained alone (its timed twin), whose float rounding differs; a
+claim reads the batched run, as the artifact's tables do, and the timed one only for a timed
+metric or a seed with no other run.
+
+**Multiplicity** (:mod:`flcore.reproduction.multiplicity`).  A claim fails when any of its
+comparisons fails, so a *fails* must survive Holm's correction over the claim's tested
+comparisons (``p_holm``), else it reads *inconclusive* with both p's; a claim holds only when
+every comparison holds, an intersection-union test whose level needs no correction.  A claim
+whose comparisons disagree -- one fails, another holds, both after Holm -- is *mixed*.  Every
+counted comparison's ``q`` is the Benjamini-Hochberg false-discovery value over the whole
+book (:func:`evaluate_claims`).
+
+**When a verdict settles** (:mod:`flcore.reproduction.settling`).  An accuracy comparison's
+paired gap, interval and verdict at each evaluated round, from the runs' logged evaluations
+(``trajectory``), and ``settles_at``, the first round from which that verdict no longer
+changes.
 
 Besides these, a comparison may be:
 
 - *fails: neither learns*: an accuracy claim whose two cells both sit at the data set's
   chance level (:func:`flcore.config.chance_accuracy`), each tested on its own seeds: a cell
-  is at chance when the two-sided 95 % t interval on its mean contains chance -- its own
-  seeds' sd (``n - 1`` df) with at least three seeds, else the comparison's reference
-  spread (:func:`cell_interval`).  Never the comparison's threshold: one noisy pair must
-  not put a learning cell "at chance";
+  is at chance when the two-sided 95 % t interval on its mean (its own seeds' sd, ``n - 1``
+  df; :func:`cell_interval`) contains chance.  Never the comparison's threshold: one noisy
+  pair must not put a learning cell "at chance".  When only one cell is at chance, a win
+  over it is no support: the comparison reads *inconclusive* (``against_chance``);
 - *by construction*: the metric follows from the methods' definitions (backpropagations
   per step from the recipes): shown, not counted as evidence;
 - *not run at this scale*: the scale does not run a cell, its runs are not in the store,
@@ -88,7 +112,8 @@ pair of runs in the same metric counts for the first claim of the registry that 
 and the others refer to it (*counted in another claim*).
 
 **Verdict of a claim** (:func:`aggregate`), from its distinct comparisons that were run and
-are evidence (not by construction): *fails* if any fails; else *fails: neither learns* if
+are evidence (not by construction), after Holm's correction: *mixed* if one fails and another
+holds; else *fails* if any fails; else *fails: neither learns* if
 any is; else *absent* if any is (the claim does not hold: one of its effects is not there);
 else *holds* if all hold; else *inconclusive*.  With none run: *by construction*
 if every run comparison is by construction, *counted in another claim* if its runs are
@@ -104,8 +129,7 @@ bits, speed-up, cost and time ratios, seconds per round) gets three seeds, excep
 appendix ablations whose ``claims.yaml`` says ``one_seed`` (and why) -- save their comparisons
 with a cell another claim reads at three seeds, whose other cell gets them too, so that a
 page's table and its verdicts read the same runs; the Hessian analyses of stored models keep
-one seed.  A claim with one seed is judged with the reference pairs'
-spread, measured in its own metric.
+one seed.  A claim with one seed is indicative only.
 """
 from __future__ import annotations
 
@@ -160,24 +184,31 @@ ALPHA = 1.0 - CONFIDENCE
 #: The decision rule in words (the Claims page and every page's verdict table).
 RULE_TEXT = (
     "A comparison is *paired*: the per-seed difference of the two cells over the seeds both ran (the same "
-    "partition, initialisation, client sampling and batch order at one seed). Its *threshold* is the half-width "
-    "of the two-sided 95 % t interval on the mean difference, t(0.975, df) x sd / sqrt(n), with sd the standard "
-    "deviation of the differences (df = n - 1) when the pair has at least 3 shared seeds, else the pooled sd of "
-    "differences measured on the reference pairs (FedSAM - FedAvg at two alphas, 3 seeds) in the same metric, "
-    "with their pooled df. It *holds* when the gap exceeds the threshold the paper's way, *fails* when it does "
-    "the other way; else it is *absent* when the 90 % t interval, gap +- t(0.95, df) x sd / sqrt(n), lies "
+    "partition, initialisation, client sampling and batch order at one seed), read from one canonical run per "
+    "cell and seed (the run trained in its batch, as the tables read it; the timed twin, trained alone, only "
+    "for a timed metric or a seed with no other run). Only a pair with at least 3 shared seeds is decided, on "
+    "its own spread: its *threshold* is the half-width of the two-sided 95 % t interval on the mean difference, "
+    "t(0.975, n - 1) x sd / sqrt(n), and its p the paired t test's; with fewer seeds the gap is *indicative*, "
+    "never holds or fails. It *holds* when the gap exceeds the threshold the paper's way, *fails* when it does "
+    "the other way; else it is *absent* when the 90 % t interval, gap +- t(0.95, n - 1) x sd / sqrt(n), lies "
     "inside (-margin, +margin) (two one-sided tests), and *inconclusive* otherwise, stated with its minimum "
-    "detectable effect (MDE: the true difference the test finds four times in five, from the noncentral t on "
-    "df, 5.65 x sd / sqrt(n) at df 2). A run that diverged is left out "
-    "(its seed named, n reduced). *Fails: neither learns*: the 95 % t interval on each cell's own mean contains "
-    "the data set's chance accuracy (the cell's own sd with 3 seeds or more, else the reference pairs' sd). "
+    "detectable effect (MDE: the true difference the test finds four times in five, from the noncentral t, "
+    "5.65 x sd / sqrt(n) at df 2). A value that never reached its target (rounds, bits, speed-up) is "
+    "*censored*: it ranks worst, two censored values tie, and the exact sign test decides (at 3 seeds it "
+    "cannot reach 5 %: said so), with the count of censored values shown. A win over a cell whose own 95 % "
+    "interval contains chance is no support (inconclusive); *fails: neither learns*: both cells' intervals "
+    "contain the data set's chance accuracy. A run that diverged is left out (its seed named, n reduced). "
     "*By construction*: fixed by the methods' definitions, shown, not evidence. *Not testable here*: the claim "
     "is about a data set or model this scale does not run (never decided on a stand-in). Each distinct pair of "
     "runs counts once: within a claim, and across claims (the first claim that lists it counts it; the others "
-    "say *counted in another claim*). A claim *fails* if one distinct comparison fails, else *fails: neither "
-    "learns* if one does, else *absent* if one is (the claim does not hold, shown apart from fails), *holds* if "
-    "every comparison run (and not by construction) holds, *inconclusive* "
-    "otherwise.")
+    "say *counted in another claim*). *Multiplicity*: a claim fails if any of its k comparisons fails, so a "
+    "fail must survive Holm's correction over the claim's tested comparisons (else it reads inconclusive); a "
+    "claim holds only if every comparison holds, which keeps the 5 % level without correction. A claim is "
+    "*mixed* when one comparison fails and another holds, both after Holm; else it *fails* if one fails, "
+    "*fails: neither learns* if one does, *absent* if one is (the claim does not hold, shown apart from fails), "
+    "*holds* if every comparison run (and not by construction) holds, *inconclusive* otherwise. Each "
+    "comparison's p, Holm's p and the Benjamini-Hochberg q over the whole book are in `flcore claims --json`, "
+    "and its gap over the published gap, with its 95 % interval, stands beside its verdict.")
 #: At the paper scale, a comparison's margin unless its claims.yaml states one: this
 #: fraction of the published gap.
 PAPER_MARGIN_FRACTION = 0.5
@@ -342,9 +373,7 @@ class Metric:
     ``by_construction``: fixed by the methods' definitions (read without runs);
     ``timed``: read from timed runs only (module docstring); ``seeded``: the claims on
     it run :data:`CLAIM_SEEDS` (a metric that needs an analysis of each stored model may
-    keep one seed and the reference spread); ``spread_from``: the metric whose reference
-    pairs give its spread when the reference runs cannot give its own (a client model's
-    lambda_max -> the global model's: the same unit); ``companions``: ``spec -> [RunSpec]``,
+    keep one seed: indicative only); ``companions``: ``spec -> [RunSpec]``,
     the runs the metric reads besides the cell's own (a ratio to FedAvg's run on the same
     setting and seed), trained with the claims' seeds; ``censored(row)``: whether the run's
     value stands for "never reached the target" (ranked worst, decided by a sign test)."""
@@ -356,7 +385,6 @@ class Metric:
     by_construction: bool = False
     timed: bool = False
     seeded: bool = True
-    spread_from: str | None = None
     companions: Callable[[Any], list] | None = None
     censored: Callable[[dict], bool] | None = None
 
@@ -376,11 +404,11 @@ METRICS: dict[str, Metric] = {"accuracy": Metric("accuracy", _accuracy, "points"
 
 def register_metric(name: str, function: Callable[[dict], float | None], unit: str, *, accuracy: bool = False,
                     by_construction: bool = False, timed: bool = False, seeded: bool = True,
-                    spread_from: str | None = None, companions: Callable[[Any], list] | None = None,
+                    companions: Callable[[Any], list] | None = None,
                     censored: Callable[[dict], bool] | None = None) -> Metric:
     """Register ``function(row)`` as the claims' metric ``name`` (see :class:`Metric`)."""
     METRICS[name] = Metric(name, function, unit, accuracy=accuracy, by_construction=by_construction, timed=timed,
-                           seeded=seeded, spread_from=spread_from, companions=companions, censored=censored)
+                           seeded=seeded, companions=companions, censored=censored)
     return METRICS[name]
 
 
@@ -956,8 +984,10 @@ def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,)) 
     equivalence test's --, ``units``, ``verdict``, ``listed`` -- the indices of the listed
     comparisons it stands for --, ``published``, ``cell_stats`` -- each cell's mean, sd and
     n over the seeds read --, ``left_out`` -- the seeds of diverged runs per cell --,
-    ``note`` and, for one *counted in another claim*, ``counted_in`` and ``verdict_there``),
-    ``spread`` (the reference spread used for pairs with too few seeds) and ``reason`` (why
+    ``note``, ``test`` (paired t or sign), ``p``, ``p_holm``, ``q`` (from
+    :func:`evaluate_claims`), ``interval_95``, ``size``, ``censored``, ``against_chance``,
+    ``settles_at``, ``rounds`` and ``trajectory`` and, for one *counted in another claim*,
+    ``counted_in`` and ``verdict_there``) and ``reason`` (why
     none was run, when none was, or which claim counts its runs).
     """
     seeds = sorted(set(seeds) | set(CLAIM_SEEDS.get(scale, ())))
