@@ -117,3 +117,26 @@ def test_the_claims_page_reports_the_settled_shares_and_draws_each_claims_figure
     assert "not a verdict at the paper scale" in page
     assert page.count("<svg ") == 2 and "1. t p 0.01, Holm 0.02, q 0.03, settled at round 20 of 300" in page
     assert "holds; 0.20 x paper's (0.10 to 0.30)" in page
+
+
+def test_settling_reads_each_runs_checked_log_from_the_store(tmp_path):
+    from flcore.store import RunStore
+
+    store = RunStore(tmp_path / "runs")
+    config = resolve_config({"method": "fedavg", "scale": "smoke"})  # 4 rounds
+    curves = {("A", 0): [0.50, 0.60, 0.70, 0.72], ("A", 1): [0.52, 0.61, 0.70, 0.70],
+              ("A", 2): [0.48, 0.59, 0.71, 0.71], ("B", 0): [0.51, 0.55, 0.60, 0.60],
+              ("B", 1): [0.50, 0.56, 0.60, 0.61], ("B", 2): [0.49, 0.54, 0.61, 0.59]}
+    runs = {}
+    for (name, seed), accuracies in curves.items():
+        run = store.create(f"{name.lower()}-{seed}", config.canonical())
+        run.append_metrics([{"round": r, "test_accuracy": a} for r, a in enumerate(accuracies, start=1)])
+        runs.setdefault(name, {})[seed] = run
+    cells = {name: CellValues({s: 0.0 for s in range(3)}, {}, [config], runs=runs[name]) for name in runs}
+    claim = Claim(id="x", paper="fedsam", text="A beats B", quote="", artifacts=(), source="", metric="accuracy",
+                  direction="higher", comparisons=(), about={}, main_setting=MAIN)
+    got = claims_module._settling(claim, cells["A"], cells["B"], [0, 1, 2], 1.0)
+    # round 1 (window 4, one evaluation): diffs -1, 2, -1 -> inconclusive; round 2: (55 - 53),
+    # (56.5 - 53), (53.5 - 51.5) = 2, 3.5, 2 -> gap 2.5, sd 0.866, half 2.15 -> holds; and after
+    assert [p["verdict"] for p in got["trajectory"]] == ["inconclusive", "holds", "holds", "holds"]
+    assert got["trajectory"][1]["gap"] == pytest.approx(2.5) and got["settles_at"] == 2 and got["rounds"] == 4
