@@ -140,3 +140,16 @@ def test_settling_reads_each_runs_checked_log_from_the_store(tmp_path):
     # (56.5 - 53), (53.5 - 51.5) = 2, 3.5, 2 -> gap 2.5, sd 0.866, half 2.15 -> holds; and after
     assert [p["verdict"] for p in got["trajectory"]] == ["inconclusive", "holds", "holds", "holds"]
     assert got["trajectory"][1]["gap"] == pytest.approx(2.5) and got["settles_at"] == 2 and got["rounds"] == 4
+
+
+def test_the_settling_figure_is_one_raw_html_block_with_a_panel_per_trajectory():
+    from markdown_it import MarkdownIt
+
+    from flcore.report.settling_figure import settling_svg
+
+    with_points, without = _settled(20), {**_settled(20), "trajectory": []}
+    svg = settling_svg([with_points, without, with_points], "x-claim: gap by round")
+    assert 'width="440"' in svg and svg.count("<polygon") == 2 and "\n" not in svg
+    assert "1. round (of 300)" in svg and "3. round (of 300)" in svg and "2. round" not in svg
+    assert [t.type for t in MarkdownIt("commonmark").parse(svg)] == ["html_block"]
+    assert settling_svg([without], "none") == ""

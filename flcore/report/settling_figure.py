@@ -45,13 +45,14 @@ def _panel(comparison: dict, number: int, left: int) -> list[str]:
 def settling_svg(comparisons: Sequence[dict], title: str) -> str:
     """The figure of a claim's ``comparisons`` (rows of ``flcore claims --json``, numbered in
     their order) that have a ``trajectory``; ``""`` when none has.  One line, no blank line:
-    it sits in a Markdown page as raw HTML."""
+    it sits in a Markdown page as a raw HTML block."""
     panels = [(number, c) for number, c in enumerate(comparisons, 1) if c.get("trajectory")]
     if not panels:
         return ""
     width = WIDTH * len(panels)
     body = [part for i, (number, c) in enumerate(panels) for part in _panel(c, number, i * WIDTH)]
     label = html.escape(title, quote=True)
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{HEIGHT}" '
-            f'viewBox="0 0 {width} {HEIGHT}" role="img" aria-label="{label}"><title>{label}</title>'
-            + "".join(body) + "</svg>")
+    # a <div> opens a Markdown HTML block (it runs to the next blank line): the SVG passes as is
+    return (f'<div class="claim-settling"><svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
+            f'height="{HEIGHT}" viewBox="0 0 {width} {HEIGHT}" role="img" aria-label="{label}"><title>{label}</title>'
+            + "".join(body) + "</svg></div>")
