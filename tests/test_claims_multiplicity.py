@@ -134,6 +134,8 @@ def test_evaluate_claims_gives_each_counted_comparison_its_book_wide_q(monkeypat
     assert got == pytest.approx(benjamini_hochberg([P_FAILS, P_HOLDS, P_NOTHING]), abs=1e-5)
     # by hand: sorted 0.00913, 0.0314, 0.7745 -> 3 x 0.00913 = 0.0274, 3/2 x 0.0314 = 0.0472, 0.7745
     assert got == pytest.approx([1.5 * P_FAILS, 3 * P_HOLDS, P_NOTHING], abs=1e-5)
+    # a subset of the book gets no q: it would not be the book's
+    assert all(c["q"] is None for r in evaluate_claims("small", papers=["fedsam"]) for c in r["comparisons"])
 
 
 # --------------------------------------------------------------------------- censored values
