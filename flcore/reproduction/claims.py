@@ -424,8 +424,9 @@ _SPREAD_REFERENCE: list[Callable[[str, Sequence[int]], list]] = []
 
 
 def set_spread_reference(function: Callable[[str, Sequence[int]], list]) -> None:
-    """Name the reference pairs whose spread of differences decides comparisons with too
-    few seeds (module docstring); the FedSAM paper's package sets them."""
+    """Name the reference pairs (FedSAM - FedAvg at one seed each) whose spread of differences
+    pages may show (FedGloSS's Figure 7 tests a one-seed cell against chance with it); no
+    claim's verdict borrows it.  The FedSAM paper's package sets them."""
     _SPREAD_REFERENCE[:] = [function]
 
 
