@@ -179,6 +179,12 @@ def test_claims_metrics_read_stored_runs(store, monkeypatch):
     metrics = RunStore(store).metrics(gf_dir.name)
     expected = fedgf_analysis.transmissions_to_target(metrics, "fedgf", float(target))["transmissions"]
     assert METRICS["communication"](row) == pytest.approx(expected)
+    reached = fedgf_analysis.transmissions_to_target(metrics, "fedgf", float(target))["reached"]
+    assert METRICS["communication"].censored(row) is (not reached)
+    # a target above every evaluation is never reached: the count is censored
+    monkeypatch.setattr(fedgf_analysis, "transmissions_to_target",
+                        lambda m, method, t: {"rounds": 4, "reached": False, "per_round": 2, "transmissions": 0.08})
+    assert METRICS["communication"].censored(row) is True
     assert METRICS["fedgf_lambda_max"](row) == pytest.approx(fedgf_analysis.global_flatness(gf_dir)["lambda_max"])
     assert METRICS["lpf"]({**row, "status": "running"}) is None
 

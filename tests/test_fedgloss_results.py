@@ -108,6 +108,9 @@ def test_communication_and_speedup_by_hand(store):
     # never reached: no speed-up, unbounded bits
     slow_row = _row(store, "slow", "fedprox", [(100, 0.3), (300, 0.59)])
     assert METRICS["speedup"](slow_row) == 0.0 and METRICS["relative_bits"](slow_row) == math.inf
+    # never reaching FedAvg's accuracy is a censored value (ranked worst), reaching it is not
+    assert METRICS["speedup"].censored(slow_row) and METRICS["relative_bits"].censored(slow_row)
+    assert not METRICS["speedup"].censored(gloss_row) and not METRICS["relative_bits"].censored(smoo_row)
     # FedAvg is the reference: T rounds, 1x, 1 B
     fedavg_dir = store / gloss.gloss_cnn_run("CIFAR-10", "FedAvg", 0.0, 0, "small").run_id()
     fedavg_row = {"dataset": "CIFAR-10", "algorithm": "FedAvg", "alpha": 0.0, "seed": 0, "model": "CNN",

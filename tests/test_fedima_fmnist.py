@@ -130,7 +130,7 @@ def test_the_fmnist_claim_is_testable_at_paper_and_not_below(monkeypatch):
                                         [s.resolve() for s in specs], "")
 
     monkeypatch.setattr(claims_module, "_cell_values", fake)
-    result = evaluate(claim, "paper", seeds=[0, 1, 2], spread=None)
+    result = evaluate(claim, "paper", seeds=[0, 1, 2])
     assert result["verdict"] == "holds", result
     assert all(c.dataset == "fmnist" for cfgs in configs.values() for c in cfgs)
-    assert evaluate(claim, "small", seeds=[0, 1, 2], spread=None)["verdict"] == "not_testable"
+    assert evaluate(claim, "small", seeds=[0, 1, 2])["verdict"] == "not_testable"

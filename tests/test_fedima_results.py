@@ -200,6 +200,12 @@ def test_rounds_metric_uses_where_fedavg_ends_as_the_target(tmp_path):
     assert METRICS["rounds"]({"run_dir": ima_dir}) == 6.0
     assert METRICS["rounds"]({"run_dir": fedavg_dir}) == 10.0
     assert METRICS["accuracy_last_10"]({"run_dir": fedavg_dir}) == pytest.approx(50.0)
+    # a run that never reaches 0.5 counts its last round + 1, a censored value the claims rank worst
+    never = _fake_run(tmp_path, fedima.ima_run(fedima.MAIN, "FedAdam", True, "smoke"), [0.1, 0.2, 0.3, 0.3, 0.3])
+    assert METRICS["rounds"]({"run_dir": never}) == float(fedima.ima_run(fedima.MAIN, "FedAdam", True,
+                                                                         "smoke").resolve().rounds + 1)
+    assert METRICS["rounds"].censored({"run_dir": never})
+    assert not METRICS["rounds"].censored({"run_dir": ima_dir})
 
 
 def test_gain_table_pairs_each_method_with_its_ima_run():

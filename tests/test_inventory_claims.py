@@ -231,33 +231,32 @@ def test_verdict_is_the_two_sided_95_t_interval_on_the_mean_difference(monkeypat
     assert comparison["verdict"] == expected
 
 
-@pytest.mark.parametrize("gap, expected", [(5.0, "holds"), (2.0, "inconclusive"), (-3.0, "fails")])
-def test_one_seed_takes_the_reference_pairs_spread_and_its_degrees_of_freedom(monkeypatch, gap, expected):
+@pytest.mark.parametrize("gap", [5.0, 2.0, -3.0])
+def test_fewer_than_three_seeds_are_indicative_never_decided_on_a_borrowed_spread(monkeypatch, gap):
+    # the reference pairs' sd (1.0 on 4 df) once made +5 hold and -3 fail on one seed
     _cells(monkeypatch, {"A": {0: 65.0 + gap}, "B": {0: 65.0}})
-    (comparison,) = evaluate(_claim(), "small", spread={"sd": 1.0, "df": 4, "pairs": 2, "runs": 12})["comparisons"]
-    assert comparison["sd_from"] == "reference pairs" and comparison["df"] == 4
-    assert comparison["threshold"] == pytest.approx(2.776445, abs=1e-4)  # t(0.975, 4) x 1.0 / sqrt(1)
-    assert comparison["mde"] == pytest.approx(3.761060, abs=1e-4)  # noncentral t, df 4
-    assert comparison["verdict"] == expected
+    result = evaluate(_claim(), "small")
+    (comparison,) = result["comparisons"]
+    assert comparison["verdict"] == "indicative" and comparison["gap"] == pytest.approx(gap)
+    assert comparison["sd"] is None and comparison["sd_from"] is None and comparison["threshold"] is None
+    assert comparison["reason"] == ("1 shared seed: a verdict needs at least 3, each pair judged on its own "
+                                    "spread; the gap is indicative only")
+    assert result["verdict"] == "inconclusive"
+    assert result["summary"] == "1 of 1 comparison run: 1 indicative (fewer than 3 seeds)"
 
 
 def test_lower_is_better_flips_the_sign(monkeypatch):
-    _cells(monkeypatch, {"A": {0: 30.0}, "B": {0: 90.0}})
+    _cells(monkeypatch, {"A": {0: 30.0, 1: 31.0, 2: 29.0}, "B": {0: 90.0, 1: 91.2, 2: 88.8}})
     claim = _claim("lower", (Comparison({"algorithm": "A"}, {"algorithm": "B"}, 30.1, 93.5),))
-    result = evaluate(claim, "small", spread={"sd": 1.0, "df": 4})
+    result = evaluate(claim, "small")
     assert result["verdict"] == "holds" and result["comparisons"][0]["gap"] == pytest.approx(-60.0)
 
 
-def test_missing_runs_are_not_run_and_an_unmeasured_spread_is_inconclusive_without_mde(monkeypatch):
+def test_missing_runs_are_not_run(monkeypatch):
     _cells(monkeypatch, {"A": {0: 70.0}}, reasons={"B": "its runs are not in the store"})
-    result = evaluate(_claim(), "small", spread={"sd": 1.0, "df": 4})
+    result = evaluate(_claim(), "small")
     assert result["verdict"] == "not_run" and result["reason"] == "its runs are not in the store"
     assert result["counts"]["run"] == 0 and result["summary"].startswith("0 of 1 comparison run")
-    _cells(monkeypatch, {"A": {0: 70.0}, "B": {0: 60.0}})
-    result = evaluate(_claim(), "small", spread=None)
-    (comparison,) = result["comparisons"]
-    assert comparison["verdict"] == "inconclusive" and comparison["mde"] is None
-    assert "no measured spread" in comparison["reason"]
 
 
 def test_a_gap_whose_90_interval_lies_inside_the_margin_is_absent(monkeypatch):
@@ -343,12 +342,13 @@ def test_a_claim_with_an_absent_comparison_does_not_hold_and_is_not_a_fail():
 
 
 def test_two_cells_at_chance_fail_as_neither_learns(monkeypatch):
-    # MNIST-1D's chance level is 10 %: both cells within the threshold (2.78) of it
-    _cells(monkeypatch, {"A": {0: 11.5}, "B": {0: 9.92}})
-    result = evaluate(_claim(), "small", spread={"sd": 1.0, "df": 4})
+    # MNIST-1D's chance level is 10 %: A 11 +- 4.303 x 1 / sqrt 3 = [8.5, 13.5] and
+    # B 10 +- 4.303 x 0.1 / sqrt 3 = [9.75, 10.25] both contain it
+    _cells(monkeypatch, {"A": {0: 10.0, 1: 11.0, 2: 12.0}, "B": {0: 9.9, 1: 10.0, 2: 10.1}})
+    result = evaluate(_claim(), "small")
     assert result["verdict"] == "neither_learns" and result["comparisons"][0]["verdict"] == "neither_learns"
-    _cells(monkeypatch, {"A": {0: 40.0}, "B": {0: 9.92}})  # one learns: an ordinary comparison
-    assert evaluate(_claim(), "small", spread={"sd": 1.0, "df": 4})["verdict"] == "holds"
+    _cells(monkeypatch, {"A": {0: 40.0, 1: 41.0, 2: 42.0}, "B": {0: 30.0, 1: 30.5, 2: 31.0}})  # both learn
+    assert evaluate(_claim(), "small")["verdict"] == "holds"
 
 
 def test_each_distinct_pair_of_runs_counts_once(monkeypatch):
@@ -372,16 +372,15 @@ def test_each_distinct_pair_of_runs_counts_once(monkeypatch):
 
 
 def test_a_stand_in_never_decides_a_claim_about_what_it_stands_in_for(monkeypatch):
-    _cells(monkeypatch, {"A": {0: 80.0}, "B": {0: 60.0}})
-    spread = {"sd": 1.0, "df": 4}
+    _cells(monkeypatch, {"A": {0: 80.0, 1: 81.0, 2: 82.0}, "B": {0: 60.0, 1: 60.5, 2: 61.5}})
     for about in ({"dataset": "fmnist", "model": "fmnist_cnn"}, {"dataset": "cifar10", "model": "resnet18gn"}):
-        result = evaluate(_claim(about=about), "small", spread=spread)
+        result = evaluate(_claim(about=about), "small")
         assert result["verdict"] == "not_testable" and result["comparisons"][0]["gap"] is None
         assert "stand in for cifar10/cifar100 with cnn only" in result["reason"]
     # the paper's main setting is what MNIST-1D stands in for: decided
-    assert evaluate(_claim(about={"dataset": "cifar100", "model": "cnn"}), "small", spread=spread)["verdict"] == "holds"
+    assert evaluate(_claim(about={"dataset": "cifar100", "model": "cnn"}), "small")["verdict"] == "holds"
     # at the paper scale the runs must train what the claim is about
-    result = evaluate(_claim(about={"dataset": "cifar10", "model": "cnn"}), "paper", spread=spread)
+    result = evaluate(_claim(about={"dataset": "cifar10", "model": "cnn"}), "paper")
     assert result["verdict"] == "not_testable" and "runs mnist1d with mnist1d_cnn" in result["reason"]
 
 
@@ -389,7 +388,7 @@ def test_by_construction_is_shown_and_not_counted_as_evidence(monkeypatch):
     _cells(monkeypatch, {"A": {0: 1.0}, "B": {0: 2.0}})
     claim = _claim("lower", metric="backprops_per_step",
                    comparisons=(Comparison({"algorithm": "A"}, {"algorithm": "B"}, 1.0, 2.0),))
-    result = evaluate(claim, "small", spread=None)
+    result = evaluate(claim, "small")
     assert result["verdict"] == "by_construction" and result["comparisons"][0]["verdict"] == "by_construction"
     assert aggregate(["by_construction", "holds"]) == "holds"
     assert aggregate(["by_construction", "inconclusive"]) == "inconclusive"
@@ -572,13 +571,13 @@ def test_claims_and_landing_pages_open_with_the_counts_and_what_the_scale_decide
 
     results = [_page_result("holds"), _page_result("inconclusive"), _page_result("not_testable"),
                _page_result("by_construction", metric="backprops_per_step")]
-    page = claims_page(results, tmp_path, "small", {"sd": 0.35, "df": 4, "pairs": 2, "runs": 12})
+    page = claims_page(results, tmp_path, "small")
     opening = page.split("\n")[2]
     assert opening.startswith("**4 claims at the `small` scale: 1 hold, 1 inconclusive, 1 by construction, "
                               "1 not testable here.**")
     assert "Of the 3 accuracy claims this scale runs 2 and decides 1 (holds, fails or absent)" in opening
     assert "No comparison is absent at this scale." in page
-    assert "pooled standard deviation of the per-seed accuracy difference is **0.35** points on 4" in page
+    assert "No comparison at this scale has every seed's evaluations in the store." in page
     landing = paper_page("fedsam", [], results, tmp_path, "small")
     # the first screen names the stand-in, then the counts
     assert landing.split("\n")[4].startswith("**Built at the `small` scale on MNIST-1D**, which stands in for the "
@@ -594,7 +593,7 @@ def test_the_claims_page_works_one_absent_comparison_through(tmp_path):
          "verdict": "absent", "gap": 0.0333, "units": "points", "seeds": [0, 1, 2], "sd": 0.1528,
          "sd_from": "paired seeds", "threshold": 0.3795, "mde": 0.4953, "reason": None, "margin": 1.0,
          "margin_reason": "1 point", "interval_90": [-0.2242, 0.2908]}]}
-    page = claims_page([_page_result("holds"), absent], tmp_path, "small", None)
+    page = claims_page([_page_result("holds"), absent], tmp_path, "small")
     assert "**Absent, not only inconclusive.**" in page
     assert ("For example, in *claim absent* (x-absent) the gap is +0.03 points over n = 3 seeds (sd 0.15): its 95 % "
             "half-width 0.38 does not exclude 0, and its 90 % interval (-0.22, +0.29) lies inside \u00b11.00, so the "

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from flcore.algorithms import METHODS, recipes_since
-from flcore.papers.fedsam import runs as fedsam
 from flcore.papers.fedsam import pages as since
+from flcore.papers.fedsam import runs as fedsam
 from flcore.reproduction.claims import CLAIM_SEEDS, RUN, all_claims, evaluate
 
 ROOT = Path(__file__).resolve().parents[1]

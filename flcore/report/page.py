@@ -27,6 +27,7 @@ from flcore.report.run_settings import (
     seeds_text,
     span,
 )
+from flcore.report.settling_figure import settling_svg
 from flcore.reproduction.claims import (
     CAPPED_PREFIX,
     CAPPED_REASON,
@@ -299,11 +300,33 @@ def _comparison_verdict(comparison: dict) -> str:
         return f"counted in {comparison['counted_in']}"
     if comparison["verdict"] == "not_run" and is_capped_reason(comparison.get("reason")):
         return "not checked"
+    size = comparison.get("size")
+    if size:  # our gap over the published one, beside the verdict
+        low, high = size["interval"]
+        return f"{VERDICT_TEXT[comparison['verdict']]}; {size['ratio']:.2f} x paper's ({low:.2f} to {high:.2f})"
     return VERDICT_TEXT[comparison["verdict"]]
 
 
+def _tests_text(comparisons: Sequence[dict]) -> str:
+    """Each tested comparison's p (its test), Holm's p within the claim, the book's q and the
+    round its verdict settled at: ``"1. t p 0.009, Holm 0.018, q 0.027, settled at round 120 of 300"``."""
+    parts = []
+    for number, comparison in enumerate(comparisons, 1):
+        if comparison.get("p") is None or comparison.get("counted_in"):
+            continue
+        text = f"{number}. {'sign test' if comparison.get('test') == 'sign' else 't'} p {comparison['p']:.3g}"
+        if comparison.get("p_holm") is not None:
+            text += f", Holm {comparison['p_holm']:.3g}"
+        if comparison.get("q") is not None:
+            text += f", q {comparison['q']:.3g}"
+        if comparison.get("settles_at") is not None:
+            text += f", settled at round {comparison['settles_at']} of {comparison['rounds']}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
 def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] | None = None,
-                    explain: bool = True, prices: dict[str, str] | None = None) -> str:
+                   explain: bool = True, prices: dict[str, str] | None = None, details: bool = False) -> str:
     """The claims' verdicts (rows of :func:`flcore.reproduction.claims.evaluate`), one block
     per claim: the claim, its verdict with its counts, the pages that check it and its
     units, then one row per distinct comparison -- its two cells and their shared setting,
@@ -313,7 +336,9 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
     needs said (diverged runs left out, why one is not run); ``link`` turns an artifact id
     into the text shown for it (default: the id); ``explain`` puts the decision rule above;
     ``prices``: claim id -> its price at the paper scale in words, a line under its verdict
-    (not a column: the verdict column stays in view)."""
+    (not a column: the verdict column stays in view);
+    ``details`` adds each comparison's p, Holm's p, q and settling round, and the claim's
+    settling figure (:func:`~flcore.report.settling_figure.settling_svg`)."""
     if not results:
         return "No claim of the registry is checked by this page."
     lines = [f"Verdicts at the **{scale}** scale. {RULE_TEXT}", ""] if explain else []
@@ -356,6 +381,14 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
                 notes.setdefault("; ".join(dict.fromkeys(said)), []).append(str(number))
         lines += [""] + [f"- {', '.join(numbers)}: {text}." for text, numbers in notes.items()]
         lines += [""] if notes else []
+        tests = _tests_text(result["comparisons"]) if details else ""
+        if tests:
+            lines += [f"Tests: {tests}.", ""]
+        figure = settling_svg(result["comparisons"], f"{result['id']}: gap and 95 % interval by round") \
+            if details else ""
+        if figure:
+            lines += ["The gap (line) and its 95 % interval (band) at each evaluated round, as if the runs had "
+                      "stopped there; dotted: the round the verdict settles at.", "", figure, ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -394,13 +427,13 @@ PAGE_VERDICTS = ("holds", "fails", "absent", "inconclusive", "not testable")
 def page_verdict(results: Sequence[dict]) -> str:
     """One verdict for a page from its claims' (rows of
     :func:`flcore.reproduction.claims.evaluate`): *fails* when one fails (or neither of its
-    cells learns), else *absent* when one is (an effect it claims is not there), else
+    cells learns, or it is mixed), else *absent* when one is (an effect it claims is not there), else
     *inconclusive* when one is, else *holds* when one holds, else *not
     testable* (no claim, or none decided here: about another data set or model, not run,
     by construction, counted in another claim, a capped preview).  A later claim against the
     paper (``later_source``) is shown on the page, not counted in its verdict."""
     verdicts = {r["verdict"] for r in results if not r.get("later_source")}
-    if verdicts & {"fails", "neither_learns"}:
+    if verdicts & {"fails", "neither_learns", "mixed"}:
         return "fails"
     if "absent" in verdicts:
         return "absent"

@@ -23,9 +23,9 @@ that a positive difference goes the claim's way), their mean ``d``, a standard d
   first (holds or fails), so *absent* is only said of a gap the 95 % interval cannot tell
   from 0.
 
-``sd`` comes from the pair's own differences (``df = n - 1``) when it has at least
-:data:`MIN_OWN_SEEDS` shared seeds, else from a pooled spread of differences measured on
-reference pairs (:func:`pooled_sd`, ``df`` = its pooled degrees of freedom).
+``sd`` comes from the pair's own differences (``df = n - 1``), and only a pair with at least
+:data:`MIN_OWN_SEEDS` shared seeds is decided: a spread borrowed from other pairs (or
+another metric) says nothing about this pair's.
 
 Student's t distribution and its noncentral form are ``scipy.stats.t`` and ``scipy.stats.nct``.
 """
@@ -40,7 +40,7 @@ CONFIDENCE = 0.95
 POWER = 0.80
 #: Each one-sided test of the equivalence verdict (its interval: 1 - 2 x 0.05 = 90 %).
 EQUIVALENCE_ALPHA = 0.05
-#: A pair with fewer shared seeds takes its spread from the reference pairs.
+#: A pair with fewer shared seeds is not decided (*indicative*).
 MIN_OWN_SEEDS = 3
 
 
@@ -152,6 +152,13 @@ class PairedTest:
         if margin is None or margin <= 0:
             return False
         return abs(self.gap) + self.equivalence_half_width < margin
+
+    @property
+    def p_value(self) -> float:
+        """Two-sided p of the paired t test of a zero mean difference, ``2 P(T > |gap| / se)``."""
+        if self.se == 0:
+            return 0.0 if self.gap != 0 else 1.0
+        return float(2.0 * _stats().t.sf(abs(self.gap) / self.se, self.df))
 
     def decide(self, margin: float | None = None) -> str:
         """``holds`` when the 95 % interval lies above 0, ``fails`` when below, else

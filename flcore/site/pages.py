@@ -31,11 +31,11 @@ from flcore.reproduction.claims import (
     VERDICT_TEXT,
     all_claims,
     evaluate_claims,
-    reference_spread,
     verdict_totals,
 )
 from flcore.reproduction.inventory import InventoryEntry, coverage, entry, inventory
 from flcore.reproduction.papers import get_paper, paper_ids
+from flcore.reproduction.settling import settled_shares
 
 STATUS_TEXT = {"regenerated": "regenerated", "pending": "pending", "not_regenerable": "not regenerable here"}
 
@@ -175,13 +175,30 @@ def verdict_summary(results: list[dict], scale: str) -> str:
     return " ".join(lines)
 
 
-def _spread_text(spread: dict | None) -> str:
-    if not spread:
-        return ("The spread of paired differences is not measured on the reference pairs at this scale: a "
-                "comparison with fewer than 3 shared seeds is inconclusive without an MDE.")
-    return (f"Reference pairs at this scale ({spread['pairs']} configurations, {spread['runs']} runs): the pooled "
-            f"standard deviation of the per-seed accuracy difference is **{spread['sd']:.2f}** points on "
-            f"{spread['df']} degrees of freedom; comparisons with at least 3 shared seeds use their own.")
+def settling_text(results: list[dict], scale: str) -> str:
+    """How early the verdicts were reached: over the distinct accuracy comparisons of
+    ``results`` with a ``settles_at`` (each counted once), the share whose final paired verdict
+    already stood at 10, 25 and 50 % of the rounds (:func:`flcore.reproduction.settling.settled_shares`),
+    stated as evidence from the stand-in."""
+    comparisons = [c for r in results for c in r["comparisons"] if not c.get("counted_in")]
+    shares = settled_shares(comparisons)
+    head = ("**When a verdict settles.** Every run logs its test accuracy at each evaluated round, so each "
+            "accuracy comparison has a paired gap, interval and verdict at every round, as if its runs had stopped "
+            "there (the same last-100-rounds mean, over the rounds done); its `settles_at` "
+            f"(`flcore claims --scale {scale} --json`) is the first round from which that verdict no longer "
+            "changes, and each claim below shows the gap with its interval against the rounds.")
+    if shares is None:
+        return head + " No comparison at this scale has every seed's evaluations in the store."
+    cells = " | ".join(f"{100 * share:.0f} %" for share in shares["shares"])
+    values = " | ".join(f"{100 * value:.0f} %" for value in shares["shares"].values())
+    return "\n".join([
+        head + f" Over the {shares['n']} comparisons at the `{scale}` scale, the share whose final verdict was "
+        "already reached at a share of the rounds:", "",
+        f"| rounds done | {cells} |", "|---|" + "---|" * len(shares["shares"]), f"| verdict already final | {values} |",
+        "",
+        f"This is evidence from the stand-in at the `{scale}` scale for choosing a preview's `--max-rounds`, not a "
+        "verdict at the paper scale: a capped preview still decides nothing, and the paper's protocol may settle "
+        "later or earlier than MNIST-1D does."])
 
 
 def _equivalence_text(results: list[dict]) -> str:
@@ -227,7 +244,7 @@ def _book_price_text(book: dict) -> str:
               "(`--json` for scripts).")
 
 
-def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None,
+def claims_page(results: list[dict], root: Path, scale: str,
                 prices: tuple[dict[str, str], dict] | None = None) -> str:
     links = _Links(root, 0)
     lines = ["# Claims", "", verdict_summary(results, scale), "",
@@ -237,8 +254,8 @@ def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None
              "Below the `paper` scale MNIST-1D stands in for each paper's main setting (its CIFAR data sets with "
              "its main model), and for nothing else: a verdict there says whether the *effect* appears on the small "
              "problem, not whether the paper's numbers are reproduced.", "",
-             "## How a verdict is decided", "", RULE_TEXT, "", _spread_text(spread), "",
-             _equivalence_text(results), "",
+             "## How a verdict is decided", "", RULE_TEXT, "", _equivalence_text(results), "",
+             settling_text(results, scale), "",
              f"Timing claims read only *timed* runs (trained alone, never batched); their repeats are three seeds, "
              "each trained again on the same machine, so the spread is the machine's timing noise across runs. "
              f"The same as JSON: `flcore claims --scale {scale} --json`."]
@@ -248,7 +265,7 @@ def claims_page(results: list[dict], root: Path, scale: str, spread: dict | None
         mine = [r for r in results if r["paper"] == paper]
         lines += ["", f"## {get_paper(paper).name}", "",
                   claims_markdown([r for r in mine if not r.get("later_source")], scale, links.artifact, explain=False,
-                                  prices=prices[0] if prices else None)]
+                                  prices=prices[0] if prices else None, details=True)]
         lines += _later_section(mine, scale, links, "###")
     return "\n".join(lines) + "\n"
 
@@ -309,9 +326,8 @@ def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: d
     manifest = manifest if manifest is not None else load_manifest(root)
     rows = coverage(manifest)
     results = evaluate_claims(scale, store, seeds)
-    spread = reference_spread(scale, store)
     pages = {"book/coverage.md": coverage_page(rows, root, scale, results),
-             "book/claims.md": claims_page(results, root, scale, spread, paper_prices(root, store))}
+             "book/claims.md": claims_page(results, root, scale, paper_prices(root, store))}
     for paper in paper_ids():
         pages[f"book/{paper}/index.md"] = paper_page(paper, rows, results, root, scale)
     written = []

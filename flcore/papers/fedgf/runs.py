@@ -227,10 +227,25 @@ def _analysis(row: dict, key: str) -> float | None:
 def _communication(row: dict) -> float | None:
     """Table 4's cell of a run: transmissions (x10^2) to reach the final accuracy of the
     FedAvg run of the same data set, alpha, clients and seed (same store)."""
+    from flcore.papers.fedgf.analysis import finite
+
+    cell = _transmissions(row)
+    return None if cell is None else finite(cell["transmissions"])
+
+
+def _never_reached(row: dict) -> bool:
+    """Whether the run never reached FedAvg's accuracy: its transmissions (counted at its last
+    evaluated round + 1) are a censored value, ranked worst by the claims' sign test."""
+    cell = _transmissions(row)
+    return cell is not None and not cell["reached"]
+
+
+def _transmissions(row: dict) -> dict | None:
+    """:func:`~flcore.papers.fedgf.analysis.transmissions_to_target` of the run against its
+    FedAvg run's final accuracy; None when either is not in the store."""
     import json
 
-    from flcore.papers.fedgf.analysis import finite, transmissions_to_target
-
+    from flcore.papers.fedgf.analysis import transmissions_to_target
 
     run_dir = row.get("run_dir")
     if not run_dir or row.get("status") != "finished":
@@ -244,11 +259,10 @@ def _communication(row: dict) -> float | None:
     if target is None:
         return None
     metrics = store.metrics(Path(run_dir).name)
-    return finite(transmissions_to_target(metrics, row["method"], float(target))["transmissions"])
+    return transmissions_to_target(metrics, row["method"], float(target))
 
 
-# the flatness metrics analyse each stored model: their claims keep one seed and take their
-# spread from the reference pairs
+# the flatness metrics analyse each stored model: their claims keep one seed (indicative)
 register_metric("fedgf_lambda_max", lambda row: _analysis(row, "lambda_max"), "lambda_max", seeded=False, flatness=True)
 register_metric("lpf", lambda row: _analysis(row, "lpf"), "LPF loss", seeded=False, flatness=True)
 register_metric("flatness_discrepancy", lambda row: _analysis(row, "flatness_discrepancy"), "Delta_F",
@@ -263,7 +277,8 @@ def _fedavg_target(spec: RunSpec) -> list[RunSpec]:
                    int(labels.get("seed", 0)), spec.config.get("scale", "small"))]
 
 
-register_metric("communication", _communication, "x10^2 transmissions", companions=_fedavg_target)
+register_metric("communication", _communication, "x10^2 transmissions", companions=_fedavg_target,
+                censored=_never_reached)
 
 
 # --------------------------------------------------------------------------- registry (paper order)

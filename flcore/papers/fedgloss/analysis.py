@@ -465,13 +465,9 @@ def client_lambda_max_metric(row: dict) -> float | None:
         return None
 
 
-# each run's Hessian is an analysis of its stored model: these claims keep one seed and take
-# their spread from the reference pairs
+# each run's Hessian is an analysis of its stored model: these claims keep one seed (indicative)
 register_metric("fedgloss_lambda_max", lambda_max_metric, "lambda_max", seeded=False, flatness=True)
-# the reference runs keep no client models: a client model's lambda_1 takes the spread of
-# the global model's lambda_1 on the reference pairs (the same unit)
-register_metric("client_lambda_max", client_lambda_max_metric, "lambda_max", seeded=False,
-                spread_from="fedgloss_lambda_max", flatness=True)
+register_metric("client_lambda_max", client_lambda_max_metric, "lambda_max", seeded=False, flatness=True)
 
 
 # --------------------------------------------------------------------------- tables

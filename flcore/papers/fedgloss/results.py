@@ -380,6 +380,13 @@ def _speedup(row: dict) -> float | None:
     return 0.0 if cost["speedup"] is None else float(cost["speedup"])
 
 
+def _never_reached(row: dict) -> bool:
+    """Whether the run never reached FedAvg's accuracy: its bits (infinite) and speed-up (0)
+    are censored values, ranked worst by the claims' sign test."""
+    cost = cost_to_fedavg(row)
+    return cost is not None and cost["speedup"] is None
+
+
 def accuracy_at_progress(curve: Sequence[tuple[int, float]], total_rounds: int, progress: float,
                          mean_last_100: float | None = None) -> float | None:
     """Table 6's Acc@p (%): at ``progress`` = 1 the paper's accuracy (mean of the last 100
@@ -701,8 +708,9 @@ def _fedavg_reference(spec: RunSpec) -> list[RunSpec]:
                            int(spec.labels.get("seed", spec.config.get("seed", 0))))]
 
 
-register_metric("relative_bits", _communication, "x B (FedAvg's bits over all rounds)", companions=_fedavg_reference)
-register_metric("speedup", _speedup, "x speed-up (T / rounds)", companions=_fedavg_reference)
+register_metric("relative_bits", _communication, "x B (FedAvg's bits over all rounds)", companions=_fedavg_reference,
+                censored=_never_reached)
+register_metric("speedup", _speedup, "x speed-up (T / rounds)", companions=_fedavg_reference, censored=_never_reached)
 register_metric("accuracy_at_progress", _accuracy_at_progress, "points", accuracy=True)
 
 

@@ -402,7 +402,12 @@ def _rounds(row) -> float | None:
 
 
 register_metric("accuracy_last_10", _accuracy_last_10, "points", accuracy=True)
-register_metric("rounds", _rounds, "rounds")
+def _never_reached(row) -> bool:
+    """Whether the run never reached Table II's target: its rounds (last + 1) are censored."""
+    return bool(row.get("run_dir")) and run_rounds_to_target(row["run_dir"]) is None
+
+
+register_metric("rounds", _rounds, "rounds", censored=_never_reached)
 
 
 # ----------------------------------------------------------------------------- pages
