@@ -77,7 +77,7 @@ def test_the_pages_questions_are_decided_by_the_paired_rule_and_are_not_registry
     assert len(questions) == 2 * len(recipes_since.SINCE_METHODS)
     assert not {c.id for c in questions} & {c.id for c in all_claims()}
     for claim in questions:
-        result = evaluate(claim, "small", None, (0,), None)
+        result = evaluate(claim, "small", None, (0,))
         assert result["verdict"] in RUN and result["counts"]["run"] == len(since.ALPHAS)
         for comparison in result["comparisons"]:
             assert comparison["seeds"] == [0, 1, 2] and comparison["published"]["gap"] is None

@@ -645,9 +645,9 @@ class CellValues:
     configs: list
     reason: str = ""
     diverged: list[int] = field(default_factory=list)  # seeds whose run diverged: left out
-    accuracy: dict[int, float] = field(default_factory=dict)  # the runs' test accuracy (%) per seed
     censored: list[int] = field(default_factory=list)  # seeds whose value is "never reached"
     runs: dict[int, Any] = field(default_factory=dict)  # seed -> its stored run (for its curve)
+    accuracy: dict[int, float] = field(default_factory=dict)  # the runs' test accuracy (%) per seed
 
 
 def canonical_specs(specs: Sequence, timed: bool) -> list:
@@ -990,8 +990,9 @@ def _settling(claim: Claim, hi: CellValues, lo: CellValues, seeds: Sequence[int]
 
 def size_of(gap: float, half_width: float, published_gap: float) -> dict | None:
     """``{"ratio", "interval"}``: our gap over the published gap, with the 95 % interval on
-    our gap divided the same way; None when the paper prints no gap (0)."""
-    if published_gap == 0 or not math.isfinite(gap):
+    our gap divided the same way; None when the source prints no gap (0 or None: a later
+    claim without numbers)."""
+    if not published_gap or not math.isfinite(gap):
         return None
     ends = sorted(((gap - half_width) / published_gap, (gap + half_width) / published_gap))
     return {"ratio": _round(gap / published_gap), "interval": [_round(ends[0]), _round(ends[1])]}
