@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from flcore.executors import LocalExecutor, group_runs
+from flcore.planning.planner import records_more
 from flcore.planning.spec import RunSpec
 from flcore.record_format import CAPPED, stop_round, trained_enough
 from flcore.store import RunStore, StoreError, check_run, live_status
@@ -144,6 +145,8 @@ def missing_runs(specs: Sequence[RunSpec], runs: RunStore, overrides: dict) -> t
         cfg = spec.resolve(**overrides)
         rid = cfg.run_id()
         if rid in todo:
+            if records_more(cfg, todo[rid].resolve(**overrides)):
+                todo[rid] = spec  # the request that records more is the one trained
             continue
         status = stored_state(runs.run(rid))[1]
         if not trained_enough(status, cfg):

@@ -318,7 +318,7 @@ class RunTrack:
             accuracy, loss = sim.evaluate()
             row: dict[str, Any] = {"round": done, "train_loss": float(train_loss), "test_accuracy": accuracy,
                                    "test_loss": loss, "lr": sim.client_lr(round)}
-            if done % cfg.eval_every == 0 or done == cfg.rounds:
+            if cfg.client_accuracy and (done % cfg.eval_every == 0 or done == cfg.rounds):
                 row["client_accuracy"] = sim.client_accuracy()
             row.update(probed)
             self._append(row)
