@@ -171,3 +171,91 @@ def test_book_plan_prints_the_estimate_book_prints_before_training_and_writes_no
     assert out.rstrip().endswith("Nothing was trained.")
     assert [p.name for p in store.iterdir()] == [calibration.SPEED_FILE]
     assert (store / calibration.SPEED_FILE).read_bytes() == kept
+
+
+def _small(method: str, seed: int, **values) -> RunSpec:
+    return RunSpec({"method": method, "seed": seed},
+                   {"method": method, "scale": "small", "dataset": "mnist1d", "seed": seed, **values})
+
+
+def test_the_probe_s_own_evaluations_are_taken_out_of_the_factor_and_kept_with_it(tmp_path):
+    priced = calibration.priced_probe(REFERENCE)
+    test_s, client_s = 0.01, 0.04
+    # the probe's six runs stop at round 20 of 300: evaluated at rounds 10 and 20, the test
+    # set only (the small scale records no client accuracy by default)
+    own = calibration.PROBE_RUNS * 2 * test_s
+    assert calibration.probe_evaluation_seconds(calibration.probe_evaluation(test_s, client_s)) == pytest.approx(own)
+    probe = Probe(0)
+    probe.seconds = (3 * priced + own, test_s, client_s)
+    speed = calibration.machine_speed(tmp_path, ROWS, "CPU, 2 cores", 2, measure=lambda w: probe.seconds)
+    assert speed.factor == pytest.approx(3) and speed.evaluation.test_s == test_s
+    again = calibration.machine_speed(tmp_path, ROWS, "CPU, 2 cores", 2, measure=probe)
+    assert again.cached and again.factor == pytest.approx(3)
+    assert (again.evaluation.test_s, again.evaluation.client_s) == (test_s, client_s)
+
+
+def test_group_seconds_charge_each_run_s_evaluations_apart_from_its_cost():
+    from flcore.reproduction.budget import evaluation_counts
+
+    overrides = {"device": "cpu", "data_root": None, "download": None, "max_rounds": None}
+    plain, recording = _small("fedavg", 0), _small("fedavg", 1, client_accuracy=True)
+    cfg = plain.resolve(**overrides)
+    # 300 rounds: every 10th of the first 200 and each of the last 100 -> 120 test evaluations;
+    # the clients' data at every 10th round -> 30 where recorded
+    assert evaluation_counts(cfg) == (120, 0)
+    assert evaluation_counts(recording.resolve(**overrides)) == (120, 30)
+    assert evaluation_counts(cfg, 250) == (50, 0)
+    evaluation = calibration.probe_evaluation(0.01, 0.04)
+    rate_of_two = 0.002 + (0.001 - 0.002) / 5
+    cost = run_cost(cfg)
+    assert group_seconds([plain, recording], overrides, {}, REFERENCE, evaluation) == pytest.approx(
+        2 * cost * rate_of_two + 120 * 0.01 + (120 * 0.01 + 30 * 0.04))
+    # another model or data set is priced by the rows alone
+    smoke = _spec("fedavg", 0)
+    assert group_seconds([smoke], overrides, {}, REFERENCE, evaluation) == pytest.approx(
+        group_seconds([smoke], overrides, {}, REFERENCE))
+
+
+def test_the_small_book_replayed_on_a_machine_where_evaluations_cost_their_time_is_estimated_within_5_percent():
+    """A recorded run list: the small book's groups, each taking its cost at the rows' rate
+    times the machine's speed plus its runs' evaluations at a measured time each (times of
+    the order measured on the 2-core machine).  The probe measures the same machine; the
+    estimate with evaluations charged apart replays it, the factor alone falls short."""
+    from pathlib import Path
+
+    from flcore.executors import LocalExecutor
+    from flcore.reproduction.budget import book_specs, evaluation_counts
+    from flcore.reproduction.runner import missing_runs, plan_training
+    from flcore.store import RunStore
+
+    from flcore.reproduction.budget import load_device_rates
+
+    root = Path(__file__).resolve().parents[1]
+    rows = load_device_rates(root / "benchmarks" / "results")
+    reference = calibration.reference_rates(rows, "CPU, 2 cores")
+    overrides = {"device": "cpu", "data_root": None, "download": None, "max_rounds": None}
+    todo, done = missing_runs(book_specs("small", root), RunStore(root / "no-such-store"), overrides)
+    executor = LocalExecutor(workers=2, device="cpu")
+    speed, test_s, client_s = 1.3, 0.012, 0.045  # this machine against the rows; one evaluation
+
+    def real_seconds(group) -> float:
+        train = group_seconds(group, overrides, {}, reference) * speed
+        counts = [evaluation_counts(s.resolve(**overrides)) for s in group]
+        return train + sum(t * test_s + c * client_s for t, c in counts)
+
+    def probe(workers):
+        evaluation = calibration.probe_evaluation(test_s, client_s)
+        return (calibration.priced_probe(reference) * speed + calibration.probe_evaluation_seconds(evaluation),
+                test_s, client_s)
+
+    groups, _ = plan_training(todo, done, overrides, "cpu", executor, None)
+    measured = wall_seconds(sorted((real_seconds(g) for g in groups), reverse=True), 2)
+    estimates = {}
+    for name, measure in (("factor alone", lambda w: probe(w)[0]), ("evaluations apart", probe)):
+        found = calibration.machine_rates(Path("/nonexistent-store"), rows, "CPU, 2 cores", 2, measure=measure,
+                                          keep=False)
+        rates = Rates(found[0], name, found[1].evaluation)
+        _, seconds = plan_training(todo, done, overrides, "cpu", executor, rates)
+        estimates[name] = wall_seconds(seconds, 2)
+    assert abs(estimates["evaluations apart"] / measured - 1) < 0.05
+    assert measured / estimates["factor alone"] > 1.08  # short by the evaluations' share

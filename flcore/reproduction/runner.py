@@ -164,7 +164,7 @@ def plan_training(todo: dict[str, RunSpec], done: dict[str, int], overrides: dic
         return groups, None
     from flcore.reproduction.estimate import group_seconds, longest_first
 
-    seconds = [group_seconds(g, overrides, done, rates.rates) for g in groups]
+    seconds = [group_seconds(g, overrides, done, rates.rates, rates.evaluation) for g in groups]
     return longest_first(groups, seconds)
 
 
