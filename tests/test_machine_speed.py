@@ -224,11 +224,9 @@ def test_the_small_book_replayed_on_a_machine_where_evaluations_cost_their_time_
     from pathlib import Path
 
     from flcore.executors import LocalExecutor
-    from flcore.reproduction.budget import book_specs, evaluation_counts
+    from flcore.reproduction.budget import book_specs, evaluation_counts, load_device_rates
     from flcore.reproduction.runner import missing_runs, plan_training
     from flcore.store import RunStore
-
-    from flcore.reproduction.budget import load_device_rates
 
     root = Path(__file__).resolve().parents[1]
     rows = load_device_rates(root / "benchmarks" / "results")

@@ -46,7 +46,7 @@ from flcore.cpus import available_cpus
 from flcore.planning.planner import RunGroup, run_cost
 from flcore.planning.planner import train_group as train_batched
 from flcore.planning.workers import submit, worker_pool
-from flcore.reproduction.budget import CostModel, DeviceRates, EvaluationCost, evaluation_counts, evaluation_key
+from flcore.reproduction.budget import CostModel, DeviceRates, EvaluationCost, evaluation_key
 from flcore.safe_io import read_regular_bytes
 from flcore.store.atomic import atomic_write_json
 

@@ -8,10 +8,10 @@ machine's measured seconds per evaluation where the probe measured them
 (:class:`flcore.reproduction.budget.EvaluationCost`: a small run's 120 evaluations of the
 test set are a fifth of a FedAvg run's time and do not scale with its gradients).  This
 machine's rates are the benchmark rows scaled by its measured speed on a CPU
-(:mod:`flcore.reproduction.calibration`), or the rows of its own kind on a GPU.  The groups are then ordered longest first -- the
-executor's pool starts them in that order, each on the worker free soonest, so the last
-minutes are not one long group alone -- and the estimate is the last worker's finishing
-time (:func:`flcore.reproduction.progress.finish_time`).  The same figure is printed before
+(:mod:`flcore.reproduction.calibration`), or the rows of its own kind on a GPU.  The
+groups are then ordered longest first -- the executor's pool starts them in that order,
+each on the worker free soonest, so the last minutes are not one long group alone -- and
+the estimate is the last worker's finishing time (:func:`flcore.reproduction.progress.finish_time`).  The same figure is printed before
 training starts, by ``--plan`` (nothing trains) and as the first "left" of the live line
 (:class:`flcore.reproduction.progress.TrainingProgress`).
 """
