@@ -11,7 +11,8 @@ machine's rates are the benchmark rows scaled by its measured speed on a CPU
 (:mod:`flcore.reproduction.calibration`), or the rows of its own kind on a GPU.  The
 groups are then ordered longest first -- the executor's pool starts them in that order,
 each on the worker free soonest, so the last minutes are not one long group alone -- and
-the estimate is the last worker's finishing time (:func:`flcore.reproduction.progress.finish_time`).  The same figure is printed before
+the estimate is the last worker's finishing time
+(:func:`flcore.reproduction.progress.finish_time`).  The same figure is printed before
 training starts, by ``--plan`` (nothing trains) and as the first "left" of the live line
 (:class:`flcore.reproduction.progress.TrainingProgress`).
 """
