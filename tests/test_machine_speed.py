@@ -13,6 +13,7 @@ from flcore.reproduction import calibration
 from flcore.reproduction.artifacts import RunSpec
 from flcore.reproduction.budget import CostModel, DeviceRates
 from flcore.reproduction.estimate import Rates, group_seconds, wall_seconds
+from flcore.reproduction.estimate_record import RECORD_FILE, append_record, read_records, training_record
 from flcore.reproduction.runner import ensure_runs, training_estimate
 
 REFERENCE = DeviceRates("CPU, 2 cores", "cpu", 2,
@@ -127,7 +128,15 @@ def test_ensure_runs_says_the_estimate_then_trains_longest_first_with_the_live_l
     assert before["line"].startswith(f"training 4 run(s) in {before['groups']} group(s) on 1 worker(s): about ")
     # the live line, as plain lines through log (not a terminal): first and last
     assert lines[1].startswith("training: 0/4 runs, 0/") and "1 running" in lines[1]
-    assert lines[-1].startswith("training: 4/4 runs, ") and lines[-1].endswith("about 0:00 left")
+    assert lines[-2].startswith("training: 4/4 runs, ") and lines[-2].endswith("about 0:00 left")
+    # then the time it took against the estimate, kept in the store
+    assert lines[-1].startswith("training took ") and lines[-1].endswith(".training-estimates.jsonl")
+    [record] = read_records(tmp_path)
+    assert record["runs"] == 4 and record["groups"] == before["groups"] and record["workers"] == 1
+    assert record["estimate_s"] == pytest.approx(before["seconds"], abs=0.05)
+    assert record["ratio"] == pytest.approx(record["measured_s"] / before["seconds"], rel=1e-2)
+    assert sum(m for _, m in record["group_s"]) == pytest.approx(record["measured_s"], abs=0.5)
+    assert record["scales"] == ["smoke"] and record["estimate"] == "test rows"
     # the estimate agrees with itself: nothing is left to train now
     assert training_estimate(specs, tmp_path, "cpu", 1, None, rates)["runs"] == 0
 
@@ -257,3 +266,32 @@ def test_the_small_book_replayed_on_a_machine_where_evaluations_cost_their_time_
         estimates[name] = wall_seconds(seconds, 2)
     assert abs(estimates["evaluations apart"] / measured - 1) < 0.05
     assert measured / estimates["factor alone"] > 1.08  # short by the evaluations' share
+
+
+def test_the_estimate_records_are_kept_checked_and_bounded(tmp_path, monkeypatch):
+    from flcore.reproduction import estimate_record
+
+    fields = training_record([30.0, 20.0, 10.0], [33.0, 24.0, 12.0], 36.0, [4, 2, 1], 2, "rows x 1.00",
+                             ["small"], 0.5)
+    # by hand: groups of 30, 20, 10 s on two workers end at 30 (30 | 20 + 10)
+    assert fields["estimate_s"] == 30.0 and fields["ratio"] == 1.2 and fields["runs"] == 7
+    assert fields["group_s"] == [[30.0, 33.0], [20.0, 24.0], [10.0, 12.0]]
+    assert fields["machine"] == f"CPU, {len(fields['cpus'])} cores"
+    append_record(tmp_path, fields)
+    path = tmp_path / RECORD_FILE
+    line = path.read_text()
+    assert read_records(tmp_path) == [fields]
+    # a line whose digest does not match, not JSON, or not of the schema is skipped
+    tampered = line.replace('"runs": 7', '"runs": 8')
+    path.write_text(tampered + "not json\n" + '{"fields": {}, "digest": "x"}\n' + line)
+    assert read_records(tmp_path) == [fields]
+    # the file stays bounded: the oldest lines go first
+    monkeypatch.setattr(estimate_record, "MAX_RECORD_BYTES", 2 * len(line) + 10)
+    path.write_text(line)
+    for runs in (1, 2, 3):
+        append_record(tmp_path, {**fields, "runs": runs})
+    assert [r["runs"] for r in read_records(tmp_path)] == [2, 3]
+    # not a regular file: nothing is trusted
+    path.unlink()
+    path.mkdir()
+    assert read_records(tmp_path) == []
