@@ -295,3 +295,24 @@ def test_the_estimate_records_are_kept_checked_and_bounded(tmp_path, monkeypatch
     path.unlink()
     path.mkdir()
     assert read_records(tmp_path) == []
+
+
+def test_the_benchmark_turns_the_store_s_last_record_into_its_row(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "training_estimate.py"
+    spec = importlib.util.spec_from_file_location("training_estimate_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--from-store", str(tmp_path)]) == 2
+    assert "holds no recorded estimate" in capsys.readouterr().err
+    for runs in (3, 7):
+        append_record(tmp_path, training_record([30.0, 20.0, 10.0], [33.0, 24.0, 12.0], 36.0, [runs - 3, 2, 1], 2,
+                                                "rows x 1.00", ["small"], 0.5))
+    out = tmp_path / "rows.jsonl"
+    assert bench.main(["--from-store", str(tmp_path), "--append", str(out)]) == 0
+    [row] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["runs"] == 7 and row["estimate_s"] == 30.0 and row["measured_s"] == 36.0 and row["ratio"] == 1.2
+    assert row["scale"] == "small" and row["command"].endswith("make main") and row["factor"] is None
+    assert json.loads(capsys.readouterr().out) == row
