@@ -297,7 +297,9 @@ class RunTrack:
     def _append(self, row: dict) -> None:
         self.sim.metrics.append(row)
         if self.sim.run is not None:
-            self.sim.run.append_metrics(row)
+            # durable at the next checkpoint or status record: a resume keeps the rows
+            # up to its checkpoint only (an fsync a row was a tenth of a small run)
+            self.sim.run.append_metrics(row, durable=False)
 
     def after_round(self, round: int, train_loss: torch.Tensor) -> float | None:
         """Record round ``round`` (0-based) of the run; returns its test accuracy when the
