@@ -24,6 +24,17 @@ Running it
 On a quiet machine, limited to two cores (what the README's figures assume)::
 
     taskset -c 0,1 python benchmarks/training_estimate.py --append benchmarks/results/training_estimate.jsonl
+
+From a ``make main`` (or any ``flcore book``/``flcore reproduce`` that trained with an
+estimate): the build keeps its estimate and measured time in the store's
+``.training-estimates.jsonl`` (:mod:`flcore.reproduction.estimate_record`); ``--from-store``
+turns its last record into a row of this file -- ``paper`` ``"book"``, ``scale`` the runs'
+scales, ``factor`` and ``probe_s`` from the store's ``.machine-speed.json`` when it
+holds them, ``estimate_uncalibrated_s`` null, plus ``cpus`` (the affinity) and
+``processor`` -- nothing trains::
+
+    PIP_NO_CACHE_DIR=1 taskset -c 0,1 make main
+    python benchmarks/training_estimate.py --from-store runs --append benchmarks/results/training_estimate.jsonl
 """
 from __future__ import annotations
 
@@ -44,8 +55,14 @@ def main(argv=None) -> int:
     p.add_argument("--paper", default="fedgf", help="the paper whose artifacts' runs are trained (default: fedgf)")
     p.add_argument("--scale", default="small")
     p.add_argument("--append", default=None, help="append the row to this JSON-lines file")
+    p.add_argument("--from-store", default=None, metavar="STORE",
+                   help="no training: the last estimate a build recorded in this run store (runs: make main)")
+    p.add_argument("--command", default="PIP_NO_CACHE_DIR=1 taskset -c 0,1 make main",
+                   help="with --from-store: the command that trained (kept in the row)")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    if args.from_store is not None:
+        return from_store(Path(args.from_store), args.append, args.command)
     from flcore.cpus import available_cpus, limit_threads
     from flcore.executors import LocalExecutor
     from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for
@@ -108,6 +125,42 @@ def main(argv=None) -> int:
     print(json.dumps(row))
     if args.append:
         with open(args.append, "a") as f:
+            f.write(json.dumps(row) + "\n")
+    return 0
+
+
+def store_row(store: Path, command: str) -> dict | None:
+    """The row of the last estimate recorded in ``store`` (module docstring), or None."""
+    from flcore.reproduction.calibration import read_speed
+    from flcore.reproduction.estimate_record import read_records
+
+    records = read_records(store)
+    if not records:
+        return None
+    last = records[-1]
+    speed = read_speed(store, last["workers"])
+    return {"paper": "book", "scale": ",".join(last.get("scales") or []), "runs": last["runs"],
+            "groups": last["groups"], "workers": last["workers"], "estimate_s": last["estimate_s"],
+            "measured_s": last["measured_s"], "ratio": last["ratio"],
+            "factor": None if speed is None else round(speed["factor"], 3),
+            "probe_s": None if speed is None else round(speed["measured"], 1),
+            "estimate_uncalibrated_s": None, "group_s": last["group_s"], "load": last.get("load"),
+            "machine": last.get("machine"), "cpus": last["cpus"], "processor": last.get("processor"),
+            "date": last["date"][:10], "command": command}
+
+
+def from_store(store: Path, append: str | None, command: str) -> int:
+    if not store.is_dir():
+        print(f"--from-store: {store} is not a directory (a run store)", file=sys.stderr)
+        return 2
+    row = store_row(store, command)
+    if row is None:
+        print(f"--from-store: {store} holds no recorded estimate (a build that trained with an estimate writes "
+              f"one)", file=sys.stderr)
+        return 2
+    print(json.dumps(row))
+    if append:
+        with open(append, "a") as f:
             f.write(json.dumps(row) + "\n")
     return 0
 

@@ -174,6 +174,29 @@ def test_looped_and_vmapped_gradients_agree_for_several_clients():
     assert torch.count_nonzero(g_seq[2]) == 0  # an all-padding batch has zero gradient
 
 
+def test_client_accuracy_is_not_recorded_when_the_config_says_so_and_training_is_unchanged():
+    cfg = resolve_config(scale="smoke", rounds=4, eval_every=2, eval_last=0)
+    off = cfg.replace(client_accuracy=False)
+    assert off.run_id() == cfg.run_id()  # a record, not a change of training
+    sims = []
+    for c in (cfg, off):
+        sim = Simulation(c, build_federated_data(c, torch.device("cpu")), torch.device("cpu"), None)
+        sim.run_rounds()
+        sims.append(sim)
+    assert [m["round"] for m in sims[0].metrics if "client_accuracy" in m] == [2, 4]
+    assert not any("client_accuracy" in m for m in sims[1].metrics)
+    assert [m["test_accuracy"] for m in sims[1].metrics] == [m["test_accuracy"] for m in sims[0].metrics]
+    assert torch.equal(sims[0].w, sims[1].w)
+
+
+def test_the_small_scale_records_client_accuracy_only_for_fedsam_fig_3():
+    from flcore.papers.fedsam import runs as fedsam
+
+    assert not resolve_config(scale="small", dataset="mnist1d").client_accuracy
+    assert resolve_config(scale="smoke").client_accuracy and resolve_config(scale="paper").client_accuracy
+    assert all(s.resolve().client_accuracy for s in fedsam.fig3_runs("small", [0, 1]))
+
+
 def test_client_accuracy_is_recorded_and_matches_a_direct_evaluation(tmp_path):
     cfg = resolve_config(scale="smoke", rounds=4, eval_every=2, eval_last=0)
     data = build_federated_data(cfg, torch.device("cpu"))

@@ -13,6 +13,7 @@ from flcore.reproduction import calibration
 from flcore.reproduction.artifacts import RunSpec
 from flcore.reproduction.budget import CostModel, DeviceRates
 from flcore.reproduction.estimate import Rates, group_seconds, wall_seconds
+from flcore.reproduction.estimate_record import RECORD_FILE, append_record, read_records, training_record
 from flcore.reproduction.runner import ensure_runs, training_estimate
 
 REFERENCE = DeviceRates("CPU, 2 cores", "cpu", 2,
@@ -127,7 +128,15 @@ def test_ensure_runs_says_the_estimate_then_trains_longest_first_with_the_live_l
     assert before["line"].startswith(f"training 4 run(s) in {before['groups']} group(s) on 1 worker(s): about ")
     # the live line, as plain lines through log (not a terminal): first and last
     assert lines[1].startswith("training: 0/4 runs, 0/") and "1 running" in lines[1]
-    assert lines[-1].startswith("training: 4/4 runs, ") and lines[-1].endswith("about 0:00 left")
+    assert lines[-2].startswith("training: 4/4 runs, ") and lines[-2].endswith("about 0:00 left")
+    # then the time it took against the estimate, kept in the store
+    assert lines[-1].startswith("training took ") and lines[-1].endswith(".training-estimates.jsonl")
+    [record] = read_records(tmp_path)
+    assert record["runs"] == 4 and record["groups"] == before["groups"] and record["workers"] == 1
+    assert record["estimate_s"] == pytest.approx(before["seconds"], abs=0.05)
+    assert record["ratio"] == pytest.approx(record["measured_s"] / before["seconds"], rel=1e-2)
+    assert sum(m for _, m in record["group_s"]) == pytest.approx(record["measured_s"], abs=0.5)
+    assert record["scales"] == ["smoke"] and record["estimate"] == "test rows"
     # the estimate agrees with itself: nothing is left to train now
     assert training_estimate(specs, tmp_path, "cpu", 1, None, rates)["runs"] == 0
 
@@ -171,3 +180,139 @@ def test_book_plan_prints_the_estimate_book_prints_before_training_and_writes_no
     assert out.rstrip().endswith("Nothing was trained.")
     assert [p.name for p in store.iterdir()] == [calibration.SPEED_FILE]
     assert (store / calibration.SPEED_FILE).read_bytes() == kept
+
+
+def _small(method: str, seed: int, **values) -> RunSpec:
+    return RunSpec({"method": method, "seed": seed},
+                   {"method": method, "scale": "small", "dataset": "mnist1d", "seed": seed, **values})
+
+
+def test_the_probe_s_own_evaluations_are_taken_out_of_the_factor_and_kept_with_it(tmp_path):
+    priced = calibration.priced_probe(REFERENCE)
+    test_s, client_s = 0.01, 0.04
+    # the probe's six runs stop at round 20 of 300: evaluated at rounds 10 and 20, the test
+    # set only (the small scale records no client accuracy by default)
+    own = calibration.PROBE_RUNS * 2 * test_s
+    assert calibration.probe_evaluation_seconds(calibration.probe_evaluation(test_s, client_s)) == pytest.approx(own)
+    probe = Probe(0)
+    probe.seconds = (3 * priced + own, test_s, client_s)
+    speed = calibration.machine_speed(tmp_path, ROWS, "CPU, 2 cores", 2, measure=lambda w: probe.seconds)
+    assert speed.factor == pytest.approx(3) and speed.evaluation.test_s == test_s
+    again = calibration.machine_speed(tmp_path, ROWS, "CPU, 2 cores", 2, measure=probe)
+    assert again.cached and again.factor == pytest.approx(3)
+    assert (again.evaluation.test_s, again.evaluation.client_s) == (test_s, client_s)
+
+
+def test_group_seconds_charge_each_run_s_evaluations_apart_from_its_cost():
+    from flcore.reproduction.budget import evaluation_counts
+
+    overrides = {"device": "cpu", "data_root": None, "download": None, "max_rounds": None}
+    plain, recording = _small("fedavg", 0), _small("fedavg", 1, client_accuracy=True)
+    cfg = plain.resolve(**overrides)
+    # 300 rounds: every 10th of the first 200 and each of the last 100 -> 120 test evaluations;
+    # the clients' data at every 10th round -> 30 where recorded
+    assert evaluation_counts(cfg) == (120, 0)
+    assert evaluation_counts(recording.resolve(**overrides)) == (120, 30)
+    assert evaluation_counts(cfg, 250) == (50, 0)
+    evaluation = calibration.probe_evaluation(0.01, 0.04)
+    rate_of_two = 0.002 + (0.001 - 0.002) / 5
+    cost = run_cost(cfg)
+    assert group_seconds([plain, recording], overrides, {}, REFERENCE, evaluation) == pytest.approx(
+        2 * cost * rate_of_two + 120 * 0.01 + (120 * 0.01 + 30 * 0.04))
+    # another model or data set is priced by the rows alone
+    smoke = _spec("fedavg", 0)
+    assert group_seconds([smoke], overrides, {}, REFERENCE, evaluation) == pytest.approx(
+        group_seconds([smoke], overrides, {}, REFERENCE))
+
+
+def test_the_small_book_replayed_on_a_machine_where_evaluations_cost_their_time_is_estimated_within_5_percent():
+    """A recorded run list: the small book's groups, each taking its cost at the rows' rate
+    times the machine's speed plus its runs' evaluations at a measured time each (times of
+    the order measured on the 2-core machine).  The probe measures the same machine; the
+    estimate with evaluations charged apart replays it, the factor alone falls short."""
+    from pathlib import Path
+
+    from flcore.executors import LocalExecutor
+    from flcore.reproduction.budget import book_specs, evaluation_counts, load_device_rates
+    from flcore.reproduction.runner import missing_runs, plan_training
+    from flcore.store import RunStore
+
+    root = Path(__file__).resolve().parents[1]
+    rows = load_device_rates(root / "benchmarks" / "results")
+    reference = calibration.reference_rates(rows, "CPU, 2 cores")
+    overrides = {"device": "cpu", "data_root": None, "download": None, "max_rounds": None}
+    todo, done = missing_runs(book_specs("small", root), RunStore(root / "no-such-store"), overrides)
+    executor = LocalExecutor(workers=2, device="cpu")
+    speed, test_s, client_s = 1.3, 0.012, 0.045  # this machine against the rows; one evaluation
+
+    def real_seconds(group) -> float:
+        train = group_seconds(group, overrides, {}, reference) * speed
+        counts = [evaluation_counts(s.resolve(**overrides)) for s in group]
+        return train + sum(t * test_s + c * client_s for t, c in counts)
+
+    def probe(workers):
+        evaluation = calibration.probe_evaluation(test_s, client_s)
+        return (calibration.priced_probe(reference) * speed + calibration.probe_evaluation_seconds(evaluation),
+                test_s, client_s)
+
+    groups, _ = plan_training(todo, done, overrides, "cpu", executor, None)
+    measured = wall_seconds(sorted((real_seconds(g) for g in groups), reverse=True), 2)
+    estimates = {}
+    for name, measure in (("factor alone", lambda w: probe(w)[0]), ("evaluations apart", probe)):
+        found = calibration.machine_rates(Path("/nonexistent-store"), rows, "CPU, 2 cores", 2, measure=measure,
+                                          keep=False)
+        rates = Rates(found[0], name, found[1].evaluation)
+        _, seconds = plan_training(todo, done, overrides, "cpu", executor, rates)
+        estimates[name] = wall_seconds(seconds, 2)
+    assert abs(estimates["evaluations apart"] / measured - 1) < 0.05
+    assert measured / estimates["factor alone"] > 1.08  # short by the evaluations' share
+
+
+def test_the_estimate_records_are_kept_checked_and_bounded(tmp_path, monkeypatch):
+    from flcore.reproduction import estimate_record
+
+    fields = training_record([30.0, 20.0, 10.0], [33.0, 24.0, 12.0], 36.0, [4, 2, 1], 2, "rows x 1.00",
+                             ["small"], 0.5)
+    # by hand: groups of 30, 20, 10 s on two workers end at 30 (30 | 20 + 10)
+    assert fields["estimate_s"] == 30.0 and fields["ratio"] == 1.2 and fields["runs"] == 7
+    assert fields["group_s"] == [[30.0, 33.0], [20.0, 24.0], [10.0, 12.0]]
+    assert fields["machine"] == f"CPU, {len(fields['cpus'])} cores"
+    append_record(tmp_path, fields)
+    path = tmp_path / RECORD_FILE
+    line = path.read_text()
+    assert read_records(tmp_path) == [fields]
+    # a line whose digest does not match, not JSON, or not of the schema is skipped
+    tampered = line.replace('"runs": 7', '"runs": 8')
+    path.write_text(tampered + "not json\n" + '{"fields": {}, "digest": "x"}\n' + line)
+    assert read_records(tmp_path) == [fields]
+    # the file stays bounded: the oldest lines go first
+    monkeypatch.setattr(estimate_record, "MAX_RECORD_BYTES", 2 * len(line) + 10)
+    path.write_text(line)
+    for runs in (1, 2, 3):
+        append_record(tmp_path, {**fields, "runs": runs})
+    assert [r["runs"] for r in read_records(tmp_path)] == [2, 3]
+    # not a regular file: nothing is trusted
+    path.unlink()
+    path.mkdir()
+    assert read_records(tmp_path) == []
+
+
+def test_the_benchmark_turns_the_store_s_last_record_into_its_row(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "training_estimate.py"
+    spec = importlib.util.spec_from_file_location("training_estimate_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--from-store", str(tmp_path)]) == 2
+    assert "holds no recorded estimate" in capsys.readouterr().err
+    for runs in (3, 7):
+        append_record(tmp_path, training_record([30.0, 20.0, 10.0], [33.0, 24.0, 12.0], 36.0, [runs - 3, 2, 1], 2,
+                                                "rows x 1.00", ["small"], 0.5))
+    out = tmp_path / "rows.jsonl"
+    assert bench.main(["--from-store", str(tmp_path), "--append", str(out)]) == 0
+    [row] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["runs"] == 7 and row["estimate_s"] == 30.0 and row["measured_s"] == 36.0 and row["ratio"] == 1.2
+    assert row["scale"] == "small" and row["command"].endswith("make main") and row["factor"] is None
+    assert json.loads(capsys.readouterr().out) == row

@@ -22,6 +22,21 @@ def test_duplicates_are_one_run_whoever_asks():
     assert [g.size for g in groups] == [1] and groups[0].labels == (a.labels,)
 
 
+def test_of_two_requests_for_one_run_the_one_recording_client_accuracy_is_trained(tmp_path):
+    from flcore.reproduction.runner import missing_runs
+    from flcore.store import RunStore
+
+    plain = _spec(alpha=0.5, seed=0, client_accuracy=False)
+    recording = RunSpec({"figure": 3}, {**plain.config, "client_accuracy": True})
+    assert plain.run_id() == recording.run_id()
+    for requests in ([plain, recording], [recording, plain]):
+        groups = plan_groups(requests, device="cpu")
+        assert [g.size for g in groups] == [1] and groups[0].configs[0]["client_accuracy"] is True
+        todo, _ = missing_runs(requests, RunStore(tmp_path), {"device": "cpu"})
+        assert list(todo) == [plain.run_id()] and todo[plain.run_id()] is recording
+    assert plan_groups([plain, plain.config], device="cpu")[0].configs[0]["client_accuracy"] is False
+
+
 def test_runs_group_by_shape_and_split_by_workers_and_memory():
     fedsam = [_spec(alpha=a, seed=s, rho=r) for a in (0.0, 1000.0) for s in (0, 1, 2) for r in (0.01, 0.1)]
     fedavg = [_spec("fedavg", seed=s) for s in (0, 1)]

@@ -247,3 +247,54 @@ def test_metrics_concatenates_runs_with_a_run_id_column(store):
     assert store.metrics("run-c").empty and "run_id" in store.metrics("run-c").columns
     with pytest.raises(FileNotFoundError):
         store.metrics("missing")
+
+
+def test_training_fsyncs_its_metrics_at_checkpoints_and_status_records_not_every_row(tmp_path, monkeypatch):
+    import os
+
+    from flcore import run_experiment
+    from flcore.store import metrics_log
+
+    synced = []
+    real = os.fsync
+
+    def counting(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("metrics.jsonl"):
+            synced.append(fd)
+        return real(fd)
+
+    monkeypatch.setattr(metrics_log.os, "fsync", counting)
+    # 6 rounds, each evaluated; checkpoints after rounds 2 and 4, then the finish
+    summary = run_experiment({"scale": "smoke", "rounds": 6, "eval_every": 1, "eval_last": 0,
+                              "checkpoint_every": 2, "device": "cpu"}, store=tmp_path)
+    run = RunStore(tmp_path).run(summary["run_id"])
+    assert [row["round"] for row in run.read_metrics()] == [1, 2, 3, 4, 5, 6]
+    # before: one fsync a row (6); now one before each checkpoint with new rows (2, 4)
+    # and one before the final status records (the last checkpoint's rows 5-6)
+    assert len(synced) == 3
+    assert not run._unsynced
+
+
+def test_rows_appended_without_an_fsync_are_synced_by_the_next_status_record(run, monkeypatch):
+    import os
+
+    from flcore.store import metrics_log
+
+    calls = []
+    real = os.fsync
+
+    def counting(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("metrics.jsonl"):
+            calls.append(fd)
+        return real(fd)
+
+    monkeypatch.setattr(metrics_log.os, "fsync", counting)
+    run.append_metrics({"round": 1, "test_accuracy": 0.5}, durable=False)
+    run.append_metrics({"round": 2, "test_accuracy": 0.6}, durable=False)
+    assert calls == [] and [r["round"] for r in run.read_metrics()] == [1, 2]  # visible at once
+    run.set_status("running", rounds_done=2)
+    assert len(calls) == 1
+    run.set_status("running", rounds_done=2)  # nothing new: no second fsync
+    assert len(calls) == 1
+    run.append_metrics({"round": 3, "test_accuracy": 0.7})  # durable: synced on the spot
+    assert len(calls) == 2 and os.path.exists(run.path / "metrics.jsonl")

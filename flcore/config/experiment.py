@@ -141,6 +141,7 @@ class ExperimentConfig:
     probe_every: int  # rounds between probes (0: at the evaluation rounds)
     snapshot_rounds: tuple[int, ...]  # rounds whose global and client models are saved
     timed: bool  # a timed run: trained alone (never batched), so its round times are its own
+    client_accuracy: bool  # record each client's training accuracy at the eval_every rounds; not in the run id
     seed: int
     max_rounds: int | None  # stop at this round for now (status "capped"); not part of the run id
     eval_every: int

@@ -46,7 +46,10 @@ NON_SEMANTIC_FIELDS = frozenset(
      # later call with a higher cap (or none) continues it from its checkpoint
      "max_rounds",
      # where the split file is; its content enters the run id as split_sha256
-     "split_file"}
+     "split_file",
+     # whether the run records its clients' training accuracy: an extra evaluation, not
+     # a change of training (a request that asks for it is served by the same run id)
+     "client_accuracy"}
 )
 #: Hyper-parameters that only some methods use; a method lists the ones it reads.
 METHOD_FIELDS = frozenset(
@@ -227,6 +230,7 @@ DEFAULTS: dict[str, Any] = {
     "probe_every": 0,
     "snapshot_rounds": (),
     "timed": False,
+    "client_accuracy": True,
     "seed": 0,
     "max_rounds": None,
     "eval_batch_size": 2000,

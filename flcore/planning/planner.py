@@ -214,15 +214,15 @@ def plan_groups(requests: Iterable[Any], device: str = "auto", overrides: dict |
     than workers.
     """
     overrides = {"device": device, **(overrides or {})}
-    seen: set[str] = set()
-    sets: dict[tuple, list[tuple[dict, str, dict, ExperimentConfig]]] = {}
+    chosen: dict[str, tuple[dict, dict, ExperimentConfig]] = {}
     for item in requests:
         values, labels = _request(item)
         cfg = _resolve(values, overrides)
         rid = cfg.run_id()
-        if rid in seen:
-            continue
-        seen.add(rid)
+        if rid not in chosen or records_more(cfg, chosen[rid][2]):
+            chosen[rid] = (values, labels, cfg)  # a replaced request keeps the first one's place
+    sets: dict[tuple, list[tuple[dict, str, dict, ExperimentConfig]]] = {}
+    for rid, (values, labels, cfg) in chosen.items():
         sets.setdefault(group_key(cfg), []).append((values, rid, labels, cfg))
     budget = device_memory(device) * MEMORY_FRACTION
     chunks: list[tuple[float, list]] = []
@@ -239,6 +239,14 @@ def plan_groups(requests: Iterable[Any], device: str = "auto", overrides: dict |
         groups.append((cost, group))
     groups.sort(key=lambda item: -item[0])
     return [g for _, g in groups]
+
+
+def records_more(cfg: ExperimentConfig, other: ExperimentConfig) -> bool:
+    """Whether ``cfg`` asks its run (the same run id as ``other``'s) to record more than
+    ``other`` does: the clients' training accuracy, which is not part of the run id.  Of
+    two requests for one run, the one that records more is trained, so that each page
+    finds what it reads."""
+    return bool(cfg.client_accuracy) and not other.client_accuracy
 
 
 def run_cost(cfg: ExperimentConfig, rounds_done: int = 0) -> float:

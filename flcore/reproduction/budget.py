@@ -90,6 +90,49 @@ class DeviceRates:
     sources: tuple[str, ...]  # "<file> <date>" of the rows used
 
 
+@dataclass(frozen=True)
+class EvaluationCost:
+    """Seconds of one evaluation of the global model, measured on this machine for the runs
+    of one model and data set (``key``: :func:`evaluation_key`): ``test_s`` on the test set,
+    ``client_s`` on every client's training data (``client_accuracy``).  A run's
+    evaluations do not grow with its gradient evaluations -- FedAvg evaluates as often as
+    FedSAM, which computes two gradients a step -- so the estimate charges them apart from
+    its cost (:func:`evaluation_counts`)."""
+
+    key: tuple
+    test_s: float
+    client_s: float
+
+    def seconds(self, cfg, rounds_done: int = 0) -> float:
+        """The evaluations ``cfg`` has left after ``rounds_done``, in seconds (0 for a run of
+        another model or data set: the rows' rate prices those, evaluations included)."""
+        if evaluation_key(cfg) != self.key:
+            return 0.0
+        test, client = evaluation_counts(cfg, rounds_done)
+        return test * self.test_s + client * self.client_s
+
+
+def evaluation_key(cfg) -> tuple:
+    """What an evaluation's time depends on: the model and the data set's size."""
+    return (cfg.model, cfg.dataset, cfg.num_samples, cfg.samples_per_client, cfg.clients)
+
+
+def evaluation_counts(cfg, rounds_done: int = 0) -> tuple[int, int]:
+    """(test-set evaluations, client-accuracy evaluations) of rounds ``rounds_done + 1`` to
+    the run's stop round, as the round driver makes them (:mod:`flcore.sim.round_driver`):
+    the test set at every evaluation round, the clients' data at every ``eval_every``-th
+    round and the last when ``client_accuracy`` is on.  The small scale's 300 rounds: 120
+    and 30."""
+    from flcore.record_format import is_evaluation_round, stop_round
+
+    test = client = 0
+    for done in range(rounds_done + 1, stop_round(cfg) + 1):
+        if is_evaluation_round(done, cfg):
+            test += 1
+            client += bool(cfg.client_accuracy and (done % cfg.eval_every == 0 or done == cfg.rounds))
+    return test, client
+
+
 #: The model of a row without a ``model`` field, by benchmark and device (module docstring).
 _LEGACY_MODEL = {("sweep_time", "cpu"): "mnist1d_cnn", ("sweep_time", "cuda"): "cnn", ("round_time", "cpu"): "cnn",
                  ("round_time", "cuda"): "cnn"}

@@ -12,6 +12,15 @@ their memory is in the figure), without a store (nothing is written).  The *fact
 the probe's mean seconds over the seconds the reference rows price it at; this machine's
 rates are the reference rows times the factor.
 
+The probe also times the evaluations of its model on its data (the test set, and every
+client's training data), a few of each after its training, in the same workers at once.
+A run's evaluations do not grow with its gradient evaluations, and the probe's 20 rounds
+evaluate twice where a small run's 300 evaluate 120 times, so the factor is taken on the
+probe's training alone (its own evaluations subtracted) and the evaluations are charged
+apart (:class:`flcore.reproduction.budget.EvaluationCost`).  From the factor alone, the
+estimate of the small book's training was 18 min 8 s for 21 min 17 s measured (15 %
+short): a small run's evaluations are 12-18 % of its time (``benchmarks/README.md``).
+
 ``flcore book`` and ``flcore reproduce`` keep the factor in the store,
 ``.machine-speed.json``, with what it depends on (the processor, the cores this process
 may use, the workers, torch and flcore's versions, the probe's version) and a SHA-256
@@ -37,16 +46,18 @@ from flcore.cpus import available_cpus
 from flcore.planning.planner import RunGroup, run_cost
 from flcore.planning.planner import train_group as train_batched
 from flcore.planning.workers import submit, worker_pool
-from flcore.reproduction.budget import CostModel, DeviceRates
+from flcore.reproduction.budget import CostModel, DeviceRates, EvaluationCost, evaluation_key
 from flcore.safe_io import read_regular_bytes
 from flcore.store.atomic import atomic_write_json
 
 #: The file in the store root (hidden: never taken for a run).
 SPEED_FILE = ".machine-speed.json"
 #: Bump when the probe changes: older measurements are then ignored.
-PROBE_VERSION = 1
+PROBE_VERSION = 2
 PROBE_RUNS = 6
 PROBE_ROUNDS = 20
+#: Evaluations of each kind timed after the probe's training.
+EVAL_REPEATS = 4
 PROBE_CONFIG = {"method": "fedsam", "dataset": "mnist1d", "scale": "small", "alpha": 0.5, "device": "cpu"}
 #: A factor outside these bounds is a broken measurement, not a machine.
 FACTOR_BOUNDS = (0.02, 50.0)
@@ -59,17 +70,35 @@ REFERENCE_KIND = "CPU, 2 cores"
 class Speed:
     """This machine against the reference rows: ``factor`` (seconds here over seconds
     there), the probe's ``measured`` and ``priced`` seconds, the ``reference`` machine and
-    whether the figure was ``cached``."""
+    whether the figure was ``cached``; ``evaluation``: the seconds of one evaluation of
+    the probe's model on its data (None: not measured)."""
 
     factor: float
     measured: float
     priced: float
     reference: str
     cached: bool
+    evaluation: EvaluationCost | None = None
 
 
 def probe_configs(seed_base: int = 0) -> list[dict]:
     return [{**PROBE_CONFIG, "seed": seed_base + s} for s in range(PROBE_RUNS)]
+
+
+def probe_evaluation(test_s: float, client_s: float) -> EvaluationCost:
+    """The evaluation cost measured by the probe, for runs of its model and data."""
+    from flcore.config import resolve_config
+
+    return EvaluationCost(evaluation_key(resolve_config(PROBE_CONFIG)), float(test_s), float(client_s))
+
+
+def probe_evaluation_seconds(evaluation: EvaluationCost) -> float:
+    """Seconds of the evaluations the probe's group makes itself (its runs' evaluation rounds
+    within its ``PROBE_ROUNDS``), part of its measured seconds."""
+    from flcore.config import resolve_config
+
+    return sum(evaluation.seconds(resolve_config({**values, "max_rounds": PROBE_ROUNDS}))
+               for values in probe_configs())
 
 
 def conditions(workers: int) -> dict[str, Any]:
@@ -108,17 +137,26 @@ def read_speed(store: str | Path, workers: int) -> dict[str, Any] | None:
     if record["digest"] != _digest(fields) or fields.get("conditions") != conditions(workers):
         return None
     numbers = [fields.get(k) for k in ("factor", "measured", "priced")]
-    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
-               for x in numbers) or not isinstance(fields.get("reference"), str):
+    if not all(_positive(x) for x in numbers) or not isinstance(fields.get("reference"), str):
+        return None
+    timed = [fields.get("test_eval_s"), fields.get("client_eval_s")]
+    if timed != [None, None] and not all(_positive(x) for x in timed):
         return None
     if not FACTOR_BOUNDS[0] <= fields["factor"] <= FACTOR_BOUNDS[1]:
         return None
     return fields
 
 
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
 def write_speed(store: str | Path, workers: int, speed: Speed) -> None:
+    evaluation = speed.evaluation
     fields = {"conditions": conditions(workers), "factor": speed.factor, "measured": speed.measured,
               "priced": speed.priced, "reference": speed.reference,
+              "test_eval_s": None if evaluation is None else evaluation.test_s,
+              "client_eval_s": None if evaluation is None else evaluation.client_s,
               "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     Path(store).mkdir(parents=True, exist_ok=True)
     atomic_write_json(Path(store) / SPEED_FILE, {"fields": fields, "digest": _digest(fields)})
@@ -146,10 +184,11 @@ def priced_probe(reference: DeviceRates) -> float:
     return total
 
 
-def _probe_once(start_at: float | None) -> float:
+def _probe_once(start_at: float | None) -> tuple[float, float, float]:
     """Train the probe's group, unrecorded (after a short warm-up group, and waiting for
     ``start_at``, a wall-clock time, so that every worker's clock runs together); returns
-    its seconds."""
+    its seconds, then the seconds of one evaluation on the test set and of one on every
+    client's data (:func:`_time_evaluations`)."""
     overrides = {"max_rounds": PROBE_ROUNDS, "device": "cpu"}
 
     from flcore.config import resolve_config
@@ -168,7 +207,28 @@ def _probe_once(start_at: float | None) -> float:
     failed = [r["error"] for r in results if r["status"] not in ("capped", "finished")]
     if failed:
         raise RuntimeError(f"the speed probe failed: {failed[0]}")
-    return seconds
+    return (seconds, *_time_evaluations())
+
+
+def _time_evaluations() -> tuple[float, float]:
+    """Mean seconds of one evaluation of a probe run's model on the test set and of one on
+    every client's training data (after one of each unmeasured)."""
+    import torch
+
+    from flcore.config import resolve_config
+    from flcore.sim import Simulation, build_federated_data
+
+    cfg = resolve_config({**PROBE_CONFIG, "max_rounds": PROBE_ROUNDS})
+    device = torch.device("cpu")
+    sim = Simulation(cfg, build_federated_data(cfg, device), device, None)
+    out = []
+    for evaluate in (sim.evaluate, sim.client_accuracy):
+        evaluate()
+        started = time.perf_counter()
+        for _ in range(EVAL_REPEATS):
+            evaluate()
+        out.append((time.perf_counter() - started) / EVAL_REPEATS)
+    return out[0], out[1]
 
 
 def _single_thread() -> None:
@@ -177,8 +237,9 @@ def _single_thread() -> None:
     torch.set_num_threads(1)
 
 
-def measure_probe(workers: int) -> float:
-    """Mean seconds of the probe trained in ``workers`` single-threaded processes at once."""
+def measure_probe(workers: int) -> tuple[float, float, float]:
+    """Mean seconds of the probe trained in ``workers`` single-threaded processes at once,
+    and of its evaluations (:func:`_probe_once`)."""
     if workers <= 1:
         import torch
 
@@ -195,28 +256,39 @@ def measure_probe(workers: int) -> float:
 
     with worker_pool(workers, _single_thread, submit_all) as (_, futures):
         times = [f.result() for f in futures]
-    return sum(times) / len(times)
+    return tuple(sum(t[i] for t in times) / len(times) for i in range(3))
 
 
 def machine_speed(store: str | Path, rates: dict[str, DeviceRates], kind: str, workers: int,
                   measure=measure_probe, log=None, keep: bool = True) -> Speed | None:
     """This machine's :class:`Speed` (module docstring): the stored one, or measured now
-    (and stored, with ``keep``); None when no CPU rows exist to compare with."""
+    (and stored, with ``keep``); None when no CPU rows exist to compare with.  ``measure``
+    returns the probe's seconds, or them and its evaluations' (:func:`measure_probe`)."""
     reference = reference_rates(rates, kind)
     if reference is None:
         return None
     stored = read_speed(store, workers)
     if stored is not None and stored["reference"] == reference.kind:
-        return Speed(stored["factor"], stored["measured"], stored["priced"], stored["reference"], cached=True)
+        evaluation = (None if stored.get("test_eval_s") is None
+                      else probe_evaluation(stored["test_eval_s"], stored["client_eval_s"]))
+        return Speed(stored["factor"], stored["measured"], stored["priced"], stored["reference"], cached=True,
+                     evaluation=evaluation)
     if log:
         log(f"measuring this machine's speed ({PROBE_RUNS} small runs of {PROBE_ROUNDS} rounds in each of "
             f"{workers} worker(s){'; kept in the store' if keep else ''})")
     priced = priced_probe(reference)
-    measured = float(measure(workers))
-    factor = measured / priced
+    found = measure(workers)
+    measured, evaluation = (float(found), None) if isinstance(found, (int, float)) else (
+        float(found[0]), probe_evaluation(found[1], found[2]))
+    if evaluation is not None and not (_positive(evaluation.test_s) and _positive(evaluation.client_s)):
+        raise RuntimeError(f"the speed probe timed evaluations of {evaluation.test_s} s and "
+                           f"{evaluation.client_s} s: not a measurement")
+    # the factor prices training alone: the probe's own evaluations are charged apart
+    training = measured - (0.0 if evaluation is None else probe_evaluation_seconds(evaluation))
+    factor = training / priced
     if not (math.isfinite(factor) and FACTOR_BOUNDS[0] <= factor <= FACTOR_BOUNDS[1]):
         raise RuntimeError(f"the speed probe took {measured:.1f} s against {priced:.1f} s priced: not a measurement")
-    speed = Speed(factor, measured, priced, reference.kind, cached=False)
+    speed = Speed(factor, measured, priced, reference.kind, cached=False, evaluation=evaluation)
     if keep:
         write_speed(store, workers, speed)
     return speed

@@ -3,12 +3,16 @@
 Each group of the plan (:func:`flcore.executors.group_runs`) is priced at its runs'
 remaining cost (:func:`flcore.planning.planner.run_cost`, from the rounds already in the
 store) times this machine's rate for their model at the group's size
-(:func:`flcore.reproduction.pricing.cost_rate`).  This machine's rates are the benchmark
-rows scaled by its measured speed on a CPU (:mod:`flcore.reproduction.calibration`), or
-the rows of its own kind on a GPU.  The groups are then ordered longest first -- the
-executor's pool starts them in that order, each on the worker free soonest, so the last
-minutes are not one long group alone -- and the estimate is the last worker's finishing
-time (:func:`flcore.reproduction.progress.finish_time`).  The same figure is printed before
+(:func:`flcore.reproduction.pricing.cost_rate`), plus their remaining evaluations at this
+machine's measured seconds per evaluation where the probe measured them
+(:class:`flcore.reproduction.budget.EvaluationCost`: a small run's 120 evaluations of the
+test set are a fifth of a FedAvg run's time and do not scale with its gradients).  This
+machine's rates are the benchmark rows scaled by its measured speed on a CPU
+(:mod:`flcore.reproduction.calibration`), or the rows of its own kind on a GPU.  The
+groups are then ordered longest first -- the executor's pool starts them in that order,
+each on the worker free soonest, so the last minutes are not one long group alone -- and
+the estimate is the last worker's finishing time
+(:func:`flcore.reproduction.progress.finish_time`).  The same figure is printed before
 training starts, by ``--plan`` (nothing trains) and as the first "left" of the live line
 (:class:`flcore.reproduction.progress.TrainingProgress`).
 """
@@ -21,7 +25,7 @@ from typing import Any
 
 from flcore.planning.planner import run_cost
 from flcore.planning.spec import RunSpec
-from flcore.reproduction.budget import DeviceRates, load_device_rates
+from flcore.reproduction.budget import DeviceRates, EvaluationCost, load_device_rates
 from flcore.reproduction.calibration import machine_rates
 from flcore.reproduction.pricing import cost_rate, local_kind
 from flcore.reproduction.progress import clock_text, finish_time
@@ -33,16 +37,21 @@ class Rates:
 
     rates: DeviceRates
     note: str
+    evaluation: EvaluationCost | None = None  # None: the rows' rate covers the evaluations
 
 
 def group_seconds(group: Sequence[RunSpec], overrides: Mapping[str, Any], done: Mapping[str, int],
-                  rates: DeviceRates) -> float:
+                  rates: DeviceRates, evaluation: EvaluationCost | None = None) -> float:
     """Estimated seconds of one group: each run's remaining cost times the rate of its
-    model at the group's size (``done``: rounds already trained, by run id)."""
+    model at the group's size, plus its remaining evaluations priced by ``evaluation``
+    (``done``: rounds already trained, by run id)."""
     total = 0.0
     for spec in group:
         cfg = spec.resolve(**overrides)
-        total += run_cost(cfg, done.get(cfg.run_id(), 0)) * cost_rate(rates, cfg, len(group))[0]
+        rounds_done = done.get(cfg.run_id(), 0)
+        total += run_cost(cfg, rounds_done) * cost_rate(rates, cfg, len(group))[0]
+        if evaluation is not None:
+            total += evaluation.seconds(cfg, rounds_done)
     return total
 
 
@@ -81,4 +90,5 @@ def this_machine(root: str | Path, store: str | Path, device: str, workers: int,
         return None
     rates, speed = found
     how = "kept in the store" if speed.cached else ("measured now" if keep else "measured now, not kept")
-    return Rates(rates, f"{speed.reference} rows x {speed.factor:.2f}, this machine's speed, {how}")
+    return Rates(rates, f"{speed.reference} rows x {speed.factor:.2f}, this machine's speed, {how}",
+                 speed.evaluation)

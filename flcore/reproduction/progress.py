@@ -99,6 +99,14 @@ class TrainingProgress:
         k = index - self.workers  # it took the worker freed by the (k+1)-th finish
         return self._order[k] if k < len(self._order) else None
 
+    def group_seconds(self) -> list[float | None]:
+        """Each group's measured seconds, from its start to its finish (None: not finished)."""
+        return [self.finished[i] - self._start_of(i) if i in self.finished else None
+                for i in range(len(self.sizes))]
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
     def running(self) -> list[int]:
         return [i for i in range(len(self.sizes)) if i not in self.finished and self._start_of(i) is not None]
 

@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from flcore.executors import LocalExecutor, group_runs
+from flcore.planning.planner import records_more
 from flcore.planning.spec import RunSpec
 from flcore.record_format import CAPPED, stop_round, trained_enough
 from flcore.store import RunStore, StoreError, check_run, live_status
@@ -123,14 +124,42 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
             on_terminal = log is print and sys.stdout.isatty()
             tracker = TrainingProgress(seconds, [len(g) for g in groups], pool, tty=on_terminal,
                                        log=None if on_terminal else log)
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
         _collect(executor.map_groups(groups, str(root), overrides), groups, overrides, errors, log, progress,
                  tracker)
+        if tracker is not None and rates is not None:
+            _record_estimate(root, tracker, groups, seconds, pool, rates.note, load, log)
     frame = results_frame(specs, root, overrides, errors)
     failed = frame[frame["status"] == "failed"]
     if raise_on_failure and len(failed):
         details = "; ".join(f"{row.run_id}: {row.error}" for row in failed.itertuples())
         raise RuntimeError(f"{len(failed)} run(s) failed: {details}")
     return frame
+
+
+def _record_estimate(root: Path, tracker, groups, seconds: list[float], workers: int, note: str,
+                     load: float | None, log) -> None:
+    """Say the training's time against its estimate and keep both in the store
+    (:mod:`flcore.reproduction.estimate_record`), when every group came back."""
+    from flcore.reproduction.estimate import wall_seconds
+    from flcore.reproduction.estimate_record import RECORD_FILE, append_record, training_record
+    from flcore.reproduction.progress import clock_text
+
+    measured = tracker.group_seconds()
+    if any(m is None for m in measured):
+        return
+    elapsed = tracker.elapsed()
+    estimate = wall_seconds(seconds, workers)
+    scales = [str(spec.config.get("scale", "")) for group in groups for spec in group]
+    line = (f"training took {clock_text(elapsed)} against an estimate of {clock_text(estimate)} "
+            f"(measured / estimate {elapsed / estimate:.2f})" if estimate > 0 else "")
+    try:
+        append_record(root, training_record(seconds, measured, elapsed, [len(g) for g in groups], workers, note,
+                                            scales, load))
+        line += f"; recorded in {root / RECORD_FILE}"
+    except OSError as exc:  # a record is never worth a failed build
+        line += f"; not recorded: {exc}"
+    log(line)
 
 
 def missing_runs(specs: Sequence[RunSpec], runs: RunStore, overrides: dict) -> tuple[dict[str, RunSpec], dict]:
@@ -144,6 +173,8 @@ def missing_runs(specs: Sequence[RunSpec], runs: RunStore, overrides: dict) -> t
         cfg = spec.resolve(**overrides)
         rid = cfg.run_id()
         if rid in todo:
+            if records_more(cfg, todo[rid].resolve(**overrides)):
+                todo[rid] = spec  # the request that records more is the one trained
             continue
         status = stored_state(runs.run(rid))[1]
         if not trained_enough(status, cfg):
@@ -161,7 +192,7 @@ def plan_training(todo: dict[str, RunSpec], done: dict[str, int], overrides: dic
         return groups, None
     from flcore.reproduction.estimate import group_seconds, longest_first
 
-    seconds = [group_seconds(g, overrides, done, rates.rates) for g in groups]
+    seconds = [group_seconds(g, overrides, done, rates.rates, rates.evaluation) for g in groups]
     return longest_first(groups, seconds)
 
 

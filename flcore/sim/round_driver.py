@@ -297,7 +297,9 @@ class RunTrack:
     def _append(self, row: dict) -> None:
         self.sim.metrics.append(row)
         if self.sim.run is not None:
-            self.sim.run.append_metrics(row)
+            # durable at the next checkpoint or status record: a resume keeps the rows
+            # up to its checkpoint only (an fsync a row was a tenth of a small run)
+            self.sim.run.append_metrics(row, durable=False)
 
     def after_round(self, round: int, train_loss: torch.Tensor) -> float | None:
         """Record round ``round`` (0-based) of the run; returns its test accuracy when the
@@ -318,7 +320,7 @@ class RunTrack:
             accuracy, loss = sim.evaluate()
             row: dict[str, Any] = {"round": done, "train_loss": float(train_loss), "test_accuracy": accuracy,
                                    "test_loss": loss, "lr": sim.client_lr(round)}
-            if done % cfg.eval_every == 0 or done == cfg.rounds:
+            if cfg.client_accuracy and (done % cfg.eval_every == 0 or done == cfg.rounds):
                 row["client_accuracy"] = sim.client_accuracy()
             row.update(probed)
             self._append(row)

@@ -5,8 +5,9 @@ except the append-only metrics log:
 
 - ``config.json``: the canonical config, written once by ``RunStore.create``;
 - ``status.json``: ``{"status", "rounds_done", "updated", ...extra}``;
-- ``metrics.jsonl``: one JSON object per evaluated round, fsync'ed on every append,
-  tolerant of a torn last line (see :mod:`flcore.store.metrics_log`);
+- ``metrics.jsonl``: one JSON object per evaluated round, flushed on every append and
+  fsync'ed on every append or, when training defers it, before the next checkpoint or
+  status record; tolerant of a torn last line (see :mod:`flcore.store.metrics_log`);
 - ``checkpoint.pt``: the latest resumable state (only the latest is kept);
 - ``final_model.pt``: the final model state;
 - ``snapshots/round-<r>.pt``: models of chosen rounds (:mod:`flcore.analysis.recording`);
@@ -65,7 +66,7 @@ from flcore.config import MAX_COUNT, MAX_ROUNDS
 from flcore.safe_io import UnsafePathError, check_real_directory, open_regular_file
 from flcore.store.atomic import TEMP_SUFFIX, atomic_torch_save_digest, atomic_write_json
 from flcore.store.errors import DamagedLogError, DamagedRunError, InvalidRecordError, StoreError, UnsafeFileError
-from flcore.store.metrics_log import MAX_LOG_BYTES, append_jsonl, read_jsonl, rewrite_jsonl
+from flcore.store.metrics_log import MAX_LOG_BYTES, append_jsonl, read_jsonl, rewrite_jsonl, sync_jsonl
 from flcore.store.records import Int, JSONValue, ListOf, Nullable, Number, Record, Text, safe_read_json
 from flcore.tensor_tree import to_device
 
@@ -180,6 +181,7 @@ class Run:
         self.run_id = run_id
         self.root = Path(root) if root is not None else self.path.parent
         self._digest: str | None = None
+        self._unsynced = False  # rows appended without an fsync since the last one
 
     def __repr__(self) -> str:
         return f"Run({self.run_id!r}, path={str(self.path)!r})"
@@ -247,6 +249,7 @@ class Run:
             except StoreError:  # an unreadable record is being replaced
                 extra["rounds_done"] = 0
         rounds_done = extra.pop("rounds_done")
+        self.sync_metrics()  # the rows a status record counts are on disk before it
         record = {
             "status": status,
             "rounds_done": int(rounds_done),
@@ -263,16 +266,30 @@ class Run:
 
     # -- metrics -------------------------------------------------------------------------
 
-    def append_metrics(self, rows: Mapping[str, Any] | list[Mapping[str, Any]]) -> None:
-        """Append one row or a list of rows to ``metrics.jsonl``, durably.
+    def append_metrics(self, rows: Mapping[str, Any] | list[Mapping[str, Any]], durable: bool = True) -> None:
+        """Append one row or a list of rows to ``metrics.jsonl``, durably unless not
+        ``durable``: then the next checkpoint, status record or :meth:`sync_metrics` makes
+        them durable first (what a resume keeps is the rows up to its checkpoint).
 
         Each row is stamped with this run's ``run_id`` (see the module docstring)."""
         self._require_created()
         rows = [rows] if isinstance(rows, Mapping) else rows
         try:
-            append_jsonl(self.path / METRICS_FILE, [self._stamp_row(row) for row in rows], root=self.root)
+            append_jsonl(self.path / METRICS_FILE, [self._stamp_row(row) for row in rows], root=self.root,
+                         durable=durable)
         except UnsafePathError as exc:
             raise UnsafeFileError(f"{exc}; fix: {_fix_json(self.path / METRICS_FILE)}") from None
+        self._unsynced = self._unsynced or not durable
+
+    def sync_metrics(self) -> None:
+        """Make the rows appended without an fsync durable (nothing when there are none)."""
+        if not self._unsynced:
+            return
+        try:
+            sync_jsonl(self.path / METRICS_FILE, root=self.root)
+        except UnsafePathError as exc:
+            raise UnsafeFileError(f"{exc}; fix: {_fix_json(self.path / METRICS_FILE)}") from None
+        self._unsynced = False
 
     def metrics_bytes(self) -> bytes:
         """The raw content of ``metrics.jsonl`` (``b""`` if there is none), read as a
@@ -439,6 +456,7 @@ class Run:
         ``state`` must hold tensors and plain containers only (it is loaded with
         ``weights_only=True``); the run id and config digest are added to it."""
         self._require_created()
+        self.sync_metrics()  # the rows up to the checkpoint's round are on disk before it
         stamped = {**state, "run_id": self.run_id, "config_digest": self.config_digest()}
         self.save_tensor_file(CHECKPOINT_FILE, stamped)
 
