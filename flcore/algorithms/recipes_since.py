@@ -106,7 +106,7 @@ _add(Method(
     "WIMA (Caldarola, Caputo & Ciccone 2023, window-based model averaging): FedAvg clients; "
     "w_bar^t = sum_k p_k w_k; from round 0 the global model sent to the clients is "
     "w^{t+1} = mean of the last min(t+1, W) aggregates w_bar (W = ima_window).",
-    ("P0", "C0", "S0", "A2", "L0"), ("ima_window",), sgd_client, _wima_server))
+    ("P0", "C0", "S0", "A2", "L0"), sgd_client, _wima_server))
 
 
 # ----------------------------------------------------------------------------- FedSWA
@@ -131,7 +131,7 @@ _add(Method(
     "FedSWA (Liu et al. 2025, Sec. 3): client SGD with the lr decaying linearly within every round, "
     "eta_j = eta^t ((1 - j/K) + rho j/K), restarting each round (rho = fedswa_rho); server moving average "
     "x^{t+1} = (1 - eta_g) x^t + eta_g sum_k p_k y_k (eta_g = server_lr).",
-    ("P0", "C0", "S0/S2", "L4"), ("fedswa_rho", "fedswa_variant", "server_lr"), _fedswa_client, _fedswa_server))
+    ("P0", "C0", "S0/S2", "L4"), _fedswa_client, _fedswa_server))
 
 
 # ----------------------------------------------------------------------------- FedMoSWA
@@ -152,8 +152,7 @@ _add(Method(
     "FedMoSWA (Liu et al. 2025, the official client's rule): FedSWA's in-round lr decay with control "
     "variates, y <- y - eta_j (g + c - c_i); c_i+ = c_i - c + (x - y_K)/(K eta_bar), eta_bar = (1 + rho) eta/2; "
     "server c <- c + gamma mean_S (c_i+ - c) (gamma = fedmoswa_gamma), x^{t+1} = x^t - eta_g Delta^t.",
-    ("P0", "C8", "S0/S2", "S10", "L4"), ("fedswa_rho", "fedmoswa_gamma", "fedmoswa_variant", "server_lr"),
-    _fedmoswa_client, _fedmoswa_server, uploads_per_round=2, downloads_per_round=2))
+    ("P0", "C8", "S0/S2", "S10", "L4"), _fedmoswa_client, _fedmoswa_server, uploads_per_round=2, downloads_per_round=2))
 
 
 # ----------------------------------------------------------------------------- FedNSAM
@@ -169,5 +168,4 @@ _add(Method(
     "FedNSAM (Liu et al. 2026, the official code's rule): clients start from the extrapolated "
     "x^t + gamma m^t and run SAM steps; Delta^t = sum_k p_k y_k - (x^t + gamma m^t); "
     "m^{t+1} = gamma m^t + Delta^t; x^{t+1} = x^t + m^{t+1} (gamma = fednsam_gamma).",
-    ("P1", "C0", "S0", "S9", "L0"), ("rho", "fednsam_gamma", "fednsam_variant"), sam_client, _fednsam_server,
-    grad_evals_per_step=2))
+    ("P1", "C0", "S0", "S9", "L0"), sam_client, _fednsam_server))

@@ -44,8 +44,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flcore.algorithms import get_method
 from flcore.analysis.recording import register_probe
+from flcore.config import grad_evals_per_step
 from flcore.config.presets import DEFAULT_DATASET
 from flcore.reproduction.artifacts import Artifact, RunSpec, no_runs, register_artifact
 from flcore.reproduction.claims import register_metric
@@ -311,7 +311,7 @@ def _fedavg_companion(spec: RunSpec) -> list[RunSpec]:
 
 def _backprops_per_step(row: dict) -> float:
 
-    return float(get_method(row["method"]).grad_evals_per_step)
+    return float(grad_evals_per_step(row["method"]))
 
 
 def _register_metrics() -> None:
