@@ -124,24 +124,21 @@ def adaptive_server(kind: str):
 
 #: FedAvg, the FedOpt family and FedSAM/FedASAM.
 RECIPES: list[Method] = []
-_add = RECIPES.append
 
-_add(Method(
-    "fedavg", "FedAvg (McMahan et al. 2017): local SGD, sample-weighted model average.",
-    ("P0", "C0", "S0"), sgd_client, average_server))
-_add(Method(
-    "fedopt", "FedOpt with server SGD (Reddi et al. 2021): server lr and momentum on the pseudo-gradient.",
-    ("P0", "C0", "S0/S2"), sgd_client, sgd_server))
-_add(Method(
-    "fedavgm", "FedAvgM (Hsu et al. 2019): server momentum on the pseudo-gradient.",
-    ("P0", "C0", "S2"), sgd_client, sgd_server))
-for _kind, _cite in (("adam", "FedAdam"), ("adagrad", "FedAdagrad"), ("yogi", "FedYogi")):
-    _add(Method(
-        f"fed{_kind}", f"{_cite} (Reddi et al. 2021): adaptive server optimizer on the pseudo-gradient.",
-        ("P0", "C0", "S3"), sgd_client, adaptive_server(_kind)))
-_add(Method(
-    "fedsam", "FedSAM (Caldarola et al. 2022; Qu et al. 2022): SAM local steps, FedAvg server.",
-    ("P1", "C0", "S0"), sam_client, average_server))
-_add(Method(
-    "fedasam", "FedASAM (Caldarola et al. 2022): ASAM local steps, FedAvg server.",
-    ("P2", "C0", "S0"), asam_client, average_server))
+_SERVER_OPTIMIZERS = [
+    ("fedavg", "FedAvg (McMahan et al. 2017): local SGD, sample-weighted model average.",
+     ("P0", "C0", "S0"), average_server),
+    ("fedopt", "FedOpt with server SGD (Reddi et al. 2021): server lr and momentum on the pseudo-gradient.",
+     ("P0", "C0", "S0/S2"), sgd_server),
+    ("fedavgm", "FedAvgM (Hsu et al. 2019): server momentum on the pseudo-gradient.", ("P0", "C0", "S2"), sgd_server),
+    *((f"fed{kind}", f"{cite} (Reddi et al. 2021): adaptive server optimizer on the pseudo-gradient.",
+       ("P0", "C0", "S3"), adaptive_server(kind))
+      for kind, cite in (("adam", "FedAdam"), ("adagrad", "FedAdagrad"), ("yogi", "FedYogi"))),
+]
+_LOCAL_SAM = [
+    ("fedsam", "FedSAM (Caldarola et al. 2022; Qu et al. 2022): SAM local steps, FedAvg server.",
+     ("P1", "C0", "S0"), sam_client),
+    ("fedasam", "FedASAM (Caldarola et al. 2022): ASAM local steps, FedAvg server.", ("P2", "C0", "S0"), asam_client),
+]
+RECIPES.extend(Method(name, summary, parts, sgd_client, server) for name, summary, parts, server in _SERVER_OPTIMIZERS)
+RECIPES.extend(Method(name, summary, parts, client, average_server) for name, summary, parts, client in _LOCAL_SAM)

@@ -73,36 +73,26 @@ def _client(perturbation, *corrections):
     return build
 
 
-def _prox(cfg):
-    return Prox(cfg.mu)
+def _from_config(part, *fields, **keyword_fields):
+    """Builder ``cfg -> part(cfg.<field>, ..., keyword=cfg.<field>)``: a part whose
+    arguments are config fields as they are."""
+    def build(cfg):
+        return part(*(getattr(cfg, name) for name in fields),
+                    **{keyword: getattr(cfg, name) for keyword, name in keyword_fields.items()})
+    return build
 
 
-def _scaffold(cfg):
-    return ScaffoldCorrection(cfg.scaffold_correction)
-
-
-def _dyn(cfg):
-    return DynDual(cfg.feddyn_alpha, clip=cfg.dyn_clip)
+_prox = _from_config(Prox, "mu")
+_scaffold = _from_config(ScaffoldCorrection, "scaffold_correction")
+_dyn = _from_config(DynDual, "feddyn_alpha", clip="dyn_clip")
+_adabest = _from_config(AdaBestBias, "adabest_mu")
+_momentum = _from_config(GlobalMomentum, "fedcm_alpha")
+_speed_mixing = _from_config(GradientMixing, "fedspeed_alpha")
+_speed_prox = _from_config(SpeedProx, "fedspeed_lambda", clip="dyn_clip")
 
 
 def _smoo_dyn(cfg):
     return DynDual(1.0 / cfg.smoo_beta, clip=cfg.dyn_clip)
-
-
-def _adabest(cfg):
-    return AdaBestBias(cfg.adabest_mu)
-
-
-def _momentum(cfg):
-    return GlobalMomentum(cfg.fedcm_alpha)
-
-
-def _speed_mixing(cfg):
-    return GradientMixing(cfg.fedspeed_alpha)
-
-
-def _speed_prox(cfg):
-    return SpeedProx(cfg.fedspeed_lambda, clip=cfg.dyn_clip)
 
 
 def _fedspeed_client(cfg, flat):

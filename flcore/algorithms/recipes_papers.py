@@ -213,6 +213,15 @@ _add(Method(
 
 # ----------------------------------------------------------------------------- SWA and IMA
 
+def _swa_cyclic_schedule(method: Method):
+    """L1 ([SAM22] Eq. 7): ``method``'s client lr schedule until t_s, then SWA's cycle from
+    gamma_1 to gamma_2 every c rounds."""
+    def schedule(cfg):
+        return SWACyclicLR(method.build_schedule(cfg), default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle,
+                           cfg.lr, cfg.swa_lr_min, cfg.swa_phase)
+    return schedule
+
+
 def with_swa(method: Method, name: str | None = None) -> Method:
     """X+SWA ([SAM22] Alg. 1; docs/algorithms.md 2.3): X's client and server, plus A1 (the SWA
     average, evaluated from t_s on) and L1 (the cyclical client lr from t_s on)."""
@@ -220,34 +229,24 @@ def with_swa(method: Method, name: str | None = None) -> Method:
         swa = SWA(default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle, cfg.swa_include_start, cfg.swa_phase)
         return add_swa(method.build_server(cfg), swa)
 
-    def schedule(cfg):
-        return SWACyclicLR(method.build_schedule(cfg), default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle,
-                           cfg.lr, cfg.swa_lr_min, cfg.swa_phase)
-
     return dataclasses.replace(
         method, name=name or f"{method.name}+swa",
         summary=f"{method.summary} With server-side SWA (Caldarola et al. 2022, Alg. 1, Eqs. 7-8): from t_s "
         "the client lr cycles gamma_1 -> gamma_2 every c rounds and the server averages w^{t+1} at the end "
         "of each cycle; the average is evaluated, never sent.",
-        parts=(*method.parts, "A1", "L1"),
-        server=server, schedule=schedule)
+        parts=(*method.parts, "A1", "L1"), server=server, schedule=_swa_cyclic_schedule(method))
 
 
 def with_swa_lr(method: Method, name: str | None = None) -> Method:
     """X+swalr: SWA's cyclical client lr (L1, [SAM22] Eq. 7) from t_s on, without the server
     average -- the "no weights averaging, c > 1" rows of the SWA ablation ([SAM22] App. E.3,
     Table 14); the evaluated model is X's global model."""
-    def schedule(cfg):
-        return SWACyclicLR(method.build_schedule(cfg), default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle,
-                           cfg.lr, cfg.swa_lr_min, cfg.swa_phase)
-
     return dataclasses.replace(
         method, name=name or f"{method.name}+swalr",
         summary=f"{method.summary} With SWA's cyclical client lr only (Caldarola et al. 2022, App. E.3): from "
         "t_s the client lr cycles gamma_1 -> gamma_2 every c rounds; no server average (the ablation of "
         "Table 14).",
-        parts=(*method.parts, "L1"),
-        schedule=schedule)
+        parts=(*method.parts, "L1"), schedule=_swa_cyclic_schedule(method))
 
 
 def with_ima(method: Method, name: str | None = None) -> Method:

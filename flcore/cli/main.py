@@ -216,28 +216,32 @@ def check_store_option(store: str) -> None:
         raise ConfigError("store", f"{quote(str(path))} is not a directory")
 
 
+def _training_failure(exc: BaseException, resumes_from: str, busy: bool = False) -> int:
+    """Say why a run or sweep stopped in one line and return its exit status: a bad value or
+    a read-only store is a usage error; a run another process trains is busy (``busy``); a
+    full disk while training, or any other store error, is damage; an interrupt resumes
+    from ``resumes_from`` when the same command is run again."""
+    if isinstance(exc, KeyboardInterrupt):
+        print(f"flcore: interrupted; rerun the same command to resume from {resumes_from}", file=sys.stderr)
+        return exit_status(exc)
+    print(f"flcore: error: {exc}", file=sys.stderr)
+    if isinstance(exc, (ConfigError, DatasetError, ReadOnlyStoreError)):
+        return EXIT_USAGE
+    if busy and isinstance(exc, RunBusyError):
+        return EXIT_BUSY
+    if isinstance(exc, StoreFullError):
+        return EXIT_DAMAGED if exc.training else EXIT_USAGE
+    return EXIT_DAMAGED
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     try:
         check_store_option(args.store)
         cfg = _config_from_args(args)
         summary = run_experiment(cfg, store=args.store, progress=not args.no_progress,
                                  chunk_size=args.chunk_size, wait=args.wait)
-    except (ConfigError, DatasetError, ReadOnlyStoreError) as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except RunBusyError as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_BUSY
-    except StoreFullError as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_DAMAGED if exc.training else EXIT_USAGE
-    except StoreError as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_DAMAGED
-    except KeyboardInterrupt as exc:
-        print("flcore: interrupted; rerun the same command to resume from the last checkpoint",
-              file=sys.stderr)
-        return exit_status(exc)
+    except (ConfigError, DatasetError, StoreError, KeyboardInterrupt) as exc:
+        return _training_failure(exc, "the last checkpoint", busy=True)
     if args.json:
         print(json.dumps(summary, sort_keys=True))
     else:
@@ -267,19 +271,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         if args.plan:
             return _print_sweep_plan(args, configs)
         results = run_sweep(configs, args.store, workers=args.workers, progress=not args.no_progress)
-    except (ConfigError, DatasetError, ReadOnlyStoreError) as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except StoreFullError as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_DAMAGED if exc.training else EXIT_USAGE
-    except StoreError as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_DAMAGED
-    except KeyboardInterrupt as exc:
-        print("flcore: interrupted; rerun the same command to resume from the last checkpoints",
-              file=sys.stderr)
-        return exit_status(exc)
+    except (ConfigError, DatasetError, StoreError, KeyboardInterrupt) as exc:
+        return _training_failure(exc, "the last checkpoints")
     for summary in results:
         if args.json:
             print(json.dumps(summary, sort_keys=True))

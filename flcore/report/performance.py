@@ -60,8 +60,9 @@ def _num(value, fmt: str, suffix: str = "") -> str:
     return "" if value is None else format(value, fmt) + suffix
 
 
-def load_sweep_results(path: str | Path) -> list[dict]:
-    """The latest row of each (engine, device, machine, runs, rounds) of ``sweep_time.jsonl``."""
+def _latest_rows(path: str | Path, key) -> list[dict]:
+    """The last row of each ``key(row)`` of a JSON-lines file (none when it is absent), in
+    the order each key first appears."""
     path = Path(path)
     if not path.exists():
         return []
@@ -69,8 +70,14 @@ def load_sweep_results(path: str | Path) -> list[dict]:
     for line in path.read_text().splitlines():
         if line.strip():
             row = json.loads(line)
-            latest[(row["engine"], row["device"], row.get("machine"), row["runs"], row.get("rounds"))] = row
+            latest[key(row)] = row
     return list(latest.values())
+
+
+def load_sweep_results(path: str | Path) -> list[dict]:
+    """The latest row of each (engine, device, machine, runs, rounds) of ``sweep_time.jsonl``."""
+    return _latest_rows(path, lambda row: (row["engine"], row["device"], row.get("machine"), row["runs"],
+                                           row.get("rounds")))
 
 
 def _sweep_section(rows: list[dict]) -> list[str]:
@@ -123,15 +130,8 @@ def _sweep_section(rows: list[dict]) -> list[str]:
 def load_step_results(path: str | Path) -> list[dict]:
     """The latest row of each (method, engine, device, machine, implementation) of
     ``step_ops.jsonl``, in file order."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    latest: dict[tuple, dict] = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            row = json.loads(line)
-            latest[(row["method"], row["engine"], row["device"], row.get("machine"), row["implementation"])] = row
-    return list(latest.values())
+    return _latest_rows(path, lambda row: (row["method"], row["engine"], row["device"], row.get("machine"),
+                                           row["implementation"]))
 
 
 def _step_section(rows: list[dict]) -> list[str]:
