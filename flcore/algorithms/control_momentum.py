@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
 
 from flcore.algorithms.corrections import _local_steps, received
-from flcore.algorithms.server import ServerRound
+from flcore.algorithms.server import SentVector, ServerRound
 
 
 @dataclass(frozen=True)
@@ -47,20 +46,15 @@ class MomentumControlVariate:
 
 
 @dataclass(frozen=True)
-class MomentumControlServer:
+class MomentumControlServer(SentVector):
     """S10, the server side: keeps ``c`` (zeros), broadcasts it as ``moswa_c`` and after the
     round sets ``c <- c + gamma mean_S (c_i+ - c)``."""
 
     gamma: float
     first_round_mean: bool = False
     name: str = "moswa"
-
-    def init(self, w, num_clients):
-        return {"c": torch.zeros_like(w)}
-
-    def broadcast(self, w, start, sent, part_state, round):
-        sent["moswa_c"] = part_state["c"]
-        return start
+    kept = "c"
+    sent_as = "moswa_c"
 
     def after(self, rnd: ServerRound, w_new, part_state):
         mean = rnd.uploads["moswa_dc"].mean(0)

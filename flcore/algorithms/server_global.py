@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.perturbation import unit
-from flcore.algorithms.server import ServerRound, aggregate
+from flcore.algorithms.server import SentVector, ServerRound, aggregate
 
 
 def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> torch.Tensor:
@@ -134,20 +134,15 @@ class FedGFServer:
 
 
 @dataclass(frozen=True)
-class LastGlobalUpdate:
+class LastGlobalUpdate(SentVector):
     """FedLESAM's ``estimate="server_last_round"`` (the official code; docs/algorithms.md 2.6
     decision 1): the server broadcasts ``lesam_direction = w^{t-1} - w^t`` (zero in
     round 0, so no perturbation there) to every client, one more downlink vector; with
     full participation this equals the paper's client-stored estimate."""
 
     name: str = "lesam_server"
-
-    def init(self, w, num_clients):
-        return {"direction": torch.zeros_like(w)}
-
-    def broadcast(self, w, start, sent, part_state, round):
-        sent["lesam_direction"] = part_state["direction"]
-        return start
+    kept = "direction"
+    sent_as = "lesam_direction"
 
     def after(self, rnd: ServerRound, w_new, part_state):
         part_state["direction"] = rnd.w - w_new

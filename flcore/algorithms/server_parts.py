@@ -24,11 +24,11 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.perturbation import unit
-from flcore.algorithms.server import ServerRound, aggregate
+from flcore.algorithms.server import SentVector, ServerRound, aggregate
 
 
 @dataclass(frozen=True)
-class ScaffoldServer:
+class ScaffoldServer(SentVector):
     """C2's server side, SCAFFOLD (Karimireddy et al. 2020, Algorithm 1 lines 16-17).
 
     Keeps ``c`` (zeros at start), broadcasts it as ``scaffold_c`` and after the round sets
@@ -42,17 +42,12 @@ class ScaffoldServer:
 
     variant: str = "paper"
     name: str = "scaffold"
+    kept = "c"
+    sent_as = "scaffold_c"
 
     def __post_init__(self):
         if self.variant not in ("paper", "fedgf_code"):
             raise ValueError(f"variant must be 'paper' or 'fedgf_code', got {self.variant!r}")
-
-    def init(self, w, num_clients):
-        return {"c": torch.zeros_like(w)}
-
-    def broadcast(self, w, start, sent, part_state, round):
-        sent["scaffold_c"] = part_state["c"]
-        return start
 
     def after(self, rnd: ServerRound, w_new, part_state):
         dc = rnd.uploads["scaffold_dc"]
@@ -102,7 +97,7 @@ class DynServerCorrection:
 
 
 @dataclass(frozen=True)
-class MomentumBroadcast:
+class MomentumBroadcast(SentVector):
     """C5's server side, FedCM / MoFedSAM (Xu et al. 2021, Algorithm 1).
 
     Keeps ``m`` (zeros at start) and broadcasts it as ``fedcm_m``.  After the round
@@ -118,17 +113,12 @@ class MomentumBroadcast:
 
     server_step: str = "paper"
     name: str = "fedcm"
+    kept = "m"
+    sent_as = "fedcm_m"
 
     def __post_init__(self):
         if self.server_step not in ("paper", "fedgf_code"):
             raise ValueError(f"server_step must be 'paper' or 'fedgf_code', got {self.server_step!r}")
-
-    def init(self, w, num_clients):
-        return {"m": torch.zeros_like(w)}
-
-    def broadcast(self, w, start, sent, part_state, round):
-        sent["fedcm_m"] = part_state["m"]
-        return start
 
     def after(self, rnd: ServerRound, w_new, part_state):
         per_step = (rnd.start - rnd.uploads["model"]) / rnd.uploads["fedcm_steps_lr"].unsqueeze(-1)
@@ -137,20 +127,15 @@ class MomentumBroadcast:
 
 
 @dataclass(frozen=True)
-class SMOOServer:
+class SMOOServer(SentVector):
     """P3's server side, FedSMOO's global perturbation (Sun et al. 2023a, Algorithm 1):
     keeps ``s`` (zeros at start), broadcasts it as ``smoo_s`` and after the round sets
     ``s <- rho unit(sum_{k in S} s~_k)`` from the clients' ``smoo_s`` uploads."""
 
     rho: float
     name: str = "smoo"
-
-    def init(self, w, num_clients):
-        return {"s": torch.zeros_like(w)}
-
-    def broadcast(self, w, start, sent, part_state, round):
-        sent["smoo_s"] = part_state["s"]
-        return start
+    kept = "s"
+    sent_as = "smoo_s"
 
     def after(self, rnd: ServerRound, w_new, part_state):
         part_state["s"] = self.rho * unit(rnd.uploads["smoo_s"].sum(0))

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from flcore.api import run_experiment
+from flcore.cli.arguments import count_option
 from flcore.cli.interrupts import exit_status, handled
 from flcore.config import (
     MAX_COUNT,
@@ -42,7 +43,6 @@ from flcore.config import (
     check_method_reads,
     check_partition_reads,
     load_config_file,
-    parse_int,
     resolve_config,
 )
 from flcore.config.method_catalog import describe_methods
@@ -86,7 +86,7 @@ def _add_run_parser(sub) -> None:
     p.add_argument("--store", default="runs", help="run store directory (default: runs)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.add_argument("--chunk-size", type=_chunk_size, default=None,
+    p.add_argument("--chunk-size", type=count_option(1, MAX_COUNT), default=None,
                    help="batched engine: clients trained together (default: all of a round)")
     p.add_argument("--wait", action=argparse.BooleanOptionalAction, default=True,
                    help="if another process is training the same run, wait for it and print its "
@@ -99,30 +99,6 @@ def _add_run_parser(sub) -> None:
         else:
             p.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper(),
                            help=f"config field {f.name}")
-
-
-def _chunk_size(text: str) -> int:
-
-    try:
-        value = parse_int("chunk_size", text)
-    except ConfigError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {quote(text)}") from None
-    if not 1 <= value <= MAX_COUNT:
-        raise argparse.ArgumentTypeError(f"got {value}; must be in 1..{MAX_COUNT}")
-    return value
-
-
-def count_option(low: int, high: int):
-    """An argparse type: a whole number in ``low..high`` (the error quotes the value)."""
-    def parse(text: str) -> int:
-        try:
-            value = parse_int("value", text)
-        except ConfigError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {quote(text)}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"got {value}; must be in {low}..{high}")
-        return value
-    return parse
 
 
 def _add_sweep_parser(sub) -> None:

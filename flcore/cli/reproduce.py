@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from flcore.cli.arguments import count_option
 from flcore.data import DATASET_NAMES
 from flcore.executors.ray_executor import ExecutorError
 from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for
@@ -75,26 +76,6 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text[:200]!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"got {value}; must be >= 1")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text[:200]!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"got {value}; must be >= 0")
-    return value
-
-
 def _check_root(args: argparse.Namespace) -> bool:
     """``--root`` must be a repository root holding ``notebooks/``: checked before any
     run is trained (one line and exit 2 otherwise)."""
@@ -112,17 +93,18 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
                    help="run store directory (default: $FLCORE_STORE or runs)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
-    p.add_argument("--seeds", type=_seed, nargs="+", default=[0], help="seeds of every configuration (default: 0)")
-    p.add_argument("--workers", type=_positive_int, default=None,
+    p.add_argument("--seeds", type=count_option(0), nargs="+", default=[0],
+                   help="seeds of every configuration (default: 0)")
+    p.add_argument("--workers", type=count_option(1), default=None,
                    help="runs trained at once on a CPU (default: one per core)")
     p.add_argument("--data-root", default="data",
                    help="data folder (paper scale): CIFAR, PACS or Fashion-MNIST, e.g. Debian's "
                         "/usr/share/datasets/fashion-mnist")
     p.add_argument("--download", action="store_true", help="fetch CIFAR through torchvision when missing")
     p.add_argument("--root", default=".", help="repository root holding notebooks/, book/ and _toc.yml")
-    p.add_argument("--timeout", type=_positive_int, default=None,
+    p.add_argument("--timeout", type=count_option(1), default=None,
                    help="seconds a notebook cell may run (default: no limit)")
-    p.add_argument("--jobs", type=_positive_int, default=None,
+    p.add_argument("--jobs", type=count_option(1), default=None,
                    help="notebooks executed at once, each worker in its own kernel (default: one per core)")
     p.add_argument("--fresh-kernels", action="store_true",
                    help="start a new kernel for every notebook (default: each worker reuses its kernel, "
@@ -335,7 +317,7 @@ def _plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plan", action="store_true",
                    help="print the runs to train, their groups, store size and estimated hours per device kind "
                         "(from benchmarks/results); nothing trains")
-    p.add_argument("--max-rounds", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--max-rounds", type=count_option(1), default=None, metavar="N",
                    help="cap every run at N rounds (a preview; the pages say so, the claims are not checked); "
                         "rerun with a higher cap or none to continue the runs from their checkpoints")
 
