@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerRound, aggregate
+from flcore.errors import check_choice
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,7 @@ class SWA:
     phase: str = "paper"
 
     def __post_init__(self):
-        if self.phase not in ("paper", "code"):
-            raise ValueError(f"swa phase must be 'paper' or 'code', got {self.phase!r}")
+        check_choice("swa phase", self.phase, ("paper", "code"))
 
     def _reset(self, w, state):
         state["model"] = w.detach().clone()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 from flcore.algorithms.corrections import _local_steps, received
 from flcore.algorithms.server import SentVector, ServerRound
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.errors import check_choice
+
 
 def received(ctx, name: str) -> torch.Tensor:
     """What the server sent under ``name``; a clear error when no server part sent it."""
@@ -114,8 +116,7 @@ class DynDual:
     clip: str = "paper"
 
     def __post_init__(self):
-        if self.clip not in ("paper", "code"):
-            raise ValueError(f"dyn_clip must be 'paper' or 'code', got {self.clip!r}")
+        check_choice("dyn_clip", self.clip, ("paper", "code"))
 
     @property
     def client_state(self) -> dict[str, str]:

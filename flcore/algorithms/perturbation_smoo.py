@@ -14,6 +14,7 @@ import torch
 
 from flcore.algorithms.corrections import received
 from flcore.algorithms.perturbation import unit
+from flcore.errors import check_choice
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,7 @@ class SMOOPerturbation:
     client_state = {"smoo_mu": "zeros"}
 
     def __post_init__(self):
-        if self.upload not in ("paper", "code"):
-            raise ValueError(f"smoo_variant must be 'paper' or 'code', got {self.upload!r}")
+        check_choice("smoo_variant", self.upload, ("paper", "code"))
 
     def begin(self, ctx, scratch):
         scratch["smoo_mu"] = ctx.client_state["smoo_mu"]

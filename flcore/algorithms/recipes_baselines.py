@@ -203,25 +203,23 @@ _add(Method(
     "w <- w - lr (alpha g_SAM + (1 - alpha) m^t); w^{t+1} = w^t - Delta^t.",
     ("P1", "C5", "S0"), _client(_sam, _momentum), _mofedsam_server,
     downloads_per_round=2))
-_add(Method(
-    "fedgamma",
-    "FedGAMMA (Dai et al. 2023, Algorithm 1): SCAFFOLD with SAM steps along the uncorrected local "
-    "ascent, y <- y - lr (grad f_k(y + rho unit(g(y))) - c_k + c); SCAFFOLD server.",
-    ("P1", "C2", "S0"), _client(_sam, _scaffold), _fedgamma_server,
-    uploads_per_round=2, downloads_per_round=2))
-_add(Method(
-    "fedsmoo",
-    "FedSMOO (Sun et al. 2023a, Algorithm 1): s_hat = rho unit(g - mu_k - s), mu_k <- mu_k + s_hat - s, "
-    "descent at w + s_hat with the FedDyn regulariser of coefficient 1/beta; upload mu_k - s_hat_K; "
-    "server s <- rho unit(sum_k (mu_k - s_hat_K)) and the FedDyn step.",
-    ("P3", "C3", "S6"), _client(_smoo, _smoo_dyn), _smoo_server,
-    uploads_per_round=2, downloads_per_round=2))
-_add(Method(
-    "fedsmoo-noreg",
-    "FedSMOO without the dynamic regulariser (as Lee & Yoon 2024 run it, footnote 3): "
-    "P3 perturbation and global perturbation s, FedAvg server.",
-    ("P3", "C0", "S0"), _client(_smoo), _smoo_noreg_server,
-    uploads_per_round=2, downloads_per_round=2))
+#: Methods that send a second model-sized vector each way: (name, summary, parts, client, server).
+_TWO_VECTORS_EACH_WAY = [
+    ("fedgamma",
+     "FedGAMMA (Dai et al. 2023, Algorithm 1): SCAFFOLD with SAM steps along the uncorrected local "
+     "ascent, y <- y - lr (grad f_k(y + rho unit(g(y))) - c_k + c); SCAFFOLD server.",
+     ("P1", "C2", "S0"), _client(_sam, _scaffold), _fedgamma_server),
+    ("fedsmoo",
+     "FedSMOO (Sun et al. 2023a, Algorithm 1): s_hat = rho unit(g - mu_k - s), mu_k <- mu_k + s_hat - s, "
+     "descent at w + s_hat with the FedDyn regulariser of coefficient 1/beta; upload mu_k - s_hat_K; "
+     "server s <- rho unit(sum_k (mu_k - s_hat_K)) and the FedDyn step.",
+     ("P3", "C3", "S6"), _client(_smoo, _smoo_dyn), _smoo_server),
+    ("fedsmoo-noreg",
+     "FedSMOO without the dynamic regulariser (as Lee & Yoon 2024 run it, footnote 3): "
+     "P3 perturbation and global perturbation s, FedAvg server.",
+     ("P3", "C0", "S0"), _client(_smoo), _smoo_noreg_server),
+]
+RECIPES.extend(Method(*recipe, uploads_per_round=2, downloads_per_round=2) for recipe in _TWO_VECTORS_EACH_WAY)
 _add(Method(
     "fedspeed",
     "FedSpeed (Sun et al. 2023b, Algorithm 1): g = (1 - alpha) g(w) + alpha g(w + rho unit(g(w))); "

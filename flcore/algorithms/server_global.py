@@ -16,6 +16,7 @@ import torch
 
 from flcore.algorithms.perturbation import unit
 from flcore.algorithms.server import SentVector, ServerRound, aggregate
+from flcore.errors import check_choice
 
 
 def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> torch.Tensor:
@@ -106,8 +107,7 @@ class FedGFServer:
     name: str = "fedgf"
 
     def __post_init__(self):
-        if self.c_norm not in ("paper", "len"):
-            raise ValueError(f"c_norm must be 'paper' or 'len', got {self.c_norm!r}")
+        check_choice("c_norm", self.c_norm, ("paper", "len"))
 
     def init(self, w, num_clients):
         return {"perturbation": torch.zeros_like(w),

@@ -25,6 +25,7 @@ import torch
 
 from flcore.algorithms.perturbation import unit
 from flcore.algorithms.server import SentVector, ServerRound, aggregate
+from flcore.errors import check_choice
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,7 @@ class ScaffoldServer(SentVector):
     sent_as = "scaffold_c"
 
     def __post_init__(self):
-        if self.variant not in ("paper", "fedgf_code"):
-            raise ValueError(f"variant must be 'paper' or 'fedgf_code', got {self.variant!r}")
+        check_choice("variant", self.variant, ("paper", "fedgf_code"))
 
     def after(self, rnd: ServerRound, w_new, part_state):
         dc = rnd.uploads["scaffold_dc"]
@@ -81,8 +81,7 @@ class DynServerCorrection:
     def __post_init__(self):
         if not self.alpha > 0:
             raise ValueError(f"the FedDyn coefficient alpha must be positive, got {self.alpha!r}")
-        if self.dual_scale not in ("paper", "code"):
-            raise ValueError(f"dual_scale must be 'paper' or 'code', got {self.dual_scale!r}")
+        check_choice("dual_scale", self.dual_scale, ("paper", "code"))
 
     def init(self, w, num_clients):
         return {"h": torch.zeros_like(w)}
@@ -117,8 +116,7 @@ class MomentumBroadcast(SentVector):
     sent_as = "fedcm_m"
 
     def __post_init__(self):
-        if self.server_step not in ("paper", "fedgf_code"):
-            raise ValueError(f"server_step must be 'paper' or 'fedgf_code', got {self.server_step!r}")
+        check_choice("server_step", self.server_step, ("paper", "fedgf_code"))
 
     def after(self, rnd: ServerRound, w_new, part_state):
         per_step = (rnd.start - rnd.uploads["model"]) / rnd.uploads["fedcm_steps_lr"].unsqueeze(-1)
@@ -220,8 +218,7 @@ class GMAStep:
     variant: str = "paper"
 
     def __post_init__(self):
-        if self.variant not in ("paper", "fedima_code"):
-            raise ValueError(f"variant must be 'paper' or 'fedima_code', got {self.variant!r}")
+        check_choice("variant", self.variant, ("paper", "fedima_code"))
 
     def init(self, w, num_clients):
         return {}

@@ -125,7 +125,8 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     e.add_argument("artifacts", nargs="*", metavar="ARTIFACT", help="artifact ids, e.g. fedsam-table-2")
     e.add_argument("--all", action="store_true", help="every registered artifact")
     e.add_argument("--scale", default="small", choices=("smoke", "small", "paper"), help="the runs' scale")
-    e.add_argument("--seeds", type=count_option(0), nargs="+", default=[0], help="seeds of every configuration (default: 0)")
+    e.add_argument("--seeds", type=count_option(0), nargs="+", default=[0],
+                   help="seeds of every configuration (default: 0)")
     e.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
                    help="run store directory (default: $FLCORE_STORE or runs)")
     e.add_argument("-o", "--output", required=True, metavar="FILE", help="the bundle to write (a tar archive)")

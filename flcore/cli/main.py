@@ -80,12 +80,18 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+def _add_input_and_output(p: argparse.ArgumentParser, config_help: str, json_help: str) -> None:
+    """The options ``run`` and ``sweep`` share: a config file, the store, JSON output and
+    no progress bars."""
+    p.add_argument("--config", help=config_help)
+    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
+    p.add_argument("--json", action="store_true", help=json_help)
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+
+
 def _add_run_parser(sub) -> None:
     p = sub.add_parser("run", help="run, resume or look up one experiment")
-    p.add_argument("--config", help="YAML or JSON file of config fields")
-    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
-    p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _add_input_and_output(p, "YAML or JSON file of config fields", "print the summary as one JSON object on stdout")
     p.add_argument("--chunk-size", type=count_option(1, MAX_COUNT), default=None,
                    help="batched engine: clients trained together (default: all of a round)")
     p.add_argument("--wait", action=argparse.BooleanOptionalAction, default=True,
@@ -103,10 +109,8 @@ def _add_run_parser(sub) -> None:
 
 def _add_sweep_parser(sub) -> None:
     p = sub.add_parser("sweep", help="run a grid of experiments (every run flag takes a comma list)")
-    p.add_argument("--config", help="YAML or JSON file of config fields (the grid's base)")
-    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
-    p.add_argument("--json", action="store_true", help="print one JSON object per run on stdout")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    _add_input_and_output(p, "YAML or JSON file of config fields (the grid's base)",
+                          "print one JSON object per run on stdout")
     p.add_argument("--workers", type=count_option(1, MAX_WORKERS), default=None,
                    help="worker processes (default: the CPU cores on a CPU, 1 on a GPU)")
     p.add_argument("--max-runs", type=count_option(1, 10**9), default=DEFAULT_MAX_RUNS,
