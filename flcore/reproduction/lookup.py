@@ -7,6 +7,14 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+def by_scale(table: Mapping[str, T], scale: str) -> T:
+    """``table[scale]``, settings by scale; another scale raises ``ValueError``."""
+    try:
+        return table[scale]
+    except KeyError:
+        raise ValueError(f"scale must be one of {', '.join(table)}, got {scale!r}") from None
+
+
 def registered(table: Mapping[str, T], key: str, kind: str) -> T:
     """``table[key]``; a name not registered raises ``KeyError`` naming the registered ones."""
     try:

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -58,7 +57,9 @@ from flcore.analysis.io import load_run, resolve_device
 from flcore.analysis.landscape import grid_points, landscape_2d, loss_plane, random_directions
 from flcore.analysis.recording import load_snapshot, snapshot_path, snapshot_rounds_of
 from flcore.analysis.spectrum import top_eigenvalues
+from flcore.cpus import one_torch_thread
 from flcore.data.cache import cache_dir, cache_key, load_arrays, save_arrays
+from flcore.reproduction.lookup import by_scale
 from flcore.store.run import CONFIG_FILE, FINAL_MODEL_FILE
 
 __all__ = [
@@ -125,27 +126,14 @@ GEOMETRY = {
 
 
 def geometry_settings(scale: str) -> GeometrySettings:
-    try:
-        return GEOMETRY[scale]
-    except KeyError:
-        raise ValueError(f"scale must be one of {', '.join(GEOMETRY)}, got {scale!r}") from None
+    return by_scale(GEOMETRY, scale)
 
 
 # --------------------------------------------------------------------------- cache
 
-@contextmanager
 def _one_thread(device: str):
     """Run the body on one CPU thread when ``device`` is a CPU (module docstring)."""
-
-    if resolve_device(device).type != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+    return one_torch_thread(resolve_device(device).type == "cpu")
 
 
 def _on_one_thread(device: str):

@@ -318,16 +318,12 @@ def one_thread(function):
 
     import torch
 
+    from flcore.cpus import one_torch_thread
+
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
-        if torch.cuda.is_available():
+        with one_torch_thread(not torch.cuda.is_available()):
             return function(*args, **kwargs)
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return function(*args, **kwargs)
-        finally:
-            torch.set_num_threads(before)
     return wrapper
 
 
