@@ -45,15 +45,13 @@ class MomentumControlVariate:
 
 
 @dataclass(frozen=True)
-class MomentumControlServer(SentVector):
+class MomentumControlServer(SentVector, kept="c", sent_as="moswa_c"):
     """S10, the server side: keeps ``c`` (zeros), broadcasts it as ``moswa_c`` and after the
     round sets ``c <- c + gamma mean_S (c_i+ - c)``."""
 
     gamma: float
     first_round_mean: bool = False
     name: str = "moswa"
-    kept = "c"
-    sent_as = "moswa_c"
 
     def after(self, rnd: ServerRound, w_new, part_state):
         mean = rnd.uploads["moswa_dc"].mean(0)

@@ -136,10 +136,15 @@ class ServerPart(Protocol):
 
 class SentVector:
     """Base of a server part that keeps one model-sized vector ``part_state[kept]`` (zeros
-    before the first round) and sends it to the clients as ``sent[sent_as]`` each round."""
+    before the first round) and sends it to the clients as ``sent[sent_as]`` each round:
+    ``class Part(SentVector, kept="c", sent_as="scaffold_c")``."""
 
     kept: ClassVar[str]
     sent_as: ClassVar[str]
+
+    def __init_subclass__(cls, kept: str, sent_as: str, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.kept, cls.sent_as = kept, sent_as
 
     def init(self, w, num_clients):
         return {self.kept: torch.zeros_like(w)}

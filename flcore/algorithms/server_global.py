@@ -134,15 +134,13 @@ class FedGFServer:
 
 
 @dataclass(frozen=True)
-class LastGlobalUpdate(SentVector):
+class LastGlobalUpdate(SentVector, kept="direction", sent_as="lesam_direction"):
     """FedLESAM's ``estimate="server_last_round"`` (the official code; docs/algorithms.md 2.6
     decision 1): the server broadcasts ``lesam_direction = w^{t-1} - w^t`` (zero in
     round 0, so no perturbation there) to every client, one more downlink vector; with
     full participation this equals the paper's client-stored estimate."""
 
     name: str = "lesam_server"
-    kept = "direction"
-    sent_as = "lesam_direction"
 
     def after(self, rnd: ServerRound, w_new, part_state):
         part_state["direction"] = rnd.w - w_new

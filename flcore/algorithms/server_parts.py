@@ -29,7 +29,7 @@ from flcore.errors import check_choice
 
 
 @dataclass(frozen=True)
-class ScaffoldServer(SentVector):
+class ScaffoldServer(SentVector, kept="c", sent_as="scaffold_c"):
     """C2's server side, SCAFFOLD (Karimireddy et al. 2020, Algorithm 1 lines 16-17).
 
     Keeps ``c`` (zeros at start), broadcasts it as ``scaffold_c`` and after the round sets
@@ -43,8 +43,6 @@ class ScaffoldServer(SentVector):
 
     variant: str = "paper"
     name: str = "scaffold"
-    kept = "c"
-    sent_as = "scaffold_c"
 
     def __post_init__(self):
         check_choice("variant", self.variant, ("paper", "fedgf_code"))
@@ -96,7 +94,7 @@ class DynServerCorrection:
 
 
 @dataclass(frozen=True)
-class MomentumBroadcast(SentVector):
+class MomentumBroadcast(SentVector, kept="m", sent_as="fedcm_m"):
     """C5's server side, FedCM / MoFedSAM (Xu et al. 2021, Algorithm 1).
 
     Keeps ``m`` (zeros at start) and broadcasts it as ``fedcm_m``.  After the round
@@ -112,8 +110,6 @@ class MomentumBroadcast(SentVector):
 
     server_step: str = "paper"
     name: str = "fedcm"
-    kept = "m"
-    sent_as = "fedcm_m"
 
     def __post_init__(self):
         check_choice("server_step", self.server_step, ("paper", "fedgf_code"))
@@ -125,15 +121,13 @@ class MomentumBroadcast(SentVector):
 
 
 @dataclass(frozen=True)
-class SMOOServer(SentVector):
+class SMOOServer(SentVector, kept="s", sent_as="smoo_s"):
     """P3's server side, FedSMOO's global perturbation (Sun et al. 2023a, Algorithm 1):
     keeps ``s`` (zeros at start), broadcasts it as ``smoo_s`` and after the round sets
     ``s <- rho unit(sum_{k in S} s~_k)`` from the clients' ``smoo_s`` uploads."""
 
     rho: float
     name: str = "smoo"
-    kept = "s"
-    sent_as = "smoo_s"
 
     def after(self, rnd: ServerRound, w_new, part_state):
         part_state["s"] = self.rho * unit(rnd.uploads["smoo_s"].sum(0))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from flcore.config import parse_int
 from flcore.errors import ConfigError, quote
@@ -20,3 +21,15 @@ def count_option(low: int, high: int | None = None):
                                                                           else f">= {low}"))
         return value
     return parse
+
+
+def add_store_option(p: argparse.ArgumentParser) -> None:
+    """``--store``: the run store, ``$FLCORE_STORE`` or ``runs`` by default."""
+    p.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
+                   help="run store directory (default: $FLCORE_STORE or runs)")
+
+
+def add_seeds_option(p: argparse.ArgumentParser) -> None:
+    """``--seeds``: the seeds every configuration is run with (0 by default)."""
+    p.add_argument("--seeds", type=count_option(0), nargs="+", default=[0],
+                   help="seeds of every configuration (default: 0)")

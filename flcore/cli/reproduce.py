@@ -37,13 +37,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from flcore.cli.arguments import count_option
+from flcore.cli.arguments import add_seeds_option, add_store_option, count_option
 from flcore.data import DATASET_NAMES
 from flcore.executors.ray_executor import ExecutorError
 from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for
@@ -90,11 +89,9 @@ def _check_root(args: argparse.Namespace) -> bool:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", default="small", choices=("smoke", "small", "paper"),
                    help="smoke (seconds), small (CPU default) or paper (the papers' protocol, GPU)")
-    p.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
-                   help="run store directory (default: $FLCORE_STORE or runs)")
+    add_store_option(p)
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
-    p.add_argument("--seeds", type=count_option(0), nargs="+", default=[0],
-                   help="seeds of every configuration (default: 0)")
+    add_seeds_option(p)
     p.add_argument("--workers", type=count_option(1), default=None,
                    help="runs trained at once on a CPU (default: one per core)")
     p.add_argument("--data-root", default="data",
