@@ -286,7 +286,7 @@ def _samtilde_client(cfg, flat):
     return local_update(cfg, perturbation, corrections)
 
 
-_CENTRAL = ("Centralized baseline (algorithms.md 4): one client holding the pooled training set, one "
+_CENTRAL = ("Centralized baseline (docs/algorithms.md 4): one client holding the pooled training set, one "
             "round = one epoch, plain average server (the identity for one client); ")
 _add(Method("centralized-sgd", _CENTRAL + "SGD.", ("P0", "L0"), sgd_client, average_server))
 _add(Method("centralized-sam", _CENTRAL + "SAM (Foret et al. 2021).", ("P1", "L0"), sam_client, average_server))

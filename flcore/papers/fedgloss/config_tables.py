@@ -1,7 +1,7 @@
 """The FedGloSS paper's configuration tables (its Tables 2, 12, 13) rendered from flcore.
 
 - :func:`table2_ours`: the overview of SAM-based methods (Table 2) from the method
-  registry -- server and client optimizer from a recipe's parts (algorithms.md 7.1),
+  registry -- server and client optimizer from a recipe's parts (docs/algorithms.md 7.1),
   communication from ``uploads_per_round``/``downloads_per_round``, local computation from
   ``grad_evals_per_step``, and the state each method keeps;
 - :func:`table12_ours`: the training hyper-parameters (Table 12) as

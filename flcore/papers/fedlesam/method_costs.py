@@ -4,7 +4,7 @@
 - :func:`relative_costs_ours`: Table 7, stored memory, communication per round and
   backpropagations per local step relative to FedAvg;
 - :func:`summary_ours`: Table 1, base algorithm, minimizing target, local perturbation and
-  extra computation of each SAM-based method, read from its parts (algorithms.md 7.1).
+  extra computation of each SAM-based method, read from its parts (docs/algorithms.md 7.1).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ FEDLESAM_METHODS = {"FedAvg": "fedavg", "FedSAM": "fedsam", "FedLESAM": "fedlesa
 SUMMARY_METHODS = {"FedSAM": ("fedsam",), "MoFedSAM": ("mofedsam",), "FedGAMMA": ("fedgamma",),
                    "FedSMOO": ("fedsmoo",), "FedLESAM": ("fedlesam", "fedlesam-s", "fedlesam-d")}
 
-#: Base federated algorithm named by a method's correction part (algorithms.md 7.1):
+#: Base federated algorithm named by a method's correction part (docs/algorithms.md 7.1):
 #: C0 plain local SGD with FedAvg's server, C5 FedCM's broadcast momentum, C2 SCAFFOLD's
 #: control variates, C3 FedDyn's dual.
 BASE_ALGORITHM = {"C0": "FedAvg", "C5": "FedAvg with Momentum", "C2": "Scaffold", "C3": "FedDyn"}

@@ -7,7 +7,7 @@ statistics) from flcore's data loader (:mod:`flcore.papers.fedlesam.dataset_stat
 (the clients' label distributions) from flcore's partition functions
 (:mod:`flcore.papers.fedlesam.partition_maps`).
 
-Result and analysis artifacts read run group ``lesam-cifar`` of ``artifacts.yaml``: the
+Result and analysis artifacts read run group ``lesam-cifar`` of the paper's ``inventory.yaml``: the
 paper's CIFAR protocol (ResNet-18-GN, SGD lr 0.1, weight decay 1e-3, the client lr decayed
 x0.998 per round -- x0.9995 for FedDyn, FedSMOO and FedLESAM-D --, gradients clipped at 10
 as in its code, 800 rounds; CIFAR-10 batch 50 and 5 local epochs, CIFAR-100 batch 20 and 2)
