@@ -5,6 +5,7 @@ import pytest
 
 from flcore import resolve_config
 from flcore.algorithms import METHODS
+from flcore.algorithms.methods import built_part_ids
 from flcore.algorithms.recipes_papers import wrapped_recipes
 from flcore.config.fields import OPTION_CHOICES
 from flcore.config.method_reads import (
@@ -60,6 +61,28 @@ def test_the_gradient_count_is_that_of_the_perturbation():
                 "fedlesam": 1, "centralized-samtilde": 1, "fedgloss-sgd": 1, "fedgloss-sam": 2,
                 "scaffold+asam+swa": 2, "fednsam": 2, "fedswa": 1}
     assert {name: grad_evals_per_step(name) for name in expected} == expected
+
+
+def _built_ids(name: str) -> set[str]:
+    cfg = resolve_config(scale="smoke", method=name)
+    method = METHODS[name]
+    return set(built_part_ids(method.build_client(cfg, probe_flat()), method.build_server(cfg)))
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_every_method_lists_the_parts_it_builds(name):
+    """A method's ``parts`` (the catalog's and the cost tables' ids) hold exactly the ids
+    its built parts carry, among the ids any part carries (the plain pseudo-gradient step
+    and the lr schedules carry none)."""
+    carried = set().union(*(_built_ids(other) for other in METHODS))
+    assert _built_ids(name) == set(METHODS[name].parts) & carried
+
+
+def test_parts_carry_their_ids():
+    assert _built_ids("fedsam") == {"P1"}
+    assert _built_ids("scaffold+asam+swa") == {"P2", "C2", "A1"}
+    assert _built_ids("fedgloss-sam") == {"P1", "C3", "P6", "S6"}
+    assert _built_ids("fedmoswa") == {"P0", "L4", "C8", "S10"}
 
 
 def test_the_recording_config_sees_a_field_read_on_one_branch_only():

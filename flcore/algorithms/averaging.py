@@ -42,6 +42,8 @@ class SWA:
     the evaluated model is ``theta`` (before that ``w``); the clients never see it.
     """
 
+    part_id = "A1"  # docs/algorithms.md 7.1
+
     start: int
     cycle: int
     include_start: bool = True
@@ -122,6 +124,8 @@ class IMA:
     included), which is sent to the clients.  Before ``t_IMA``, ``w^{t+1} = w^_t``.
     """
 
+    part_id = "A2"  # docs/algorithms.md 7.1
+
     window: int
     start: int
     partial: str = "average"  # see ima_averages
@@ -149,6 +153,8 @@ class WindowedTargetStep:
 
     Server parts still receive the round's real uploads.
     """
+
+    part_id = "A2"  # docs/algorithms.md 7.1
 
     step: PseudoGradientStep
     window: int

@@ -26,6 +26,8 @@ from flcore.algorithms.server import SentVector, ServerRound
 class MomentumControlVariate:
     """C8, the client side: ``g <- g + (c - c_i)``; ``c_i`` is the client state ``moswa_c``."""
 
+    part_id = "C8"  # docs/algorithms.md 7.1
+
     lr_mean: float = 1.0
     client_state = {"moswa_c": "zeros"}
 
@@ -48,6 +50,8 @@ class MomentumControlVariate:
 class MomentumControlServer(SentVector, kept="c", sent_as="moswa_c"):
     """S10, the server side: keeps ``c`` (zeros), broadcasts it as ``moswa_c`` and after the
     round sets ``c <- c + gamma mean_S (c_i+ - c)``."""
+
+    part_id = "S10"  # docs/algorithms.md 7.1
 
     gamma: float
     first_round_mean: bool = False

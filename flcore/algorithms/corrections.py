@@ -45,6 +45,8 @@ class Prox:
     term ``mu/2 ||w - w^t||^2`` is added, ``g <- g + mu (W - w^t)``, with the anchor the
     point the clients started from (``ctx.start``)."""
 
+    part_id = "C1"  # docs/algorithms.md 7.1
+
     mu: float
 
     def __call__(self, W, g, ctx, scratch, batch):
@@ -68,6 +70,8 @@ class ScaffoldCorrection:
     ``scale`` multiplies only the correction term (FedLESAM-S code: 0.1; SCAFFOLD: 1);
     the control-variate update is the standard one whatever the scale.
     """
+
+    part_id = "C2"  # docs/algorithms.md 7.1
 
     scale: float = 1.0
     client_state = {"scaffold_c": "zeros"}
@@ -111,6 +115,8 @@ class DynDual:
     clip the two agree up to rounding.
     """
 
+    part_id = "C3"  # docs/algorithms.md 7.1
+
     alpha: float
     state: str = "dyn_dual"
     clip: str = "paper"
@@ -147,6 +153,8 @@ class SpeedProx:
     ``w^{t+1} = mean_k x_hat_k``.  Algebraically this is :class:`DynDual` with
     ``alpha = 1/lam`` and the FedDyn server correction folded into the upload.
     """
+
+    part_id = "C3s"  # docs/algorithms.md 7.1
 
     lam: float
     state: str = "fedspeed_ghat"
@@ -187,6 +195,8 @@ class AdaBestBias:
     :class:`flcore.algorithms.server_parts.AdaBestStep`.
     """
 
+    part_id = "C4"  # docs/algorithms.md 7.1
+
     mu: float
     client_state = {"adabest_h": "zeros", "adabest_round": "round"}
 
@@ -213,6 +223,8 @@ class GlobalMomentum:
     (:class:`flcore.algorithms.server_parts.MomentumBroadcast`).
     """
 
+    part_id = "C5"  # docs/algorithms.md 7.1
+
     alpha: float
 
     def begin(self, ctx, scratch):
@@ -230,6 +242,8 @@ class GradientMixing:
     """C6, FedSpeed's gradient mixing (Sun et al. 2023b, Algorithm 1 line 7):
     ``g <- (1 - alpha) g(W) + alpha g(W + eps)``.  Needs a perturbation that leaves the
     unperturbed gradient in ``scratch["grad_at_w"]`` (P1, P2)."""
+
+    part_id = "C6"  # docs/algorithms.md 7.1
 
     alpha: float
 

@@ -64,6 +64,8 @@ class FeatureAnchorClient:
     """C7: the anchor loss, the classifier calibration and the local anchors (module
     docstring).  ``calibrate_after``: calibration runs in rounds ``t > calibrate_after``."""
 
+    part_id = "C7"  # docs/algorithms.md 7.1
+
     flat: object = field(compare=False, repr=False)
     lam: float
     momentum: float

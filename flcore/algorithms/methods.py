@@ -67,6 +67,15 @@ class Method:
         return describe_server_state(self.build_server(cfg))
 
 
+def built_part_ids(client: LocalUpdate, server: Server) -> tuple[str, ...]:
+    """The part ids (docs/algorithms.md 7.1) that a method's built parts carry, in recipe
+    order: the client's perturbation and corrections, then the server's step, auxiliary
+    parts and averaging.  Parts that need no id of their own (the plain pseudo-gradient
+    step, the server side of a client part) carry none."""
+    parts = (*client.parts, server.step, *server.parts, server.averaging)
+    return tuple(dict.fromkeys(part.part_id for part in parts if getattr(part, "part_id", None)))
+
+
 def _probe_flat():
     """A two-parameter-tensor linear model, to build a method's parts without data."""
     return FlatModel(torch.nn.Linear(3, 2))

@@ -29,6 +29,8 @@ def unit(u: torch.Tensor) -> torch.Tensor:
 class NoPerturbation:
     """P0: the gradient is taken at the iterate itself (plain SGD)."""
 
+    part_id = "P0"  # docs/algorithms.md 7.1
+
     extra_grad_evals: int = 0
 
     def __call__(self, W, batch, ctx, scratch):
@@ -43,6 +45,8 @@ class SAMPerturbation:
     rule R4).  The descent gradient is then taken at ``W + eps`` on the same minibatch
     (rule R5).
     """
+
+    part_id = "P1"  # docs/algorithms.md 7.1
 
     rho: float
     extra_grad_evals: int = 1
@@ -62,6 +66,8 @@ class ASAMPerturbation:
     the closed form; this is Kwon et al.'s element-wise operator restricted to weight
     tensors, exactly as the FedSAM paper's official code applies it (docs/algorithms.md 1.3).
     """
+
+    part_id = "P2"  # docs/algorithms.md 7.1
 
     rho: float
     eta: float

@@ -53,6 +53,8 @@ class LocallyEstimatedGlobal:
       ``lesam_estimate="server_last_round"`` for the full official behaviour.
     """
 
+    part_id = "P4"  # docs/algorithms.md 7.1
+
     rho: float
     first_visit: str = "none"
     estimate: str = "client"
@@ -119,6 +121,8 @@ class BlendedPerturbation:
     even when ``c = 1`` (2 gradient evaluations per step, as in the paper's count).
     """
 
+    part_id = "P5"  # docs/algorithms.md 7.1
+
     rho: float
     extra_grad_evals: int = 1
 
@@ -144,6 +148,8 @@ class PreviousGradientSAM:
     kept per client across rounds (client state ``samtilde_grad``), so in centralized
     training the direction carries over from one epoch to the next.
     """
+
+    part_id = "P7"  # docs/algorithms.md 7.1
 
     rho: float
     extra_grad_evals: int = 0
@@ -181,6 +187,8 @@ class WarmupSAMPerturbation:
     client radius rho_l ([GloSS] App. C.2; docs/algorithms.md 6.3).  ``rho_schedule`` maps the
     round to the radius (:class:`flcore.algorithms.schedules.LinearWarmup`); the step is
     SAM's (``eps = rho(t) unit(g)``, same minibatch)."""
+
+    part_id = "P1"  # docs/algorithms.md 7.1
 
     rho_schedule: object
     extra_grad_evals: int = 1

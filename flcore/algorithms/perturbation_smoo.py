@@ -36,6 +36,8 @@ class SMOOPerturbation:
     code's simplification "ignoring the s_hat_{i,K} term" (``smoo_variant="code"``).
     """
 
+    part_id = "P3"  # docs/algorithms.md 7.1
+
     rho: float
     extra_grad_evals: int = 1
     upload: str = "paper"

@@ -26,6 +26,8 @@ class LinearInRoundLR:
     ``after_step`` hook.
     """
 
+    part_id = "L4"  # docs/algorithms.md 7.1
+
     rho: float
     scale: float = 1.0
 

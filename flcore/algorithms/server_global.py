@@ -44,6 +44,8 @@ class GlobalPerturbation:
     schedule is :class:`flcore.algorithms.schedules.GlossCodeServerRho`).
     """
 
+    part_id = "P6"  # docs/algorithms.md 7.1
+
     rho_schedule: object
     name: str = "gloss"
 
@@ -66,6 +68,8 @@ class ProbePerturbation:
     exchange: the same clients start from ``w^t + rho_s unit(Delta^t)``.  The probe pass's
     client-state updates are discarded by the engine, so the duals change in the second
     pass only (decision: the paper is silent)."""
+
+    part_id = "P6x"  # docs/algorithms.md 7.1
 
     rho_schedule: object
     name: str = "gloss_probe"

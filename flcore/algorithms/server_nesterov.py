@@ -26,6 +26,8 @@ class NesterovExtrapolation:
     """A server part; its step must be the plain average (``average_step``): the part
     returns ``x^t + m^{t+1}`` in place of the step's output."""
 
+    part_id = "S9"  # docs/algorithms.md 7.1
+
     gamma: float
     accumulate: bool = True
     name: str = "nesterov"

@@ -72,6 +72,8 @@ class DynServerCorrection:
     the number of participants ``|S|``, as the FedGloSS official code does.
     """
 
+    part_id = "S6"  # docs/algorithms.md 7.1
+
     alpha: float
     dual_scale: str = "paper"
     name: str = "dyn"
@@ -147,6 +149,8 @@ class AdaBestStep:
     extrapolates along ``theta^0 - w^0``.
     """
 
+    part_id = "S7"  # docs/algorithms.md 7.1
+
     beta: float
 
     def init(self, w, num_clients):
@@ -170,6 +174,8 @@ class FedNovaStep:
 
     ``rho = 0`` gives ``a_k = tau_k``; with equal ``tau_k`` this is FedAvg.
     """
+
+    part_id = "S4"  # docs/algorithms.md 7.1
 
     momentum: float = 0.0
 
@@ -206,6 +212,8 @@ class GMAStep:
     participant and ``M_k`` also requiring ``w_k - w_cur`` to have the majority sign;
     with the code's ``lr = 1e-4`` the result is about FedAvg.
     """
+
+    part_id = "S5"  # docs/algorithms.md 7.1
 
     lr: float = 1.0
     tau: float = 0.8
