@@ -5,7 +5,7 @@ import pytest
 
 from flcore import resolve_config
 from flcore.algorithms import METHODS
-from flcore.algorithms.methods import built_part_ids
+from flcore.algorithms.methods import built_part_ids, probe_flat
 from flcore.algorithms.recipes_papers import wrapped_recipes
 from flcore.config.fields import OPTION_CHOICES
 from flcore.config.method_reads import (
@@ -14,7 +14,6 @@ from flcore.config.method_reads import (
     fields_read_by_build,
     grad_evals_per_step,
     hyperparameters_of,
-    probe_flat,
 )
 
 

@@ -57,7 +57,7 @@ class Method:
         client; ``P`` parameters, ``N`` clients)."""
         from flcore.algorithms.state_catalog import describe_client_state
 
-        return describe_client_state(self.build_client(cfg, _probe_flat()).client_state_spec())
+        return describe_client_state(self.build_client(cfg, probe_flat()).client_state_spec())
 
     def server_state(self, cfg) -> list[dict]:
         """The server state this method keeps across rounds under ``cfg``: ``[{name, shape,
@@ -76,7 +76,7 @@ def built_part_ids(client: LocalUpdate, server: Server) -> tuple[str, ...]:
     return tuple(dict.fromkeys(part.part_id for part in parts if getattr(part, "part_id", None)))
 
 
-def _probe_flat():
+def probe_flat() -> FlatModel:
     """A two-parameter-tensor linear model, to build a method's parts without data."""
     return FlatModel(torch.nn.Linear(3, 2))
 

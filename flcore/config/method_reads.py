@@ -14,8 +14,8 @@ import functools
 from typing import Any
 
 from flcore.algorithms import get_method
+from flcore.algorithms.methods import probe_flat
 from flcore.config.fields import ADDED_OPTIONS, METHOD_FIELDS, NEUTRAL_DEFAULTS, OPTION_CHOICES
-from flcore.flat import FlatModel
 
 #: The fields a recipe's hyper-parameters are drawn from: the method fields and the added
 #: options, less those every method reads (``lr_decay``, ``clip_norm``...).
@@ -35,13 +35,6 @@ class RecordingConfig:
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("a config is read-only")
-
-
-def probe_flat() -> FlatModel:
-    """A two-parameter-tensor linear model, to build a method's parts without data."""
-    import torch
-
-    return FlatModel(torch.nn.Linear(3, 2))
 
 
 def fields_read_by_build(method: str, options: dict[str, str] | None = None) -> set[str]:
