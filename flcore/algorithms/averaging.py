@@ -19,10 +19,12 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerRound, aggregate
 from flcore.errors import check_choice
 
 
+@part_id("A1")
 @dataclass(frozen=True)
 class SWA:
     """A1, server-side SWA ([SAM22] Alg. 1 lines 2-3 and 21-23, Eq. 8; docs/algorithms.md 2.3).
@@ -41,8 +43,6 @@ class SWA:
     starts at 0, so the first collected model replaces the start copy.  From ``t_s`` on
     the evaluated model is ``theta`` (before that ``w``); the clients never see it.
     """
-
-    part_id = "A1"  # docs/algorithms.md 7.1
 
     start: int
     cycle: int
@@ -113,6 +113,7 @@ def ima_averages(round: int, start: int, window: int, partial: str) -> bool:
     return partial == "average" or ModelWindow(window).full(round)
 
 
+@part_id("A2")
 @dataclass(frozen=True)
 class IMA:
     """A2, iterative moving averaging of the server outputs ([IMA] Sec. V, Alg. 1;
@@ -123,8 +124,6 @@ class IMA:
     ``t >= t_IMA`` the next global model is their uniform mean (the current round
     included), which is sent to the clients.  Before ``t_IMA``, ``w^{t+1} = w^_t``.
     """
-
-    part_id = "A2"  # docs/algorithms.md 7.1
 
     window: int
     start: int
@@ -142,6 +141,7 @@ class IMA:
         return w
 
 
+@part_id("A2")
 @dataclass(frozen=True)
 class WindowedTargetStep:
     """A2 around a pseudo-gradient step (docs/algorithms.md 2.9): every round the aggregation
@@ -153,8 +153,6 @@ class WindowedTargetStep:
 
     Server parts still receive the round's real uploads.
     """
-
-    part_id = "A2"  # docs/algorithms.md 7.1
 
     step: PseudoGradientStep
     window: int

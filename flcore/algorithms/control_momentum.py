@@ -19,14 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flcore.algorithms.corrections import _local_steps, received
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import SentVector, ServerRound
 
 
+@part_id("C8")
 @dataclass(frozen=True)
 class MomentumControlVariate:
     """C8, the client side: ``g <- g + (c - c_i)``; ``c_i`` is the client state ``moswa_c``."""
-
-    part_id = "C8"  # docs/algorithms.md 7.1
 
     lr_mean: float = 1.0
     client_state = {"moswa_c": "zeros"}
@@ -46,12 +46,11 @@ class MomentumControlVariate:
         out["client_state"]["moswa_c"] = c_new
 
 
+@part_id("S10")
 @dataclass(frozen=True)
 class MomentumControlServer(SentVector, kept="c", sent_as="moswa_c"):
     """S10, the server side: keeps ``c`` (zeros), broadcasts it as ``moswa_c`` and after the
     round sets ``c <- c + gamma mean_S (c_i+ - c)``."""
-
-    part_id = "S10"  # docs/algorithms.md 7.1
 
     gamma: float
     first_round_mean: bool = False

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 from flcore.errors import check_choice
 
 
@@ -39,13 +40,12 @@ def _local_steps(out, ctx) -> torch.Tensor:
     return steps.to(out["model"].dtype).clamp_min(1)
 
 
+@part_id("C1")
 @dataclass(frozen=True)
 class Prox:
     """C1, FedProx (Li et al. 2020, Eq. 2 / Algorithm 2): the gradient of the proximal
     term ``mu/2 ||w - w^t||^2`` is added, ``g <- g + mu (W - w^t)``, with the anchor the
     point the clients started from (``ctx.start``)."""
-
-    part_id = "C1"  # docs/algorithms.md 7.1
 
     mu: float
 
@@ -53,6 +53,7 @@ class Prox:
         return g + self.mu * (W - ctx.start)
 
 
+@part_id("C2")
 @dataclass(frozen=True)
 class ScaffoldCorrection:
     """C2, SCAFFOLD control variates (Karimireddy et al. 2020, Algorithm 1 lines 10-12).
@@ -70,8 +71,6 @@ class ScaffoldCorrection:
     ``scale`` multiplies only the correction term (FedLESAM-S code: 0.1; SCAFFOLD: 1);
     the control-variate update is the standard one whatever the scale.
     """
-
-    part_id = "C2"  # docs/algorithms.md 7.1
 
     scale: float = 1.0
     client_state = {"scaffold_c": "zeros"}
@@ -92,6 +91,7 @@ class ScaffoldCorrection:
         out["client_state"]["scaffold_c"] = c_new
 
 
+@part_id("C3")
 @dataclass(frozen=True)
 class DynDual:
     """C3, the FedDyn / ADMM dual (Acar et al. 2021, Algorithm 1; docs/algorithms.md 3.6).
@@ -114,8 +114,6 @@ class DynDual:
     (:attr:`post_clip_decay`, read by :class:`flcore.algorithms.LocalUpdate`).  Without a
     clip the two agree up to rounding.
     """
-
-    part_id = "C3"  # docs/algorithms.md 7.1
 
     alpha: float
     state: str = "dyn_dual"
@@ -142,6 +140,7 @@ class DynDual:
         out["client_state"][self.state] = ctx.client_state[self.state] - self.alpha * (W - ctx.start)
 
 
+@part_id("C3s")
 @dataclass(frozen=True)
 class SpeedProx:
     """C3s, FedSpeed's prox-correction (Sun et al. 2023b, Algorithm 1 lines 8-12).
@@ -153,8 +152,6 @@ class SpeedProx:
     ``w^{t+1} = mean_k x_hat_k``.  Algebraically this is :class:`DynDual` with
     ``alpha = 1/lam`` and the FedDyn server correction folded into the upload.
     """
-
-    part_id = "C3s"  # docs/algorithms.md 7.1
 
     lam: float
     state: str = "fedspeed_ghat"
@@ -180,6 +177,7 @@ class SpeedProx:
         out["model"] = W - self.lam * out["client_state"][self.state]
 
 
+@part_id("C4")
 @dataclass(frozen=True)
 class AdaBestBias:
     """C4, AdaBest's client bias (Varno et al. 2022; docs/algorithms.md 3.7).
@@ -195,8 +193,6 @@ class AdaBestBias:
     :class:`flcore.algorithms.server_parts.AdaBestStep`.
     """
 
-    part_id = "C4"  # docs/algorithms.md 7.1
-
     mu: float
     client_state = {"adabest_h": "zeros", "adabest_round": "round"}
 
@@ -210,6 +206,7 @@ class AdaBestBias:
         out["client_state"]["adabest_round"] = torch.full_like(last, ctx.round)
 
 
+@part_id("C5")
 @dataclass(frozen=True)
 class GlobalMomentum:
     """C5, client-level momentum (FedCM, Xu et al. 2021, Algorithm 1; MoFedSAM, Qu et al.
@@ -223,8 +220,6 @@ class GlobalMomentum:
     (:class:`flcore.algorithms.server_parts.MomentumBroadcast`).
     """
 
-    part_id = "C5"  # docs/algorithms.md 7.1
-
     alpha: float
 
     def begin(self, ctx, scratch):
@@ -237,13 +232,12 @@ class GlobalMomentum:
         out["fedcm_steps_lr"] = _local_steps(out, ctx) * ctx.lr
 
 
+@part_id("C6")
 @dataclass(frozen=True)
 class GradientMixing:
     """C6, FedSpeed's gradient mixing (Sun et al. 2023b, Algorithm 1 line 7):
     ``g <- (1 - alpha) g(W) + alpha g(W + eps)``.  Needs a perturbation that leaves the
     unperturbed gradient in ``scratch["grad_at_w"]`` (P1, P2)."""
-
-    part_id = "C6"  # docs/algorithms.md 7.1
 
     alpha: float
 

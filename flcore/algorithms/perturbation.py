@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
+
 #: epsilon of unit(u) = u / (||u|| + eps); the value of the fedsam and fedgloss code (R3).
 NORM_EPS = 1e-16
 
@@ -25,11 +27,10 @@ def unit(u: torch.Tensor) -> torch.Tensor:
     return u / (u.norm(dim=-1, keepdim=True) + NORM_EPS)
 
 
+@part_id("P0")
 @dataclass(frozen=True)
 class NoPerturbation:
     """P0: the gradient is taken at the iterate itself (plain SGD)."""
-
-    part_id = "P0"  # docs/algorithms.md 7.1
 
     extra_grad_evals: int = 0
 
@@ -37,6 +38,7 @@ class NoPerturbation:
         return None, None
 
 
+@part_id("P1")
 @dataclass(frozen=True)
 class SAMPerturbation:
     """P1, SAM (Foret et al. 2021; FedSAM paper Eqs. 3-4).
@@ -45,8 +47,6 @@ class SAMPerturbation:
     rule R4).  The descent gradient is then taken at ``W + eps`` on the same minibatch
     (rule R5).
     """
-
-    part_id = "P1"  # docs/algorithms.md 7.1
 
     rho: float
     extra_grad_evals: int = 1
@@ -57,6 +57,7 @@ class SAMPerturbation:
         return self.rho * unit(g), loss
 
 
+@part_id("P2")
 @dataclass(frozen=True)
 class ASAMPerturbation:
     """P2, adaptive SAM (Kwon et al. 2021; FedSAM paper Sec. 3, Eqs. 5-6).
@@ -66,8 +67,6 @@ class ASAMPerturbation:
     the closed form; this is Kwon et al.'s element-wise operator restricted to weight
     tensors, exactly as the FedSAM paper's official code applies it (docs/algorithms.md 1.3).
     """
-
-    part_id = "P2"  # docs/algorithms.md 7.1
 
     rho: float
     eta: float

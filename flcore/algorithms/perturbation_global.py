@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 
 
@@ -26,6 +27,7 @@ def _broadcast(ctx, name: str) -> torch.Tensor:
         raise KeyError(f"the server did not broadcast {name!r}: pair this client part with its server part") from None
 
 
+@part_id("P4")
 @dataclass(frozen=True)
 class LocallyEstimatedGlobal:
     """P4, FedLESAM's locally estimated global perturbation ([LESAM] Sec. 4, Alg. 1;
@@ -52,8 +54,6 @@ class LocallyEstimatedGlobal:
       ``[P]`` gives each coordinate's tensor index.  Pair it with
       ``lesam_estimate="server_last_round"`` for the full official behaviour.
     """
-
-    part_id = "P4"  # docs/algorithms.md 7.1
 
     rho: float
     first_visit: str = "none"
@@ -104,6 +104,7 @@ class LocallyEstimatedGlobal:
             out["client_state"]["lesam_seen"] = torch.ones(K, dtype=torch.bool, device=W.device)
 
 
+@part_id("P5")
 @dataclass(frozen=True)
 class BlendedPerturbation:
     """P5, FedGF's blend of perturbed points ([GF] Eq. 12; docs/algorithms.md 2.5).
@@ -121,8 +122,6 @@ class BlendedPerturbation:
     even when ``c = 1`` (2 gradient evaluations per step, as in the paper's count).
     """
 
-    part_id = "P5"  # docs/algorithms.md 7.1
-
     rho: float
     extra_grad_evals: int = 1
 
@@ -135,6 +134,7 @@ class BlendedPerturbation:
         return eps, loss
 
 
+@part_id("P7")
 @dataclass(frozen=True)
 class PreviousGradientSAM:
     """P7, SAM~: SAM with the previous step's gradient (DP-SAT, Park et al. 2023;
@@ -148,8 +148,6 @@ class PreviousGradientSAM:
     kept per client across rounds (client state ``samtilde_grad``), so in centralized
     training the direction carries over from one epoch to the next.
     """
-
-    part_id = "P7"  # docs/algorithms.md 7.1
 
     rho: float
     extra_grad_evals: int = 0
@@ -181,14 +179,13 @@ def samtilde_parts(rho: float) -> tuple[PreviousGradientSAM, tuple[RecordGradien
     return PreviousGradientSAM(rho), (RecordGradient(),)
 
 
+@part_id("P1")
 @dataclass(frozen=True)
 class WarmupSAMPerturbation:
     """P1 with a radius that depends on the round: FedGloSS-SAM's linear warm-up of the
     client radius rho_l ([GloSS] App. C.2; docs/algorithms.md 6.3).  ``rho_schedule`` maps the
     round to the radius (:class:`flcore.algorithms.schedules.LinearWarmup`); the step is
     SAM's (``eps = rho(t) unit(g)``, same minibatch)."""
-
-    part_id = "P1"  # docs/algorithms.md 7.1
 
     rho_schedule: object
     extra_grad_evals: int = 1

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.corrections import received
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 from flcore.errors import check_choice
 
 
+@part_id("P3")
 @dataclass(frozen=True)
 class SMOOPerturbation:
     """P3.  Each step, with ``g = g(W)`` on the step's minibatch::
@@ -35,8 +37,6 @@ class SMOOPerturbation:
     the server's ``s <- rho unit(sum_k mu_k) = rho unit(mean_k mu_k)`` is the official
     code's simplification "ignoring the s_hat_{i,K} term" (``smoo_variant="code"``).
     """
-
-    part_id = "P3"  # docs/algorithms.md 7.1
 
     rho: float
     extra_grad_evals: int = 1

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 
+
+@part_id("L4")
 @dataclass(frozen=True)
 class LinearInRoundLR:
     """Step ``j = 0..K_k-1`` of client ``k`` (``K_k`` its local steps this round) runs at
@@ -25,8 +28,6 @@ class LinearInRoundLR:
     Used as a C part whose gradient change is the identity; the scaling is its
     ``after_step`` hook.
     """
-
-    part_id = "L4"  # docs/algorithms.md 7.1
 
     rho: float
     scale: float = 1.0

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 from flcore.algorithms.server import SentVector, ServerRound, aggregate
 from flcore.errors import check_choice
@@ -25,6 +26,7 @@ def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> tor
     return start + radius * unit(direction)
 
 
+@part_id("P6")
 @dataclass(frozen=True)
 class GlobalPerturbation:
     """P6 + S8, FedGloSS's server-side SAM with the previous pseudo-gradient ([GloSS]
@@ -44,8 +46,6 @@ class GlobalPerturbation:
     schedule is :class:`flcore.algorithms.schedules.GlossCodeServerRho`).
     """
 
-    part_id = "P6"  # docs/algorithms.md 7.1
-
     rho_schedule: object
     name: str = "gloss"
 
@@ -60,6 +60,7 @@ class GlobalPerturbation:
         return w_new
 
 
+@part_id("P6x")
 @dataclass(frozen=True)
 class ProbePerturbation:
     """P6x, NaiveFedGloSS's exact server perturbation ([GloSS] Sec. 5.1.1; docs/algorithms.md
@@ -68,8 +69,6 @@ class ProbePerturbation:
     exchange: the same clients start from ``w^t + rho_s unit(Delta^t)``.  The probe pass's
     client-state updates are discarded by the engine, so the duals change in the second
     pass only (decision: the paper is silent)."""
-
-    part_id = "P6x"  # docs/algorithms.md 7.1
 
     rho_schedule: object
     name: str = "gloss_probe"

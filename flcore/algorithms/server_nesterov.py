@@ -18,15 +18,15 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import ServerRound, aggregate
 
 
+@part_id("S9")
 @dataclass(frozen=True)
 class NesterovExtrapolation:
     """A server part; its step must be the plain average (``average_step``): the part
     returns ``x^t + m^{t+1}`` in place of the step's output."""
-
-    part_id = "S9"  # docs/algorithms.md 7.1
 
     gamma: float
     accumulate: bool = True

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 from flcore.algorithms.server import SentVector, ServerRound, aggregate
 from flcore.errors import check_choice
@@ -54,6 +55,7 @@ class ScaffoldServer(SentVector, kept="c", sent_as="scaffold_c"):
         return w_new
 
 
+@part_id("S6")
 @dataclass(frozen=True)
 class DynServerCorrection:
     """S6, the FedDyn server correction (Acar et al. 2021, Algorithm 1 lines 11-12).
@@ -71,8 +73,6 @@ class DynServerCorrection:
     ``dual_scale="paper"`` is the written ``alpha/N``; ``"code"`` divides additionally by
     the number of participants ``|S|``, as the FedGloSS official code does.
     """
-
-    part_id = "S6"  # docs/algorithms.md 7.1
 
     alpha: float
     dual_scale: str = "paper"
@@ -138,6 +138,7 @@ class SMOOServer(SentVector, kept="s", sent_as="smoo_s"):
 
 # ----------------------------------------------------------------------------- steps
 
+@part_id("S7")
 @dataclass(frozen=True)
 class AdaBestStep:
     """S7, AdaBest's server (Varno et al. 2022, Algorithm 1; docs/algorithms.md 3.7)::
@@ -148,8 +149,6 @@ class AdaBestStep:
     fedsim library (``avg_params`` starts as the initial model), so round one already
     extrapolates along ``theta^0 - w^0``.
     """
-
-    part_id = "S7"  # docs/algorithms.md 7.1
 
     beta: float
 
@@ -163,6 +162,7 @@ class AdaBestStep:
         return w_new
 
 
+@part_id("S4")
 @dataclass(frozen=True)
 class FedNovaStep:
     """S4, FedNova's normalized averaging (Wang et al. 2020, Eq. 6; docs/algorithms.md 3.8).
@@ -174,8 +174,6 @@ class FedNovaStep:
 
     ``rho = 0`` gives ``a_k = tau_k``; with equal ``tau_k`` this is FedAvg.
     """
-
-    part_id = "S4"  # docs/algorithms.md 7.1
 
     momentum: float = 0.0
 
@@ -191,6 +189,7 @@ class FedNovaStep:
         return rnd.w - (p @ a) * (p @ d)
 
 
+@part_id("S5")
 @dataclass(frozen=True)
 class GMAStep:
     """S5, FedGMA's gradient-masked averaging (Tenison et al. 2023, Algorithm 1;
@@ -212,8 +211,6 @@ class GMAStep:
     participant and ``M_k`` also requiring ``w_k - w_cur`` to have the majority sign;
     with the code's ``lr = 1e-4`` the result is about FedAvg.
     """
-
-    part_id = "S5"  # docs/algorithms.md 7.1
 
     lr: float = 1.0
     tau: float = 0.8
