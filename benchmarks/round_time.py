@@ -359,7 +359,7 @@ def round_gflop(method: str, settings: dict) -> float:
     import torch.nn.functional as F
     from torch.utils.flop_counter import FlopCounterMode
 
-    from flcore.algorithms import get_method
+    from flcore.config import grad_evals_per_step
     from flcore.models import build_model
 
     cfg = flcore_config(method, settings, "sequential")
@@ -370,7 +370,7 @@ def round_gflop(method: str, settings: dict) -> float:
         F.cross_entropy(model(x), y).backward()
     per_sample = counter.get_total_flops() / cfg.batch_size
     samples = settings["clients_per_round"] * settings["samples_per_client"] * cfg.local_epochs
-    return per_sample * samples * get_method(method).grad_evals_per_step / 1e9
+    return per_sample * samples * grad_evals_per_step(method) / 1e9
 
 
 def peak_gflops(device: torch.device) -> tuple[float, str]:

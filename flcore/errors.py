@@ -39,3 +39,9 @@ class ConfigError(ValueError):
         self.field = field
         shown = field if field.isidentifier() and len(field) <= 64 else quote(field, 64)
         super().__init__(f"invalid config field '{shown}': {message}")
+
+
+def check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    """A part's string option: ``ValueError`` naming the allowed values unless ``value`` is one."""
+    if value not in allowed:
+        raise ValueError(f"{name} must be {' or '.join(repr(a) for a in allowed)}, got {value!r}")

@@ -78,6 +78,33 @@ def check_real_directory(path: str | Path, root: str | Path | None = None) -> No
             raise UnsafePathError(f"{part} is {_kind(mode)}, not a directory")
 
 
+def open_regular_fd(path: str | Path, flags: int, one_name: str | None = None) -> int:
+    """A blocking descriptor of ``path`` opened with ``flags`` (``O_NOFOLLOW`` among them
+    refuses a link), refused (:class:`UnsafePathError`, the descriptor closed) unless it is a
+    regular file; with ``one_name`` (why) also when it has a second hard link.  Opened
+    non-blocking, so that a FIFO does not hang the open."""
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link
+            raise UnsafePathError(f"{path} is a symbolic link; it is not followed") from None
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket or a FIFO without a writer
+            raise UnsafePathError(f"{path} is not a regular file") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafePathError(f"{path} is {_kind(info.st_mode)}, not a regular file")
+        if one_name is not None and info.st_nlink > 1:
+            raise UnsafePathError(f"{path} has {info.st_nlink} hard links; {one_name}")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def open_regular_file(path: str | Path, max_bytes: int, root: str | Path | None = None,
                       follow_links: bool = False) -> BinaryIO:
     """``path`` opened for binary reading after the checks of the module docstring.
@@ -91,23 +118,11 @@ def open_regular_file(path: str | Path, max_bytes: int, root: str | Path | None 
     if not follow_links:
         check_real_directory(path.parent, root)
         nofollow = getattr(os, "O_NOFOLLOW", 0)
-    flags = os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = open_regular_fd(path, os.O_RDONLY | nofollow)
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link
-            raise UnsafePathError(f"{path} is a symbolic link; it is not followed") from None
-        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket or a FIFO without a writer
-            raise UnsafePathError(f"{path} is not a regular file") from None
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafePathError(f"{path} is {_kind(info.st_mode)}, not a regular file")
-        if info.st_size > max_bytes:
-            raise UnsafePathError(f"{path} holds {info.st_size} bytes, more than the {max_bytes} expected")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
+        size = os.fstat(fd).st_size
+        if size > max_bytes:
+            raise UnsafePathError(f"{path} holds {size} bytes, more than the {max_bytes} expected")
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -130,24 +145,9 @@ def open_for_append(path: str | Path, root: str | Path | None = None) -> BinaryI
     not a regular file, or has a second hard link (the append would change it too)."""
     path = Path(path)
     check_real_directory(path.parent, root)
-    flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-             | getattr(os, "O_CLOEXEC", 0))
+    fd = open_regular_fd(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                         one_name="appending would change the other names")
     try:
-        fd = os.open(path, flags, 0o666)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafePathError(f"{path} is a symbolic link; it is not followed") from None
-        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):
-            raise UnsafePathError(f"{path} is not a regular file") from None
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafePathError(f"{path} is {_kind(info.st_mode)}, not a regular file")
-        if info.st_nlink > 1:
-            raise UnsafePathError(f"{path} has {info.st_nlink} hard links; appending would change the other names")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
         return os.fdopen(fd, "a+b")
     except BaseException:
         os.close(fd)

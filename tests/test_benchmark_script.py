@@ -5,6 +5,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+#: Over 30 s as a whole file (``make test-fast`` leaves it out).
+pytestmark = pytest.mark.slow
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "round_time.py"
 FIELDS = ("method", "device", "engine", "flcore_rounds_per_s", "reference_rounds_per_s",
           "ratio", "rounds_timed", "threads", "torch_version", "peak_memory_mb",

@@ -29,6 +29,9 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
+#: Over 30 s as a whole file (``make test-fast`` leaves it out).
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("jupyter_book")
 pytest.importorskip("papermill")
 

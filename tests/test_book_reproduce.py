@@ -16,6 +16,9 @@ from flcore.cli import reproduce as cli_reproduce  # noqa: E402
 from flcore.site import manifest as book_manifest  # noqa: E402
 from flcore.site import reproduce  # noqa: E402
 
+#: Over 30 s as a whole file (``make test-fast`` leaves it out).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 GOOD, BAD = "fedsam-table-10", "fedsam-table-11"
 

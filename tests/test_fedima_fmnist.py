@@ -14,6 +14,9 @@ from flcore.reproduction.artifacts import runs_for
 from flcore.reproduction.claims import all_claims, cell_specs, evaluate, untestable_reason
 from flcore.reproduction.runner import results_frame
 
+#: Over 30 s as a whole file (``make test-fast`` leaves it out).
+pytestmark = pytest.mark.slow
+
 FMNIST_CLAIM = "fedima-ima-improves-all-methods-fmnist"
 
 

@@ -42,6 +42,9 @@ from flcore.errors import ConfigError  # noqa: E402
 from flcore.sim import Simulation, sample_clients  # noqa: E402
 from flcore.sim.engine import flatten_state  # noqa: E402
 
+#: Over 30 s as a whole file (``make test-fast`` leaves it out).
+pytestmark = pytest.mark.slow
+
 TESTS = Path(__file__).resolve().parent
 
 # The simulation, run inside the namespace: every family, then a federation whose client 5

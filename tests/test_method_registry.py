@@ -1,77 +1,108 @@
-"""The method registry and run identity: every method reads exactly the hyper-parameters
-that name its runs, the registry is built in one order and refuses a wrapper without its
-base, and the run ids of stored runs do not move."""
+"""The method registry and run identity: a method's hyper-parameters are what its build
+reads, the registry is built in one order and refuses a wrapper without its base, and the
+run ids of stored runs do not move."""
 import pytest
 
 from flcore import resolve_config
 from flcore.algorithms import METHODS
-from flcore.algorithms.methods import _probe_flat
+from flcore.algorithms.methods import built_part_ids, probe_flat
 from flcore.algorithms.recipes_papers import wrapped_recipes
-from flcore.config.fields import ADDED_OPTIONS, METHOD_FIELDS, NEUTRAL_DEFAULTS, OPTION_CHOICES
-
-#: The method hyper-parameters a recipe may read: the method fields and the added options,
-#: less the fields every method reads (weight decay's ``clip_norm``, ``lr_decay``...).
-SCOPE = (METHOD_FIELDS | set(ADDED_OPTIONS)) - set(NEUTRAL_DEFAULTS)
-
-
-class RecordingConfig:
-    """A resolved config that records the name of every field read from it."""
-
-    def __init__(self, cfg):
-        object.__setattr__(self, "_cfg", cfg)
-        object.__setattr__(self, "read", set())
-
-    def __getattr__(self, name):
-        self.read.add(name)
-        return getattr(self._cfg, name)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("a config is read-only")
+from flcore.config.fields import OPTION_CHOICES
+from flcore.config.method_reads import (
+    METHOD_SCOPE,
+    RecordingConfig,
+    fields_read_by_build,
+    grad_evals_per_step,
+    hyperparameters_of,
+)
 
 
-def fields_read(name: str) -> set[str]:
-    """The method fields ``name``'s client, server and schedule builders read, under its
-    default config and under every choice of every string option (a builder may read a
-    field only on one branch)."""
-    read: set[str] = set()
-    variants = [{}] + [{option: value} for option, values in OPTION_CHOICES.items() for value in values]
-    for variant in variants:
-        cfg = RecordingConfig(resolve_config(scale="smoke", method=name, **variant))
-        method = METHODS[name]
-        method.build_client(cfg, _probe_flat())
-        method.build_server(cfg)
-        method.build_schedule(cfg)
-        read |= cfg.read
-    return read & SCOPE
+def fields_read_everywhere(name: str) -> set[str]:
+    """The method fields ``name``'s build reads under its defaults and under every choice of
+    every string option, whether the build reads that option or not."""
+    read = fields_read_by_build(name)
+    for option, values in OPTION_CHOICES.items():
+        for value in values:
+            read |= fields_read_by_build(name, {option: value})
+    return read & METHOD_SCOPE
 
 
 @pytest.mark.parametrize("name", list(METHODS))
 def test_every_method_reads_exactly_its_hyperparameters(name):
     """The hyper-parameters of a method decide its run id; one it reads but does not list
     would let a stored run trained with another value be found again, one it lists but
-    does not read would split equal runs."""
-    declared = set(METHODS[name].hyperparameters)
-    read = fields_read(name)
-    assert read == declared, (f"{name}: read but not listed {sorted(read - declared)}, "
-                              f"listed but not read {sorted(declared - read)}")
+    does not read would split equal runs.  They are recorded from the build following only
+    the options it reads: building under every option choice finds no other field."""
+    read = fields_read_everywhere(name)
+    listed = set(hyperparameters_of(name))
+    assert read == listed, (f"{name}: read but not listed {sorted(read - listed)}, "
+                            f"listed but not read {sorted(listed - read)}")
 
 
 @pytest.mark.parametrize("name", list(METHODS))
-def test_every_methods_gradient_count_is_that_of_its_parts(name):
-    """``grad_evals_per_step`` (the cost model's unit) equals one plus the extra gradient
-    evaluations its client parts carry (SAM's ascent: one)."""
+def test_every_methods_gradient_count_is_one_number(name):
+    """``grad_evals_per_step`` (the cost model's unit) is the built client's one plus the
+    extra evaluations of its parts, and no option choice changes it: the planner prices a
+    method by its name."""
+    counts = {method_client_evals(name, {option: value})
+              for option, values in OPTION_CHOICES.items() for value in values}
+    assert counts == {grad_evals_per_step(name)}
+
+
+def method_client_evals(name: str, options: dict) -> int:
+    client = METHODS[name].build_client(resolve_config(scale="smoke", method=name, **options), probe_flat())
+    return 1 + sum(part.extra_grad_evals for part in client.parts if hasattr(part, "extra_grad_evals"))
+
+
+def test_the_gradient_count_is_that_of_the_perturbation():
+    """SAM-type ascents cost one more gradient per step; SAM~ reuses the last one."""
+    expected = {"fedavg": 1, "fedsam": 2, "fedasam": 2, "feddyn+sam": 2, "fedsmoo": 2, "fedgf": 2,
+                "fedlesam": 1, "centralized-samtilde": 1, "fedgloss-sgd": 1, "fedgloss-sam": 2,
+                "scaffold+asam+swa": 2, "fednsam": 2, "fedswa": 1}
+    assert {name: grad_evals_per_step(name) for name in expected} == expected
+
+
+def _built_ids(name: str) -> set[str]:
+    cfg = resolve_config(scale="smoke", method=name)
     method = METHODS[name]
-    client = method.build_client(resolve_config(scale="smoke", method=name), _probe_flat())
-    assert client.grad_evals_per_step == method.grad_evals_per_step
+    return set(built_part_ids(method.build_client(cfg, probe_flat()), method.build_server(cfg)))
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_every_method_lists_the_parts_it_builds(name):
+    """A method's ``parts`` (the catalog's and the cost tables' ids) hold exactly the ids
+    its built parts carry, among the ids any part carries (the plain pseudo-gradient step
+    and the lr schedules carry none)."""
+    carried = set().union(*(_built_ids(other) for other in METHODS))
+    assert _built_ids(name) == set(METHODS[name].parts) & carried
+
+
+def test_parts_carry_their_ids():
+    assert _built_ids("fedsam") == {"P1"}
+    assert _built_ids("scaffold+asam+swa") == {"P2", "C2", "A1"}
+    assert _built_ids("fedgloss-sam") == {"P1", "C3", "P6", "S6"}
+    assert _built_ids("fedmoswa") == {"P0", "L4", "C8", "S10"}
 
 
 def test_the_recording_config_sees_a_field_read_on_one_branch_only():
     """FedGloSS-SGD reads the warm-up fields only for the official code's server-radius
-    schedule: the recording over the option choices finds them."""
+    schedule: following the options its build reads finds them."""
     cfg = RecordingConfig(resolve_config(scale="smoke", method="fedgloss-sgd"))
     METHODS["fedgloss-sgd"].build_server(cfg)
-    assert "rho_warmup_rounds" not in cfg.read
-    assert {"rho_warmup_rounds", "rho_warmup_start"} <= fields_read("fedgloss-sgd")
+    assert "rho_warmup_rounds" not in cfg.read and "gloss_server_rho_schedule" in cfg.read
+    assert {"rho_warmup_rounds", "rho_warmup_start"} <= set(hyperparameters_of("fedgloss-sgd"))
+
+
+def test_the_recording_config_is_read_only():
+    cfg = RecordingConfig(resolve_config(scale="smoke"))
+    with pytest.raises(AttributeError, match="read-only"):
+        cfg.rho = 0.1
+
+
+def test_hyperparameters_are_listed_in_the_configs_field_order():
+    assert hyperparameters_of("fedasam") == ("rho", "eta")
+    assert hyperparameters_of("fedavg") == ()
+    assert hyperparameters_of("fedsam+swa")[:1] == ("rho",)
 
 
 def test_a_wrapper_without_its_base_is_refused():
@@ -112,9 +143,44 @@ PINNED_RUN_IDS = [
     ({"method": "fedavg+ima"}, "3e2df16a2c55e5cd"),
 ]
 
+#: Run ids of every other method family, computed while each recipe still listed its
+#: hyper-parameters by hand: recording them from the build must not move a run.
+PINNED_FAMILY_RUN_IDS = [
+    ({"method": "fedprox+asam"}, "aaf95e2496caf5a6"),
+    ({"method": "adabest"}, "b63dab8df4edf887"),
+    ({"method": "fedgamma"}, "1d844864f1dfd232"),
+    ({"method": "fedcm"}, "e391f133d71a3930"),
+    ({"method": "mofedsam"}, "5ad68f36b965f7f8"),
+    ({"method": "fednova"}, "46d4c0f69dcb2aa1"),
+    ({"method": "fedgma"}, "99ad0191a62db023"),
+    ({"method": "fedfa"}, "3e462ba095c0fbcc"),
+    ({"method": "fedadam"}, "3eb83bc5f0054dfd"),
+    ({"method": "fedsmoo-noreg"}, "37585bf6b2e8f75d"),
+    ({"method": "fedgloss-sgd-noadmm"}, "0a26731ace2a061d"),
+    ({"method": "naivefedgloss"}, "a2ccd8d36ab8e152"),
+    ({"method": "fedlesam-s"}, "8b99b1f34cb965d2"),
+    ({"method": "fedlesam-d"}, "6961d664af1ec9e0"),
+    ({"method": "fedlesam", "lesam_estimate": "server_last_round"}, "43810a0c506e7d41"),
+    ({"method": "fedgf", "fedgf_c_norm": "len"}, "1b3a304a22504d9e"),
+    ({"method": "fedsam+swalr"}, "ad74ee0fa84613da"),
+    ({"method": "fedasam+ima"}, "c61b973fcf9a3748"),
+    ({"method": "fedavg+ima", "ima_exploration": "cyclic"}, "0785313e5cd12c17"),
+    ({"method": "centralized-samtilde"}, "f0f59aa5b5720a15"),
+    ({"method": "wima"}, "87e34438d5d1d382"),
+    ({"method": "fedswa"}, "312d6fd09156e0b7"),
+    ({"method": "fedswa", "fedswa_variant": "code"}, "479c73b064e61c59"),
+    ({"method": "fedmoswa"}, "19ed2c7e65a4d87f"),
+    ({"method": "fednsam"}, "681559f0e9f4ec8a"),
+]
+
 
 @pytest.mark.parametrize("values,run_id", PINNED_RUN_IDS, ids=[str(v) for v, _ in PINNED_RUN_IDS])
 def test_stored_runs_keep_their_run_ids(values, run_id):
+    assert resolve_config(scale="smoke", **values).run_id() == run_id
+
+
+@pytest.mark.parametrize("values,run_id", PINNED_FAMILY_RUN_IDS, ids=[str(v) for v, _ in PINNED_FAMILY_RUN_IDS])
+def test_every_method_family_keeps_its_run_ids(values, run_id):
     assert resolve_config(scale="smoke", **values).run_id() == run_id
 
 

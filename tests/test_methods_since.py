@@ -11,8 +11,9 @@ from test_code_options import simulation as code_simulation
 from test_methods_papers import PLAN, W0, Driver, average, close, grad, unit
 
 from flcore import resolve_config
-from flcore.algorithms import METHODS, get_method
+from flcore.algorithms import METHODS
 from flcore.algorithms.recipes_since import SINCE_METHODS
+from flcore.config import grad_evals_per_step, hyperparameters_of
 from flcore.errors import ConfigError
 
 # ----------------------------------------------------------------------------- WIMA
@@ -60,12 +61,12 @@ def test_wima_differs_from_fedavg_from_the_second_round():
 
 
 def test_wima_reads_only_its_window():
-    assert METHODS["wima"].hyperparameters == ("ima_window",)
+    assert hyperparameters_of("wima") == ("ima_window",)
     cfg = resolve_config(scale="smoke", method="wima", ima_window=4)
     assert cfg.ima_window == 4
     with pytest.raises(ConfigError, match="ima_window"):
         resolve_config(scale="smoke", method="wima", ima_window=0)
-    assert get_method("wima").grad_evals_per_step == 1
+    assert grad_evals_per_step("wima") == 1
 
 
 # ----------------------------------------------------------------------------- FedSWA

@@ -26,6 +26,9 @@ from flcore.data import DatasetError, load_dataset, write_fake_cifar
 from flcore.data.datasets import Dataset
 from flcore.store import DamagedRunError, Run, RunLock, RunStore, UnsafeFileError
 
+#: Over 30 s as a whole file (``make test-fast`` leaves it out).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 BASE = ["--scale", "smoke", "--device", "cpu", "--no-progress", "--rounds", "8", "--eval-every", "1",
         "--checkpoint-every", "3"]

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+#: Over 30 s as a whole file (``make test-fast`` leaves it out).
+pytestmark = pytest.mark.slow
+
 ARGS = ["-m", "flcore", "run", "--scale", "smoke", "--method", "fedsam", "--rounds", "60",
         "--checkpoint-every", "10", "--eval-every", "5", "--eval-last", "20", "--no-progress", "--json"]
 

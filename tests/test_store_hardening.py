@@ -25,6 +25,9 @@ from flcore.errors import ConfigError, quote
 from flcore.store import InvalidRecordError, Run, RunStore, UnsafeFileError, live_status, safe_read_json
 from flcore.store.records import Int, Record
 
+#: Over 30 s as a whole file (``make test-fast`` leaves it out).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 BASE = ["--scale", "smoke", "--device", "cpu", "--no-progress", "--rounds", "8", "--eval-every", "1",
         "--checkpoint-every", "3"]

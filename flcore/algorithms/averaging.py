@@ -19,9 +19,12 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerRound, aggregate
+from flcore.errors import check_choice
 
 
+@part_id("A1")
 @dataclass(frozen=True)
 class SWA:
     """A1, server-side SWA ([SAM22] Alg. 1 lines 2-3 and 21-23, Eq. 8; docs/algorithms.md 2.3).
@@ -47,8 +50,7 @@ class SWA:
     phase: str = "paper"
 
     def __post_init__(self):
-        if self.phase not in ("paper", "code"):
-            raise ValueError(f"swa phase must be 'paper' or 'code', got {self.phase!r}")
+        check_choice("swa phase", self.phase, ("paper", "code"))
 
     def _reset(self, w, state):
         state["model"] = w.detach().clone()
@@ -111,6 +113,7 @@ def ima_averages(round: int, start: int, window: int, partial: str) -> bool:
     return partial == "average" or ModelWindow(window).full(round)
 
 
+@part_id("A2")
 @dataclass(frozen=True)
 class IMA:
     """A2, iterative moving averaging of the server outputs ([IMA] Sec. V, Alg. 1;
@@ -138,6 +141,7 @@ class IMA:
         return w
 
 
+@part_id("A2")
 @dataclass(frozen=True)
 class WindowedTargetStep:
     """A2 around a pseudo-gradient step (docs/algorithms.md 2.9): every round the aggregation

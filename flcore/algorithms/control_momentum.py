@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 from flcore.algorithms.corrections import _local_steps, received
-from flcore.algorithms.server import ServerRound
+from flcore.algorithms.part_ids import part_id
+from flcore.algorithms.server import SentVector, ServerRound
 
 
+@part_id("C8")
 @dataclass(frozen=True)
 class MomentumControlVariate:
     """C8, the client side: ``g <- g + (c - c_i)``; ``c_i`` is the client state ``moswa_c``."""
@@ -46,21 +46,15 @@ class MomentumControlVariate:
         out["client_state"]["moswa_c"] = c_new
 
 
+@part_id("S10")
 @dataclass(frozen=True)
-class MomentumControlServer:
+class MomentumControlServer(SentVector, kept="c", sent_as="moswa_c"):
     """S10, the server side: keeps ``c`` (zeros), broadcasts it as ``moswa_c`` and after the
     round sets ``c <- c + gamma mean_S (c_i+ - c)``."""
 
     gamma: float
     first_round_mean: bool = False
     name: str = "moswa"
-
-    def init(self, w, num_clients):
-        return {"c": torch.zeros_like(w)}
-
-    def broadcast(self, w, start, sent, part_state, round):
-        sent["moswa_c"] = part_state["c"]
-        return start
 
     def after(self, rnd: ServerRound, w_new, part_state):
         mean = rnd.uploads["moswa_dc"].mean(0)

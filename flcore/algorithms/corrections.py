@@ -20,6 +20,9 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
+from flcore.errors import check_choice
+
 
 def received(ctx, name: str) -> torch.Tensor:
     """What the server sent under ``name``; a clear error when no server part sent it."""
@@ -37,6 +40,7 @@ def _local_steps(out, ctx) -> torch.Tensor:
     return steps.to(out["model"].dtype).clamp_min(1)
 
 
+@part_id("C1")
 @dataclass(frozen=True)
 class Prox:
     """C1, FedProx (Li et al. 2020, Eq. 2 / Algorithm 2): the gradient of the proximal
@@ -49,6 +53,7 @@ class Prox:
         return g + self.mu * (W - ctx.start)
 
 
+@part_id("C2")
 @dataclass(frozen=True)
 class ScaffoldCorrection:
     """C2, SCAFFOLD control variates (Karimireddy et al. 2020, Algorithm 1 lines 10-12).
@@ -86,6 +91,7 @@ class ScaffoldCorrection:
         out["client_state"]["scaffold_c"] = c_new
 
 
+@part_id("C3")
 @dataclass(frozen=True)
 class DynDual:
     """C3, the FedDyn / ADMM dual (Acar et al. 2021, Algorithm 1; docs/algorithms.md 3.6).
@@ -114,8 +120,7 @@ class DynDual:
     clip: str = "paper"
 
     def __post_init__(self):
-        if self.clip not in ("paper", "code"):
-            raise ValueError(f"dyn_clip must be 'paper' or 'code', got {self.clip!r}")
+        check_choice("dyn_clip", self.clip, ("paper", "code"))
 
     @property
     def client_state(self) -> dict[str, str]:
@@ -135,6 +140,7 @@ class DynDual:
         out["client_state"][self.state] = ctx.client_state[self.state] - self.alpha * (W - ctx.start)
 
 
+@part_id("C3s")
 @dataclass(frozen=True)
 class SpeedProx:
     """C3s, FedSpeed's prox-correction (Sun et al. 2023b, Algorithm 1 lines 8-12).
@@ -171,6 +177,7 @@ class SpeedProx:
         out["model"] = W - self.lam * out["client_state"][self.state]
 
 
+@part_id("C4")
 @dataclass(frozen=True)
 class AdaBestBias:
     """C4, AdaBest's client bias (Varno et al. 2022; docs/algorithms.md 3.7).
@@ -199,6 +206,7 @@ class AdaBestBias:
         out["client_state"]["adabest_round"] = torch.full_like(last, ctx.round)
 
 
+@part_id("C5")
 @dataclass(frozen=True)
 class GlobalMomentum:
     """C5, client-level momentum (FedCM, Xu et al. 2021, Algorithm 1; MoFedSAM, Qu et al.
@@ -224,6 +232,7 @@ class GlobalMomentum:
         out["fedcm_steps_lr"] = _local_steps(out, ctx) * ctx.lr
 
 
+@part_id("C6")
 @dataclass(frozen=True)
 class GradientMixing:
     """C6, FedSpeed's gradient mixing (Sun et al. 2023b, Algorithm 1 line 7):

@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch.func import vmap
 
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import ServerRound
 from flcore.seeding import generator
 
@@ -59,6 +60,7 @@ def calibration_grad(head_w: torch.Tensor, head_b: torch.Tensor, anchors: torch.
     return torch.einsum("kco,cd->kod", err, anchors), err.sum(dim=1)
 
 
+@part_id("C7")
 @dataclass(frozen=True)
 class FeatureAnchorClient:
     """C7: the anchor loss, the classifier calibration and the local anchors (module

@@ -1,11 +1,14 @@
 """Named methods as short recipes of parts (docs/algorithms.md 7.2).
 
-A :class:`Method` names its parts, the config fields (hyper-parameters) it reads and its
-communication; ``build_client``, ``build_server`` and ``build_schedule`` turn a resolved
-config into the part objects the engine runs.  Adding a method is adding a recipe: the
+A :class:`Method` names its parts and its communication; ``build_client``,
+``build_server`` and ``build_schedule`` turn a resolved config into the part objects the
+engine runs.  Adding a method is adding a recipe: the
 baselines and FedSAM/FedASAM are :data:`RECIPES` below, other families are the
 ``RECIPES`` of the ``recipes_*.py`` modules; :mod:`flcore.algorithms.registry` registers
-them all, in one order.
+them all, in one order.  What a recipe reads and costs is not written beside it: its
+hyper-parameters (the config fields its build reads, which name its runs) and its gradient
+evaluations per local step are found by building it
+(:mod:`flcore.config.method_reads`).
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from flcore.flat import FlatModel
 
 @dataclass(frozen=True)
 class Method:
-    """A named method: its parts, hyper-parameters and communication per round.
+    """A named method: its parts and communication per round.
 
     ``client(cfg, flat) -> LocalUpdate``, ``server(cfg) -> Server`` and
     ``schedule(cfg) -> lr schedule`` build the runnable parts.  ``uploads_per_round`` and
@@ -33,13 +36,11 @@ class Method:
     name: str
     summary: str
     parts: tuple[str, ...]  # ids of docs/algorithms.md 7.1
-    hyperparameters: tuple[str, ...]  # config fields the method reads beyond the common ones
     client: Callable
     server: Callable
     schedule: Callable = field(default=lambda cfg: default_schedule(cfg))
     uploads_per_round: int = 1
     downloads_per_round: int = 1
-    grad_evals_per_step: int = 1
 
     def build_client(self, cfg, flat) -> LocalUpdate:
         return self.client(cfg, flat)
@@ -56,7 +57,7 @@ class Method:
         client; ``P`` parameters, ``N`` clients)."""
         from flcore.algorithms.state_catalog import describe_client_state
 
-        return describe_client_state(self.build_client(cfg, _probe_flat()).client_state_spec())
+        return describe_client_state(self.build_client(cfg, probe_flat()).client_state_spec())
 
     def server_state(self, cfg) -> list[dict]:
         """The server state this method keeps across rounds under ``cfg``: ``[{name, shape,
@@ -66,7 +67,16 @@ class Method:
         return describe_server_state(self.build_server(cfg))
 
 
-def _probe_flat():
+def built_part_ids(client: LocalUpdate, server: Server) -> tuple[str, ...]:
+    """The part ids (docs/algorithms.md 7.1) that a method's built parts carry, in recipe
+    order: the client's perturbation and corrections, then the server's step, auxiliary
+    parts and averaging.  Parts that need no id of their own (the plain pseudo-gradient
+    step, the server side of a client part) carry none."""
+    parts = (*client.parts, server.step, *server.parts, server.averaging)
+    return tuple(dict.fromkeys(part.part_id for part in parts if getattr(part, "part_id", None)))
+
+
+def probe_flat() -> FlatModel:
     """A two-parameter-tensor linear model, to build a method's parts without data."""
     return FlatModel(torch.nn.Linear(3, 2))
 
@@ -119,31 +129,25 @@ def adaptive_server(kind: str):
     return build
 
 
-SERVER_SGD_FIELDS = ("server_lr", "server_momentum")
-ADAPTIVE_FIELDS = ("server_lr", "server_beta1", "server_beta2", "server_tau", "bias_correction")
-
 # ----------------------------------------------------------------------------- recipes
 
 #: FedAvg, the FedOpt family and FedSAM/FedASAM.
 RECIPES: list[Method] = []
-_add = RECIPES.append
 
-_add(Method(
-    "fedavg", "FedAvg (McMahan et al. 2017): local SGD, sample-weighted model average.",
-    ("P0", "C0", "S0"), (), sgd_client, average_server))
-_add(Method(
-    "fedopt", "FedOpt with server SGD (Reddi et al. 2021): server lr and momentum on the pseudo-gradient.",
-    ("P0", "C0", "S0/S2"), SERVER_SGD_FIELDS, sgd_client, sgd_server))
-_add(Method(
-    "fedavgm", "FedAvgM (Hsu et al. 2019): server momentum on the pseudo-gradient.",
-    ("P0", "C0", "S2"), SERVER_SGD_FIELDS, sgd_client, sgd_server))
-for _kind, _cite in (("adam", "FedAdam"), ("adagrad", "FedAdagrad"), ("yogi", "FedYogi")):
-    _add(Method(
-        f"fed{_kind}", f"{_cite} (Reddi et al. 2021): adaptive server optimizer on the pseudo-gradient.",
-        ("P0", "C0", "S3"), ADAPTIVE_FIELDS, sgd_client, adaptive_server(_kind)))
-_add(Method(
-    "fedsam", "FedSAM (Caldarola et al. 2022; Qu et al. 2022): SAM local steps, FedAvg server.",
-    ("P1", "C0", "S0"), ("rho",), sam_client, average_server, grad_evals_per_step=2))
-_add(Method(
-    "fedasam", "FedASAM (Caldarola et al. 2022): ASAM local steps, FedAvg server.",
-    ("P2", "C0", "S0"), ("rho", "eta"), asam_client, average_server, grad_evals_per_step=2))
+_SERVER_OPTIMIZERS = [
+    ("fedavg", "FedAvg (McMahan et al. 2017): local SGD, sample-weighted model average.",
+     ("P0", "C0", "S0"), average_server),
+    ("fedopt", "FedOpt with server SGD (Reddi et al. 2021): server lr and momentum on the pseudo-gradient.",
+     ("P0", "C0", "S0/S2"), sgd_server),
+    ("fedavgm", "FedAvgM (Hsu et al. 2019): server momentum on the pseudo-gradient.", ("P0", "C0", "S2"), sgd_server),
+    *((f"fed{kind}", f"{cite} (Reddi et al. 2021): adaptive server optimizer on the pseudo-gradient.",
+       ("P0", "C0", "S3"), adaptive_server(kind))
+      for kind, cite in (("adam", "FedAdam"), ("adagrad", "FedAdagrad"), ("yogi", "FedYogi"))),
+]
+_LOCAL_SAM = [
+    ("fedsam", "FedSAM (Caldarola et al. 2022; Qu et al. 2022): SAM local steps, FedAvg server.",
+     ("P1", "C0", "S0"), sam_client),
+    ("fedasam", "FedASAM (Caldarola et al. 2022): ASAM local steps, FedAvg server.", ("P2", "C0", "S0"), asam_client),
+]
+RECIPES.extend(Method(name, summary, parts, sgd_client, server) for name, summary, parts, server in _SERVER_OPTIMIZERS)
+RECIPES.extend(Method(name, summary, parts, client, average_server) for name, summary, parts, client in _LOCAL_SAM)

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.corrections import _local_steps, received
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import ServerRound, aggregate
 
 #: The code's smoothing of ``alpha`` and the band its cosine score is clipped to.
@@ -53,6 +54,7 @@ def client_momentum(ctx) -> torch.Tensor:
     return received(ctx, "wmsam_m") + alpha / (1 - alpha) * c_term
 
 
+@part_id("P9")
 @dataclass(frozen=True)
 class MomentumGuidedPerturbation:
     """P9: ``eps_j = -rho d_j / (||d_j|| + 1e-7)``, ``d_j = x + j m_i - y_j`` (no extra
@@ -76,6 +78,7 @@ class MomentumGuidedPerturbation:
         return torch.cat([shift[:, i:i + 1].expand(-1, n) for i, n in enumerate(self.tensor_sizes)], dim=-1), None
 
 
+@part_id("C9")
 @dataclass(frozen=True)
 class AdaptiveMomentumMix:
     """C9: ``g <- alpha g + (1 - alpha) m`` with the server's current ``alpha`` and ``m``
@@ -94,6 +97,7 @@ class AdaptiveMomentumMix:
         out["wmsam_steps_lr"] = _local_steps(out, ctx) * ctx.lr
 
 
+@part_id("S11")
 @dataclass(frozen=True)
 class WeightedMomentumServer:
     """S11: keeps ``m`` and ``alpha``, broadcasts them (``wmsam_m``, ``wmsam_alpha``) and

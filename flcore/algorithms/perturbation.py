@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
+
 #: epsilon of unit(u) = u / (||u|| + eps); the value of the fedsam and fedgloss code (R3).
 NORM_EPS = 1e-16
 
@@ -25,6 +27,7 @@ def unit(u: torch.Tensor) -> torch.Tensor:
     return u / (u.norm(dim=-1, keepdim=True) + NORM_EPS)
 
 
+@part_id("P0")
 @dataclass(frozen=True)
 class NoPerturbation:
     """P0: the gradient is taken at the iterate itself (plain SGD)."""
@@ -35,6 +38,7 @@ class NoPerturbation:
         return None, None
 
 
+@part_id("P1")
 @dataclass(frozen=True)
 class SAMPerturbation:
     """P1, SAM (Foret et al. 2021; FedSAM paper Eqs. 3-4).
@@ -53,6 +57,7 @@ class SAMPerturbation:
         return self.rho * unit(g), loss
 
 
+@part_id("P2")
 @dataclass(frozen=True)
 class ASAMPerturbation:
     """P2, adaptive SAM (Kwon et al. 2021; FedSAM paper Sec. 3, Eqs. 5-6).

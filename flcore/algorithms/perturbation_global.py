@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 
 
@@ -26,6 +27,7 @@ def _broadcast(ctx, name: str) -> torch.Tensor:
         raise KeyError(f"the server did not broadcast {name!r}: pair this client part with its server part") from None
 
 
+@part_id("P4")
 @dataclass(frozen=True)
 class LocallyEstimatedGlobal:
     """P4, FedLESAM's locally estimated global perturbation ([LESAM] Sec. 4, Alg. 1;
@@ -102,6 +104,7 @@ class LocallyEstimatedGlobal:
             out["client_state"]["lesam_seen"] = torch.ones(K, dtype=torch.bool, device=W.device)
 
 
+@part_id("P5")
 @dataclass(frozen=True)
 class BlendedPerturbation:
     """P5, FedGF's blend of perturbed points ([GF] Eq. 12; docs/algorithms.md 2.5).
@@ -131,6 +134,7 @@ class BlendedPerturbation:
         return eps, loss
 
 
+@part_id("P7")
 @dataclass(frozen=True)
 class PreviousGradientSAM:
     """P7, SAM~: SAM with the previous step's gradient (DP-SAT, Park et al. 2023;
@@ -175,6 +179,7 @@ def samtilde_parts(rho: float) -> tuple[PreviousGradientSAM, tuple[RecordGradien
     return PreviousGradientSAM(rho), (RecordGradient(),)
 
 
+@part_id("P1")
 @dataclass(frozen=True)
 class WarmupSAMPerturbation:
     """P1 with a radius that depends on the round: FedGloSS-SAM's linear warm-up of the

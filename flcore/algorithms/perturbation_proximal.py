@@ -29,6 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch.func import grad, vmap
 
+from flcore.algorithms.part_ids import part_id
+
 #: epsilon of the official SAM's ``rho / (||g|| + 1e-12)`` (davda54/sam, which FedSOL uses).
 SAM_EPS = 1e-12
 
@@ -44,6 +46,7 @@ def first_dim_normalised(u: torch.Tensor, shapes, offsets) -> torch.Tensor:
     return torch.cat(parts, dim=-1)
 
 
+@part_id("P8")
 @dataclass(frozen=True)
 class ProximalSAMPerturbation:
     """P8: ``eps = rho (a *) grad L_p(W) / (||grad L_p(W)|| + 1e-12)`` per client, ``L_p``

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.corrections import received
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
+from flcore.errors import check_choice
 
 
+@part_id("P3")
 @dataclass(frozen=True)
 class SMOOPerturbation:
     """P3.  Each step, with ``g = g(W)`` on the step's minibatch::
@@ -41,8 +44,7 @@ class SMOOPerturbation:
     client_state = {"smoo_mu": "zeros"}
 
     def __post_init__(self):
-        if self.upload not in ("paper", "code"):
-            raise ValueError(f"smoo_variant must be 'paper' or 'code', got {self.upload!r}")
+        check_choice("smoo_variant", self.upload, ("paper", "code"))
 
     def begin(self, ctx, scratch):
         scratch["smoo_mu"] = ctx.client_state["smoo_mu"]

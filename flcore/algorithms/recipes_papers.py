@@ -44,20 +44,12 @@ from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
 from flcore.algorithms.server_global import FedGFServer, GlobalPerturbation, LastGlobalUpdate, ProbePerturbation
 from flcore.algorithms.server_parts import DynServerCorrection, ScaffoldServer
 
-SWA_FIELDS = ("swa_start", "swa_cycle", "swa_lr_min", "swa_include_start", "swa_phase")
-IMA_FIELDS = ("ima_window", "ima_start", "ima_gamma", "ima_gamma_late", "ima_partial_window", "ima_exploration",
-              "ima_lr_min", "ima_exploration_period")
-
-
 #: The papers' own methods, in registration order (their wrappers: :func:`wrapped_recipes`).
 RECIPES: list[Method] = []
 _add = RECIPES.append
 
 
 # ----------------------------------------------------------------------------- FedGloSS
-
-GLOSS_FIELDS = ("gloss_rho_server", "gloss_server_rho_schedule", "rho_warmup_rounds", "rho_warmup_start")
-ADMM_FIELDS = ("gloss_beta", "gloss_dual_scale")
 
 
 def _gloss_sam(cfg):
@@ -111,21 +103,18 @@ _ADMM_RULE = (
     "; client step g - sigma_k + (w - w~^t)/beta, sigma_k <- sigma_k - (w_K - w~^t)/beta; "
     "sigma <- sigma - 1/(beta N) sum (w_k - w~^t); w^{t+1} = w^t - Delta~^t - beta sigma")
 
-for _opt, _evals in (("sgd", 1), ("sam", 2)):
-    _opt_fields = ("rho",) if _opt == "sam" else ()
+for _opt in ("sgd", "sam"):
     _p = ("P6", "P1") if _opt == "sam" else ("P6", "P0")
     _add(Method(
         f"fedgloss-{_opt}",
         f"FedGloSS-{_opt.upper()} (Caldarola et al. 2025, Alg. 1 as corrected in the official repo): "
         + _GLOSS_RULE + _ADMM_RULE + ".",
-        (*_p, "C3", "S8", "S6", "L0"), (*_opt_fields, *GLOSS_FIELDS, *ADMM_FIELDS),
-        _gloss_client(_opt, True), _gloss_server(_opt, True), grad_evals_per_step=_evals))
+        (*_p, "C3", "S8", "S6", "L0"), _gloss_client(_opt, True), _gloss_server(_opt, True)))
     _add(Method(
         f"fedgloss-{_opt}-noadmm",
         f"FedGloSS-{_opt.upper()} without ADMM (Caldarola et al. 2025, Sec. 5.2 steps 1-4; Table 9): "
         + _GLOSS_RULE + "; w^{t+1} = w^t - Delta~^t.",
-        (*_p, "C0", "S8", "L0"), (*_opt_fields, *GLOSS_FIELDS),
-        _gloss_client(_opt, False), _gloss_server(_opt, False), grad_evals_per_step=_evals))
+        (*_p, "C0", "S8", "L0"), _gloss_client(_opt, False), _gloss_server(_opt, False)))
 
 _add(Method(
     "naivefedgloss",
@@ -133,9 +122,8 @@ _add(Method(
     "Delta^t; the same clients then train from w^t + rho_s unit(Delta^t) with SAM and ADMM"
     + _ADMM_RULE.replace("Delta~^t", "Delta~^t (measured in the second exchange)")
     + ". Two exchanges: 2/2 communication, twice the client compute.",
-    ("P6x", "P1", "C3", "S8", "S6", "L0"), ("rho", *GLOSS_FIELDS, *ADMM_FIELDS),
-    _gloss_client("sam", True), _gloss_server("sam", True, probe=True),
-    uploads_per_round=2, downloads_per_round=2, grad_evals_per_step=2))
+    ("P6x", "P1", "C3", "S8", "S6", "L0"), _gloss_client("sam", True), _gloss_server("sam", True, probe=True),
+    uploads_per_round=2, downloads_per_round=2))
 
 
 # ----------------------------------------------------------------------------- FedGF
@@ -164,18 +152,14 @@ _add(Method(
     "fedgf",
     "FedGF (Lee & Yoon 2024, Eqs. 12-16): " + _FEDGF_RULE + "; c = (1/W) sum of the last W "
     "indicators 1[D^r > T_D], D^r = mean_i ||w^r - w_i||.",
-    ("P5", "C0", "S0", "L0"), ("rho", "fedgf_window", "fedgf_threshold", "fedgf_c_norm"),
-    _fedgf_client, _fedgf_server(False), downloads_per_round=2, grad_evals_per_step=2))
+    ("P5", "C0", "S0", "L0"), _fedgf_client, _fedgf_server(False), downloads_per_round=2))
 _add(Method(
     "fedgf-static-c",
     "FedGF with a fixed c (Lee & Yoon 2024, Sec. 5 ablation): " + _FEDGF_RULE + "; c = fedgf_static_c.",
-    ("P5", "C0", "S0", "L0"), ("rho", "fedgf_static_c"),
-    _fedgf_client, _fedgf_server(True), downloads_per_round=2, grad_evals_per_step=2))
+    ("P5", "C0", "S0", "L0"), _fedgf_client, _fedgf_server(True), downloads_per_round=2))
 
 
 # ----------------------------------------------------------------------------- FedLESAM
-
-LESAM_FIELDS = ("rho", "lesam_estimate", "lesam_first_visit", "lesam_perturbation")
 
 
 def _lesam(cfg, flat):
@@ -211,26 +195,32 @@ _LESAM_RULE = ("delta_i = rho unit(w_i^old - w^t), fixed for the round (0 before
 _add(Method(
     "fedlesam",
     "FedLESAM (Fan et al. 2024, Alg. 1): " + _LESAM_RULE + "; w^{t+1} = w^t + eta_g mean(w_i - w^t).",
-    ("P4", "C0", "S0", "L2"), (*LESAM_FIELDS, "server_lr"),
-    _lesam_client(), _lesam_server(_server_lr_step)))
+    ("P4", "C0", "S0", "L2"), _lesam_client(), _lesam_server(_server_lr_step)))
 _add(Method(
     "fedlesam-s",
     "FedLESAM-S (Fan et al. 2024, App. D.2, Alg. 3): SCAFFOLD with the FedLESAM gradient, "
     + _LESAM_RULE + "; y <- y - lr(g - c_i + c), option-II control variates, SCAFFOLD server.",
-    ("P4", "C2", "S0", "L2"), (*LESAM_FIELDS, "server_lr", "scaffold_correction"),
-    _lesam_client(lambda cfg: ScaffoldCorrection(cfg.scaffold_correction)),
+    ("P4", "C2", "S0", "L2"), _lesam_client(lambda cfg: ScaffoldCorrection(cfg.scaffold_correction)),
     _lesam_server(_server_lr_step, lambda cfg: ScaffoldServer()),
     uploads_per_round=2, downloads_per_round=2))
 _add(Method(
     "fedlesam-d",
     "FedLESAM-D (Fan et al. 2024, App. D.3, Alg. 4): FedDyn with the FedLESAM gradient, "
     + _LESAM_RULE + "; w <- w - lr(g - lambda_i + alpha(w - w^t)); FedDyn duals and server.",
-    ("P4", "C3", "S6", "L2"), (*LESAM_FIELDS, "feddyn_alpha", "dyn_clip"),
-    _lesam_client(lambda cfg: DynDual(cfg.feddyn_alpha, clip=cfg.dyn_clip)),
+    ("P4", "C3", "S6", "L2"), _lesam_client(lambda cfg: DynDual(cfg.feddyn_alpha, clip=cfg.dyn_clip)),
     _lesam_server(lambda cfg: average_step(), lambda cfg: DynServerCorrection(cfg.feddyn_alpha))))
 
 
 # ----------------------------------------------------------------------------- SWA and IMA
+
+def _swa_cyclic_schedule(method: Method):
+    """L1 ([SAM22] Eq. 7): ``method``'s client lr schedule until t_s, then SWA's cycle from
+    gamma_1 to gamma_2 every c rounds."""
+    def schedule(cfg):
+        return SWACyclicLR(method.build_schedule(cfg), default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle,
+                           cfg.lr, cfg.swa_lr_min, cfg.swa_phase)
+    return schedule
+
 
 def with_swa(method: Method, name: str | None = None) -> Method:
     """X+SWA ([SAM22] Alg. 1; docs/algorithms.md 2.3): X's client and server, plus A1 (the SWA
@@ -239,35 +229,24 @@ def with_swa(method: Method, name: str | None = None) -> Method:
         swa = SWA(default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle, cfg.swa_include_start, cfg.swa_phase)
         return add_swa(method.build_server(cfg), swa)
 
-    def schedule(cfg):
-        return SWACyclicLR(method.build_schedule(cfg), default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle,
-                           cfg.lr, cfg.swa_lr_min, cfg.swa_phase)
-
     return dataclasses.replace(
         method, name=name or f"{method.name}+swa",
         summary=f"{method.summary} With server-side SWA (Caldarola et al. 2022, Alg. 1, Eqs. 7-8): from t_s "
         "the client lr cycles gamma_1 -> gamma_2 every c rounds and the server averages w^{t+1} at the end "
         "of each cycle; the average is evaluated, never sent.",
-        parts=(*method.parts, "A1", "L1"), hyperparameters=(*method.hyperparameters, *SWA_FIELDS),
-        server=server, schedule=schedule)
+        parts=(*method.parts, "A1", "L1"), server=server, schedule=_swa_cyclic_schedule(method))
 
 
 def with_swa_lr(method: Method, name: str | None = None) -> Method:
     """X+swalr: SWA's cyclical client lr (L1, [SAM22] Eq. 7) from t_s on, without the server
     average -- the "no weights averaging, c > 1" rows of the SWA ablation ([SAM22] App. E.3,
     Table 14); the evaluated model is X's global model."""
-    def schedule(cfg):
-        return SWACyclicLR(method.build_schedule(cfg), default_start(cfg.swa_start, cfg.rounds), cfg.swa_cycle,
-                           cfg.lr, cfg.swa_lr_min, cfg.swa_phase)
-
     return dataclasses.replace(
         method, name=name or f"{method.name}+swalr",
         summary=f"{method.summary} With SWA's cyclical client lr only (Caldarola et al. 2022, App. E.3): from "
         "t_s the client lr cycles gamma_1 -> gamma_2 every c rounds; no server average (the ablation of "
         "Table 14).",
-        parts=(*method.parts, "L1"),
-        hyperparameters=(*method.hyperparameters, "swa_start", "swa_cycle", "swa_lr_min", "swa_phase"),
-        schedule=schedule)
+        parts=(*method.parts, "L1"), schedule=_swa_cyclic_schedule(method))
 
 
 def with_ima(method: Method, name: str | None = None) -> Method:
@@ -287,7 +266,7 @@ def with_ima(method: Method, name: str | None = None) -> Method:
         summary=f"{method.summary} With IMA (Zhou et al. 2024, Sec. V): from t_IMA the global model is the "
         "mean of the last P aggregation outputs (fed back to the clients) and the client lr decays by "
         "gamma_IMA per round instead of gamma.",
-        parts=(*method.parts, "A2", "L3"), hyperparameters=(*method.hyperparameters, *IMA_FIELDS),
+        parts=(*method.parts, "A2", "L3"),
         server=server, schedule=schedule)
 
 
@@ -307,18 +286,16 @@ def _samtilde_client(cfg, flat):
     return local_update(cfg, perturbation, corrections)
 
 
-_CENTRAL = ("Centralized baseline (algorithms.md 4): one client holding the pooled training set, one "
+_CENTRAL = ("Centralized baseline (docs/algorithms.md 4): one client holding the pooled training set, one "
             "round = one epoch, plain average server (the identity for one client); ")
-_add(Method("centralized-sgd", _CENTRAL + "SGD.", ("P0", "L0"), (), sgd_client, average_server))
-_add(Method("centralized-sam", _CENTRAL + "SAM (Foret et al. 2021).", ("P1", "L0"), ("rho",),
-                sam_client, average_server, grad_evals_per_step=2))
-_add(Method("centralized-asam", _CENTRAL + "ASAM (Kwon et al. 2021).", ("P2", "L0"), ("rho", "eta"),
-                asam_client, average_server, grad_evals_per_step=2))
+_add(Method("centralized-sgd", _CENTRAL + "SGD.", ("P0", "L0"), sgd_client, average_server))
+_add(Method("centralized-sam", _CENTRAL + "SAM (Foret et al. 2021).", ("P1", "L0"), sam_client, average_server))
+_add(Method("centralized-asam", _CENTRAL + "ASAM (Kwon et al. 2021).", ("P2", "L0"), asam_client, average_server))
 _add(Method(
     "centralized-samtilde",
     _CENTRAL + "SAM~ (Caldarola et al. 2025, Table 6; DP-SAT, Park et al. 2023): eps_i = rho "
     "unit(g~_{i-1}), g~_i = grad at w_i + eps_i, one gradient per step.",
-    ("P7", "L0"), ("rho",), _samtilde_client, average_server))
+    ("P7", "L0"), _samtilde_client, average_server))
 
 
 

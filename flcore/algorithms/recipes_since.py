@@ -150,7 +150,7 @@ _add(Method(
     "WIMA (Caldarola, Caputo & Ciccone 2023, window-based model averaging): FedAvg clients; "
     "w_bar^t = sum_k p_k w_k; from round 0 the global model sent to the clients is "
     "w^{t+1} = mean of the last min(t+1, W) aggregates w_bar (W = ima_window).",
-    ("P0", "C0", "S0", "A2", "L0"), ("ima_window",), sgd_client, _wima_server))
+    ("P0", "C0", "S0", "A2", "L0"), sgd_client, _wima_server))
 
 
 # ----------------------------------------------------------------------------- FedSWA
@@ -175,7 +175,7 @@ _add(Method(
     "FedSWA (Liu et al. 2025, Sec. 3): client SGD with the lr decaying linearly within every round, "
     "eta_j = eta^t ((1 - j/K) + rho j/K), restarting each round (rho = fedswa_rho); server moving average "
     "x^{t+1} = (1 - eta_g) x^t + eta_g sum_k p_k y_k (eta_g = server_lr).",
-    ("P0", "C0", "S0/S2", "L4"), ("fedswa_rho", "fedswa_variant", "server_lr"), _fedswa_client, _fedswa_server))
+    ("P0", "C0", "S0/S2", "L4"), _fedswa_client, _fedswa_server))
 
 
 # ----------------------------------------------------------------------------- FedMoSWA
@@ -196,8 +196,7 @@ _add(Method(
     "FedMoSWA (Liu et al. 2025, the official client's rule): FedSWA's in-round lr decay with control "
     "variates, y <- y - eta_j (g + c - c_i); c_i+ = c_i - c + (x - y_K)/(K eta_bar), eta_bar = (1 + rho) eta/2; "
     "server c <- c + gamma mean_S (c_i+ - c) (gamma = fedmoswa_gamma), x^{t+1} = x^t - eta_g Delta^t.",
-    ("P0", "C8", "S0/S2", "S10", "L4"), ("fedswa_rho", "fedmoswa_gamma", "fedmoswa_variant", "server_lr"),
-    _fedmoswa_client, _fedmoswa_server, uploads_per_round=2, downloads_per_round=2))
+    ("P0", "C8", "S0/S2", "S10", "L4"), _fedmoswa_client, _fedmoswa_server, uploads_per_round=2, downloads_per_round=2))
 
 
 # ----------------------------------------------------------------------------- FedNSAM
@@ -213,8 +212,7 @@ _add(Method(
     "FedNSAM (Liu et al. 2026, the official code's rule): clients start from the extrapolated "
     "x^t + gamma m^t and run SAM steps; Delta^t = sum_k p_k y_k - (x^t + gamma m^t); "
     "m^{t+1} = gamma m^t + Delta^t; x^{t+1} = x^t + m^{t+1} (gamma = fednsam_gamma).",
-    ("P1", "C0", "S0", "S9", "L0"), ("rho", "fednsam_gamma", "fednsam_variant"), sam_client, _fednsam_server,
-    grad_evals_per_step=2))
+    ("P1", "C0", "S0", "S9", "L0"), sam_client, _fednsam_server))
 
 
 # ----------------------------------------------------------------------------- FedSOL
@@ -231,8 +229,7 @@ _add(Method(
     "FedSOL (Lee et al. 2024): eps* = rho grad L_p(w; w^t)/||grad L_p(w; w^t)|| with L_p the KL divergence "
     "from the global model's predictions to the local model's at temperature T (fedsol_temperature); "
     "w <- w - eta grad L_local(w + eps*); FedAvg server (fedsol_strength = adaptive: eps scaled by |w - w^t|).",
-    ("P8", "C0", "S0", "L0"), ("rho", "fedsol_temperature", "fedsol_strength"), _fedsol_client, average_server,
-    grad_evals_per_step=2))
+    ("P8", "C0", "S0", "L0"), _fedsol_client, average_server))
 
 
 # ----------------------------------------------------------------------------- FedWMSAM
@@ -256,8 +253,7 @@ _add(Method(
     "eps_j = -rho unit(x + j m_i - y_j); y <- y - eta (alpha g(y + eps_j) + (1 - alpha) m_i); "
     "alpha <- 0.99 alpha + 0.01 clip(mean (cos(y_k - x, m) + 1), 0.1, 0.9); m <- mean (x - y_k)/(K eta); "
     "SCAFFOLD's c, c_i; alpha starts at fedwmsam_alpha.",
-    ("P9", "C2", "C9", "S0/S2", "S11", "L0"), ("rho", "fedwmsam_alpha", "fedwmsam_variant", "server_lr"),
-    _fedwmsam_client, _fedwmsam_server, downloads_per_round=2))
+    ("P9", "C2", "C9", "S0/S2", "S11", "L0"), _fedwmsam_client, _fedwmsam_server, downloads_per_round=2))
 
 
 #: The names of the methods published since the five papers, in registration order: the

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 
+
+@part_id("L4")
 @dataclass(frozen=True)
 class LinearInRoundLR:
     """Step ``j = 0..K_k-1`` of client ``k`` (``K_k`` its local steps this round) runs at

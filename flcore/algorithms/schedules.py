@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flcore.errors import check_choice
+
 
 @dataclass(frozen=True)
 class ConstantLR:
@@ -57,8 +59,7 @@ class SWACyclicLR:
     phase: str = "paper"
 
     def __post_init__(self):
-        if self.phase not in ("paper", "code"):
-            raise ValueError(f"swa phase must be 'paper' or 'code', got {self.phase!r}")
+        check_choice("swa phase", self.phase, ("paper", "code"))
 
     def __call__(self, round: int) -> float:
         if round < self.start:

@@ -9,7 +9,7 @@ state is a dict of tensors so it can be checkpointed as is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import torch
 
@@ -132,6 +132,26 @@ class ServerPart(Protocol):
     name: str
 
     def init(self, w: torch.Tensor, num_clients: int) -> dict: ...
+
+
+class SentVector:
+    """Base of a server part that keeps one model-sized vector ``part_state[kept]`` (zeros
+    before the first round) and sends it to the clients as ``sent[sent_as]`` each round:
+    ``class Part(SentVector, kept="c", sent_as="scaffold_c")``."""
+
+    kept: ClassVar[str]
+    sent_as: ClassVar[str]
+
+    def __init_subclass__(cls, kept: str, sent_as: str, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.kept, cls.sent_as = kept, sent_as
+
+    def init(self, w, num_clients):
+        return {self.kept: torch.zeros_like(w)}
+
+    def broadcast(self, w, start, sent, part_state, round):
+        sent[self.sent_as] = part_state[self.kept]
+        return start
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
-from flcore.algorithms.server import ServerRound, aggregate
+from flcore.algorithms.server import SentVector, ServerRound, aggregate
+from flcore.errors import check_choice
 
 
 def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> torch.Tensor:
@@ -24,6 +26,7 @@ def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> tor
     return start + radius * unit(direction)
 
 
+@part_id("P6")
 @dataclass(frozen=True)
 class GlobalPerturbation:
     """P6 + S8, FedGloSS's server-side SAM with the previous pseudo-gradient ([GloSS]
@@ -57,6 +60,7 @@ class GlobalPerturbation:
         return w_new
 
 
+@part_id("P6x")
 @dataclass(frozen=True)
 class ProbePerturbation:
     """P6x, NaiveFedGloSS's exact server perturbation ([GloSS] Sec. 5.1.1; docs/algorithms.md
@@ -106,8 +110,7 @@ class FedGFServer:
     name: str = "fedgf"
 
     def __post_init__(self):
-        if self.c_norm not in ("paper", "len"):
-            raise ValueError(f"c_norm must be 'paper' or 'len', got {self.c_norm!r}")
+        check_choice("c_norm", self.c_norm, ("paper", "len"))
 
     def init(self, w, num_clients):
         return {"perturbation": torch.zeros_like(w),
@@ -134,20 +137,13 @@ class FedGFServer:
 
 
 @dataclass(frozen=True)
-class LastGlobalUpdate:
+class LastGlobalUpdate(SentVector, kept="direction", sent_as="lesam_direction"):
     """FedLESAM's ``estimate="server_last_round"`` (the official code; docs/algorithms.md 2.6
     decision 1): the server broadcasts ``lesam_direction = w^{t-1} - w^t`` (zero in
     round 0, so no perturbation there) to every client, one more downlink vector; with
     full participation this equals the paper's client-stored estimate."""
 
     name: str = "lesam_server"
-
-    def init(self, w, num_clients):
-        return {"direction": torch.zeros_like(w)}
-
-    def broadcast(self, w, start, sent, part_state, round):
-        sent["lesam_direction"] = part_state["direction"]
-        return start
 
     def after(self, rnd: ServerRound, w_new, part_state):
         part_state["direction"] = rnd.w - w_new

@@ -18,9 +18,11 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import ServerRound, aggregate
 
 
+@part_id("S9")
 @dataclass(frozen=True)
 class NesterovExtrapolation:
     """A server part; its step must be the plain average (``average_step``): the part

@@ -23,12 +23,14 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
-from flcore.algorithms.server import ServerRound, aggregate
+from flcore.algorithms.server import SentVector, ServerRound, aggregate
+from flcore.errors import check_choice
 
 
 @dataclass(frozen=True)
-class ScaffoldServer:
+class ScaffoldServer(SentVector, kept="c", sent_as="scaffold_c"):
     """C2's server side, SCAFFOLD (Karimireddy et al. 2020, Algorithm 1 lines 16-17).
 
     Keeps ``c`` (zeros at start), broadcasts it as ``scaffold_c`` and after the round sets
@@ -44,15 +46,7 @@ class ScaffoldServer:
     name: str = "scaffold"
 
     def __post_init__(self):
-        if self.variant not in ("paper", "fedgf_code"):
-            raise ValueError(f"variant must be 'paper' or 'fedgf_code', got {self.variant!r}")
-
-    def init(self, w, num_clients):
-        return {"c": torch.zeros_like(w)}
-
-    def broadcast(self, w, start, sent, part_state, round):
-        sent["scaffold_c"] = part_state["c"]
-        return start
+        check_choice("variant", self.variant, ("paper", "fedgf_code"))
 
     def after(self, rnd: ServerRound, w_new, part_state):
         dc = rnd.uploads["scaffold_dc"]
@@ -61,6 +55,7 @@ class ScaffoldServer:
         return w_new
 
 
+@part_id("S6")
 @dataclass(frozen=True)
 class DynServerCorrection:
     """S6, the FedDyn server correction (Acar et al. 2021, Algorithm 1 lines 11-12).
@@ -86,8 +81,7 @@ class DynServerCorrection:
     def __post_init__(self):
         if not self.alpha > 0:
             raise ValueError(f"the FedDyn coefficient alpha must be positive, got {self.alpha!r}")
-        if self.dual_scale not in ("paper", "code"):
-            raise ValueError(f"dual_scale must be 'paper' or 'code', got {self.dual_scale!r}")
+        check_choice("dual_scale", self.dual_scale, ("paper", "code"))
 
     def init(self, w, num_clients):
         return {"h": torch.zeros_like(w)}
@@ -102,7 +96,7 @@ class DynServerCorrection:
 
 
 @dataclass(frozen=True)
-class MomentumBroadcast:
+class MomentumBroadcast(SentVector, kept="m", sent_as="fedcm_m"):
     """C5's server side, FedCM / MoFedSAM (Xu et al. 2021, Algorithm 1).
 
     Keeps ``m`` (zeros at start) and broadcasts it as ``fedcm_m``.  After the round
@@ -120,15 +114,7 @@ class MomentumBroadcast:
     name: str = "fedcm"
 
     def __post_init__(self):
-        if self.server_step not in ("paper", "fedgf_code"):
-            raise ValueError(f"server_step must be 'paper' or 'fedgf_code', got {self.server_step!r}")
-
-    def init(self, w, num_clients):
-        return {"m": torch.zeros_like(w)}
-
-    def broadcast(self, w, start, sent, part_state, round):
-        sent["fedcm_m"] = part_state["m"]
-        return start
+        check_choice("server_step", self.server_step, ("paper", "fedgf_code"))
 
     def after(self, rnd: ServerRound, w_new, part_state):
         per_step = (rnd.start - rnd.uploads["model"]) / rnd.uploads["fedcm_steps_lr"].unsqueeze(-1)
@@ -137,20 +123,13 @@ class MomentumBroadcast:
 
 
 @dataclass(frozen=True)
-class SMOOServer:
+class SMOOServer(SentVector, kept="s", sent_as="smoo_s"):
     """P3's server side, FedSMOO's global perturbation (Sun et al. 2023a, Algorithm 1):
     keeps ``s`` (zeros at start), broadcasts it as ``smoo_s`` and after the round sets
     ``s <- rho unit(sum_{k in S} s~_k)`` from the clients' ``smoo_s`` uploads."""
 
     rho: float
     name: str = "smoo"
-
-    def init(self, w, num_clients):
-        return {"s": torch.zeros_like(w)}
-
-    def broadcast(self, w, start, sent, part_state, round):
-        sent["smoo_s"] = part_state["s"]
-        return start
 
     def after(self, rnd: ServerRound, w_new, part_state):
         part_state["s"] = self.rho * unit(rnd.uploads["smoo_s"].sum(0))
@@ -159,6 +138,7 @@ class SMOOServer:
 
 # ----------------------------------------------------------------------------- steps
 
+@part_id("S7")
 @dataclass(frozen=True)
 class AdaBestStep:
     """S7, AdaBest's server (Varno et al. 2022, Algorithm 1; docs/algorithms.md 3.7)::
@@ -182,6 +162,7 @@ class AdaBestStep:
         return w_new
 
 
+@part_id("S4")
 @dataclass(frozen=True)
 class FedNovaStep:
     """S4, FedNova's normalized averaging (Wang et al. 2020, Eq. 6; docs/algorithms.md 3.8).
@@ -208,6 +189,7 @@ class FedNovaStep:
         return rnd.w - (p @ a) * (p @ d)
 
 
+@part_id("S5")
 @dataclass(frozen=True)
 class GMAStep:
     """S5, FedGMA's gradient-masked averaging (Tenison et al. 2023, Algorithm 1;
@@ -235,8 +217,7 @@ class GMAStep:
     variant: str = "paper"
 
     def __post_init__(self):
-        if self.variant not in ("paper", "fedima_code"):
-            raise ValueError(f"variant must be 'paper' or 'fedima_code', got {self.variant!r}")
+        check_choice("variant", self.variant, ("paper", "fedima_code"))
 
     def init(self, w, num_clients):
         return {}

@@ -66,10 +66,14 @@ def _generator(seed, purpose: str) -> torch.Generator:
     return derived_generator(int(seed), purpose)
 
 
-def _operator_info(hvp_fn, dim, device, dtype):
+def _operator_info(hvp_fn, dim, device, dtype, k: int | None = None):
+    """The operator's vector length, device and dtype (given, else its attributes); with
+    ``k``, the number of eigenpairs asked for, which may not exceed the length."""
     dim = dim if dim is not None else getattr(hvp_fn, "dim", None)
     if dim is None:
         raise ValueError("the vector length is unknown: pass dim= (or give hvp_fn a .dim attribute)")
+    if k is not None and k > dim:
+        raise ValueError(f"k={k} exceeds the dimension {dim}")
     device = torch.device(device) if device is not None else getattr(hvp_fn, "device", torch.device("cpu"))
     dtype = dtype if dtype is not None else getattr(hvp_fn, "dtype", torch.float32)
     return int(dim), device, dtype
@@ -120,9 +124,7 @@ def power_iteration(hvp_fn: HVPFn, k: int = 1, iters: int = 20, tol: float = 1e-
         raise ValueError(f"k and iters must be >= 1, got k={k}, iters={iters}")
     if tol < 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
-    dim, device, dtype = _operator_info(hvp_fn, dim, device, dtype)
-    if k > dim:
-        raise ValueError(f"k={k} exceeds the dimension {dim}")
+    dim, device, dtype = _operator_info(hvp_fn, dim, device, dtype, k)
     gen = _generator(seed, "analysis/power_iteration")
     values: list[float] = []
     vectors: list[torch.Tensor] = []
@@ -235,9 +237,7 @@ def lanczos_eigenvalues(hvp_fn: HVPFn, k: int = 1, iters: int | None = None, whi
         raise ValueError(f"which must be 'LA', 'SA' or 'LM', got {which!r}")
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    dim, device, dtype = _operator_info(hvp_fn, dim, device, dtype)
-    if k > dim:
-        raise ValueError(f"k={k} exceeds the dimension {dim}")
+    dim, device, dtype = _operator_info(hvp_fn, dim, device, dtype, k)
     iters = max(3 * k, 30) if iters is None else int(iters)
     if iters < k:
         raise ValueError(f"iters ({iters}) must be >= k ({k})")

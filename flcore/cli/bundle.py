@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from flcore.cli.reproduce import _seed
+from flcore.cli.arguments import add_seeds_option, add_store_option
 from flcore.reproduction.artifacts import artifact_ids, runs_for
 from flcore.reproduction.claims import claim_specs, spread_specs
 from flcore.store import RunStore, StoreError
@@ -125,9 +125,8 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     e.add_argument("artifacts", nargs="*", metavar="ARTIFACT", help="artifact ids, e.g. fedsam-table-2")
     e.add_argument("--all", action="store_true", help="every registered artifact")
     e.add_argument("--scale", default="small", choices=("smoke", "small", "paper"), help="the runs' scale")
-    e.add_argument("--seeds", type=_seed, nargs="+", default=[0], help="seeds of every configuration (default: 0)")
-    e.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
-                   help="run store directory (default: $FLCORE_STORE or runs)")
+    add_seeds_option(e)
+    add_store_option(e)
     e.add_argument("-o", "--output", required=True, metavar="FILE", help="the bundle to write (a tar archive)")
     e.add_argument("--force", action="store_true", help="replace FILE if it exists")
     e.add_argument("--device-name", default=None,
@@ -135,6 +134,5 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     i = sub.add_parser("import", help="check a bundle in full, then add its runs to a store",
                        description=__doc__.split("\n\n")[2])
     i.add_argument("file", metavar="FILE", help="the bundle (from `flcore bundle export`)")
-    i.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
-                   help="run store directory (default: $FLCORE_STORE or runs)")
+    add_store_option(i)
     return {"bundle": lambda args: (_cmd_export if args.bundle_command == "export" else _cmd_import)(args)}

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from flcore.api import run_experiment
+from flcore.cli.arguments import count_option
 from flcore.cli.interrupts import exit_status, handled
 from flcore.config import (
     MAX_COUNT,
@@ -42,7 +43,6 @@ from flcore.config import (
     check_method_reads,
     check_partition_reads,
     load_config_file,
-    parse_int,
     resolve_config,
 )
 from flcore.config.method_catalog import describe_methods
@@ -80,13 +80,19 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+def _add_input_and_output(p: argparse.ArgumentParser, config_help: str, json_help: str) -> None:
+    """The options ``run`` and ``sweep`` share: a config file, the store, JSON output and
+    no progress bars."""
+    p.add_argument("--config", help=config_help)
+    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
+    p.add_argument("--json", action="store_true", help=json_help)
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+
+
 def _add_run_parser(sub) -> None:
     p = sub.add_parser("run", help="run, resume or look up one experiment")
-    p.add_argument("--config", help="YAML or JSON file of config fields")
-    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
-    p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.add_argument("--chunk-size", type=_chunk_size, default=None,
+    _add_input_and_output(p, "YAML or JSON file of config fields", "print the summary as one JSON object on stdout")
+    p.add_argument("--chunk-size", type=count_option(1, MAX_COUNT), default=None,
                    help="batched engine: clients trained together (default: all of a round)")
     p.add_argument("--wait", action=argparse.BooleanOptionalAction, default=True,
                    help="if another process is training the same run, wait for it and print its "
@@ -101,36 +107,10 @@ def _add_run_parser(sub) -> None:
                            help=f"config field {f.name}")
 
 
-def _chunk_size(text: str) -> int:
-
-    try:
-        value = parse_int("chunk_size", text)
-    except ConfigError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {quote(text)}") from None
-    if not 1 <= value <= MAX_COUNT:
-        raise argparse.ArgumentTypeError(f"got {value}; must be in 1..{MAX_COUNT}")
-    return value
-
-
-def count_option(low: int, high: int):
-    """An argparse type: a whole number in ``low..high`` (the error quotes the value)."""
-    def parse(text: str) -> int:
-        try:
-            value = parse_int("value", text)
-        except ConfigError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {quote(text)}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"got {value}; must be in {low}..{high}")
-        return value
-    return parse
-
-
 def _add_sweep_parser(sub) -> None:
     p = sub.add_parser("sweep", help="run a grid of experiments (every run flag takes a comma list)")
-    p.add_argument("--config", help="YAML or JSON file of config fields (the grid's base)")
-    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
-    p.add_argument("--json", action="store_true", help="print one JSON object per run on stdout")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    _add_input_and_output(p, "YAML or JSON file of config fields (the grid's base)",
+                          "print one JSON object per run on stdout")
     p.add_argument("--workers", type=count_option(1, MAX_WORKERS), default=None,
                    help="worker processes (default: the CPU cores on a CPU, 1 on a GPU)")
     p.add_argument("--max-runs", type=count_option(1, 10**9), default=DEFAULT_MAX_RUNS,
@@ -216,28 +196,32 @@ def check_store_option(store: str) -> None:
         raise ConfigError("store", f"{quote(str(path))} is not a directory")
 
 
+def _training_failure(exc: BaseException, resumes_from: str, busy: bool = False) -> int:
+    """Say why a run or sweep stopped in one line and return its exit status: a bad value or
+    a read-only store is a usage error; a run another process trains is busy (``busy``); a
+    full disk while training, or any other store error, is damage; an interrupt resumes
+    from ``resumes_from`` when the same command is run again."""
+    if isinstance(exc, KeyboardInterrupt):
+        print(f"flcore: interrupted; rerun the same command to resume from {resumes_from}", file=sys.stderr)
+        return exit_status(exc)
+    print(f"flcore: error: {exc}", file=sys.stderr)
+    if isinstance(exc, (ConfigError, DatasetError, ReadOnlyStoreError)):
+        return EXIT_USAGE
+    if busy and isinstance(exc, RunBusyError):
+        return EXIT_BUSY
+    if isinstance(exc, StoreFullError):
+        return EXIT_DAMAGED if exc.training else EXIT_USAGE
+    return EXIT_DAMAGED
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     try:
         check_store_option(args.store)
         cfg = _config_from_args(args)
         summary = run_experiment(cfg, store=args.store, progress=not args.no_progress,
                                  chunk_size=args.chunk_size, wait=args.wait)
-    except (ConfigError, DatasetError, ReadOnlyStoreError) as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except RunBusyError as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_BUSY
-    except StoreFullError as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_DAMAGED if exc.training else EXIT_USAGE
-    except StoreError as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_DAMAGED
-    except KeyboardInterrupt as exc:
-        print("flcore: interrupted; rerun the same command to resume from the last checkpoint",
-              file=sys.stderr)
-        return exit_status(exc)
+    except (ConfigError, DatasetError, StoreError, KeyboardInterrupt) as exc:
+        return _training_failure(exc, "the last checkpoint", busy=True)
     if args.json:
         print(json.dumps(summary, sort_keys=True))
     else:
@@ -267,19 +251,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         if args.plan:
             return _print_sweep_plan(args, configs)
         results = run_sweep(configs, args.store, workers=args.workers, progress=not args.no_progress)
-    except (ConfigError, DatasetError, ReadOnlyStoreError) as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except StoreFullError as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_DAMAGED if exc.training else EXIT_USAGE
-    except StoreError as exc:
-        print(f"flcore: error: {exc}", file=sys.stderr)
-        return EXIT_DAMAGED
-    except KeyboardInterrupt as exc:
-        print("flcore: interrupted; rerun the same command to resume from the last checkpoints",
-              file=sys.stderr)
-        return exit_status(exc)
+    except (ConfigError, DatasetError, StoreError, KeyboardInterrupt) as exc:
+        return _training_failure(exc, "the last checkpoints")
     for summary in results:
         if args.json:
             print(json.dumps(summary, sort_keys=True))

@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from flcore.cli.arguments import add_seeds_option, add_store_option, count_option
 from flcore.cli.claim_commands import check_claim_options, train_claim, usage_error
 from flcore.cli.claim_commands import print_plan as print_claims_plan
 from flcore.data import DATASET_NAMES
@@ -80,43 +80,6 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text[:200]!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"got {value}; must be >= 1")
-    return value
-
-
-def _seed(text: str) -> list[int]:
-    """One ``--seeds`` value: a whole number >= 0 or a comma list of them (``0,1,2``)."""
-    values = []
-    for part in text.split(","):
-        try:
-            value = int(part)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected whole numbers >= 0 (e.g. 0 1 2 or 0,1,2), got "
-                                             f"{text[:200]!r}") from None
-        if value < 0:
-            raise argparse.ArgumentTypeError(f"got {value}; seeds are whole numbers >= 0 (e.g. 0,1,2)")
-        values.append(value)
-    return values
-
-
-class _Seeds(argparse.Action):
-    """``--seeds 0 1 2`` or ``--seeds 0,1,2``: one list of distinct seeds."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        seeds = [seed for group in values for seed in group]
-        twice = sorted({seed for seed in seeds if seeds.count(seed) > 1})
-        if twice:
-            parser.error(f"argument --seeds: seed {twice[0]} given twice; give distinct whole numbers >= 0 "
-                         "(e.g. 0,1,2)")
-        setattr(namespace, self.dest, seeds)
-
-
 def _check_root(args: argparse.Namespace) -> bool:
     """``--root`` must be a repository root holding ``notebooks/``: checked before any
     run is trained (one line and exit 2 otherwise)."""
@@ -131,21 +94,19 @@ def _check_root(args: argparse.Namespace) -> bool:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", default="small", choices=("smoke", "small", "paper"),
                    help="smoke (seconds), small (CPU default) or paper (the papers' protocol, GPU)")
-    p.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
-                   help="run store directory (default: $FLCORE_STORE or runs)")
+    add_store_option(p)
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
-    p.add_argument("--seeds", type=_seed, nargs="+", action=_Seeds, default=[0],
-                   help="seeds of every configuration, e.g. 0 1 2 or 0,1,2 (default: 0)")
-    p.add_argument("--workers", type=_positive_int, default=None,
+    add_seeds_option(p)
+    p.add_argument("--workers", type=count_option(1), default=None,
                    help="runs trained at once on a CPU (default: one per core)")
     p.add_argument("--data-root", default="data",
                    help="data folder (paper scale): CIFAR, PACS or Fashion-MNIST, e.g. Debian's "
                         "/usr/share/datasets/fashion-mnist")
     p.add_argument("--download", action="store_true", help="fetch CIFAR through torchvision when missing")
     p.add_argument("--root", default=".", help="repository root holding notebooks/, book/ and _toc.yml")
-    p.add_argument("--timeout", type=_positive_int, default=None,
+    p.add_argument("--timeout", type=count_option(1), default=None,
                    help="seconds a notebook cell may run (default: no limit)")
-    p.add_argument("--jobs", type=_positive_int, default=None,
+    p.add_argument("--jobs", type=count_option(1), default=None,
                    help="notebooks executed at once, each worker in its own kernel (default: one per core)")
     p.add_argument("--fresh-kernels", action="store_true",
                    help="start a new kernel for every notebook (default: each worker reuses its kernel, "
@@ -391,7 +352,7 @@ def _plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plan", action="store_true",
                    help="print the runs to train, their groups, store size and estimated hours per device kind "
                         "(from benchmarks/results); nothing trains")
-    p.add_argument("--max-rounds", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--max-rounds", type=count_option(1), default=None, metavar="N",
                    help="cap every run at N rounds (a preview; the pages say so, the claims are not checked); "
                         "rerun with a higher cap or none to continue the runs from their checkpoints")
 
@@ -442,7 +403,7 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     c.add_argument("--decide", default=None, metavar="CLAIM_ID",
                    help="train the runs that decide this claim at --scale and --seeds (default 0,1,2), batched and "
                         "resumable as flcore reproduce trains them, then print its verdict")
-    c.add_argument("--max-rounds", type=_positive_int, default=None, metavar="N",
+    c.add_argument("--max-rounds", type=count_option(1), default=None, metavar="N",
                    help="with --plan or --decide: cap every run at N rounds (a preview: its verdict reads not "
                         "checked); run again with a higher cap or none to continue the runs from their checkpoints")
     _common(c)

@@ -7,6 +7,7 @@ validation, and the run id.
 - :mod:`.validation`: every check made before any compute;
 - :mod:`.experiment`: :class:`ExperimentConfig`, :func:`resolve_config`, the run id;
 - :mod:`.probes`: the registry of the training-time probes a config may name;
+- :mod:`.method_reads`: the hyper-parameters and gradient count of a method, found by building it;
 - :mod:`.method_catalog`: every registered method with its defaults, for ``flcore methods``.
 """
 from flcore.config.experiment import (
@@ -36,6 +37,7 @@ from flcore.config.fields import (
                          training_set_size,
 )
 from flcore.config.method_catalog import client_state_of, describe_methods, server_state_of
+from flcore.config.method_reads import grad_evals_per_step, hyperparameters_of
 from flcore.config.parsing import parse_int
 from flcore.config.presets import DEFAULT_DATASET, method_defaults, scale_defaults
 from flcore.config.validation import check_method_reads, check_partition_reads
@@ -59,6 +61,8 @@ __all__ = [
     "SCALES",
     "ExperimentConfig",
     "check_method_reads",
+    "grad_evals_per_step",
+    "hyperparameters_of",
     "chance_accuracy",
     "check_partition_reads",
     "client_state_of",

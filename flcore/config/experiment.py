@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from flcore.algorithms import METHOD_NAMES, get_method
+from flcore.algorithms import METHOD_NAMES
 from flcore.config.fields import (
     ADDED_OPTIONS,
     ALL_PARTITION_FIELDS,
@@ -36,6 +36,7 @@ from flcore.config.fields import (
     PARTITION_FIELDS,
     SCALES,
 )
+from flcore.config.method_reads import hyperparameters_of
 from flcore.config.parsing import parsers_for, read_mapping_file
 from flcore.config.presets import DEFAULT_DATASET, method_defaults, scale_defaults
 from flcore.config.validation import choice, validate
@@ -158,18 +159,18 @@ class ExperimentConfig:
 
     def canonical(self) -> dict[str, Any]:
         """The fields that determine the numbers of a run (see module docstring)."""
-        method = get_method(self.method)
+        reads = hyperparameters_of(self.method)
         out = {}
         for name, value in self.to_dict().items():
             if name in NON_SEMANTIC_FIELDS:
                 continue
             if name in ADDED_OPTIONS:
-                if value == ADDED_OPTIONS[name] or name not in method.hyperparameters:
+                if value == ADDED_OPTIONS[name] or name not in reads:
                     continue
             elif name in NEUTRAL_DEFAULTS:
                 if value == NEUTRAL_DEFAULTS[name]:
                     continue
-            elif name in METHOD_FIELDS and name not in method.hyperparameters:
+            elif name in METHOD_FIELDS and name not in reads:
                 continue
             if name in ALL_PARTITION_FIELDS and name not in PARTITION_FIELDS[self.partition]:
                 continue

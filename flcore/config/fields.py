@@ -120,28 +120,21 @@ METHOD_FIELDS = frozenset(
 NEUTRAL_DEFAULTS = {"lr_decay": 1.0, "clip_norm": None, "mixup_alpha": 0.0, "cutout_size": 0,
                     "probes": (), "probe_every": 0, "snapshot_rounds": (), "timed": False, "precision": "fp32"}
 
-#: Allowed values of the string-valued method options.
+#: Allowed values of the string-valued method options: most choose between a paper's
+#: rule and its official code's.
 OPTION_CHOICES = {
-    "gloss_dual_scale": ("paper", "code"),
-    "gloss_server_rho_schedule": ("paper", "code"),
+    **dict.fromkeys(("gloss_dual_scale", "gloss_server_rho_schedule", "lesam_perturbation", "swa_phase", "dyn_clip",
+                     "fedspeed_variant", "smoo_variant", "fedswa_variant", "fednsam_variant", "fedmoswa_variant",
+                     "fedwmsam_variant"),
+                    ("paper", "code")),
+    **dict.fromkeys(("mofedsam_server_step", "fedgamma_variant"), ("paper", "fedgf_code")),
+    "gma_variant": ("paper", "fedima_code"),
     "fedgf_c_norm": ("paper", "len"),
     "lesam_estimate": ("client", "server_last_round"),
     "lesam_first_visit": ("none", "w0"),
-    "lesam_perturbation": ("paper", "code"),
-    "gma_variant": ("paper", "fedima_code"),
-    "mofedsam_server_step": ("paper", "fedgf_code"),
-    "fedgamma_variant": ("paper", "fedgf_code"),
-    "swa_phase": ("paper", "code"),
     "ima_partial_window": ("average", "wait"),
     "ima_exploration": ("exponential", "constant", "cyclic", "epoch", "none"),
-    "dyn_clip": ("paper", "code"),
-    "fedspeed_variant": ("paper", "code"),
-    "smoo_variant": ("paper", "code"),
-    "fedswa_variant": ("paper", "code"),
-    "fednsam_variant": ("paper", "code"),
-    "fedmoswa_variant": ("paper", "code"),
     "fedsol_strength": ("fixed", "adaptive"),
-    "fedwmsam_variant": ("paper", "code"),
 }
 
 #: Method options added after runs were stored: they enter the run id only when the

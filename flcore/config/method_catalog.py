@@ -10,6 +10,7 @@ from typing import Any
 
 from flcore.algorithms import METHODS
 from flcore.config.experiment import resolve_config
+from flcore.config.method_reads import grad_evals_per_step, hyperparameters_of
 
 
 def describe_methods(scale: str = "small", dataset: str | None = None, alpha: float = 0.0) -> list[dict[str, Any]]:
@@ -24,10 +25,10 @@ def describe_methods(scale: str = "small", dataset: str | None = None, alpha: fl
             "name": name,
             "summary": method.summary,
             "parts": list(method.parts),
-            "hyperparameters": {field: getattr(cfg, field) for field in method.hyperparameters},
+            "hyperparameters": {field: getattr(cfg, field) for field in hyperparameters_of(name)},
             "uploads_per_round": method.uploads_per_round,
             "downloads_per_round": method.downloads_per_round,
-            "grad_evals_per_step": method.grad_evals_per_step,
+            "grad_evals_per_step": grad_evals_per_step(name),
             "client_state": method.client_state(cfg),
             "server_state": method.server_state(cfg),
         })

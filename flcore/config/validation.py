@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from flcore.algorithms import METHOD_NAMES, get_method
+from flcore.algorithms import METHOD_NAMES
 from flcore.config.fields import (
     ALL_PARTITION_FIELDS,
     DATASET_DOMAINS,
@@ -29,6 +29,7 @@ from flcore.config.fields import (
     SPLIT_FILE_DATASETS,
     training_set_size,
 )
+from flcore.config.method_reads import hyperparameters_of
 from flcore.config.probes import probe_names
 from flcore.data import DATASET_NAMES
 from flcore.errors import ConfigError, quote
@@ -108,7 +109,7 @@ def check_method_reads(method: str, given: Iterable[str]) -> None:
     ``resolve_config`` itself cannot tell a value the user chose from a default.
     """
     given = set(given)
-    reads = get_method(method).hyperparameters
+    reads = hyperparameters_of(method)
     ignored = sorted(name for name in given
                      if name in METHOD_FIELDS and name not in NEUTRAL_DEFAULTS and name not in reads)
     if ignored:

@@ -50,33 +50,31 @@ ARCHIVES = {
     "cifar100": _Archive("CIFAR-100-C", 3555552, "CIFAR-100-C.tar", "11f0ed0f1191edbf9fa23466ae6021d3", 100),
 }
 
-#: md5 of each published file (file name without ``.npy`` -> digest).
-MD5 = {
-    "cifar10": {
-        "brightness": "0a81ef75e0b523c3383219c330a85d48", "contrast": "3c8262171c51307f916c30a3308235a8",
-        "defocus_blur": "7d1322666342a0702b1957e92f6254bc", "elastic_transform": "9421657c6cd452429cf6ce96cc412b5f",
-        "fog": "7b397314b5670f825465fbcd1f6e9ccd", "frost": "31f6ab3bce1d9934abfb0cc13656f141",
-        "gaussian_blur": "c33370155bc9b055fb4a89113d3c559d", "gaussian_noise": "ecaf8b9a2399ffeda7680934c33405fd",
-        "glass_blur": "7361fb4019269e02dbf6925f083e8629", "impulse_noise": "2090e01c83519ec51427e65116af6b1a",
-        "jpeg_compression": "2b9cc4c864e0193bb64db8d7728f8187", "labels": "c439b113295ed5254878798ffe28fd54",
-        "motion_blur": "fffa5f852ff7ad299cfe8a7643f090f4", "pixelate": "0f14f7e2db14288304e1de10df16832f",
-        "saturate": "1cfae0964219c5102abbb883e538cc56", "shot_noise": "3a7239bb118894f013d9bf1984be7f11",
-        "snow": "bb238de8555123da9c282dea23bd6e55", "spatter": "8a5a3903a7f8f65b59501a6093b4311e",
-        "speckle_noise": "ef00b87611792b00df09c0b0237a1e30", "zoom_blur": "6ea8e63f1c5cdee1517533840641641b",
-    },
-    "cifar100": {
-        "brightness": "f22d7195aecd6abb541e27fca230c171", "contrast": "322bb385f1d05154ee197ca16535f71e",
-        "defocus_blur": "d923e3d9c585a27f0956e2f2ad832564", "elastic_transform": "a0792bd6581f6810878be71acedfc65a",
-        "fog": "4efc7ebd5e82b028bdbe13048e3ea564", "frost": "3a39c6823bdfaa0bf8b12fe7004b8117",
-        "gaussian_blur": "5204ba0d557839772ef5a4196a052c3e", "gaussian_noise": "ecc4d366eac432bdf25c024086f5e97d",
-        "glass_blur": "0bf384f38e5ccbf8dd479d9059b913e1", "impulse_noise": "3b3c210ddfa0b5cb918ff4537a429fef",
-        "jpeg_compression": "c851b7f1324e1d2ffddeb76920576d11", "labels": "bb4026e9ce52996b95f439544568cdb2",
-        "motion_blur": "732a7e2e54152ff97c742d4c388c5516", "pixelate": "96c00c60f144539e14cffb02ddbd0640",
-        "saturate": "c0697e9fdd646916a61e9c312c77bf6b", "shot_noise": "b0a1fa6e1e465a747c1b204b1914048a",
-        "snow": "0237be164583af146b7b144e73b43465", "spatter": "12ccf41d62564d36e1f6a6ada5022728",
-        "speckle_noise": "e3f215b1a0f9fd9fd6f0d1cf94a7ce99", "zoom_blur": "0204613400c034a81c4830d5df81cb82",
-    },
+#: md5 of each published file (file name without ``.npy`` -> digest), by dataset: one row
+#: per file, CIFAR-10-C's digest then CIFAR-100-C's.
+_DIGESTS = {
+    "brightness": ("0a81ef75e0b523c3383219c330a85d48", "f22d7195aecd6abb541e27fca230c171"),
+    "contrast": ("3c8262171c51307f916c30a3308235a8", "322bb385f1d05154ee197ca16535f71e"),
+    "defocus_blur": ("7d1322666342a0702b1957e92f6254bc", "d923e3d9c585a27f0956e2f2ad832564"),
+    "elastic_transform": ("9421657c6cd452429cf6ce96cc412b5f", "a0792bd6581f6810878be71acedfc65a"),
+    "fog": ("7b397314b5670f825465fbcd1f6e9ccd", "4efc7ebd5e82b028bdbe13048e3ea564"),
+    "frost": ("31f6ab3bce1d9934abfb0cc13656f141", "3a39c6823bdfaa0bf8b12fe7004b8117"),
+    "gaussian_blur": ("c33370155bc9b055fb4a89113d3c559d", "5204ba0d557839772ef5a4196a052c3e"),
+    "gaussian_noise": ("ecaf8b9a2399ffeda7680934c33405fd", "ecc4d366eac432bdf25c024086f5e97d"),
+    "glass_blur": ("7361fb4019269e02dbf6925f083e8629", "0bf384f38e5ccbf8dd479d9059b913e1"),
+    "impulse_noise": ("2090e01c83519ec51427e65116af6b1a", "3b3c210ddfa0b5cb918ff4537a429fef"),
+    "jpeg_compression": ("2b9cc4c864e0193bb64db8d7728f8187", "c851b7f1324e1d2ffddeb76920576d11"),
+    "labels": ("c439b113295ed5254878798ffe28fd54", "bb4026e9ce52996b95f439544568cdb2"),
+    "motion_blur": ("fffa5f852ff7ad299cfe8a7643f090f4", "732a7e2e54152ff97c742d4c388c5516"),
+    "pixelate": ("0f14f7e2db14288304e1de10df16832f", "96c00c60f144539e14cffb02ddbd0640"),
+    "saturate": ("1cfae0964219c5102abbb883e538cc56", "c0697e9fdd646916a61e9c312c77bf6b"),
+    "shot_noise": ("3a7239bb118894f013d9bf1984be7f11", "b0a1fa6e1e465a747c1b204b1914048a"),
+    "snow": ("bb238de8555123da9c282dea23bd6e55", "0237be164583af146b7b144e73b43465"),
+    "spatter": ("8a5a3903a7f8f65b59501a6093b4311e", "12ccf41d62564d36e1f6a6ada5022728"),
+    "speckle_noise": ("ef00b87611792b00df09c0b0237a1e30", "e3f215b1a0f9fd9fd6f0d1cf94a7ce99"),
+    "zoom_blur": ("6ea8e63f1c5cdee1517533840641641b", "0204613400c034a81c4830d5df81cb82"),
 }
+MD5 = {dataset: {name: pair[i] for name, pair in _DIGESTS.items()} for i, dataset in enumerate(("cifar10", "cifar100"))}
 
 _verified: dict[tuple[str, int, int], str] = {}
 

@@ -102,6 +102,14 @@ def partition_dirichlet(labels, num_clients: int, alpha: float,
     has the same distribution as drawing them one at a time and ends after at most C + 1
     rounds per client.
     """
+    return _partition_by_priors(labels, num_clients, alpha, samples_per_client, seed, _draw_class_counts)
+
+
+def _partition_by_priors(labels, num_clients: int, alpha: float, samples_per_client: int | None, seed: int,
+                         class_counts) -> list[np.ndarray]:
+    """Each client ``k`` in order takes ``class_counts(rng, q_k, available, n)`` examples of
+    each class (the next unused ones of the class's shuffled pool), ``q_k`` its Dirichlet
+    prior (:func:`_client_class_priors`)."""
     labels = _as_labels(labels)
     if not alpha >= 0:  # also rejects NaN
         raise ValueError(f"alpha must be >= 0, got {alpha}")
@@ -116,8 +124,7 @@ def partition_dirichlet(labels, num_clients: int, alpha: float,
 
     clients = []
     for prior in priors:
-        counts = _draw_class_counts(rng, prior, np.array([len(p) for p in pools]) - used,
-                                    per_client)
+        counts = class_counts(rng, prior, np.array([len(p) for p in pools]) - used, per_client)
         clients.append(np.sort(np.concatenate(
             [pools[c][used[c]: used[c] + counts[c]] for c in range(num_classes)])))
         used += counts
@@ -139,23 +146,8 @@ def partition_dirichlet_rounded(labels, num_clients: int, alpha: float,
     unused.  Same draws of ``q_k`` as :func:`partition_dirichlet` for a seed.  Why this is
     the ``paper`` scale's CIFAR split: the module docstring.
     """
-    labels = _as_labels(labels)
-    if not alpha >= 0:
-        raise ValueError(f"alpha must be >= 0, got {alpha}")
-    per_client = _samples_per_client(len(labels), num_clients, samples_per_client)
-    rng = np.random.default_rng(seed)
-    _, class_of = np.unique(labels, return_inverse=True)
-    num_classes = int(class_of.max()) + 1
-    pools = [rng.permutation(np.flatnonzero(class_of == c)) for c in range(num_classes)]
-    used = np.zeros(num_classes, dtype=np.int64)
-    priors = _client_class_priors(rng, num_clients, num_classes, alpha)
-    clients = []
-    for prior in priors:
-        counts = _rounded_class_counts(prior, np.array([len(p) for p in pools]) - used, per_client)
-        clients.append(np.sort(np.concatenate(
-            [pools[c][used[c]: used[c] + counts[c]] for c in range(num_classes)])))
-        used += counts
-    return clients
+    return _partition_by_priors(labels, num_clients, alpha, samples_per_client, seed,
+                                lambda rng, prior, available, n: _rounded_class_counts(prior, available, n))
 
 
 def largest_remainder(weights: np.ndarray, total: int) -> np.ndarray:

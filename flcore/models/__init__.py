@@ -63,32 +63,18 @@ _DEFAULT_MODEL_FOR_DATASET = {
 }
 
 
-def _build_cnn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
-    return CifarCNN(num_classes, in_channels=shape[0], **kwargs)
+def _image_model(model_class):
+    """Builder of ``model_class`` for ``[C, H, W]`` inputs (``C`` input channels)."""
+    def build(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
+        return model_class(num_classes, in_channels=shape[0], **kwargs)
+    return build
 
 
-def _build_resnet(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
-    return ResNet18GN(num_classes, in_channels=shape[0], **kwargs)
-
-
-def _build_fmnist_cnn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
-    return FMNISTCNN(num_classes, in_channels=shape[0], **kwargs)
-
-
-def _build_vgg11gn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
-    return VGG11GN(num_classes, in_channels=shape[0], **kwargs)
-
-
-def _build_alexnet_gn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
-    return AlexNetGN(num_classes, in_channels=shape[0], **kwargs)
-
-
-def _build_mnist1d_cnn(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
-    return MNIST1DCNN(num_classes, input_len=shape[0], **kwargs)
-
-
-def _build_mnist1d_mlp(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
-    return MNIST1DMLP(num_classes, input_len=shape[0], **kwargs)
+def _signal_model(model_class):
+    """Builder of ``model_class`` for ``[L]`` signals (length ``L``)."""
+    def build(shape: tuple[int, ...], num_classes: int, **kwargs: Any) -> nn.Module:
+        return model_class(num_classes, input_len=shape[0], **kwargs)
+    return build
 
 
 def _is_image(shape: tuple[int, ...]) -> bool:
@@ -117,15 +103,16 @@ def _is_cnn_signal(shape: tuple[int, ...]) -> bool:
 
 # name -> (builder, accepts(shape), description of accepted shapes)
 _REGISTRY: dict[str, tuple[Callable[..., nn.Module], Callable[[tuple[int, ...]], bool], str]] = {
-    "cnn": (_build_cnn, _is_cifar_cnn_image, f"[C, {CIFAR_CNN_IMAGE_SIZE}, {CIFAR_CNN_IMAGE_SIZE}] images"),
-    "resnet18gn": (_build_resnet, _is_image, "[C, H, W] images"),
-    "fmnist_cnn": (_build_fmnist_cnn, _is_square_image(FMNIST_CNN_IMAGE_SIZE),
+    "cnn": (_image_model(CifarCNN), _is_cifar_cnn_image, f"[C, {CIFAR_CNN_IMAGE_SIZE}, {CIFAR_CNN_IMAGE_SIZE}] images"),
+    "resnet18gn": (_image_model(ResNet18GN), _is_image, "[C, H, W] images"),
+    "fmnist_cnn": (_image_model(FMNISTCNN), _is_square_image(FMNIST_CNN_IMAGE_SIZE),
                    f"[C, {FMNIST_CNN_IMAGE_SIZE}, {FMNIST_CNN_IMAGE_SIZE}] images"),
-    "vgg11gn": (_build_vgg11gn, _is_square_image(VGG_IMAGE_SIZE), f"[C, {VGG_IMAGE_SIZE}, {VGG_IMAGE_SIZE}] images"),
-    "alexnet_gn": (_build_alexnet_gn, _is_alexnet_image,
+    "vgg11gn": (_image_model(VGG11GN), _is_square_image(VGG_IMAGE_SIZE),
+                f"[C, {VGG_IMAGE_SIZE}, {VGG_IMAGE_SIZE}] images"),
+    "alexnet_gn": (_image_model(AlexNetGN), _is_alexnet_image,
                    f"[C, H, W] images with H, W >= {ALEXNET_MIN_SIDE}"),
-    "mnist1d_cnn": (_build_mnist1d_cnn, _is_cnn_signal, f"[L] signals with L >= {MNIST1D_CNN_MIN_LENGTH}"),
-    "mnist1d_mlp": (_build_mnist1d_mlp, _is_signal, "[L] signals"),
+    "mnist1d_cnn": (_signal_model(MNIST1DCNN), _is_cnn_signal, f"[L] signals with L >= {MNIST1D_CNN_MIN_LENGTH}"),
+    "mnist1d_mlp": (_signal_model(MNIST1DMLP), _is_signal, "[L] signals"),
 }
 assert tuple(_REGISTRY) == MODEL_NAMES
 

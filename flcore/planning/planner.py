@@ -30,7 +30,7 @@ import torch
 from flcore.algorithms import get_method
 from flcore.analysis.recording import recording_callbacks
 from flcore.api import lookup_finished
-from flcore.config import DATASET_FACTS, ExperimentConfig, resolve_config
+from flcore.config import DATASET_FACTS, ExperimentConfig, grad_evals_per_step, hyperparameters_of, resolve_config
 from flcore.cpus import available_cpus
 from flcore.flat import FlatModel
 from flcore.models import build_model
@@ -109,7 +109,7 @@ def client_table_kinds(cfg: ExperimentConfig) -> tuple[str, ...]:
     are model-sized), from the method's client built around a two-tensor probe model:
     which tables exist depends on the method's parts, not on the model."""
     method = get_method(cfg.method)
-    key = (cfg.method, tuple(repr(getattr(cfg, name, None)) for name in sorted(method.hyperparameters)))
+    key = (cfg.method, tuple(repr(getattr(cfg, name, None)) for name in hyperparameters_of(cfg.method)))
     if key not in _TABLE_KINDS:
         _TABLE_KINDS[key] = tuple(method.build_client(cfg, FlatModel(torch.nn.Linear(3, 2)))
                                   .client_state_spec().values())
@@ -259,7 +259,7 @@ def run_cost(cfg: ExperimentConfig, rounds_done: int = 0) -> float:
         per_client = (cfg.num_samples or 50_000) / max(1, cfg.clients)
         steps = cfg.local_epochs * math.ceil(per_client / cfg.batch_size)
     rounds = max(0, stop_round(cfg) - rounds_done)
-    return float(rounds * cfg.per_round * steps * get_method(cfg.method).grad_evals_per_step)
+    return float(rounds * cfg.per_round * steps * grad_evals_per_step(cfg.method))
 
 
 def train_group(group: RunGroup, store: str | os.PathLike | None, overrides: dict | None = None,

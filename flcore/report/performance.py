@@ -60,26 +60,38 @@ def _num(value, fmt: str, suffix: str = "") -> str:
     return "" if value is None else format(value, fmt) + suffix
 
 
-def load_sweep_results(path: str | Path) -> list[dict]:
-    """The latest row of each (engine, device, machine, runs, rounds) of ``sweep_time.jsonl``."""
+def _latest_rows(path: str | Path, key) -> list[dict]:
+    """The last row of each ``key(row)`` of a JSON-lines file (none when it is absent), in
+    the order each key first appears."""
+    latest: dict[tuple, dict] = {}
+    for row in _json_lines(path):
+        latest[key(row)] = row
+    return list(latest.values())
+
+
+def _json_lines(path: str | Path) -> list[dict]:
+    """The rows of a JSON-lines file, in file order (none when it is absent)."""
     path = Path(path)
     if not path.exists():
         return []
-    latest: dict[tuple, dict] = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            row = json.loads(line)
-            latest[(row["engine"], row["device"], row.get("machine"), row["runs"], row.get("rounds"))] = row
-    return list(latest.values())
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def load_sweep_results(path: str | Path) -> list[dict]:
+    """The latest row of each (engine, device, machine, runs, rounds) of ``sweep_time.jsonl``."""
+    return _latest_rows(path, lambda row: (row["engine"], row["device"], row.get("machine"), row["runs"],
+                                           row.get("rounds")))
+
+
+def _heading(title: str) -> list[str]:
+    """The lines that open a section of the page (a blank line, the title, a blank line)."""
+    return ["", f"## {title}", ""]
 
 
 def _sweep_section(rows: list[dict]) -> list[str]:
     if not rows:
         return []
-    lines = [
-        "",
-        "## Sweeps: many runs as one computation",
-        "",
+    lines = _heading("Sweeps: many runs as one computation") + [
         "Runs per second of the same runs trained one at a time (each run its own simulation,",
         "as `ensure_runs` trained them before run batching) and batched (runs that differ in",
         "seed and alpha share one `[R*K, P]` batch of clients, `flcore.sim.multi_run`), each",
@@ -123,24 +135,14 @@ def _sweep_section(rows: list[dict]) -> list[str]:
 def load_step_results(path: str | Path) -> list[dict]:
     """The latest row of each (method, engine, device, machine, implementation) of
     ``step_ops.jsonl``, in file order."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    latest: dict[tuple, dict] = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            row = json.loads(line)
-            latest[(row["method"], row["engine"], row["device"], row.get("machine"), row["implementation"])] = row
-    return list(latest.values())
+    return _latest_rows(path, lambda row: (row["method"], row["engine"], row["device"], row.get("machine"),
+                                           row["implementation"]))
 
 
 def _step_section(rows: list[dict]) -> list[str]:
     if not rows:
         return []
-    lines = [
-        "",
-        "## Operations per local step",
-        "",
+    lines = _heading("Operations per local step") + [
         "What a GPU waits on between kernels: the aten operations one local step dispatches",
         "(each at least one kernel launch on a GPU, counted with a `TorchDispatchMode`), the",
         "tensor reads back to the host during one round and how many of them fall inside the",
@@ -169,10 +171,7 @@ def _step_section(rows: list[dict]) -> list[str]:
 
 def load_gpu_rows(path: str | Path) -> list[dict]:
     """The rows of ``gpu_profile.jsonl`` (none when the file is absent)."""
-    path = Path(path)
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return _json_lines(path)
 
 
 def _graphs(row: dict) -> str:
@@ -216,16 +215,16 @@ def _gpu_section(rows: list[dict]) -> list[str]:
     """Busy fraction, clients per round and precision on a GPU (``benchmarks/gpu_profile.py``)."""
     if not rows:
         return []
-    lines = ["", "## On a GPU: what bounds a round", "",
-             "`benchmarks/gpu_profile.py` on the protocol above (5 of 100 clients of 500 images).",
-             "The local step of the batched engine is captured as a CUDA graph and replayed",
-             "(`flcore.sim.cuda_graphs`: checked against the eager step when captured, eager where a",
-             "step reads the round number or a chunk has more than 64 clients; `FLCORE_CUDA_GRAPHS=0`",
-             "turns graphs off). *GPU busy* is the union of the kernels' intervals over wall time",
-             "under `torch.profiler`.", "",
-             "| method | machine | CUDA graphs | s/round | GPU s/round | GPU busy | kernel launches/round "
-             "| graph launches/round | largest kernel (share of GPU time) | date |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = _heading("On a GPU: what bounds a round") + [
+        "`benchmarks/gpu_profile.py` on the protocol above (5 of 100 clients of 500 images).",
+        "The local step of the batched engine is captured as a CUDA graph and replayed",
+        "(`flcore.sim.cuda_graphs`: checked against the eager step when captured, eager where a",
+        "step reads the round number or a chunk has more than 64 clients; `FLCORE_CUDA_GRAPHS=0`",
+        "turns graphs off). *GPU busy* is the union of the kernels' intervals over wall time",
+        "under `torch.profiler`.", "",
+        "| method | machine | CUDA graphs | s/round | GPU s/round | GPU busy | kernel launches/round "
+        "| graph launches/round | largest kernel (share of GPU time) | date |",
+        "|---|---|---|---|---|---|---|---|---|---|"]
     for r in (r for r in rows if r["part"] == "profile"):
         lines.append(f"| {r['method']} | {r['machine']} | {_graphs(r)} | {r['s_per_round']:.4f} | "
                      f"{r['gpu_kernel_s_per_round']:.4f} | {r['gpu_busy_fraction']:.0%} | "
@@ -259,19 +258,13 @@ def _gpu_section(rows: list[dict]) -> list[str]:
 
 def load_startup_results(path: str | Path) -> list[dict]:
     """The rows of ``startup.jsonl``, in file order."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return _json_lines(path)
 
 
 def _startup_section(rows: list[dict]) -> list[str]:
     if not rows:
         return []
-    lines = [
-        "",
-        "## Start-up",
-        "",
+    lines = _heading("Start-up") + [
         "Seconds from a fresh process's `import flcore` to the first round of a paper-scale",
         "CIFAR-10 FedSAM run (`benchmarks/startup.py`: 50,000 + 10,000 synthetic images in",
         "torchvision's format). The first process decodes the files into the cache of decoded",

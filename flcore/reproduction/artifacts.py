@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from flcore.planning.spec import RunSpec
 from flcore.reproduction.inventory import entry, inventory
+from flcore.reproduction.lookup import registered
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,10 +102,7 @@ def artifact_ids() -> list[str]:
 
 
 def get_artifact(artifact_id: str) -> Artifact:
-    try:
-        return ARTIFACTS[artifact_id]
-    except KeyError:
-        raise KeyError(f"unknown artifact {artifact_id!r}; known: {', '.join(ARTIFACTS)}") from None
+    return registered(ARTIFACTS, artifact_id, "artifact")
 
 
 def runs_for(artifact_ids: Iterable[str], scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:

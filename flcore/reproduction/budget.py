@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from flcore.config import resolve_config
+from flcore.config import grad_evals_per_step, resolve_config
 from flcore.planning.planner import plan_groups, run_cost
 
 #: ``make main``: every artifact with a notebook at the ``small`` scale, on 2 cores.
@@ -148,7 +148,6 @@ def _cores(row: dict) -> int:
 def device_rates(rows_by_file: dict[str, list[dict]]) -> dict[str, DeviceRates]:
     """:class:`DeviceRates` per machine from the rows of ``benchmarks/results/*.jsonl``
     (``{file stem: rows}``); the latest rows of each (machine, model, engine) win."""
-    from flcore.algorithms import get_method
 
     latest: dict[tuple[str, str, str, str], dict] = {}
     for stem, rows in rows_by_file.items():
@@ -180,7 +179,7 @@ def device_rates(rows_by_file: dict[str, list[dict]]) -> dict[str, DeviceRates]:
         if engine == "round":
             steps = math.ceil(row["samples_per_client"] / _ROUND_TIME_BATCH)
             cost = (row["protocol_rounds"] * row["clients_per_round"] * steps
-                    * get_method(row["method"]).grad_evals_per_step)
+                    * grad_evals_per_step(row["method"]))
             threads = 1 if device == "cuda" else int(row.get("threads") or workers)
             rates.setdefault("round", [])
             rates["round"].append(row["flcore_protocol_s"] * threads / cost)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from flcore.algorithms import get_method
 from flcore.config.method_catalog import client_state_of
+from flcore.config.method_reads import grad_evals_per_step
 
 
 def client_memory(name: str) -> int:
@@ -44,7 +45,7 @@ def methods_behind(algorithms: Sequence[str], mapping: dict) -> pd.DataFrame:
             method = get_method(name)
             rows.append({"algorithm": label, "flcore method": name, "parts": " ".join(method.parts),
                          "uploads": method.uploads_per_round, "downloads": method.downloads_per_round,
-                         "gradient evaluations / step": method.grad_evals_per_step,
+                         "gradient evaluations / step": grad_evals_per_step(name),
                          "client state [N, P]": ", ".join(e["name"] for e in client_state_of(method.name)
                                                           if e["shape"] == "[N, P]") or "\u2013"})
     return pd.DataFrame(rows)

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from flcore.reproduction.lookup import registered
+
 
 def read_yaml(path: Path) -> Any:
     """A YAML data file shipped in a paper's folder (part of the package, so trusted),
@@ -64,10 +66,7 @@ def paper_ids() -> tuple[str, ...]:
 
 
 def get_paper(paper_id: str) -> Paper:
-    try:
-        return PAPERS[paper_id]
-    except KeyError:
-        raise KeyError(f"unknown paper {paper_id!r}; registered: {', '.join(PAPERS) or 'none'}") from None
+    return registered(PAPERS, paper_id, "paper")
 
 
 def paper_of(artifact_id: str) -> Paper:

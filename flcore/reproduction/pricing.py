@@ -38,7 +38,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from flcore.algorithms import get_method
-from flcore.config import DATASET_FACTS, ExperimentConfig
+from flcore.config import DATASET_FACTS, ExperimentConfig, hyperparameters_of
 from flcore.cpus import available_cpus
 from flcore.planning.planner import DEFAULT_MAX_RUNS, client_table_kinds, model_parameters, plan_groups, run_cost
 from flcore.planning.spec import RunSpec
@@ -92,7 +92,7 @@ def _state_floats(cfg: ExperimentConfig) -> tuple[int, int]:
 
     method = get_method(cfg.method)
     key = (cfg.method, cfg.model, cfg.dataset, cfg.clients,
-           tuple(repr(getattr(cfg, name)) for name in sorted(method.hyperparameters)))
+           tuple(repr(getattr(cfg, name)) for name in hyperparameters_of(cfg.method)))
     if key not in _STATE_FLOATS:
         params = model_parameters(cfg.model, cfg.dataset)
         per_client = sum(params if kind in ("zeros", "model") else 1 for kind in client_table_kinds(cfg))

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -58,7 +57,9 @@ from flcore.analysis.io import load_run, resolve_device
 from flcore.analysis.landscape import grid_points, landscape_2d, loss_plane, random_directions
 from flcore.analysis.recording import load_snapshot, snapshot_path, snapshot_rounds_of
 from flcore.analysis.spectrum import top_eigenvalues
+from flcore.cpus import one_torch_thread
 from flcore.data.cache import cache_dir, cache_key, load_arrays, save_arrays
+from flcore.reproduction.lookup import by_scale
 from flcore.store.run import CONFIG_FILE, FINAL_MODEL_FILE
 
 __all__ = [
@@ -125,27 +126,14 @@ GEOMETRY = {
 
 
 def geometry_settings(scale: str) -> GeometrySettings:
-    try:
-        return GEOMETRY[scale]
-    except KeyError:
-        raise ValueError(f"scale must be one of {', '.join(GEOMETRY)}, got {scale!r}") from None
+    return by_scale(GEOMETRY, scale)
 
 
 # --------------------------------------------------------------------------- cache
 
-@contextmanager
 def _one_thread(device: str):
     """Run the body on one CPU thread when ``device`` is a CPU (module docstring)."""
-
-    if resolve_device(device).type != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+    return one_torch_thread(resolve_device(device).type == "cpu")
 
 
 def _on_one_thread(device: str):
@@ -174,6 +162,21 @@ def _cached(kind: str, params: dict, compute: Callable[[], dict[str, np.ndarray]
     return arrays
 
 
+def _cached_at_final_model(kind: str, run_dir, params: dict, compute, device: str,
+                           data_root: str | None) -> dict[str, np.ndarray]:
+    """``compute(loaded)`` at the final global model of the run in ``run_dir`` (loaded on
+    ``device``, on one CPU thread), cached under ``params`` and the digests of the run's
+    final model and config."""
+    key = {"model": _file_digest(_final_model_file(run_dir)), "config": _file_digest(Path(run_dir) / "config.json"),
+           **params}
+
+    @_on_one_thread(device)
+    def at_final_model():
+        return compute(load_run(run_dir, device=device, which="final", data_root=data_root))
+
+    return _cached(kind, key, at_final_model)
+
+
 def _final_model_file(run_dir) -> Path:
 
     path = Path(run_dir) / FINAL_MODEL_FILE
@@ -200,13 +203,10 @@ def hessian_spectrum(run_dir, settings: GeometrySettings | None = None, device: 
     ``settings`` default to the run's own scale.  ``seed`` drives the start vector.
     """
     settings = settings or geometry_settings(_scale_of(run_dir))
-    params = {"model": _file_digest(_final_model_file(run_dir)), "config": _file_digest(Path(run_dir) / "config.json"),
-              "samples": settings.hessian_samples, "method": settings.hessian_method, "k": settings.top_k,
+    params = {"samples": settings.hessian_samples, "method": settings.hessian_method, "k": settings.top_k,
               "iters": settings.iters, "seed": seed}
 
-    @_on_one_thread(device)
-    def compute():
-        loaded = load_run(run_dir, device=device, which="final", data_root=data_root)
+    def compute(loaded):
         x, y = loaded.data("train", settings.hessian_samples, seed=0)
         hvp = DatasetHVP(loaded.flat, loaded.w, x, y, batch_size=min(2048, x.shape[0]))
         tol = 1e-4 if settings.hessian_method == "power" else 0.0
@@ -215,7 +215,7 @@ def hessian_spectrum(run_dir, settings: GeometrySettings | None = None, device: 
         values = result.eigenvalues.numpy()
         return {"eigenvalues": np.sort(values)[::-1].copy()}
 
-    return _cached("spectrum", params, compute)["eigenvalues"]
+    return _cached_at_final_model("spectrum", run_dir, params, compute, device, data_root)["eigenvalues"]
 
 
 def sharpness_ratio(eigenvalues: Sequence[float], j: int = 5) -> float:
@@ -274,13 +274,10 @@ def random_surface(run_dir, settings: GeometrySettings | None = None, device: st
     ``[-span, span]^2`` (the FedSAM paper's Fig. 1, after Li et al.; cached)."""
 
     settings = settings or geometry_settings(_scale_of(run_dir))
-    params = {"model": _file_digest(_final_model_file(run_dir)), "config": _file_digest(Path(run_dir) / "config.json"),
-              "grid": settings.surface_grid, "span": settings.surface_span, "loss_samples": settings.loss_samples,
+    params = {"grid": settings.surface_grid, "span": settings.surface_span, "loss_samples": settings.loss_samples,
               "error_samples": settings.error_samples, "seed": seed}
 
-    @_on_one_thread(device)
-    def compute():
-        loaded = load_run(run_dir, device=device, which="final", data_root=data_root)
+    def compute(loaded):
         train, test = _evaluators(loaded, settings)
         d1, d2 = random_directions(loaded.flat, loaded.w, 2, seed=seed)
         xs = grid_points(settings.surface_span, settings.surface_grid)
@@ -288,7 +285,7 @@ def random_surface(run_dir, settings: GeometrySettings | None = None, device: st
         error = landscape_2d(test, loaded.w, d1, d2, xs, xs)
         return {"xs": xs.numpy(), "ys": xs.numpy(), "loss": loss.loss.numpy(), "error": error.error.numpy()}
 
-    data = _cached("surface", params, compute)
+    data = _cached_at_final_model("surface", run_dir, params, compute, device, data_root)
     return Surface(data["xs"], data["ys"], data["loss"], data["error"])
 
 

@@ -16,35 +16,22 @@ import contextlib
 import errno
 import fcntl
 import os
-import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from flcore.safe_io import UnsafePathError, check_real_directory
+from flcore.safe_io import UnsafePathError, check_real_directory, open_regular_fd
 from flcore.store.errors import ReadOnlyStoreError, RunBusyError, UnsafeFileError
 
 LOCK_FILE = ".lock"
 _READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _open_lock(path: Path, flags: int) -> int:
     """The lock file's descriptor, refused unless it is a regular file with one name."""
     try:
-        fd = os.open(path, flags | _NOFOLLOW, 0o666)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafeFileError(f"{path} is a symbolic link; it is not followed; fix: delete {path}") from None
-        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):
-            raise UnsafeFileError(f"{path} is not a regular file; fix: delete {path}") from None
-        raise
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
-        os.close(fd)
-        what = "has a second hard link" if stat.S_ISREG(info.st_mode) else "is not a regular file"
-        raise UnsafeFileError(f"{path} {what}; fix: delete {path}")
-    os.set_blocking(fd, True)
-    return fd
+        return open_regular_fd(path, flags | getattr(os, "O_NOFOLLOW", 0), one_name="a lock must have one name")
+    except UnsafePathError as exc:
+        raise UnsafeFileError(f"{exc}; fix: delete {path}") from None
 
 
 class RunLock:

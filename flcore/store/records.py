@@ -113,6 +113,16 @@ class Nullable(Schema):
         return [] if value is None else self.inner.problems(value, where)
 
 
+def _container_problems(value, kind: type, named: str, size: str, limit: int, where: str) -> list[str]:
+    """One problem when ``value`` is not a ``kind`` (``named``) or holds more than ``limit``
+    entries (``size``, formatted with its length); none otherwise."""
+    if not isinstance(value, kind):
+        return [f"{_at(where)}expected {named}, got {quote(value, 60)}"]
+    if len(value) > limit:
+        return [f"{_at(where)}{size.format(len(value))}, more than {limit}"]
+    return []
+
+
 class ListOf(Schema):
     """A list of at most ``max_length`` items, each of ``item``."""
 
@@ -120,10 +130,9 @@ class ListOf(Schema):
         self.item, self.max_length = item, max_length
 
     def problems(self, value, where=""):
-        if not isinstance(value, list):
-            return [f"{_at(where)}expected a list, got {quote(value, 60)}"]
-        if len(value) > self.max_length:
-            return [f"{_at(where)}a list of {len(value)} items, more than {self.max_length}"]
+        found = _container_problems(value, list, "a list", "a list of {} items", self.max_length, where)
+        if found:
+            return found
         for i, item in enumerate(value):
             found = self.item.problems(item, f"{where}[{i}]")
             if found:
@@ -166,10 +175,9 @@ class Record(Schema):
         self.extra, self.max_keys = extra, max_keys
 
     def problems(self, value, where=""):
-        if not isinstance(value, dict):
-            return [f"{_at(where)}expected an object, got {quote(value, 60)}"]
-        if len(value) > self.max_keys:
-            return [f"{_at(where)}{len(value)} keys, more than {self.max_keys}"]
+        found = _container_problems(value, dict, "an object", "{} keys", self.max_keys, where)
+        if found:
+            return found
         found = [f"{_at(where)}no '{name}'" for name in self.required if name not in value]
         for key, item in value.items():
             name = f"{where}.{key}" if where else str(key)

@@ -60,6 +60,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import pandas as pd
 
 from flcore.algorithms import get_method
+from flcore.config import grad_evals_per_step
 from flcore.report.page import Page
 
 page = Page("fedgf-fig-3", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
@@ -72,7 +73,7 @@ rows = []
 for label, name in {"MoFedSAM": "mofedsam", "FedSMOO": "fedsmoo-noreg", "FedGF": "fedgf"}.items():
     method = get_method(name)
     rows.append({"method": label, "flcore method": name, "parts": " + ".join(method.parts),
-                 "gradient evaluations per step": method.grad_evals_per_step,
+                 "gradient evaluations per step": grad_evals_per_step(name),
                  "transmissions per round": method.uploads_per_round + method.downloads_per_round,
                  "what it does": method.summary})
 table = pd.DataFrame(rows)

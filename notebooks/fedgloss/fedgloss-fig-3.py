@@ -63,6 +63,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.algorithms import get_method
+from flcore.config import grad_evals_per_step
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
 
@@ -83,7 +84,7 @@ for name in ("fedavg", "fedgloss-sgd", "fedgloss-sam", "naivefedgloss"):
     method = get_method(name)
     rows.append({"method": name, "parts": " + ".join(method.parts),
                  "exchanges per round (up / down)": f"{method.uploads_per_round} / {method.downloads_per_round}",
-                 "gradient evaluations per local step": method.grad_evals_per_step})
+                 "gradient evaluations per local step": grad_evals_per_step(name)})
 steps = pd.DataFrame(rows)
 page.table(steps, "FedGloSS adds the server-side perturbation (P6) and ADMM (C3, S6) to FedAvg at FedAvg's "
                   "communication; NaiveFedGloSS (P6x) computes the same perturbation with a second exchange.",

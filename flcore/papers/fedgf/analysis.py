@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,8 +50,10 @@ from flcore.analysis.landscape import grid_points, landscape_2d, landscapes_on_d
 from flcore.analysis.lpf import lpf, perturbation_curve
 from flcore.analysis.spectrum import power_iteration
 from flcore.config import resolve_config
+from flcore.cpus import one_torch_thread
 from flcore.report.analysis_plots import plot_surface_2d
 from flcore.report.page import SMOKE_NOTE
+from flcore.reproduction.lookup import by_scale
 from flcore.reproduction.targets import accuracy_curve, rounds_to_target, transmissions_per_round
 from flcore.seeding import generator
 from flcore.sim.engine import Simulation
@@ -69,23 +70,11 @@ CACHE_FILE = Path("analysis") / "fedgf.json"
 
 
 def settings_for(scale: str) -> dict:
-    try:
-        return SETTINGS[scale]
-    except KeyError:
-        raise ValueError(f"scale must be one of {', '.join(SETTINGS)}, got {scale!r}") from None
+    return by_scale(SETTINGS, scale)
 
 
-@contextmanager
-def one_thread():
-    """Run the analysis on one CPU thread: the book executes notebooks one per core, and
-    on busy cores competing threads are far slower (a smoke run's Table 2 analysis: 2.3 s
-    on one thread, 14 s on two, on the shared 2-core machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+#: The analysis runs on one CPU thread: the book executes notebooks one per core.
+one_thread = one_torch_thread
 
 
 # --------------------------------------------------------------------------- cache

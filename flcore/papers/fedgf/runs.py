@@ -1,6 +1,6 @@
 """The FedGF paper's artifacts (Lee & Yoon, ICML 2024) as data.
 
-Run group ``gf-main`` of ``artifacts.yaml``: the FedSAM paper's CIFAR CNN protocol (same
+Run group ``gf-main`` of the paper's ``inventory.yaml``: the FedSAM paper's CIFAR CNN protocol (same
 CNN, Hsu et al. splits, 100 clients x 500 images, E = 1, B = 64), so every run is built
 with :func:`flcore.papers.fedsam.runs.sam_main_run` -- the method name plus data set,
 alpha, clients per round, seed and scale, nothing else -- and FedAvg / FedSAM / FedASAM

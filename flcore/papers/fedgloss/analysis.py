@@ -3,7 +3,7 @@ training-time records (delta_eps, ||w^t||) and the NaiveFedGloSS-FedGloSS interp
 
 Runs
 ----
-Every artifact here reads the ``gloss-cnn-main`` group of ``artifacts.yaml``: the paper's
+Every artifact here reads the ``gloss-cnn-main`` group of the paper's ``inventory.yaml``: the paper's
 heterogeneous CNN grid, 100 clients, 5 per round, the methods' presets and nothing else
 (:func:`gloss_run`; FedAvg and FedSAM through :func:`flcore.papers.fedsam.runs.sam_main_run`,
 so they are the FedSAM pages' runs).  Scales: ``paper`` -- CIFAR-10 at alpha 0 / 0.05 and
@@ -323,16 +323,12 @@ def one_thread(function):
 
     import torch
 
+    from flcore.cpus import one_torch_thread
+
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
-        if torch.cuda.is_available():
+        with one_torch_thread(not torch.cuda.is_available()):
             return function(*args, **kwargs)
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return function(*args, **kwargs)
-        finally:
-            torch.set_num_threads(before)
     return wrapper
 
 

@@ -1,7 +1,7 @@
 """The FedGloSS paper's configuration tables (its Tables 2, 12, 13) rendered from flcore.
 
 - :func:`table2_ours`: the overview of SAM-based methods (Table 2) from the method
-  registry -- server and client optimizer from a recipe's parts (algorithms.md 7.1),
+  registry -- server and client optimizer from a recipe's parts (docs/algorithms.md 7.1),
   communication from ``uploads_per_round``/``downloads_per_round``, local computation from
   ``grad_evals_per_step``, and the state each method keeps;
 - :func:`table12_ours`: the training hyper-parameters (Table 12) as
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from flcore.algorithms import get_method
-from flcore.config import resolve_config
+from flcore.config import grad_evals_per_step, resolve_config
 from flcore.config.method_catalog import client_state_of, server_state_of
 from flcore.reproduction.splits import CIFAR_NAMES, NOT_IN_FLCORE
 
@@ -90,7 +90,7 @@ def table2_ours() -> pd.DataFrame:
             "server_opt": " or ".join(servers),
             "client_opt": " or ".join(clients),
             "communication_cost": _times([(m.uploads_per_round + m.downloads_per_round) / 2 for m in methods]),
-            "local_computation_cost": _times([m.grad_evals_per_step for m in methods]),
+            "local_computation_cost": _times([grad_evals_per_step(m.name) for m in methods]),
             "down_up_per_round": " or ".join(dict.fromkeys(f"{m.downloads_per_round}/{m.uploads_per_round}"
                                                             for m in methods)),
             "state_kept": " | ".join(state),

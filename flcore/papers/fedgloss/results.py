@@ -1,6 +1,6 @@
 """The FedGloSS paper's result artifacts (Caldarola, Cagnasso, Caputo, Ciccone; arXiv:2412.03752).
 
-Run groups of ``artifacts.yaml`` defined here (the analysis artifacts of the paper read the
+Run groups of the paper's ``inventory.yaml`` defined here (the analysis artifacts of the paper read the
 same runs through :func:`gloss_cnn_run`):
 
 - ``gloss-cnn-main``: the heterogeneous CNN grid -- CIFAR-10 at alpha 0 / 0.05, CIFAR-100 at

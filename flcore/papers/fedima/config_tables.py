@@ -17,8 +17,7 @@ from collections.abc import Sequence
 import pandas as pd
 from torch import nn
 
-from flcore.algorithms import get_method
-from flcore.config import DATASET_FACTS, resolve_config
+from flcore.config import DATASET_FACTS, hyperparameters_of, resolve_config
 from flcore.models import build_model, count_parameters
 from flcore.report import compare_settings
 from flcore.reproduction.artifacts import ARTIFACTS
@@ -133,7 +132,7 @@ def table5_ours(published: pd.DataFrame) -> pd.DataFrame:
         cfg = resolve_config(method=BASELINES[row.method], dataset="cifar10", scale="paper", alpha=0.0)
         field = HYPERPARAMETER_FIELDS.get(row.hyperparameter)
         if row.hyperparameter == "none":  # the method reads no field beyond the common ones
-            value = "none" if not get_method(BASELINES[row.method]).hyperparameters else "has some"
+            value = "none" if not hyperparameters_of(BASELINES[row.method]) else "has some"
         else:
             value = getattr(cfg, field) if field in cfg.canonical() else "\u2013"
         rows.append({"method": row.method, "hyperparameter": row.hyperparameter, "value": value})

@@ -4,7 +4,7 @@ Its configuration tables (IV models, V baseline hyper-parameters, VI and VII set
 rendered from flcore's model registry and presets (:mod:`flcore.papers.fedima.config_tables`)
 and need no training run.
 
-The result tables and figures read run group ``ima-main`` of ``artifacts.yaml`` (8 methods
+The result tables and figures read run group ``ima-main`` of the paper's ``inventory.yaml`` (8 methods
 with and without IMA, Table I) and its branches (IMA start round, window, exploration
 scheme, the Fig. 6 sweeps).  The protocol is the paper's (Sec. VII-A3, Table VII), not
 flcore's ``paper`` preset (the FedSAM protocol): 100 clients, 10 per round, 5 local epochs

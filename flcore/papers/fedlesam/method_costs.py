@@ -4,7 +4,7 @@
 - :func:`relative_costs_ours`: Table 7, stored memory, communication per round and
   backpropagations per local step relative to FedAvg;
 - :func:`summary_ours`: Table 1, base algorithm, minimizing target, local perturbation and
-  extra computation of each SAM-based method, read from its parts (algorithms.md 7.1).
+  extra computation of each SAM-based method, read from its parts (docs/algorithms.md 7.1).
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from flcore.algorithms import get_method
+from flcore.config import grad_evals_per_step
 from flcore.reproduction.method_costs import client_memory
 
 #: FedLESAM's method names -> flcore's registered methods.
@@ -23,7 +24,7 @@ FEDLESAM_METHODS = {"FedAvg": "fedavg", "FedSAM": "fedsam", "FedLESAM": "fedlesa
 SUMMARY_METHODS = {"FedSAM": ("fedsam",), "MoFedSAM": ("mofedsam",), "FedGAMMA": ("fedgamma",),
                    "FedSMOO": ("fedsmoo",), "FedLESAM": ("fedlesam", "fedlesam-s", "fedlesam-d")}
 
-#: Base federated algorithm named by a method's correction part (algorithms.md 7.1):
+#: Base federated algorithm named by a method's correction part (docs/algorithms.md 7.1):
 #: C0 plain local SGD with FedAvg's server, C5 FedCM's broadcast momentum, C2 SCAFFOLD's
 #: control variates, C3 FedDyn's dual.
 BASE_ALGORITHM = {"C0": "FedAvg", "C5": "FedAvg with Momentum", "C2": "Scaffold", "C3": "FedDyn"}
@@ -48,7 +49,7 @@ def relative_costs_ours(algorithms: Sequence[str]) -> pd.DataFrame:
         comm = (method.uploads_per_round + method.downloads_per_round) / base_comm
         rows.append({"algorithm": label, "stored_memory": client_memory(name) / client_memory("fedavg"),
                      "communication": comm,
-                     "backpropagation": method.grad_evals_per_step / base.grad_evals_per_step})
+                     "backpropagation": grad_evals_per_step(method.name) / grad_evals_per_step(base.name)})
     frame = pd.DataFrame(rows)
     for column in ("stored_memory", "communication", "backpropagation"):
         if (frame[column] % 1 == 0).all():
@@ -72,7 +73,7 @@ def summary_ours(algorithms: Sequence[str]) -> pd.DataFrame:
             bases.extend(BASE_ALGORITHM[p] for p in parts if p in BASE_ALGORITHM)
             targets.extend(TARGET[p] for p in parts if p in TARGET)
             local.append(any(p in LOCAL_PERTURBATION_PARTS for p in parts))
-            extra.append(get_method(name).grad_evals_per_step > 1)
+            extra.append(grad_evals_per_step(name) > 1)
         rows.append({"algorithm": label, "base_algorithm": ", ".join(dict.fromkeys(bases)),
                      "minimizing_target": ", ".join(dict.fromkeys(targets)),
                      "local_perturbation": "yes" if any(local) else "no",

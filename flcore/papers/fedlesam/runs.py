@@ -7,7 +7,7 @@ statistics) from flcore's data loader (:mod:`flcore.papers.fedlesam.config_table
 (the clients' label distributions) from flcore's partition functions
 (:mod:`flcore.papers.fedlesam.partition_maps`).
 
-Result and analysis artifacts read run group ``lesam-cifar`` of ``artifacts.yaml``: the
+Result and analysis artifacts read run group ``lesam-cifar`` of the paper's ``inventory.yaml``: the
 paper's CIFAR protocol (ResNet-18-GN, SGD lr 0.1, weight decay 1e-3, the client lr decayed
 x0.998 per round -- x0.9995 for FedDyn, FedSMOO and FedLESAM-D --, gradients clipped at 10
 as in its code, 800 rounds; CIFAR-10 batch 50 and 5 local epochs, CIFAR-100 batch 20 and 2)
@@ -44,8 +44,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flcore.algorithms import get_method
 from flcore.analysis.recording import register_probe
+from flcore.config import grad_evals_per_step
 from flcore.config.presets import DEFAULT_DATASET
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
@@ -311,7 +311,7 @@ def _fedavg_companion(spec: RunSpec) -> list[RunSpec]:
 
 def _backprops_per_step(row: dict) -> float:
 
-    return float(get_method(row["method"]).grad_evals_per_step)
+    return float(grad_evals_per_step(row["method"]))
 
 
 def _register_metrics() -> None:

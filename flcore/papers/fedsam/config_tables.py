@@ -26,19 +26,27 @@ def _paper_config(method: str, label: str, alpha: float = 0.0, **extra: Any):
     return resolve_config(method=method, dataset=PAPER_DATASET[label], scale="paper", alpha=alpha, **extra)
 
 
+def _row_of(label: str, columns, value: str) -> dict:
+    """A dataset's row with ``value`` (why there is no number) in every column."""
+    return {"dataset": label, **dict.fromkeys(columns, value)}
+
+
+def _dataset_rows(datasets: list[str], columns, row) -> pd.DataFrame:
+    """One row per dataset: ``row(label)`` where flcore has the dataset, "not in flcore"
+    in every column elsewhere."""
+    return pd.DataFrame([row(label) if label in PAPER_DATASET else _row_of(label, columns, NOT_IN_FLCORE)
+                         for label in datasets])
+
+
 def table10_ours(datasets: list[str]) -> pd.DataFrame:
     """Table 10 (training parameters) for ``datasets`` as flcore resolves them."""
-    rows = []
-    for label in datasets:
-        if label not in PAPER_DATASET:
-            rows.append({"dataset": label, **{c: NOT_IN_FLCORE for c in _T10}})
-            continue
+    def row(label):
         cfg = _paper_config("fedavg", label)
-        rows.append({"dataset": label, "client_lr": cfg.lr, "batch_size": cfg.batch_size,
-                     "weight_decay": cfg.weight_decay, "local_epochs": cfg.local_epochs,
-                     "client_momentum": cfg.momentum, "rounds": cfg.rounds,
-                     "clients_per_round": ", ".join(str(k) for k in CLIENTS_PER_ROUND["paper"])})
-    return pd.DataFrame(rows)
+        return {"dataset": label, "client_lr": cfg.lr, "batch_size": cfg.batch_size,
+                "weight_decay": cfg.weight_decay, "local_epochs": cfg.local_epochs,
+                "client_momentum": cfg.momentum, "rounds": cfg.rounds,
+                "clients_per_round": ", ".join(str(k) for k in CLIENTS_PER_ROUND["paper"])}
+    return _dataset_rows(datasets, _T10, row)
 
 
 _T10 = ("client_lr", "batch_size", "weight_decay", "local_epochs", "client_momentum", "rounds",
@@ -76,25 +84,20 @@ def swa_available() -> bool:
 
 def table12_ours(datasets: list[str]) -> pd.DataFrame:
     """Table 12 (SWA cycle, learning rates, start round) as flcore resolves them."""
-    rows = []
-    for label in datasets:
-        if label not in PAPER_DATASET:
-            rows.append({"dataset": label, **{c: NOT_IN_FLCORE for c in SWA_FIELDS}})
-            continue
+    def row(label):
         if not swa_available():
-            rows.append({"dataset": label, **{c: PENDING for c in SWA_FIELDS}})
-            continue
+            return _row_of(label, SWA_FIELDS, PENDING)
         values = _paper_config(SWA_METHOD, label).to_dict()
-        row = {"dataset": label}
+        out = {"dataset": label}
         for column, names in SWA_FIELDS.items():
             found = next((values[n] for n in names if n in values and values[n] is not None), None)
             if column == "start_round" and isinstance(found, float) and 0 < found < 1:
                 found = int(found * values["rounds"])  # a fraction of the round budget
             if column == "start_round" and found is None:
                 found = int(0.75 * values["rounds"])  # the paper's default start
-            row[column] = found if found is not None else PENDING
-        rows.append(row)
-    return pd.DataFrame(rows)
+            out[column] = found if found is not None else PENDING
+        return out
+    return _dataset_rows(datasets, SWA_FIELDS, row)
 
 
 def scale_settings(methods: tuple[str, ...] = ("fedavg", "fedsam", "fedasam")) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """The FedSAM paper's remaining result tables (4, 5, 6, 13-17) and its heavy tables (3, 7, 8).
 
-Run groups of ``artifacts.yaml`` and how flcore expresses them:
+Run groups of the paper's ``inventory.yaml`` and how flcore expresses them:
 
 - ``sam-aug`` (Tables 4, 17, and the Mixup/Cutout rows of 5, 16): the ``sam-main`` runs with
   ``mixup_alpha = 1`` (Mixup, Beta(1, 1)) or ``cutout_size`` set (Cutout: 16x16 on CIFAR-10,

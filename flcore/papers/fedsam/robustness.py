@@ -55,7 +55,7 @@ FIG10_ALGORITHMS = tuple(a.label for a in FEDAVGM) + ("FedSAM+SWA", "FedASAM+SWA
 FIG10_SMALL_PANEL = "CIFAR-10"
 
 #: Fig. 9's grids: panel -> (algorithm, swept field, values, the other field held fixed).
-#: ``paper``: the paper's grids (App. E.2; reference notes section 3.4).  Below it a few
+#: ``paper``: the paper's grids (App. E.2).  Below it a few
 #: points around flcore's MNIST-1D defaults (SAM rho 0.05, ASAM rho 0.5, eta 0.2), which
 #: are also Table 2's runs.
 SWEEP = {

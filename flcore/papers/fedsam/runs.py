@@ -1,6 +1,6 @@
 """The FedSAM paper's artifacts (Caldarola, Caputo, Ciccone, ECCV 2022) as data.
 
-Run group ``sam-main`` of ``artifacts.yaml``: CIFAR-10 (alpha 0, 0.05, 100) and CIFAR-100
+Run group ``sam-main`` of the paper's ``inventory.yaml``: CIFAR-10 (alpha 0, 0.05, 100) and CIFAR-100
 (alpha 0, 0.5, 1000), 5/10/20 clients per round, FedAvg with E = 1 and E = 2, FedSAM,
 FedASAM and the +SWA versions of FedAvg, FedSAM and FedASAM.  Table 2 reads all of it,
 Fig. 11 the alpha = 0, 5-client runs, Fig. 3 the CIFAR-100 FedAvg runs (plus one run
