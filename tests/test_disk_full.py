@@ -101,12 +101,12 @@ def test_a_full_disk_while_the_log_is_appended_leaves_a_torn_line_that_resuming_
     store = tmp_path / "store"
     original = run_module.append_jsonl
 
-    def append(path, rows, root=None):
+    def append(path, rows, root=None, **options):
         if any(row.get("round") == 5 for row in rows):
             with open(path, "ab") as f:  # half a line reached the disk
                 f.write(b'{"round": 5, "train_lo')
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        return original(path, rows, root)
+        return original(path, rows, root, **options)
 
     monkeypatch.setattr(run_module, "append_jsonl", append)
     code, _, err = _run(capsys, store)

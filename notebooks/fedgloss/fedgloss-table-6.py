@@ -68,8 +68,8 @@ from flcore.papers.fedgloss import results as gloss
 from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.published import source
 from flcore.reproduction.claims import with_claim_seeds
+from flcore.reproduction.published import source
 
 set_style()
 artifact = get_artifact("fedgloss-table-6")

@@ -78,8 +78,8 @@ from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.published import published, source
 from flcore.reproduction.claims import with_claim_seeds
+from flcore.reproduction.published import published, source
 
 set_style()
 artifact = get_artifact("fedima-table-1")

@@ -74,8 +74,8 @@ from flcore.report import ours_accuracy, set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.published import source
 from flcore.reproduction.claims import with_claim_seeds
+from flcore.reproduction.published import source
 
 set_style()
 artifact = get_artifact("fedlesam-table-2")
