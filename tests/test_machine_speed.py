@@ -135,7 +135,8 @@ def test_ensure_runs_says_the_estimate_then_trains_longest_first_with_the_live_l
     assert record["runs"] == 4 and record["groups"] == before["groups"] and record["workers"] == 1
     assert record["estimate_s"] == pytest.approx(before["seconds"], abs=0.05)
     # measured_s is kept to 0.1 s, the ratio from the unrounded time: they agree to that rounding
-    assert record["ratio"] == pytest.approx(record["measured_s"] / before["seconds"], abs=0.05 / before["seconds"] + 1e-3)
+    rounding = 0.05 / before["seconds"] + 1e-3
+    assert record["ratio"] == pytest.approx(record["measured_s"] / before["seconds"], abs=rounding)
     assert sum(m for _, m in record["group_s"]) == pytest.approx(record["measured_s"], abs=0.5)
     assert record["scales"] == ["smoke"] and record["estimate"] == "test rows"
     # the estimate agrees with itself: nothing is left to train now
