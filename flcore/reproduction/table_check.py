@@ -50,13 +50,14 @@ SHOWS_OWN_SEEDS = frozenset({
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def reads_claim_seeds(artifact, root: Path = ROOT) -> bool:
-    """Whether ``artifact``'s notebook builds its tables from the seeds the verdicts read."""
-    path = Path(root) / artifact.notebook_path
+def reads_claim_seeds(artifact, root: Path | None = None) -> bool:
+    """Whether ``artifact``'s notebook builds its tables from the seeds the verdicts read
+    (``root``: the repository, default :data:`ROOT`)."""
+    path = Path(root or ROOT) / artifact.notebook_path
     return path.is_file() and READS_CLAIM_SEEDS in path.read_text(encoding="utf-8")
 
 
-def page_specs(artifact, scale: str, seeds: Sequence[int] = (0,), root: Path = ROOT) -> list:
+def page_specs(artifact, scale: str, seeds: Sequence[int] = (0,), root: Path | None = None) -> list:
     """The runs ``artifact``'s page reads at ``scale``: its runs at ``seeds`` and, where its
     notebook reads them, the claims' seeds of its cells."""
     specs = list(artifact.runs(scale, tuple(seeds)))
@@ -112,7 +113,7 @@ def printed_cell(claim, cell: dict, specs: Sequence, store=None, only_seeds: Seq
 
 
 def disagreements(results: Sequence[dict], scale: str, store=None, seeds: Sequence[int] = (0,),
-                  root: Path = ROOT, exempt: frozenset = SHOWS_OWN_SEEDS) -> TableCheck:
+                  root: Path | None = None, exempt: frozenset = SHOWS_OWN_SEEDS) -> TableCheck:
     """For every comparison of ``results`` (:func:`~flcore.reproduction.claims.evaluate`'s)
     with a gap, its two cells as their page prints them and whether the gap is their
     difference to :data:`PRINTED_DIGITS` decimals (module docstring); a disagreement on a
