@@ -1,6 +1,6 @@
 """What a method's build reads and costs, found by building it (docs/design.md 3).
 
-A method's hyper-parameters decide its run id (:meth:`ExperimentConfig.canonical`): they
+A method's hyper-parameters decide its run id (``ExperimentConfig.canonical``): they
 are not written beside its recipe but recorded here, by building the method's client,
 server and schedule on a :class:`RecordingConfig` that notes every field read.  A builder
 may read a field on one branch only (FedGloSS-SGD reads the warm-up fields only under the

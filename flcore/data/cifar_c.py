@@ -7,7 +7,7 @@ under the data root holding one ``<corruption>.npy`` per corruption, a uint8 arr
 files have ``n = 10000``.
 
 **Checksums.**  Every file read is md5-verified against the published files' digests
-(:data:`MD5`; the archives' own digests are in :data:`ARCHIVES`), as
+(``MD5``; the archives' own digests are in :data:`ARCHIVES`), as
 :mod:`flcore.data.cifar` verifies torchvision's CIFAR files.  Files written by
 :func:`write_fake_cifar_c` have other digests: pass those as ``checksums=``.  A digest is
 computed once per file (path, size and modification time) per process.
@@ -99,7 +99,7 @@ def load_cifar_c(name: str, corruption: str, severity: int, root: str | Path = "
     """The test images of ``name`` (``cifar10`` / ``cifar100``) under ``corruption`` at
     ``severity`` (1-5): float32 ``[n, 3, 32, 32]`` in [0, 1] (not normalised) and int64 labels.
 
-    ``checksums`` (file name without ``.npy`` -> md5) replaces :data:`MD5`, for files written
+    ``checksums`` (file name without ``.npy`` -> md5) replaces ``MD5``, for files written
     by :func:`write_fake_cifar_c`.  Raises :class:`DatasetError` when the folder or a file is
     missing, fails its checksum, or does not have the published layout.
     """

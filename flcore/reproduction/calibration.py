@@ -239,7 +239,7 @@ def _single_thread() -> None:
 
 def measure_probe(workers: int) -> tuple[float, float, float]:
     """Mean seconds of the probe trained in ``workers`` single-threaded processes at once,
-    and of its evaluations (:func:`_probe_once`)."""
+    and of its evaluations (``_probe_once``)."""
     if workers <= 1:
         import torch
 
