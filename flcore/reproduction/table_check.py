@@ -46,13 +46,13 @@ SHOWS_OWN_SEEDS = frozenset({
     "fedsam-table-1", "fedgloss-table-8", "fedgf-table-2", "fedgf-table-4", "fedlesam-table-5", "fedlesam-table-8",
     "fedima-table-2",
 })
-#: The repository root (holds ``notebooks/``).
+# The repository root (holds notebooks/); not documented: its value is this machine's path.
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def reads_claim_seeds(artifact, root: Path | None = None) -> bool:
     """Whether ``artifact``'s notebook builds its tables from the seeds the verdicts read
-    (``root``: the repository, default :data:`ROOT`)."""
+    (``root``: the repository, default: the repository this module is in)."""
     path = Path(root or ROOT) / artifact.notebook_path
     return path.is_file() and READS_CLAIM_SEEDS in path.read_text(encoding="utf-8")
 
