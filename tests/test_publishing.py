@@ -101,7 +101,8 @@ def test_changing_the_url_in_config_rewrites_every_copy(tmp_path):
     (tmp_path / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     stale = out_of_sync(tmp_path)
     notebooks = len(list((tmp_path / "notebooks").rglob("*.py"))) + len(list((tmp_path / "notebooks").rglob("*.ipynb")))
-    holds_a_copy = [name for name in ("README.md", "book/intro.md") if URL_PATTERN.search((tmp_path / name).read_text())]
+    holds_a_copy = [name for name in ("README.md", "book/intro.md")
+                    if URL_PATTERN.search((tmp_path / name).read_text())]
     assert len(stale) == notebooks + len(holds_a_copy) and "book/intro.md" in holds_a_copy
     out_of_sync(tmp_path, write=True)
     assert out_of_sync(tmp_path) == []
