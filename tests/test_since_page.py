@@ -84,6 +84,20 @@ def test_the_pages_questions_are_decided_by_the_paired_rule_and_are_not_registry
             assert comparison["gap"] == pytest.approx(comparison["better"] - comparison["worse"], abs=1e-3)
 
 
+def test_the_pages_verdict_box_counts_its_own_questions(monkeypatch):
+    """No registry claim rests on the page, so its box reads its own questions' verdicts (the
+    box the book build writes: flcore.site.reproduce), not "decides nothing"."""
+    from flcore.report.page import verdict_box
+    from flcore.reproduction.artifacts import get_artifact
+
+    artifact = get_artifact("since-these-papers")
+    assert artifact.kind == "page" and artifact.questions is since.page_claims
+    assert "decides nothing" in verdict_box([], "small")
+    results = [{"id": "q", "text": "X beats Y", "verdict": "fails", "comparisons": [], "reason": None}]
+    box = verdict_box(results, "small")
+    assert "fails" in box and "Of the 1 claim this page checks" in box and "decides nothing" not in box
+
+
 @pytest.mark.slow
 def test_the_pages_notebook_runs_at_the_smoke_scale(tmp_path):
     import nbformat

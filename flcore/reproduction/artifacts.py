@@ -37,6 +37,8 @@ class Artifact:
     runs: Callable[[str, Sequence[int]], list[RunSpec]] = field(repr=False)
     notebook: str = ""  # relative to notebooks/, without suffix; default "<paper>/<id>"
     page_title: str = ""  # a page of the book's own (:func:`register_page`): in no inventory
+    #: a page of the book's own: its own questions (``() -> [Claim]``), which its verdict box counts
+    questions: Callable[[], list] | None = field(default=None, repr=False, compare=False)
 
     @property
     def kind(self) -> str:
@@ -88,13 +90,14 @@ def register_artifacts(paper: str, runs: Mapping[str, Callable[[str, Sequence[in
         ARTIFACTS[artifact_id] = Artifact(artifact_id, paper, function)
 
 
-def register_page(paper: str, page_id: str, title: str,
-                  runs: Callable[[str, Sequence[int]], list[RunSpec]]) -> None:
+def register_page(paper: str, page_id: str, title: str, runs: Callable[[str, Sequence[int]], list[RunSpec]],
+                  questions: Callable[[], list] | None = None) -> None:
     """Register a page of the book's own under ``paper``'s chapter: trained and built like
-    an artifact, but no table or figure of the paper (in no inventory, nothing published)."""
+    an artifact, but no table or figure of the paper (in no inventory, nothing published);
+    ``questions``: the page's own comparisons as claims, which its verdict box counts."""
     if page_id in ARTIFACTS or page_id in {item.id for item in inventory()}:
         raise ValueError(f"artifact {page_id!r} registered twice")
-    ARTIFACTS[page_id] = Artifact(page_id, paper, runs, page_title=title)
+    ARTIFACTS[page_id] = Artifact(page_id, paper, runs, page_title=title, questions=questions)
 
 
 def artifact_ids() -> list[str]:

@@ -52,7 +52,7 @@ from flcore.planning.workers import submit, worker_pool
 from flcore.report.page import CAPPED_BANNER_KEY, scale_banner, verdict_box
 from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.artifacts import get_artifact, runs_for
-from flcore.reproduction.claims import claim_specs, evaluate_claims, spread_specs, with_claim_seeds
+from flcore.reproduction.claims import claim_specs, evaluate, evaluate_claims, spread_specs, with_claim_seeds
 from flcore.reproduction.estimate import this_machine
 from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
@@ -129,6 +129,8 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
             if store is not None:
                 note = provenance_markdown(results_frame(runs_for([artifact.id], scale, seeds), store))
                 checked = evaluate_claims(scale, store, seeds, artifact=artifact.id)
+                if artifact.questions is not None:  # a page of the book's own: its own questions
+                    checked += [evaluate(claim, scale, store, seeds) for claim in artifact.questions()]
                 verdict = verdict_box(checked, scale)
                 claim_seeds = verdict_seeds(checked)
             finish_page(partial, scale, seeds, artifact_class(artifact.id), page_name=output.name, artifact=artifact,

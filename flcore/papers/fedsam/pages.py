@@ -79,4 +79,5 @@ def page_claims() -> list[Claim]:
 
 
 register_page(PAPER, ARTIFACT_ID,
-              "Since these papers: newer flat-minima methods on the protocol of FedSAM's Table 2", since_runs)
+              "Since these papers: newer flat-minima methods on the protocol of FedSAM's Table 2", since_runs,
+              questions=page_claims)
