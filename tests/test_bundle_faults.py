@@ -26,14 +26,14 @@ import pandas as pd
 import pytest
 import safetensors.torch
 import torch
+from bundle_source import bundle_source
 from cli_runner import run_cli
 
-from flcore import resolve_config
 from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.runner import provenance_text
 from flcore.store import RunStore, check_run, config_digest
 from flcore.store import bundle as bundle_module
-from flcore.store.bundle import MANIFEST_FILE, MODEL_FILE, export_bundle
+from flcore.store.bundle import MANIFEST_FILE, MODEL_FILE
 from flcore.store.staging import StagingFolder, is_staging, remove_abandoned
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,15 +54,7 @@ def tree_state(root: Path) -> dict | None:
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
     """A store with one finished smoke run of 4 rounds, and its bundle."""
-    from flcore.api import run_experiment
-
-    torch.set_num_threads(1)
-    store = tmp_path_factory.mktemp("source")
-    summary = run_experiment(resolve_config(scale="smoke", device="cpu", rounds=4, eval_every=1), store=store)
-    run = RunStore(store).run(Path(summary["run_dir"]).name)
-    path = tmp_path_factory.mktemp("bundles") / "results.tar"
-    export_bundle([run], path, scale="smoke", device="NVIDIA H100 80GB HBM3")
-    return store, run, path
+    return bundle_source(tmp_path_factory)
 
 
 def read_bundle(path: Path) -> tuple[dict, str, dict[str, bytes]]:

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 import torch
+from bundle_source import bundle_source
 from cli_runner import run_cli
 
-from flcore import resolve_config
 from flcore.report.provenance import provenance_markdown
 from flcore.reproduction.artifacts import runs_for
 from flcore.reproduction.runner import ensure_runs, results_frame
 from flcore.store import RunStore
 from flcore.store import bundle as bundle_module
-from flcore.store.bundle import MANIFEST_FILE, MODEL_FILE, export_bundle
+from flcore.store.bundle import MANIFEST_FILE, MODEL_FILE
 
 ARTIFACT = "fedsam-fig-12"  # one FedAvg run at the smoke scale
 
@@ -43,15 +43,7 @@ def tree_state(root: Path) -> dict | None:
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
     """A store with one finished smoke run, and its bundle."""
-    from flcore.api import run_experiment
-
-    torch.set_num_threads(1)
-    store = tmp_path_factory.mktemp("source")
-    summary = run_experiment(resolve_config(scale="smoke", device="cpu", rounds=4, eval_every=1), store=store)
-    run = RunStore(store).run(Path(summary["run_dir"]).name)
-    path = tmp_path_factory.mktemp("bundles") / "results.tar"
-    export_bundle([run], path, scale="smoke", device="NVIDIA H100 80GB HBM3")
-    return store, run, path
+    return bundle_source(tmp_path_factory)
 
 
 def members_of(path: Path) -> list[tuple[tarfile.TarInfo, bytes]]:
