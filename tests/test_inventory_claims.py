@@ -19,6 +19,7 @@ from flcore.config import resolve_config
 from flcore.reproduction import claims as claims_module
 from flcore.reproduction.artifacts import artifact_ids, get_artifact
 from flcore.reproduction.claims import (
+    METRICS,
     CellValues,
     Claim,
     Comparison,
@@ -457,6 +458,33 @@ def test_claim_cells_run_three_seeds_at_small_batched_per_configuration():
     one_seed = [c for c in all_claims() if c.one_seed]
     assert one_seed and claim_specs("smoke") == []
     assert all(c.metric == "accuracy" for c in one_seed)
+
+
+def test_a_flatness_comparisons_two_cells_have_the_same_seeds_in_the_book():
+    # a flatness metric analyses each stored model, so its claims train no seeds of their own; but
+    # where one cell's seeds 1 and 2 are trained for an accuracy claim, the other cell gets them
+    # too: otherwise the verdict reads seed 0 alone (the seeds both ran) while the page's table
+    # prints the first cell's three-seed mean
+    from flcore.reproduction.artifacts import runs_for
+
+    scale = "small"
+    seeds = claims_module.CLAIM_SEEDS[scale]
+    book = {s.run_id() for s in runs_for(artifact_ids(), scale) + claim_specs(scale) if s.available}
+    both, checked = 0, 0
+    for claim in all_claims():
+        metric = METRICS.get(claim.metric)
+        if metric is None or not metric.flatness:
+            continue
+        for comparison in claim.comparisons:
+            cells = [claims_module.cell_specs(claim, cell, scale, seeds)[0] for cell in comparison.cells_at(scale)]
+            if not all(cells):
+                continue
+            trained = [{claims_module._seed_of(s) for s in specs if s.run_id() in book} for specs in cells]
+            assert trained[0] == trained[1], (claim.id, comparison)
+            checked += 1
+            both += trained[0] == set(seeds)
+    # FedGloSS's FedGAMMA and FedGF's alpha = 1k cells are the partners that gained seeds
+    assert checked >= 20 and both >= 15
 
 
 def test_every_claim_says_what_it_is_about_and_fmnist_and_resnet_claims_are_not_testable_below_paper():

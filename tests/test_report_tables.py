@@ -236,3 +236,30 @@ def test_fedgloss_table3_shows_every_published_cell_when_ours_are_missing():
                                 "SAM FedSAM (paper FedGloSS-SAM).")
     resnet = [c for c in captions if c.startswith("ResNet")]
     assert resnet and all(c.endswith("No cell of this table runs at the small scale.") for c in resnet)
+
+
+def test_ours_values_averages_the_finished_seeds_with_a_value_as_the_verdicts_do():
+    from flcore.report import mean_sd_text, ours_values
+
+    runs = pd.DataFrame([
+        {"algorithm": "A", "seed": 0, "status": "finished", "lambda": 2.0},
+        {"algorithm": "A", "seed": 1, "status": "finished", "lambda": 4.0},
+        {"algorithm": "A", "seed": 2, "status": "diverged", "lambda": 99.0},   # left out, counted
+        {"algorithm": "B", "seed": 0, "status": "finished", "lambda": float("inf")},  # no finite value
+        {"algorithm": "B", "seed": 1, "status": "finished", "lambda": 5.0},
+        {"algorithm": "C", "seed": 0, "status": "new", "lambda": None},
+    ])
+    cells = ours_values(runs, ["algorithm"], "lambda").set_index("algorithm")
+    assert cells.loc["A", "ours"] == 3.0 and cells.loc["A", "ours_std"] == pytest.approx(2 ** 0.5)
+    assert (cells.loc["A", "seeds"], cells.loc["A", "left_out"], cells.loc["A", "status"]) == (2, 1, "finished")
+    assert cells.loc["B", "ours"] == 5.0 and np.isnan(cells.loc["B", "ours_std"]) and cells.loc["B", "seeds"] == 1
+    assert np.isnan(cells.loc["C", "ours"]) and cells.loc["C", "status"] == "new"
+    assert mean_sd_text(3.0, 2 ** 0.5, 2) == "3.00 \u00b1 1.41 (n = 2)"
+    assert mean_sd_text(5.0, float("nan"), 1) == "5.00"
+    # laid out like an accuracy table: the spread is printed beside the mean
+    cells = cells.reset_index().assign(alpha=0.5)
+    published = pd.DataFrame({"algorithm": ["A"], "alpha": [0.5], "lambda": [1.0]})
+    comparison = paper_vs_ours(published, cells, ["algorithm", "alpha"], value="lambda")
+    assert comparison.set_index("algorithm").loc["A", "note"] == "1 diverged seed left out"
+    wide = format_comparison(comparison, ["algorithm"], ["alpha"], delta=False)
+    assert wide.loc["A", (0.5, "ours ")] == "3.00 \u00b1 1.41 (n = 2)" and wide.loc["B", (0.5, "ours ")] == "5.00"

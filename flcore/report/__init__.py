@@ -15,9 +15,11 @@ from flcore.report.tables import (
                      PENDING,
                      compare_settings,
                      format_comparison,
+                     mean_sd_text,
                      ours_accuracy,
+                     ours_values,
                      paper_vs_ours,
 )
 
 __all__ = ["DIVERGED_MARK", "PENDING", "algorithm_color", "compare_settings",
-           "format_comparison", "ours_accuracy", "paper_vs_ours", "set_style"]
+           "format_comparison", "mean_sd_text", "ours_accuracy", "ours_values", "paper_vs_ours", "set_style"]

@@ -3,6 +3,8 @@
 - :func:`ours_accuracy` turns the per-run rows of :func:`flcore.reproduction.runner.ensure_runs`
   into one accuracy (%) per cell: the mean over seeds of each run's mean test accuracy
   over its last 100 rounds (the FedSAM paper's metric), with the seed spread;
+  :func:`ours_values` does the same for any other per-run number (a flatness, rounds to
+  a target, seconds per round), and :func:`mean_sd_text` prints such a cell;
 - :func:`paper_vs_ours` joins it with the published values;
 - :func:`format_comparison` lays the result out like the paper's table, with a
   ``paper / ours / delta`` triple per column (``paper / ours`` below the paper scale).
@@ -78,6 +80,37 @@ def ours_accuracy(frame: pd.DataFrame, by: Sequence[str], datasets: dict | None 
     return pd.DataFrame(rows)
 
 
+def ours_values(frame: pd.DataFrame, by: Sequence[str], column: str) -> pd.DataFrame:
+    """One row per ``by`` group of any per-run number ``column`` (a flatness, a round count,
+    seconds per round): ``ours`` (mean over the finished seeds with a finite value),
+    ``ours_std`` (NaN for one seed), ``seeds`` (that n), ``left_out`` (diverged seeds) and
+    ``status`` -- the columns :func:`paper_vs_ours` and :func:`format_comparison` read.
+
+    A cell is averaged as a claim's verdict reads it
+    (:func:`flcore.reproduction.table_check.printed_cell`): over its finished runs whose value
+    is a finite number, a diverged run left out and counted; ``status`` is ``finished`` when
+    one run has a value, else the group's first status (``diverged``, ``new``, ...) and the
+    cell shows no number -- unlike an accuracy, a flatness has no chance level to show."""
+    rows = []
+    for key, group in frame.groupby(list(by), sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        values = pd.to_numeric(group[column], errors="coerce") if column in group else pd.Series(np.nan, group.index)
+        finite = (group["status"] == "finished").to_numpy() & np.isfinite(values.to_numpy(dtype=float))
+        kept = values[finite]
+        row = dict(zip(by, key))
+        row.update(ours=kept.mean() if len(kept) else np.nan, ours_std=kept.std() if len(kept) > 1 else np.nan,
+                   seeds=len(kept), left_out=int((group["status"] == "diverged").sum()),
+                   status="finished" if len(kept) else sorted(set(group["status"]))[0])
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*by, "ours", "ours_std", "seeds", "left_out", "status"])
+
+
+def mean_sd_text(mean: float, sd: float, n, digits: int = 2, status: str = "finished") -> str:
+    """A cell as the pages print a seed mean: ``"3.14 ± 0.80 (n = 3)"``; ``"3.14"`` for one
+    seed; :data:`~flcore.report.numbers.MISSING` without a number."""
+    return _cell(mean, status, digits) + _spread(sd, n, status, digits)
+
+
 def paper_vs_ours(published: pd.DataFrame, ours: pd.DataFrame, keys: Sequence[str],
                   value: str = "accuracy") -> pd.DataFrame:
     """Published ``value`` beside ours for every cell of ``ours`` and every published cell
@@ -109,7 +142,8 @@ def paper_vs_ours(published: pd.DataFrame, ours: pd.DataFrame, keys: Sequence[st
         left_out = getattr(row, "left_out", 0)
         if row.status == "finished" and not pd.isna(left_out) and left_out:
             note.append(f"{int(left_out)} diverged seed{'s' if left_out > 1 else ''} left out"
-                        + (f" (round {int(row.diverged_round)})" if not pd.isna(row.diverged_round) else ""))
+                        + (f" (round {int(row.diverged_round)})"
+                           if not pd.isna(getattr(row, "diverged_round", np.nan)) else ""))
         if getattr(row, "paper_note", ""):
             note.append(f"paper: {row.paper_note}")
         notes.append("; ".join(note))

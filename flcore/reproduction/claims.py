@@ -1252,10 +1252,12 @@ def claim_specs(scale: str, artifacts: Iterable[str] | None = None) -> list:
     """The runs the claims' seeds add at ``scale``: every cell of the claims (checked by
     ``artifacts``; default all) whose metric is ``seeded``, at :data:`CLAIM_SEEDS`, with the
     runs its metric reads beside it (``companions``), when the scale can test the
-    comparison.  A claim that keeps one seed (``one_seed``) gets them only for a comparison
-    one of whose cells another claim reads at those seeds: both cells then have the same
-    seeds, so the page's table (one mean per cell) and the verdict (the seeds both cells
-    ran) read the same runs.  Pending specs are left out."""
+    comparison.  A claim that keeps one seed (``one_seed``, or a metric that is not
+    ``seeded``: an analysis of each stored model) gets them only for a comparison one of whose
+    cells another claim reads at those seeds: both cells then have the same seeds, so the
+    page's table (one mean per cell) and the verdict (the seeds both cells ran) read the same
+    runs, and the analysis of a model the book trains anyway is not left out.  Pending specs
+    are left out."""
     seeds = CLAIM_SEEDS.get(scale, (0,))
     if len(seeds) <= 1:
         return []
@@ -1265,15 +1267,16 @@ def claim_specs(scale: str, artifacts: Iterable[str] | None = None) -> list:
     for claim in all_claims():
         if wanted is not None and not wanted & set(claim.artifacts):
             continue
-        metric = _seeded(claim)
-        if metric is None:
+        metric = METRICS.get(claim.metric)
+        if metric is None or metric.by_construction:
             continue
+        keeps_one = bool(claim.one_seed) or not metric.seeded
         for comparison in claim.comparisons:
             cells = _testable_cells(claim, comparison, scale, seeds)
             if cells is None:
                 continue
-            if claim.one_seed and not any(spec.run_id() in many for specs in cells for spec in specs
-                                          if _seed_of(spec) != 0):
+            if keeps_one and not any(spec.run_id() in many for specs in cells for spec in specs
+                                     if _seed_of(spec) != 0):
                 continue
             for spec in cells[0] + cells[1]:
                 for needed in [spec, *(metric.companions(spec) if metric.companions else [])]:
