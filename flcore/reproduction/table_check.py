@@ -44,7 +44,6 @@ READS_CLAIM_SEEDS = "with_claim_seeds("
 #: ``small`` (module docstring).
 SHOWS_OWN_SEEDS = frozenset({
     "fedsam-table-1", "fedgloss-table-8", "fedgf-table-2", "fedgf-table-4", "fedlesam-table-5", "fedlesam-table-8",
-    "fedima-table-2",
 })
 # The repository root (holds notebooks/); not documented: its value is this machine's path.
 ROOT = Path(__file__).resolve().parents[2]

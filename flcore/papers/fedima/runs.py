@@ -450,28 +450,6 @@ def gain_table(comparison: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def table2_ours(runs: pd.DataFrame) -> pd.DataFrame:
-    """Rounds to the target (and speed-up over the method's FMA run) per method and IMA start
-    (``FMA``: without IMA), from the runs of :func:`table2_runs`."""
-    import pandas as pd
-
-    rows = []
-    for row in runs.to_dict("records"):
-        if row["status"] != "finished":
-            continue
-        column = str(int(row["ima_start"])) if row.get("ima") else "FMA"
-        reached = run_rounds_to_target(row["run_dir"])
-        rows.append({"algorithm": row["algorithm"].removesuffix("+IMA"), "ima_start": column,
-                     "rounds": reached, "target": 100.0 * table2_target(row["run_dir"])})
-    frame = pd.DataFrame(rows)
-    if frame.empty:
-        return frame
-    fma = frame[frame["ima_start"] == "FMA"].set_index("algorithm")["rounds"]
-    frame["speedup"] = [(fma.get(a) / r) if r and fma.get(a) else float("nan")
-                        for a, r in zip(frame["algorithm"], frame["rounds"])]
-    return frame
-
-
 def fig6_frame(runs: pd.DataFrame) -> pd.DataFrame:
     """Fig. 6's points: per panel (``alpha``, ``per_round``, ``local_epochs``), x value and
     algorithm, the accuracy (%, mean of the last ten rounds) without and with IMA and the gain."""
