@@ -89,6 +89,8 @@ def test_each_cell_is_the_mean_sd_and_n_over_the_seeds(table_runs):
     assert (late["rounds"], late["seeds"], late["left_out"]) == (6.0, 2, 1)
     assert late["ours_std"] == pytest.approx(math.sqrt(2))
     assert _cell(cells, "FedAvg", "FMA")["target"] == pytest.approx(50.0)
+    assert "where FedAvg ends, 50.0 %" in table2.target_text(cells, "small")
+    assert table2.target_text(cells, "paper") == "the target accuracy is 60 %"
     # a cell of runs the store does not hold has no number
     assert _cell(cells, "FedYogi", "150")["status"] == "new" and _cell(cells, "FedYogi", "150")["seeds"] == 0
 

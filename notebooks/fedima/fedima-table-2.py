@@ -94,7 +94,7 @@ run_status = show_run_status(page, runs, scale, artifact.kind)
 paper_values = published("fedima-table-2")
 ours = table2.table2_ours(runs)
 faster, ima_cells = table2.sooner(ours)
-page.table(ours, f"Rounds to the target ({table2.target_text(ours, scale)}): {faster} of our {ima_cells} IMA cells "
+page.table(ours, f"Rounds to the target; {table2.target_text(ours, scale)}. {faster} of our {ima_cells} IMA cells "
                  "(seed means) reach it sooner than their method without IMA; in the paper every IMA run does.",
            show=table2.layout(paper_values, ours), downloads={"published": paper_values, "ours": ours})
 display(Markdown(f"{table2.LEGEND} Published values: {source('fedima-table-2')['source']}."))

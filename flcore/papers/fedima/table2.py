@@ -141,12 +141,13 @@ def target_text(cells: pd.DataFrame, scale: str) -> str:
     """The target accuracy as the caption names it: the paper's 60 %, or below the paper
     scale where FedAvg (FMA) ends, the mean over the seeds' targets."""
     if scale == "paper":
-        return f"{100 * fedima.TARGET_PAPER:.0f} %"
+        return f"the target accuracy is {100 * fedima.TARGET_PAPER:.0f} %"
     fedavg = cells[(cells["algorithm"] == "FedAvg") & (cells["ima_start"] == FMA)]["target"].dropna()
     mean = fedavg.iloc[0] if len(fedavg) else cells["target"].mean()
     if pd.isna(mean):
-        return "where FedAvg ends (no finished FedAvg run yet)"
-    return f"where FedAvg ends, {mean:.1f} % (the mean over the seeds; each seed's runs use its own FedAvg run)"
+        return "the target accuracy is where FedAvg ends (no finished FedAvg run yet)"
+    return (f"the target accuracy is where FedAvg ends, {mean:.1f} % on average over the seeds (each seed's runs "
+            "are measured against its own FedAvg run)")
 
 
 def orderings(published: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
