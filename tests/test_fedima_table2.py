@@ -112,11 +112,11 @@ def test_cells_print_the_never_reached_seeds(table_runs):
     assert shown.loc["FedProx", ("300", "ours")] == "8.00 \u00b1 3.00 (n = 3) [\u00d71.88]"
     assert shown.loc["FedProx", ("150", "ours")] == (f"\u2265 {(6 + 9 + NEVER) / 3:.2f} \u00b1 "
                                                     f"{statistics.stdev([6, 9, NEVER]):.2f} (n = 3; 1 not reached)")
-    assert shown.loc["FedAvg", ("150", "ours")] == "not reached (n = 3)"
+    assert shown.loc["FedAvg", ("150", "ours")] == f"not reached: \u2265 {NEVER:.2f} (n = 3)"
     assert shown.loc["FedAvg", ("FMA", "ours")] == "10.00 \u00b1 0.00 (n = 3) [\u00d71.00]"
     assert shown.loc["FedProx", ("150", "paper")] == "201 [\u00d71.96]"
     assert list(dict.fromkeys(c for c, _ in shown.columns)) == ["150", "300", "FMA"]
-    assert table2.rounds_text(7.0, float("nan"), 1, 1) == "not reached"
+    assert table2.rounds_text(7.0, float("nan"), 1, 1) == "not reached: \u2265 7.00"
 
 
 def test_caption_count_and_orderings_read_the_cells_means(table_runs):

@@ -6,9 +6,10 @@ seeds of the claims' metric ``rounds`` (:data:`flcore.reproduction.claims.METRIC
 in :mod:`flcore.papers.fedima.runs`): the first round the smoothed accuracy reaches the
 target, or, for a seed that never reaches it, its last round + 1 -- a censored value, so a
 cell with such a seed is a lower bound (printed ``≥``, with how many never reached) and a
-cell none of whose seeds reached it prints *not reached*.  The same function and the same
-runs give the verdicts' cells (:func:`flcore.reproduction.table_check.printed_cell`), so
-the table and the verdicts cannot drift apart.
+cell none of whose seeds reached it prints *not reached* with that bound (its rounds + 1).
+The same function and the same runs give the verdicts' cells
+(:func:`flcore.reproduction.table_check.printed_cell`), so the table and the verdicts cannot
+drift apart.
 
 The speed-up over FMA is the paper's bracket, FMA's mean over the cell's mean, given only
 where every seed of both cells reached the target (a censored mean has no ratio).  The
@@ -34,10 +35,11 @@ COLUMNS = ("150", "200", "250", "300", FMA)
 #: A cell none of whose seeds reached the target.
 NOT_REACHED = "not reached"
 #: The legend under the table.
-LEGEND = ("Ours: the mean ± sd over the seeds the verdicts read (n); a seed that never reaches the target counts "
-          "as its last round + 1, as in the verdicts, so a cell with one is a lower bound (≥, with how many never "
-          f"reached) and a cell where none reached it reads *{NOT_REACHED}*. [×s]: the speed-up over the method "
-          "without IMA (FMA), from the means, where every seed of both cells reached the target.")
+LEGEND = ("Ours: the mean ± sd over the seeds the verdicts read (n; a cell without n is one seed, seed 0: no "
+          "claim compares it); a seed that never reaches the target counts as its last round + 1, as in the "
+          "verdicts, so a cell with one is a lower bound (≥, with how many never reached) and a cell where none "
+          f"reached it reads *{NOT_REACHED}* with that bound. [×s]: the speed-up over the method without IMA "
+          "(FMA), from the means, where every seed of both cells reached the target.")
 
 
 def column_of(row: dict) -> str:
@@ -90,12 +92,12 @@ def table2_ours(runs: pd.DataFrame) -> pd.DataFrame:
 
 def rounds_text(rounds: float, sd: float, n, not_reached, status: str = "finished") -> str:
     """One cell of ours as the page prints it (module docstring): ``"75.33 ± 2.08 (n = 3)"``,
-    ``"≥ 82.00 ± 16.46 (n = 3; 1 not reached)"``, ``"not reached (n = 3)"``."""
+    ``"≥ 82.00 ± 16.46 (n = 3; 1 not reached)"``, ``"not reached: ≥ 101.00 (n = 3)"``."""
     if status != "finished" or pd.isna(rounds) or not n:
         return mean_sd_text(np.nan, np.nan, 0, status=status)
     n, not_reached = int(n), int(not_reached)
     if not_reached == n:
-        return NOT_REACHED + (f" (n = {n})" if n > 1 else "")
+        return f"{NOT_REACHED}: \u2265 {rounds:.2f}" + (f" (n = {n})" if n > 1 else "")
     if not_reached:
         return f"\u2265 {rounds:.2f} \u00b1 {sd:.2f} (n = {n}; {not_reached} not reached)"
     return mean_sd_text(rounds, sd, n)
