@@ -181,3 +181,26 @@ def test_table1_page_reads_the_flatness_claims_seeds():
         seeds = {s.labels["seed"] for s in specs if s.labels["algorithm"] == algorithm and s.labels["alpha"] == 0.0}
         assert seeds == set(CLAIM_SEEDS["small"])
     assert "fedsam-table-1" not in SHOWS_OWN_SEEDS
+
+
+def test_table1_ranks_for_flatness_only_the_methods_that_learn():
+    import pandas as pd
+
+    cells = pd.DataFrame({"algorithm": ["FedAvg E=1", "FedSAM", "FedASAM", "FedAvg E=2"], "alpha": 0.0,
+                          "ours": [5.0, 3.0, 4.0, float("nan")]})
+    accuracy = {"FedAvg E=1": (0.40, 0.41, 0.39), "FedSAM": (0.100, 0.102, 0.098), "FedASAM": (0.50, 0.52, 0.54)}
+    runs = pd.DataFrame([{"algorithm": a, "alpha": 0.0, "seed": s, "status": "finished", "run_id": f"{a}{s}",
+                          "mean_last_100": v} for a, values in accuracy.items() for s, v in enumerate(values)])
+    # FedSAM's mean 10.0 % with an interval around chance (10 %): flattest, but not ranked
+    assert fedsam_analysis.lowest_learning(cells, runs, 10.0, None) == ("FedASAM", ["FedSAM"])
+    # at 5 % chance every method learns: FedSAM is the flattest
+    assert fedsam_analysis.lowest_learning(cells, runs, 5.0, None) == ("FedSAM", [])
+    # one seed and no reference spread: no interval, so it is ranked
+    one = runs[runs["seed"] == 1]  # FedSAM at 10.2 %
+    assert fedsam_analysis.lowest_learning(cells, one, 10.0, None) == ("FedSAM", [])
+    # one seed with a reference spread (sd 0.5 on 10 df): FedSAM's 10.0 % is at chance again
+    assert fedsam_analysis.lowest_learning(cells, one, 10.0, {"sd": 0.5, "df": 10}) == ("FedASAM", ["FedSAM"])
+    # below chance is not learning either, whatever its interval
+    below = runs.assign(mean_last_100=[0.06 if a == "FedSAM" else v for a, v in zip(runs["algorithm"],
+                                                                                 runs["mean_last_100"])])
+    assert fedsam_analysis.lowest_learning(cells, below, 10.0, None) == ("FedASAM", ["FedSAM"])

@@ -71,6 +71,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from flcore.analysis.io import resolve_device
+from flcore.config.fields import chance_accuracy
 from flcore.papers.fedsam import analysis as analysis
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import format_comparison, paper_vs_ours, set_style
@@ -78,7 +79,7 @@ from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import with_claim_seeds
+from flcore.reproduction.claims import reference_spread, with_claim_seeds
 from flcore.reproduction.published import published, source
 from flcore.reproduction.run_geometry import geometry_settings, settings_rows
 
@@ -125,16 +126,20 @@ keys = analysis.TABLE1_KEYS
 paper_values = published("fedsam-table-1")
 paper_values["ratio"] = pd.to_numeric(paper_values["ratio"], errors="coerce")
 order = {"algorithm": [a.label for a in fedsam.ALGORITHMS]}
+chance = chance_accuracy(fedsam.dataset_for(analysis.DATASET, scale))
+spread = reference_spread(scale, store)
 comparisons = {}
 for column, name in (("lambda_max", "lambda_max"), ("ratio", "lambda_max / lambda_5")):
     comparison = paper_vs_ours(paper_values, analysis.table1_cells(measured, column), keys, value=column)
     comparisons[column] = comparison
     het = comparison[comparison["alpha"] == 0].dropna(subset=["ours"])
-    lowest = het.loc[het["ours"].idxmin(), "algorithm"] if len(het) else "none"
+    lowest, at_chance = analysis.lowest_learning(het, runs, chance, spread)
     published_lowest = het.loc[het["paper"].idxmin(), "algorithm"] if het["paper"].notna().any() else "none"
     stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
+    not_ranked = f" Not ranked, at or below chance accuracy ({chance:.0f} %): {', '.join(at_chance)}." if at_chance else ""
     page.table(comparison, f"{name} of the global model{stand_in} by algorithm and alpha. At alpha = 0 the lowest is "
-                           f"{published_lowest} in the paper and {lowest} in our runs (their seed means).",
+                           f"{published_lowest} in the paper and, among the methods that learn, {lowest} in our runs "
+                           f"(their seed means).{not_ranked}",
                show=format_comparison(comparison, ["algorithm"], ["alpha"], order, delta=at_paper),
                downloads={"published": paper_values[keys + [column, "note"]],
                           "ours": measured[keys + ["seed", "status", column]]})

@@ -195,6 +195,31 @@ def table1_cells(spectra: pd.DataFrame, column: str) -> pd.DataFrame:
     return ours_values(spectra, TABLE1_KEYS, column)
 
 
+def lowest_learning(cells: pd.DataFrame, runs: pd.DataFrame, chance: float,
+                    spread: dict | None) -> tuple[str, list[str]]:
+    """The algorithm with the lowest seed mean ``ours`` among ``cells`` (Table 1's cells at
+    one alpha: ``algorithm``, ``alpha``, ``ours``) whose model learns, and the algorithms left
+    out for sitting at ``chance`` (%) or below it: a model that learns nothing can be flat, so
+    it is not ranked for flatness.  A cell is at chance when the 95 % interval on its seeds'
+    mean accuracy (``runs``: one row per run, ``mean_last_100`` a fraction) contains chance
+    (:func:`flcore.reproduction.claims.at_chance`, with the reference ``spread`` below three
+    seeds); a cell above chance whose interval cannot be had is ranked.  ``"none"`` when no
+    cell is left."""
+    import math
+
+    from flcore.reproduction.claims import at_chance
+
+    finished = runs[runs["status"] == "finished"].drop_duplicates("run_id")
+    learning, left_out = [], []
+    for row in cells.dropna(subset=["ours"]).to_dict("records"):
+        mine = finished[(finished["algorithm"] == row["algorithm"]) & (finished["alpha"] == row["alpha"])]
+        values = [100.0 * float(v) for v in mine["mean_last_100"] if v is not None and math.isfinite(float(v))]
+        below = bool(values) and sum(values) / len(values) <= chance
+        (left_out if below or (values and at_chance(values, chance, spread)) else learning).append(row)
+    lowest = min(learning, key=lambda row: row["ours"])["algorithm"] if learning else "none"
+    return lowest, [row["algorithm"] for row in left_out]
+
+
 def show_recorded_runs(page, runs: pd.DataFrame, scale: str, panels: Sequence[tuple[str, float]]) -> list[str]:
     """Figs. 4 and 16: the table of the figure's recorded runs; returns the panels not trained
     at ``scale`` (named ``"FedASAM at alpha = 0"``; see :data:`RECORDED`)."""
