@@ -131,3 +131,76 @@ def test_client_plane_rows_name_the_clients_and_their_average_in_percent():
     assert [r["test error (%)"] for r in rows] == pytest.approx([10.0, 20.0, 30.0, 40.0])
     unfinished = pd.DataFrame({"alpha": [0.0], "status": ["failed"], "run_dir": ["nowhere"]})
     assert fedsam_analysis.client_planes(unfinished, settings=None) == {}
+
+
+def test_table1_cells_are_the_seed_means_the_verdict_reads(monkeypatch):
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    spectra = {"a0": [10.0, 5.0, 4.0, 3.0, 2.0], "a1": [12.0, 6.0, 5.0, 4.0, 3.0], "a2": [17.0, 9.0, 5.0, 3.0, 1.0],
+               "b0": [20.0, 10.0, 8.0, 6.0, 4.0]}
+    seen = []
+
+    def spectrum(row, device="cpu", data_root=None):
+        seen.append(row["run_id"])
+        return None if row["status"] != "finished" else np.array(spectra[row["run_id"]])
+
+    monkeypatch.setattr(fedsam_analysis, "spectrum_of_row", spectrum)
+    cell = {"dataset": "CIFAR-100", "alpha": 0.0}
+    runs = pd.DataFrame([
+        {**cell, "algorithm": "FedSAM", "seed": 0, "status": "finished", "run_id": "a0"},
+        {**cell, "algorithm": "FedSAM", "seed": 1, "status": "finished", "run_id": "a1"},
+        {**cell, "algorithm": "FedSAM", "seed": 2, "status": "finished", "run_id": "a2"},
+        {**cell, "algorithm": "FedSAM", "seed": 3, "status": "diverged", "run_id": "a3"},
+        {**cell, "algorithm": "FedAvg E=1", "seed": 0, "status": "finished", "run_id": "b0"},
+        {**cell, "algorithm": "FedAvg E=1", "seed": 0, "status": "finished", "run_id": "b0"},  # one run, two rows
+    ])
+    measured = fedsam_analysis.table1_spectra(runs)
+    assert seen == ["a0", "a1", "a2", "a3", "b0"]
+    lam = fedsam_analysis.table1_cells(measured, "lambda_max").set_index("algorithm")
+    # (10 + 12 + 17) / 3 = 13; sd = sqrt(((-3)^2 + (-1)^2 + 4^2) / 2) = sqrt(13); the diverged seed left out
+    assert lam.loc["FedSAM", "ours"] == pytest.approx(13.0)
+    assert lam.loc["FedSAM", "ours_std"] == pytest.approx(math.sqrt(13.0))
+    assert lam.loc["FedSAM", "seeds"] == 3 and lam.loc["FedSAM", "left_out"] == 1
+    assert lam.loc["FedSAM", "ours"] != spectra["a0"][0]  # not seed 0 alone
+    assert lam.loc["FedAvg E=1", "ours"] == 20.0 and lam.loc["FedAvg E=1", "seeds"] == 1
+    assert math.isnan(lam.loc["FedAvg E=1", "ours_std"])
+    ratio = fedsam_analysis.table1_cells(measured, "ratio").set_index("algorithm")
+    # lambda_max / lambda_5 per seed: 5, 4, 17; their mean 26 / 3
+    assert ratio.loc["FedSAM", "ours"] == pytest.approx(26.0 / 3.0) and ratio.loc["FedSAM", "seeds"] == 3
+
+
+def test_table1_page_reads_the_flatness_claims_seeds():
+    from flcore.reproduction.claims import CLAIM_SEEDS
+    from flcore.reproduction.table_check import SHOWS_OWN_SEEDS, page_specs
+
+    specs = page_specs(get_artifact("fedsam-table-1"), "small")
+    for algorithm in ("FedAvg E=1", "FedSAM", "FedASAM"):
+        seeds = {s.labels["seed"] for s in specs if s.labels["algorithm"] == algorithm and s.labels["alpha"] == 0.0}
+        assert seeds == set(CLAIM_SEEDS["small"])
+    assert "fedsam-table-1" not in SHOWS_OWN_SEEDS
+
+
+def test_table1_ranks_for_flatness_only_the_methods_that_learn():
+    import pandas as pd
+
+    cells = pd.DataFrame({"algorithm": ["FedAvg E=1", "FedSAM", "FedASAM", "FedAvg E=2"], "alpha": 0.0,
+                          "ours": [5.0, 3.0, 4.0, float("nan")]})
+    accuracy = {"FedAvg E=1": (0.40, 0.41, 0.39), "FedSAM": (0.100, 0.102, 0.098), "FedASAM": (0.50, 0.52, 0.54)}
+    runs = pd.DataFrame([{"algorithm": a, "alpha": 0.0, "seed": s, "status": "finished", "run_id": f"{a}{s}",
+                          "mean_last_100": v} for a, values in accuracy.items() for s, v in enumerate(values)])
+    # FedSAM's mean 10.0 % with an interval around chance (10 %): flattest, but not ranked
+    assert fedsam_analysis.lowest_learning(cells, runs, 10.0, None) == ("FedASAM", ["FedSAM"])
+    # at 5 % chance every method learns: FedSAM is the flattest
+    assert fedsam_analysis.lowest_learning(cells, runs, 5.0, None) == ("FedSAM", [])
+    # one seed and no reference spread: no interval, so it is ranked
+    one = runs[runs["seed"] == 1]  # FedSAM at 10.2 %
+    assert fedsam_analysis.lowest_learning(cells, one, 10.0, None) == ("FedSAM", [])
+    # one seed with a reference spread (sd 0.5 on 10 df): FedSAM's 10.0 % is at chance again
+    assert fedsam_analysis.lowest_learning(cells, one, 10.0, {"sd": 0.5, "df": 10}) == ("FedASAM", ["FedSAM"])
+    # below chance is not learning either, whatever its interval
+    below = runs.assign(mean_last_100=[0.06 if a == "FedSAM" else v for a, v in zip(runs["algorithm"],
+                                                                                 runs["mean_last_100"])])
+    assert fedsam_analysis.lowest_learning(cells, below, 10.0, None) == ("FedASAM", ["FedSAM"])

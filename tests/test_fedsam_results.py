@@ -192,3 +192,29 @@ def test_published_only_pages_show_the_papers_layout():
     flat = _RecordingPage("fedsam-table-7")
     results.show_published_only(flat, "as published")
     assert flat.shown[0][2] is flat.shown[0][0]
+
+
+def test_improvement_table_shows_each_cells_seed_mean_with_its_spread():
+    rows = [("centralized", "SGD", s, "finished", acc) for s, acc in enumerate((0.50, 0.52, 0.57))]
+    rows += [("centralized", "Mixup", 0, "finished", 0.60), ("centralized", "Mixup", 1, "finished", 0.62),
+             ("centralized", "Mixup", 2, "diverged", float("nan"))]
+    runs = pd.DataFrame(rows, columns=["setting", "algorithm", "seed", "status", "mean_last_100"])
+    table = results.improvement_comparison("fedsam-table-16", runs, "small").set_index(["setting", "algorithm"])
+    sgd, mixup = table.loc[("centralized", "SGD")], table.loc[("centralized", "Mixup")]
+    # SGD: (50 + 52 + 57) / 3 = 53, sd sqrt((9 + 1 + 16) / 2) = sqrt(13); Mixup: the diverged seed left out
+    assert sgd["accuracy (ours)"] == pytest.approx(53.0) and sgd["n (ours)"] == 3
+    assert sgd["accuracy sd (ours)"] == pytest.approx(math.sqrt(13.0))
+    assert mixup["accuracy (ours)"] == pytest.approx(61.0) and mixup["n (ours)"] == 2
+    assert mixup["accuracy sd (ours)"] == pytest.approx(math.sqrt(2.0))
+    assert "1 diverged seed left out" in mixup["note"]
+    # the improvements are differences of the means, not of seed 0's values (60 - 50)
+    assert mixup["absolute_improvement (ours)"] == pytest.approx(8.0)
+    assert mixup["relative_improvement (ours)"] == pytest.approx(800.0 / 53.0)
+    shown = results.improvement_display(table.reset_index()).set_index(["setting", "algorithm"])
+    assert shown.loc[("centralized", "SGD"), "accuracy (ours)"] == "53.00 \u00b1 3.61 (n = 3)"
+    assert shown.loc[("centralized", "Mixup"), "accuracy (ours)"] == "61.00 \u00b1 1.41 (n = 2)"
+    assert "n (ours)" not in shown
+    # a setting this scale does not run: no number of ours, and its note says so
+    assert shown.loc[("alpha=0.5", "FedAvg"), "accuracy (ours)"] == results.mean_sd_text(
+        float("nan"), float("nan"), float("nan"))
+    assert table.loc[("alpha=0.5", "FedAvg"), "note"].startswith(results.NOT_RUN)

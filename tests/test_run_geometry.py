@@ -170,3 +170,17 @@ def test_cpu_computations_run_on_one_thread_and_restore_the_count():
         assert seen == [1] and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_pages_spectrum_is_the_metrics_cached_value(tmp_path, monkeypatch):
+    run_dir = _stored_run(tmp_path, perturb=0.02)
+    row = {"run_dir": str(run_dir), "status": "finished"}
+    spectrum = rg.spectrum_of_row(row)  # the run's scale (smoke), as Table 1's page asks for it
+    assert np.array_equal(spectrum, rg.hessian_spectrum(run_dir, rg.GEOMETRY["smoke"]))
+    calls = []
+    real = rg.load_run
+    monkeypatch.setattr(rg, "load_run", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    # the verdict's metric reads the page's value from the cache: nothing is loaded again
+    assert rg.lambda_max_of_row(row) == float(spectrum[0]) and not calls
+    assert rg.spectrum_of_row({**row, "status": "diverged"}) is None
+    assert rg.spectrum_of_row({"run_dir": str(tmp_path / "absent"), "status": "finished"}) is None

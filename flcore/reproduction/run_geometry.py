@@ -77,6 +77,7 @@ __all__ = [
     "probe_history",
     "random_surface",
     "sharpness_ratio",
+    "spectrum_of_row",
 ]
 
 CACHE_VERSION = 1
@@ -227,14 +228,24 @@ def sharpness_ratio(eigenvalues: Sequence[float], j: int = 5) -> float:
     return float(values[0] / values[j - 1])
 
 
-def lambda_max_of_row(row: dict) -> float | None:
-    """The ``lambda_max`` claim metric: the top Hessian eigenvalue of a finished run's
-    final global model (a row of :func:`flcore.reproduction.runner.results_frame`), at the
-    protocol of the run's scale; None without a stored final model."""
+def spectrum_of_row(row: dict, device: str = "cpu", data_root: str | None = None) -> np.ndarray | None:
+    """:func:`hessian_spectrum` of a finished run's final global model (a row of
+    :func:`flcore.reproduction.runner.results_frame`) at the protocol of the run's scale:
+    the spectrum the ``lambda_max`` claim metric reads (:func:`lambda_max_of_row`), so a
+    page that shows it reads the verdict's cached value; None without a stored final model.
+    ``device`` and ``data_root`` change where it is computed, not the result's cache key."""
     run_dir = row.get("run_dir")
     if not run_dir or row.get("status") != "finished" or not (Path(run_dir) / "final_model.pt").is_file():
         return None
-    return float(hessian_spectrum(run_dir)[0])
+    return hessian_spectrum(run_dir, device=device, data_root=data_root)
+
+
+def lambda_max_of_row(row: dict) -> float | None:
+    """The ``lambda_max`` claim metric: the top Hessian eigenvalue of a finished run's
+    final global model (a row of :func:`flcore.reproduction.runner.results_frame`), at the
+    protocol of the run's scale (:func:`spectrum_of_row`); None without a stored final model."""
+    spectrum = spectrum_of_row(row)
+    return None if spectrum is None else float(spectrum[0])
 
 
 # --------------------------------------------------------------------------- surfaces

@@ -26,6 +26,7 @@
 # **How it is made here.** The same runs as Table 2 (alpha = 0, 5 clients per round),
 # read from the run store: this page trains nothing that Table 2 has already trained.
 # Test accuracy is recorded every `eval_every` rounds and at every one of the last 100.
+# Each line is the mean over the seeds the claims' verdicts read, the band their range.
 # At the `small` and `smoke` scales both CIFAR settings map to the same MNIST-1D runs,
 # so one panel is drawn.
 #
@@ -57,10 +58,11 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import set_style
+from flcore.report import mean_sd_text, ours_accuracy, set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
 from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.runner import run_metrics
 
 set_style()
@@ -74,8 +76,9 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # Pending rows are methods flcore does not implement yet: they have no curve.
 
 # %%
-runs = page.runs()
-listing = runs[["dataset", "algorithm", "status", "rounds_done", "mean_last_100", "run_id"]]
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+runs = page.runs(specs)
+listing = runs[["dataset", "algorithm", "seed", "status", "rounds_done", "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "
                     f"{len(runs)}; mean_last_100 is the mean test accuracy of the last 100 rounds (a fraction).")
 
@@ -90,25 +93,30 @@ metrics = run_metrics(runs[runs["dataset"].isin(panels)], store=store)
 if scale != "paper":
     metrics["dataset"] = f"MNIST-1D ({scale} scale, standing in for CIFAR)"
 figure = accuracy_curves(metrics, hue="algorithm", col="dataset", hue_order=list(fedsam.FIG11_ALGORITHMS))
-final = runs[runs["dataset"] == panels[0]].set_index("algorithm")["mean_last_100"].astype(float) * 100
-final = final.dropna().sort_values(ascending=False)
-leader = final.index[0] if len(final) else "none"
+cells = ours_accuracy(runs[runs["dataset"] == panels[0]], ["algorithm"]).dropna(subset=["ours"])
+cells = cells.sort_values("ours", ascending=False).set_index("algorithm")
+final = {name: mean_sd_text(row["ours"], row["ours_std"], row["seeds"], digits=1, status=row["status"])
+         for name, row in cells.iterrows()}
+leader = cells.index[0] if len(cells) else "none"
+n_seeds = int(cells["seeds"].max()) if len(cells) else 0
+lines_are = f"each line the mean of {n_seeds} seeds, the band their range" if n_seeds > 1 else "one seed per line"
 data_name = "CIFAR-10 and CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale)"
 rounds = int(metrics["round"].max()) if len(metrics) else 0
-page.figure(figure, f"Test accuracy against rounds at alpha = 0 with 5 clients per round on {data_name}: "
-                    f"{leader} ends highest (mean of the last 100 rounds {final.iloc[0]:.1f}%)." if len(final) else
+page.figure(figure, f"Test accuracy against rounds at alpha = 0 with 5 clients per round on {data_name} ({lines_are}): "
+                    f"{leader} ends highest (mean test accuracy of the last 100 rounds, %: {final[leader]})." if len(cells) else
                     "No finished run to draw.",
             alt=f"Line chart of test accuracy in percent against communication rounds (0 to {rounds}) on "
-                f"{data_name} at alpha = 0, one line per method: "
-                + ", ".join(f"{name} ending at {value:.1f}%" for name, value in final.items())
+                f"{data_name} at alpha = 0, one line per method ({lines_are}); their ends in percent: "
+                + ", ".join(f"{name} {value}" for name, value in final.items())
                 + ". Solid lines are the methods, dashed lines their SWA versions.")
 
 # %% [markdown]
 # ## What we found
 
 # %%
-lines = [f"Mean test accuracy of the last 100 rounds at the **{scale}** scale: "
-         + ", ".join(f"{name} {value:.1f}%" for name, value in final.items()) + "."]
+lines = [f"Mean test accuracy (%) of the last 100 rounds at the **{scale}** scale (the mean over a method's "
+         "seeds, ± their sd and n where there are several): "
+         + ", ".join(f"{name} {value}" for name, value in final.items()) + "."]
 pending = runs.loc[runs["status"] == "pending", "algorithm"].drop_duplicates().tolist()
 if pending:
     lines.append("Pending (not implemented yet): " + ", ".join(pending) + ".")

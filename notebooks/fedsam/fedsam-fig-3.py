@@ -63,10 +63,11 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import set_style
+from flcore.report import mean_sd_text, ours_accuracy, set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves, client_accuracy_curves, client_accuracy_final
 from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.per_client import client_accuracy_history, final_client_accuracy
 from flcore.reproduction.runner import run_metrics
 
@@ -78,12 +79,16 @@ data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, stan
 
 # %% [markdown]
 # ## The runs
+#
+# Panels a and b show each client of one run (the first seed); panel c's curves are the
+# mean over the seeds the claims' verdicts read, with their range as a band.
 
 # %%
-runs = page.runs()
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+runs = page.runs(specs)
 runs["length"] = runs["length"].fillna("normal") if "length" in runs else "normal"
 listing = runs[["alpha", "length", "seed", "status", "rounds_done", "mean_last_100", "run_id"]]
-page.table(listing, f"The FedAvg runs of this figure: one per alpha, and the alpha = 0 run trained longer; "
+page.table(listing, f"The FedAvg runs of this figure: one per alpha and seed, and the alpha = 0 run trained longer; "
                     f"{int((runs['status'] == 'finished').sum())} of {len(runs)} finished.")
 
 # %% [markdown]
@@ -123,7 +128,8 @@ for ax, alpha in zip(axes, panels):
 swings = {alpha: spread(alpha) for alpha in panels}
 described = [f"alpha = {a:g}: a client's accuracy changes by {s[1]:.1f} points between records on average"
              for a, s in swings.items() if s is not None]
-page.figure(figure, f"The global FedAvg model's accuracy on each client's data against rounds on {data_name}; "
+page.figure(figure, f"The global FedAvg model's accuracy on each client's data against rounds on {data_name}, "
+                    f"first seed; "
                     + ("; ".join(described) if described else "per-client records missing") + ".",
             alt=f"Two line charts side by side, one line per client: the global model's accuracy (percent) on "
                 f"that client's training data against rounds, for alpha = {panels[0]:g} (left) and alpha = "
@@ -138,10 +144,11 @@ if fallback:
 # ## (c) Test accuracy against rounds
 #
 # Left: the three alphas over the normal number of rounds. Right: the alpha = 0 run
-# trained longer, on its own round axis.
+# trained longer, on its own round axis. A line with several seeds is their mean, the band
+# their range.
 
 # %%
-curves = run_metrics(runs[runs["seed"].isin(seeds)], store=store)
+curves = run_metrics(runs, store=store)
 curves["setting"] = [f"alpha = {a:g}" + (" (longer)" if length == "long" else "")
                      for a, length in zip(curves["alpha"], curves["length"].fillna("normal"))]
 curves["panel"] = ["trained longer" if length == "long" else "normal length"
@@ -150,18 +157,22 @@ order = [f"alpha = {a:g}" for a in alphas] + [f"alpha = {alphas[0]:g} (longer)"]
 figure = accuracy_curves(curves, hue="setting", col="panel", hue_order=order,
                          col_order=["normal length", "trained longer"], sharex=False,
                          title=f"FedAvg on {data_name}")
-final = runs.set_index(["alpha", "length"])["mean_last_100"].astype(float) * 100
+cells = ours_accuracy(runs, ["alpha", "length"]).set_index(["alpha", "length"])
+final = {key: mean_sd_text(row["ours"], row["ours_std"], row["seeds"], digits=1, status=row["status"])
+         for key, row in cells.iterrows()}
 normal_rounds = int(curves.loc[curves["panel"] == "normal length", "round"].max())
 long_rounds = int(curves.loc[curves["panel"] == "trained longer", "round"].max())
 het = final.get((alphas[0], "normal"))
 hom = final.get((alphas[-1], "normal"))
 long_acc = final.get((alphas[0], "long"))
-page.figure(figure, f"Test accuracy of FedAvg against rounds on {data_name}: after {normal_rounds} rounds alpha = "
-                    f"{alphas[0]:g} reaches {het:.1f}% against {hom:.1f}% at alpha = {alphas[-1]:g}; trained for "
-                    f"{long_rounds} rounds it reaches {long_acc:.1f}%.",
+page.figure(figure, f"Test accuracy of FedAvg against rounds on {data_name} (a line with several seeds: their mean, "
+                    f"the band their range); mean of the last 100 rounds, %: after {normal_rounds} rounds alpha = "
+                    f"{alphas[0]:g} reaches {het} against {hom} at alpha = {alphas[-1]:g}; trained for "
+                    f"{long_rounds} rounds it reaches {long_acc}.",
             alt=f"Two line charts of test accuracy (percent) against rounds on {data_name}. Left, over "
                 f"{normal_rounds} rounds: one line per alpha ({', '.join(f'{a:g}' for a in alphas)}). Right, over "
-                f"{long_rounds} rounds: the alpha = {alphas[0]:g} run trained longer, ending near {long_acc:.1f}%.")
+                f"{long_rounds} rounds: the alpha = {alphas[0]:g} run trained longer, ending near {long_acc} "
+                "percent.")
 
 # %% [markdown]
 # ## What we found
@@ -171,11 +182,12 @@ lines = []
 for alpha in panels:
     result = swings[alpha]
     if result is not None:
-        lines.append(f"alpha = {alpha:g}: clients' accuracies at the last record differ by "
+        lines.append(f"alpha = {alpha:g} (first seed): clients' accuracies at the last record differ by "
                      f"{result[0]:.1f} points (standard deviation); from one record to the next a "
                      f"client's accuracy changes by {result[1]:.1f} points on average.")
-lines.append("Test accuracy (mean of the last 100 rounds): "
-             + ", ".join(f"alpha = {a:g}{' longer' if n == 'long' else ''}: {v:.1f}%" for (a, n), v in final.items())
+lines.append("Test accuracy (%, mean of the last 100 rounds; the mean over the seeds the verdicts read, ± their sd "
+             "and n where there are several): "
+             + ", ".join(f"alpha = {a:g}{' longer' if n == 'long' else ''}: {v}" for (a, n), v in final.items())
              + ".")
 verdicts = page.check_claims()
 page.findings(lines, sep="\n\n")

@@ -64,6 +64,7 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.claims import with_claim_seeds
 
 set_style()
 artifact = get_artifact("fedsam-table-16")
@@ -77,7 +78,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ones are trained now (runs shared with other tables are the same runs).
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
 runs = page.runs(specs)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
@@ -97,7 +98,8 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # Accuracy (%) and the improvement over the reference of each column (centralized SGD;
 # FedAvg at the same alpha with 5 clients per round): absolute (points) and relative (%).
 # Ours are computed from our runs with the same formulas
-# (`flcore.papers.fedsam.results.improvements`).
+# (`flcore.papers.fedsam.results.improvements`), from each cell's mean over the seeds the
+# claims' verdicts read (± their standard deviation and their number n where there are several).
 
 # %%
 table = results.show_improvements(page, runs, scale)

@@ -66,6 +66,7 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.claims import with_claim_seeds
 
 set_style()
 artifact = get_artifact("fedsam-table-17")
@@ -79,7 +80,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ones are trained now (runs shared with other tables are the same runs).
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
 runs = page.runs(specs)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
@@ -97,7 +98,8 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # ## Published beside ours
 #
 # Accuracy (%): the paper's, ours at this scale and, at the `paper` scale only, the
-# difference (ours - paper). A dagger marks a diverged run, shown at chance accuracy as the
+# difference (ours - paper). Ours is a cell's mean over the seeds the claims' verdicts read,
+# ± their standard deviation and their number n where there are several. A dagger marks a diverged run, shown at chance accuracy as the
 # paper does; a *paper* cell the paper's text lost shows –, and *not run* marks a
 # published cell this scale does not run.
 

@@ -98,7 +98,8 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # Accuracy (%) and the improvement over the reference of each column (centralized SGD;
 # FedAvg at the same alpha with 5 clients per round): absolute (points) and relative (%).
 # Ours are computed from our runs with the same formulas
-# (`flcore.papers.fedsam.results.improvements`).
+# (`flcore.papers.fedsam.results.improvements`), from each cell's mean over the seeds the
+# claims' verdicts read (± their standard deviation and their number n where there are several).
 
 # %%
 table = results.show_improvements(page, runs, scale)

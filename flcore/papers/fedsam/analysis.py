@@ -32,6 +32,7 @@ from flcore.config.presets import scale_defaults
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report.figure_layout import panel_figure
 from flcore.report.geometry_plots import client_heatmap, plane_panel, spectrum_curves
+from flcore.report.tables import ours_values
 from flcore.reproduction.artifacts import RunSpec, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.run_geometry import (
@@ -41,6 +42,8 @@ from flcore.reproduction.run_geometry import (
     lambda_max_of_row,
     probe_history,
     settings_rows,
+    sharpness_ratio,
+    spectrum_of_row,
 )
 from flcore.reproduction.runner import run_metrics
 
@@ -159,6 +162,62 @@ def _data_name(scale: str) -> str:
 
 def _short(algorithm: str) -> str:
     return algorithm.replace(" E=1", "")
+
+
+#: Table 1's cells: one per dataset, algorithm and alpha (the seeds of a cell are averaged).
+TABLE1_KEYS = ["dataset", "algorithm", "alpha"]
+#: Table 1's two columns: the top eigenvalue and the ratio lambda_max / lambda_5.
+TABLE1_COLUMNS = ("lambda_max", "ratio")
+
+
+def table1_spectra(runs: pd.DataFrame, device: str = "cpu", data_root: str | None = None) -> pd.DataFrame:
+    """One row per run of Table 1 (``runs``: rows of :func:`~flcore.reproduction.runner.results_frame`,
+    each run once): :data:`TABLE1_KEYS`, ``seed``, ``status`` and, for a finished run with a
+    stored final model, ``lambda_max`` and ``ratio`` (``lambda_max / lambda_5``,
+    :func:`~flcore.reproduction.run_geometry.sharpness_ratio`), NaN otherwise.  The spectrum is
+    :func:`~flcore.reproduction.run_geometry.spectrum_of_row`'s, the one the claims' metric
+    ``fedsam_lambda_max`` reads, so a cell of the page and of the verdict is one cached value."""
+    import pandas as pd
+
+    rows = []
+    for row in runs.drop_duplicates("run_id").to_dict("records"):
+        spectrum = spectrum_of_row(row, device=device, data_root=data_root)
+        rows.append({**{key: row[key] for key in TABLE1_KEYS}, "seed": row["seed"], "status": row["status"],
+                     "lambda_max": float("nan") if spectrum is None else float(spectrum[0]),
+                     "ratio": float("nan") if spectrum is None else sharpness_ratio(spectrum, 5)})
+    return pd.DataFrame(rows, columns=[*TABLE1_KEYS, "seed", "status", *TABLE1_COLUMNS])
+
+
+def table1_cells(spectra: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Table 1's cells of ``column`` (one of :data:`TABLE1_COLUMNS`) from
+    :func:`table1_spectra`: per cell the mean over its finished seeds, their sd and n
+    (:func:`flcore.report.ours_values`), as the claims' verdicts read them."""
+    return ours_values(spectra, TABLE1_KEYS, column)
+
+
+def lowest_learning(cells: pd.DataFrame, runs: pd.DataFrame, chance: float,
+                    spread: dict | None) -> tuple[str, list[str]]:
+    """The algorithm with the lowest seed mean ``ours`` among ``cells`` (Table 1's cells at
+    one alpha: ``algorithm``, ``alpha``, ``ours``) whose model learns, and the algorithms left
+    out for sitting at ``chance`` (%) or below it: a model that learns nothing can be flat, so
+    it is not ranked for flatness.  A cell is at chance when the 95 % interval on its seeds'
+    mean accuracy (``runs``: one row per run, ``mean_last_100`` a fraction) contains chance
+    (:func:`flcore.reproduction.claims.at_chance`, with the reference ``spread`` below three
+    seeds); a cell above chance whose interval cannot be had is ranked.  ``"none"`` when no
+    cell is left."""
+    import math
+
+    from flcore.reproduction.claims import at_chance
+
+    finished = runs[runs["status"] == "finished"].drop_duplicates("run_id")
+    learning, left_out = [], []
+    for row in cells.dropna(subset=["ours"]).to_dict("records"):
+        mine = finished[(finished["algorithm"] == row["algorithm"]) & (finished["alpha"] == row["alpha"])]
+        values = [100.0 * float(v) for v in mine["mean_last_100"] if v is not None and math.isfinite(float(v))]
+        below = bool(values) and sum(values) / len(values) <= chance
+        (left_out if below or (values and at_chance(values, chance, spread)) else learning).append(row)
+    lowest = min(learning, key=lambda row: row["ours"])["algorithm"] if learning else "none"
+    return lowest, [row["algorithm"] for row in left_out]
 
 
 def show_recorded_runs(page, runs: pd.DataFrame, scale: str, panels: Sequence[tuple[str, float]]) -> list[str]:

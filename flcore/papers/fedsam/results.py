@@ -43,7 +43,7 @@ import pandas as pd
 from flcore.config.presets import scale_defaults
 from flcore.papers.fedsam import runs as fedsam
 from flcore.papers.fedsam.runs import Algorithm, sam_main_run
-from flcore.report import format_comparison, ours_accuracy, paper_vs_ours
+from flcore.report import format_comparison, mean_sd_text, ours_accuracy, paper_vs_ours
 from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
 from flcore.report.tables import NOT_RUN, run_here
@@ -426,10 +426,17 @@ def comparison(artifact_id: str, runs: pd.DataFrame, scale: str) -> pd.DataFrame
     return frame
 
 
+#: The columns :func:`improvement_comparison` adds for our accuracy's spread over seeds.
+SPREAD_COLUMNS = {"ours_std": "accuracy sd (ours)", "seeds": "n (ours)", "status": "status (ours)"}
+
+
 def improvement_comparison(artifact_id: str, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
     """Tables 5 / 16: published accuracy and improvements beside ours (:func:`improvements`),
     every published row; a setting this scale does not run has no values of ours and says
-    so in its note."""
+    so in its note.  Our accuracy is each cell's mean over its seeds
+    (:func:`flcore.report.ours_accuracy`: the claims' verdicts read the same), with its sd,
+    n and status in :data:`SPREAD_COLUMNS`; a diverged seed left out is said in the note, and
+    the improvements are differences of those means."""
 
     datasets = {"CIFAR-100": fedsam.dataset_for("CIFAR-100", scale)}
     cells = ours_accuracy(runs.assign(dataset="CIFAR-100"), ["dataset", "setting", "algorithm"], datasets)
@@ -438,11 +445,30 @@ def improvement_comparison(artifact_id: str, runs: pd.DataFrame, scale: str) -> 
     for column in ("absolute_improvement", "relative_improvement"):
         paper[column] = pd.to_numeric(paper[column], errors="coerce")
     run = paper["setting"].isin(set(cells["setting"]))
-    paper["note"] = [note if ran else "; ".join(filter(None, [NOT_RUN, note]))
-                     for note, ran in zip(paper["note"], run)]
+    left_out = {(row["setting"], row["algorithm"]): int(row.get("left_out") or 0) for row in cells.to_dict("records")
+                if row.get("left_out") == row.get("left_out")}
+    paper["note"] = ["; ".join(filter(None, [note if ran else "; ".join(filter(None, [NOT_RUN, note])),
+                                             _left_out_note(left_out.get((setting, algorithm), 0))]))
+                     for note, ran, setting, algorithm in zip(paper["note"], run, paper["setting"], paper["algorithm"])]
     merged = paper.drop(columns="dataset").merge(ours, on=["setting", "algorithm"], how="left",
                                                  suffixes=(" (paper)", " (ours)"))
-    return merged
+    spread = cells[["setting", "algorithm", *SPREAD_COLUMNS]].rename(columns=SPREAD_COLUMNS)
+    return merged.merge(spread, on=["setting", "algorithm"], how="left")
+
+
+def _left_out_note(count: int) -> str:
+    return f"ours: {count} diverged seed{'s' if count > 1 else ''} left out" if count else ""
+
+
+def improvement_display(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`improvement_comparison` as a page shows it: our accuracy printed as its seed mean
+    ± sd (n) (:func:`flcore.report.mean_sd_text`), the spread columns folded into it."""
+    shown = table.copy()
+    shown["accuracy (ours)"] = [
+        mean_sd_text(mean, sd, n, status=status if isinstance(status, str) else "finished")
+        for mean, sd, n, status in zip(shown["accuracy (ours)"], shown["accuracy sd (ours)"], shown["n (ours)"],
+                                       shown["status (ours)"])]
+    return shown.drop(columns=list(SPREAD_COLUMNS.values()))
 
 
 def larger_federated_gains(table: pd.DataFrame, column: str = "relative_improvement (ours)") -> tuple[list[str], int]:
@@ -598,14 +624,17 @@ def show_improvements(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
 
 
     columns = ["setting", "algorithm", "accuracy (paper)", "accuracy (ours)", "absolute_improvement (paper)",
-               "absolute_improvement (ours)", "relative_improvement (paper)", "relative_improvement (ours)", "note"]
+               "absolute_improvement (ours)", "relative_improvement (paper)", "relative_improvement (ours)", "note",
+               *SPREAD_COLUMNS.values()]
     table = improvement_comparison(page.artifact_id, runs, scale)[columns]
     larger, compared = larger_federated_gains(table)
     stand_in = "" if scale == "paper" else f" Ours: MNIST-1D at the {scale} scale."
-    page.table(table, f"Accuracy (%) and improvements over the reference of each setting.{stand_in} In our runs the "
+    page.table(table, f"Accuracy (%) and improvements over the reference of each setting; our accuracy is a cell's "
+                      f"mean over its seeds, ± their sd (n) where it has several, and our improvements are "
+                      f"differences of those means.{stand_in} In our runs the "
                       f"relative gain is larger in federated than in centralized training for {len(larger)} of "
                       f"{compared} rows{': ' + ', '.join(larger) if larger else ''}.",
-               show=table.set_index(["setting", "algorithm"]),
+               show=improvement_display(table).set_index(["setting", "algorithm"]),
                downloads={"published": published(page.artifact_id), "ours": table})
     display(Markdown(f"Published values: {source(page.artifact_id)['source']}."))
     return table
