@@ -387,3 +387,31 @@ def test_seconds_per_round_cells_are_the_timed_runs_means(tmp_path):
     assert cells.loc["FedLESAM", "ours_std"] == pytest.approx(0.1)
     assert cells.loc["FedSAM", "ours"] == 2.0 and cells.loc["FedSAM", "seeds"] == 1
     assert cells.loc["FedLESAM", "ratio"] == pytest.approx(1.2) and cells.loc["FedSAM", "ratio"] == 2.0
+
+
+class _Page:
+    """Records the captions and shown frames of a page's tables."""
+
+    def __init__(self, artifact_id):
+        self.artifact_id, self.captions, self.shown = artifact_id, [], []
+
+    def table(self, frame, caption, downloads=None, show=None):
+        self.captions.append(caption)
+        self.shown.append(frame if show is None else show)
+
+
+def test_pages_without_finished_runs_print_no_nan():
+    import pandas as pd
+
+    from flcore.papers.fedlesam.results import show_efficiency, show_published_beside_ours, show_seconds_per_round
+
+    page = _Page("fedlesam-table-8")
+    show_seconds_per_round(page, pd.DataFrame([{"algorithm": "FedAvg", "seed": 0, "status": "new",
+                                                "run_dir": None}]), "small")
+    page5 = _Page("fedlesam-table-5")
+    cells = show_efficiency(page5, pd.DataFrame(columns=["case", "target", "algorithm", "seed", "status", "run_dir"]),
+                            "small")
+    show_published_beside_ours(page5, cells)
+    for p in (page, page5):
+        assert p.captions and not any("nan" in caption for caption in p.captions)
+        assert not any("nan" in frame.to_string() for frame in p.shown)
