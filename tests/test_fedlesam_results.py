@@ -415,3 +415,14 @@ def test_pages_without_finished_runs_print_no_nan():
     for p in (page, page5):
         assert p.captions and not any("nan" in caption for caption in p.captions)
         assert not any("nan" in frame.to_string() for frame in p.shown)
+
+
+def test_seconds_print_with_three_significant_digits():
+    import pandas as pd
+
+    from flcore.papers.fedlesam.results import seconds_digits
+
+    assert seconds_digits(pd.Series([0.0141, 0.0271])) == 4  # 0.0141, not 0.01
+    assert seconds_digits(pd.Series([0.25, 1.5])) == 3
+    assert seconds_digits(pd.Series([20.34, 29.88, None])) == 2
+    assert seconds_digits(pd.Series([None], dtype=float)) == 2

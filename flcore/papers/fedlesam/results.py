@@ -232,8 +232,8 @@ def show_efficiency(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
     never = int((~per_run["reached"].astype(bool)).sum()) if len(per_run) else 0
     page.table(cells, f"Ours at the {scale} scale, mean \u00b1 sd (n) over each cell's seeds, the seeds the "
                       f"verdicts read (computation time: the timed runs, trained alone); {never} of the "
-                      f"{len(per_run)} runs never reached their target (counted at their rounds + one evaluation "
-                      f"interval, a lower bound: \u2265). Seed means: {compute_finding(cells)}.",
+                      f"{len(per_run)} (run, target) pairs never reached the target (counted at the run's rounds + "
+                      f"one evaluation interval, a lower bound: \u2265). Seed means: {compute_finding(cells)}.",
                show=efficiency_shown(cells), downloads={"cells": cells, "runs": per_run})
     return cells
 
@@ -348,6 +348,15 @@ def seconds_beside_published(paper: pd.DataFrame, cells: pd.DataFrame) -> pd.Dat
     return paper.merge(ours[["algorithm", "ours (s)", "ours sd (s)", "n", "ours ratio"]], on="algorithm", how="left")
 
 
+def seconds_digits(seconds: pd.Series) -> int:
+    """Decimals that print the smallest of ``seconds`` with three significant digits (two at
+    least): a small model's round takes hundredths of a second, which two decimals would
+    flatten to one number."""
+    values = pd.to_numeric(seconds, errors="coerce")
+    values = values[values > 0]
+    return 2 if not len(values) else max(2, 2 - math.floor(math.log10(float(values.min()))))
+
+
 def show_seconds_per_round(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
     """Table 8: seconds per round and the ratio to FedAvg, the paper's beside ours (each ours
     the mean ``± sd (n)`` over the method's timed runs), captioned with FedLESAM's ratio, the
@@ -361,9 +370,11 @@ def show_seconds_per_round(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame
     ratio = table.set_index("algorithm")["ours ratio"]
     sam_like = ratio.reindex(list(SAM_BASED))
     left = int((per_run["status"] == "finished").sum() - per_run["seconds_per_round"].notna().sum())
+    single = list(table.loc[table["n"] == 1, "algorithm"])
+    digits = seconds_digits(table["ours (s)"])
     view = table[["algorithm", "paper (s)"]].assign(**{
-        "ours (s)": [mean_sd_text(m, sd, n) for m, sd, n in zip(table["ours (s)"], table["ours sd (s)"],
-                                                                  table["n"].fillna(0))],
+        "ours (s)": [mean_sd_text(m, sd, n, digits) for m, sd, n in zip(table["ours (s)"], table["ours sd (s)"],
+                                                                          table["n"].fillna(0))],
         "paper ratio": [f"{v:.2f}" for v in table["paper ratio"]],
         "ours ratio": [mean_sd_text(v, float("nan"), 1) for v in table["ours ratio"]]})
     if pd.notna(ratio.get("FedLESAM")) and sam_like.notna().any():
@@ -376,7 +387,9 @@ def show_seconds_per_round(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame
     page.table(table, f"Seconds per round, ours the mean \u00b1 sd (n) over each method's timed runs (trained alone; "
                       f"the seeds the verdicts read), and the ratio to FedAvg's mean: {finding}{agreement}."
                       + (f" {left} finished runs have no time of their own (trained in a batch) and are left out."
-                         if left else ""),
+                         if left else "")
+                      + (f" One timed run (no verdict reads more, so no spread): {', '.join(single)}."
+                         if single else ""),
                show=view, downloads={"table": table, "runs": per_run})
     display(Markdown(f"Published values: {source(page.artifact_id)['source']}. Ours were measured on the machine "
                      f"that trained the runs, at the {scale} scale" + ("" if scale == "paper" else
