@@ -234,3 +234,195 @@ def test_flatness_order_puts_the_smallest_edge_rise_first():
     summary = pd.DataFrame({"panel": ["Centralized", "Federated (iid)", "Federated (dir)"],
                             "edge_rise": [0.4, 0.1, 0.9]})
     assert flatness_order(summary, "panel") == ["Federated (iid)", "Centralized", "Federated (dir)"]
+
+
+# --------------------------------------------------------------------------- rounds never reached: censored
+
+def _stored_spec(store, spec, accs):
+    """A finished run at ``spec``'s real id and config whose test accuracy is ``accs`` at its
+    first evaluated rounds (every ``eval_every``), then stays at the last value."""
+    config = spec.resolve().canonical()
+    every, rounds = int(config["eval_every"]), int(config["rounds"])
+    accs = list(accs) + [accs[-1]] * (rounds // every - len(accs))
+    run = RunStore(store).create(spec.run_id(), config)
+    run.append_metrics([{"round": every * (i + 1), "test_accuracy": a} for i, a in enumerate(accs)])
+    run.set_status("finished", rounds_done=rounds, seconds_per_round=1.0, seconds_per_round_sd=0.0,
+                   timed_rounds=rounds, batch_runs=1)
+
+
+def _rows_of(store):
+    """A stand-in for ``results_frame`` over the hand-made runs of ``store`` (others: new)."""
+    import pandas as pd
+
+    def frame(specs, *args, **kwargs):
+        def row(spec):
+            held = (store / spec.run_id()).is_dir()
+            return {**spec.labels, "method": spec.method, "run_id": spec.run_id(),
+                    "status": "finished" if held else "new", "run_dir": str(store / spec.run_id()) if held else None,
+                    "rounds_done": 800 if held else 0, "rounds": 800}
+        return pd.DataFrame([row(s) for s in specs])
+    return frame
+
+
+def test_a_rounds_count_never_reached_is_censored_and_ranked_worst(tmp_path, monkeypatch):
+    from flcore.reproduction import runner
+    from flcore.reproduction.claims import METRICS, cell_specs, evaluate, get_claim
+
+    # Table 9's claims are about its Dirichlet 0.6 case: testable at the paper scale (800
+    # rounds, evaluated every 10), whose targets are 68% and 74%.  FedLESAM-D reaches 74% at
+    # round 20; MoFedSAM never does (counted at T + eval_every = 810)
+    curves = {"FedAvg": [0.2, 0.5, 0.7, 0.74], "FedLESAM-D": [0.6, 0.74, 0.7], "MoFedSAM": [0.1, 0.2, 0.3]}
+    claim = get_claim("fedlesam-d-fewest-rounds-to-74")
+    cells = {}
+    for cell in claim.comparisons[1].cells_at("paper"):
+        cells[cell["algorithm"]] = cell_specs(claim, cell, "paper", (0, 1, 2))[0]
+        for spec in cells[cell["algorithm"]]:
+            _stored_spec(tmp_path, spec, curves[cell["algorithm"]])
+            companion = fedlesam.lesam_run(spec.labels["dataset"], "FedAvg", spec.labels["split"],
+                                           spec.labels["population"], spec.labels["seed"], "paper")
+            _stored_spec(tmp_path, companion, curves["FedAvg"])
+    assert len(cells["MoFedSAM"]) == len(cells["FedLESAM-D"]) == 3
+    frame = _rows_of(tmp_path)
+    monkeypatch.setattr(runner, "results_frame", frame)
+    metric = METRICS["lesam_rounds"]
+    mofedsam, lesam_d = (frame(cells[a]).to_dict("records")[0] for a in ("MoFedSAM", "FedLESAM-D"))
+    assert metric(mofedsam) == 810.0 and metric.censored(mofedsam)
+    assert metric(lesam_d) == 20.0 and not metric.censored(lesam_d)
+    # a paired t test on 790 rounds saved at every seed would hold; the censored value is
+    # ranked worst and the sign test of 3 wins of 3 (p = 2 x 0.5^3 = 0.25) cannot decide
+    result = evaluate(claim, "paper", store=tmp_path, seeds=(0, 1, 2))
+    first = next(c for c in result["comparisons"] if 1 in c["listed"])
+    assert first["test"] == "sign" and first["p"] == pytest.approx(0.25)
+    assert first["censored"] == {"better": [], "worse": [0, 1, 2]}
+    assert first["verdict"] == "inconclusive"
+
+
+# --------------------------------------------------------------------------- the pages' cells: seed means
+
+def _per_run_efficiency():
+    import pandas as pd
+
+    # FedSAM at 68: seeds 0-2 timed, seed 2 never reached (counted at 310); seed 3 trained in a
+    # batch (not timed): its rounds count, its computation time does not.  FedAvg: one seed.
+    return pd.DataFrame({
+        "case": ["Table 5"] * 5, "target": [68] * 5, "algorithm": ["FedSAM"] * 4 + ["FedAvg"],
+        "seed": [0, 1, 2, 3, 0], "timed": [True, True, True, False, True],
+        "target_accuracy": [0.60, 0.62, 0.64, 0.66, 0.60], "rounds": [100, 120, 310, 140, 200],
+        "reached": [True, True, False, True, True], "rounds_ratio": [0.5, 0.6, 1.55, 0.7, 1.0],
+        "cost_ratio": [0.5, 0.6, 1.55, 0.7, 1.0], "compute_ratio": [1.0, 1.2, 3.1, 9.0, 1.0]})
+
+
+def test_efficiency_cells_are_seed_means_with_sd_n_and_the_never_reached():
+    from flcore.papers.fedlesam.results import efficiency_cells
+
+    cells = efficiency_cells(_per_run_efficiency()).set_index("algorithm")
+    sam = cells.loc["FedSAM"]
+    # rounds: all four runs, the never-reached one at its lower bound 310
+    assert sam["rounds"] == pytest.approx((100 + 120 + 310 + 140) / 4) and sam["rounds_n"] == 4
+    assert sam["rounds_sd"] == pytest.approx(math.sqrt((67.5 ** 2 + 47.5 ** 2 + 142.5 ** 2 + 27.5 ** 2) / 3))
+    assert sam["rounds_never"] == 1
+    # computation time: the timed runs only (a time), the batched seed 3 left out
+    assert sam["compute_ratio"] == pytest.approx((1.0 + 1.2 + 3.1) / 3) and sam["compute_ratio_n"] == 3
+    assert sam["compute_ratio_sd"] == pytest.approx(math.sqrt(((1.0 - 1.7667) ** 2 + (1.2 - 1.7667) ** 2
+                                                               + (3.1 - 1.7667) ** 2) / 2), abs=1e-3)
+    assert sam["compute_ratio_never"] == 1
+    assert sam["target_accuracy"] == pytest.approx(0.63)
+    fedavg = cells.loc["FedAvg"]
+    assert fedavg["rounds"] == 200 and fedavg["rounds_n"] == 1 and math.isnan(fedavg["rounds_sd"])
+    assert fedavg["rounds_never"] == 0
+    assert len(efficiency_cells(_per_run_efficiency().iloc[:0])) == 0
+
+
+def test_a_cell_with_never_reached_seeds_says_so():
+    from flcore.papers.fedlesam.results import censored_text, efficiency_cells, efficiency_shown
+
+    assert censored_text(167.5, 96.39, 4, 1) == "\u2265 167.50 \u00b1 96.39 (n = 4; 1 never reached)"
+    assert censored_text(310.0, float("nan"), 1, 1) == "\u2265 310.00 (never reached)"
+    assert censored_text(1.7, 0.25, 3) == "1.70 \u00b1 0.25 (n = 3)"
+    shown = efficiency_shown(efficiency_cells(_per_run_efficiency())).set_index("algorithm")
+    assert shown.loc["FedSAM", "rounds"] == "\u2265 167.50 \u00b1 96.39 (n = 4; 1 never reached)"
+    assert shown.loc["FedSAM", "compute-time ratio (timed runs)"] == "\u2265 1.77 \u00b1 1.16 (n = 3; 1 never reached)"
+    assert shown.loc["FedAvg", "rounds"] == "200.00" and shown.loc["FedSAM", "target accuracy (%)"] == "63.00"
+
+
+def test_published_beside_ours_prints_our_seed_means():
+    import pandas as pd
+
+    from flcore.papers.fedlesam.results import beside_published_shown, efficiency_beside_published, efficiency_cells
+    from flcore.report.numbers import MISSING
+
+    cells = efficiency_cells(_per_run_efficiency())
+    paper = pd.DataFrame({"algorithm": ["FedAvg", "FedSAM", "MoFedSAM"], "target": [68] * 3,
+                          "rounds_ratio": ["1", "0.7", "0.6"], "cost_ratio": ["1", "0.7", "0.6"],
+                          "compute_time_ratio": ["1", "1.96", "1.08"]})
+    merged = efficiency_beside_published(paper, cells)
+    assert merged["compute_ratio"].iloc[1] == pytest.approx(5.3 / 3)  # the mean, as the verdicts read it
+    shown = beside_published_shown(merged, cells)
+    assert shown["compute_ratio ours"].tolist()[:2] == ["1.00", "\u2265 1.77 \u00b1 1.16 (n = 3; 1 never reached)"]
+    assert shown["compute_ratio paper"].tolist() == [1.0, 1.96, 1.08]
+    assert shown["cost_ratio ours"].iloc[1] == "\u2265 0.84 \u00b1 0.48 (n = 4; 1 never reached)"
+    assert shown["rounds_ratio ours"].iloc[2] == MISSING  # published, not run here
+
+
+def test_seconds_per_round_cells_are_the_timed_runs_means(tmp_path):
+    import pandas as pd
+
+    from flcore.papers.fedlesam.results import seconds_per_round_cells, seconds_per_round_runs
+
+    seconds = {("FedAvg", 0): 1.0, ("FedLESAM", 0): 1.1, ("FedLESAM", 1): 1.3, ("FedLESAM", 2): 1.2,
+               ("FedSAM", 0): 2.0, ("FedSAM", 1): 2.4}
+    rows = []
+    for (algorithm, seed), s in seconds.items():
+        spec = fedlesam.lesam_run("CIFAR-10", algorithm, "Dir-0.1", "100 clients, 10%", seed, "smoke")
+        run = RunStore(tmp_path).create(spec.run_id(), spec.resolve().canonical())
+        # FedSAM's seed 1 trained in a batch of two: its record is a share of a round, left out
+        run.set_status("finished", seconds_per_round=s, seconds_per_round_sd=0.0, timed_rounds=4,
+                       batch_runs=2 if (algorithm, seed) == ("FedSAM", 1) else 1)
+        rows.append({"algorithm": algorithm, "seed": seed, "status": "finished", "run_dir": str(run.path)})
+    rows.append({"algorithm": "FedSAM", "seed": 2, "status": "new", "run_dir": None})
+    per_run = seconds_per_round_runs(pd.DataFrame(rows))
+    assert per_run["timed"].tolist() == [True] * 6 + [False]
+    cells = seconds_per_round_cells(per_run).set_index("algorithm")
+    assert cells.loc["FedLESAM", "ours"] == pytest.approx(1.2) and cells.loc["FedLESAM", "seeds"] == 3
+    assert cells.loc["FedLESAM", "ours_std"] == pytest.approx(0.1)
+    assert cells.loc["FedSAM", "ours"] == 2.0 and cells.loc["FedSAM", "seeds"] == 1
+    assert cells.loc["FedLESAM", "ratio"] == pytest.approx(1.2) and cells.loc["FedSAM", "ratio"] == 2.0
+
+
+class _Page:
+    """Records the captions and shown frames of a page's tables."""
+
+    def __init__(self, artifact_id):
+        self.artifact_id, self.captions, self.shown = artifact_id, [], []
+
+    def table(self, frame, caption, downloads=None, show=None):
+        self.captions.append(caption)
+        self.shown.append(frame if show is None else show)
+
+
+def test_pages_without_finished_runs_print_no_nan():
+    import pandas as pd
+
+    from flcore.papers.fedlesam.results import show_efficiency, show_published_beside_ours, show_seconds_per_round
+
+    page = _Page("fedlesam-table-8")
+    show_seconds_per_round(page, pd.DataFrame([{"algorithm": "FedAvg", "seed": 0, "status": "new",
+                                                "run_dir": None}]), "small")
+    page5 = _Page("fedlesam-table-5")
+    cells = show_efficiency(page5, pd.DataFrame(columns=["case", "target", "algorithm", "seed", "status", "run_dir"]),
+                            "small")
+    show_published_beside_ours(page5, cells)
+    for p in (page, page5):
+        assert p.captions and not any("nan" in caption for caption in p.captions)
+        assert not any("nan" in frame.to_string() for frame in p.shown)
+
+
+def test_seconds_print_with_three_significant_digits():
+    import pandas as pd
+
+    from flcore.papers.fedlesam.results import seconds_digits
+
+    assert seconds_digits(pd.Series([0.0141, 0.0271])) == 4  # 0.0141, not 0.01
+    assert seconds_digits(pd.Series([0.25, 1.5])) == 3
+    assert seconds_digits(pd.Series([20.34, 29.88, None])) == 2
+    assert seconds_digits(pd.Series([None], dtype=float)) == 2

@@ -38,6 +38,8 @@
 #   round (Table 7's units, from the method registry), as a ratio to FedAvg's.
 # - *Computation time*: rounds x the run's measured seconds per training round (recorded by
 #   every run trained alone, on the machine that trained it), as a ratio to FedAvg's.
+# - *Seeds*: every cell is the mean over the seeds the claims' verdicts read (three at
+#   `small`), with its standard deviation and n.
 #
 # Below the paper scale the page compares orderings, not numbers.
 #
@@ -72,6 +74,7 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.claims import with_claim_seeds
 
 set_style()
 artifact = get_artifact("fedlesam-table-5")
@@ -84,7 +87,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
 runs = page.runs(specs)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
@@ -96,7 +99,10 @@ page.table(settings, f"What differs between the methods' runs; every run shares 
 # %% [markdown]
 # ## Ours
 #
-# Rounds, cost and computation time to each target, and their ratios to FedAvg.
+# Rounds to each target and the ratios of rounds, communication cost and computation time to
+# FedAvg's (each run's to the FedAvg run of its own seed), per cell the mean ± sd (n) over the
+# seeds the claims' verdicts read; a run that never reached its target counts at its lower
+# bound and the cell says so (≥, "never reached").
 
 # %%
 ours = show_efficiency(page, runs, scale)

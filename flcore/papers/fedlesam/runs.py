@@ -291,6 +291,14 @@ def _field(name: str):
     return fn
 
 
+def _never_reached(row: dict) -> bool:
+    """Whether the run never reached its target: its rounds (counted at ``T + eval_every``,
+    :func:`~flcore.papers.fedlesam.results.run_efficiency`) are a censored value, ranked worst
+    by the claims' sign test."""
+    values = _efficiency(row)
+    return values is not None and not values["reached"]
+
+
 def _seconds_per_round(row: dict) -> float | None:
     """The mean seconds of the run's training rounds; None for a run trained in a batch
     (its record is a share of a shared round, not its own time)."""
@@ -321,7 +329,8 @@ def _register_metrics() -> None:
 
     register_metric("wallclock_seconds_per_round", _seconds_per_round, "seconds per round", timed=True)
     register_metric("backprops_per_step", _backprops_per_step, "backprops per step", by_construction=True)
-    register_metric("lesam_rounds", _field("rounds"), "rounds", companions=_fedavg_companion)
+    register_metric("lesam_rounds", _field("rounds"), "rounds", companions=_fedavg_companion,
+                    censored=_never_reached)
     register_metric("communication_cost_ratio", _field("cost_ratio"), "x FedAvg's communication cost",
                     companions=_fedavg_companion)
     register_metric("compute_time_ratio", _field("compute_ratio"), "x FedAvg's computation time", timed=True,
