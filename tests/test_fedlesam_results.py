@@ -295,6 +295,11 @@ def test_a_rounds_count_never_reached_is_censored_and_ranked_worst(tmp_path, mon
     assert first["test"] == "sign" and first["p"] == pytest.approx(0.25)
     assert first["censored"] == {"better": [], "worse": [0, 1, 2]}
     assert first["verdict"] == "inconclusive"
+    # the cost and time it took are lower bounds too: censored, while a run that reached is not
+    for name in ("communication_cost_ratio", "compute_time_ratio"):
+        ratio = METRICS[name]
+        assert ratio.censored(mofedsam) and not ratio.censored(lesam_d)
+        assert ratio(mofedsam) > ratio(lesam_d)
 
 
 # --------------------------------------------------------------------------- the pages' cells: seed means

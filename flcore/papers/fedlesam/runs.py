@@ -293,8 +293,8 @@ def _field(name: str):
 
 def _never_reached(row: dict) -> bool:
     """Whether the run never reached its target: its rounds (counted at ``T + eval_every``,
-    :func:`~flcore.papers.fedlesam.results.run_efficiency`) are a censored value, ranked worst
-    by the claims' sign test."""
+    :func:`~flcore.papers.fedlesam.results.run_efficiency`), and the cost and time ratios
+    they give, are censored values, ranked worst by the claims' sign test."""
     values = _efficiency(row)
     return values is not None and not values["reached"]
 
@@ -331,10 +331,11 @@ def _register_metrics() -> None:
     register_metric("backprops_per_step", _backprops_per_step, "backprops per step", by_construction=True)
     register_metric("lesam_rounds", _field("rounds"), "rounds", companions=_fedavg_companion,
                     censored=_never_reached)
+    # a run that never reached the target spent at least its cost and time: a lower bound, censored
     register_metric("communication_cost_ratio", _field("cost_ratio"), "x FedAvg's communication cost",
-                    companions=_fedavg_companion)
+                    companions=_fedavg_companion, censored=_never_reached)
     register_metric("compute_time_ratio", _field("compute_ratio"), "x FedAvg's computation time", timed=True,
-                    companions=_fedavg_companion)
+                    companions=_fedavg_companion, censored=_never_reached)
 
 
 def _register_probe() -> None:
