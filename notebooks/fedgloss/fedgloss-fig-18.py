@@ -81,8 +81,8 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # %%
 specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
 runs = page.runs(specs)
-listing = runs.drop_duplicates("run_id")[["dataset", "algorithm", "alpha", "status", "rounds_done", "mean_last_100",
-                                          "run_id"]]
+listing = runs.drop_duplicates("run_id")[["dataset", "algorithm", "alpha", "seed", "status", "rounds_done",
+                                          "mean_last_100", "run_id"]]
 page.table(listing, f"The {len(listing)} runs behind the curves at the {scale} scale.")
 
 # %% [markdown]
@@ -121,8 +121,9 @@ page.figure(figure, f"FedGloSS and NaiveFedGloSS against rounds on {data_name}, 
 
 # the same curves against the vectors each client has exchanged
 figure = gloss.fig18_communication_curves(metrics, panels)
-page.figure(figure, "The same curves against communication (several seeds: their mean with a band): at any number "
-                    "of exchanges FedGloSS has trained twice as many rounds as NaiveFedGloSS.",
+page.figure(figure, "The same curves against communication (several seeds: their mean with a band; dotted, in each "
+                    "method's colour: where its evaluation switches to every round): at any number of exchanges "
+                    "FedGloSS has trained twice as many rounds as NaiveFedGloSS.",
             alt="Line charts of test accuracy in percent against the number of model-sized vectors each client has "
                 "exchanged, one panel per data set and alpha, FedGloSS-SAM and NaiveFedGloSS.")
 

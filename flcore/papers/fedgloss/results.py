@@ -764,7 +764,11 @@ def fig18_communication_curves(metrics: pd.DataFrame, panels: Sequence[str]):
     """Fig. 18's curves against the model-sized vectors each client has exchanged (rounds x
     the method's transmissions per round, from the method registry): ``metrics`` as
     :func:`~flcore.reproduction.runner.run_metrics` gives them with a ``panel`` column, drawn
-    by :func:`flcore.report.plots.accuracy_curves` (several seeds: their mean with a band)."""
+    by :func:`flcore.report.plots.accuracy_curves` (several seeds: their mean with a band).  The
+    two methods switch to evaluating every round at different exchange counts: a dotted line
+    in each method's colour marks where (:func:`flcore.report.plots.schedule_change`)."""
+    from flcore.report import algorithm_color
+    from flcore.report.plots import schedule_change
     from flcore.reproduction.targets import transmissions_per_round
 
     exchanged = metrics.copy()
@@ -772,8 +776,14 @@ def fig18_communication_curves(metrics: pd.DataFrame, panels: Sequence[str]):
     exchanged["round"] = exchanged["round"] * exchanged["algorithm"].map(per_round)
     figure = accuracy_curves(exchanged, hue="algorithm", col="panel", hue_order=list(FIG18_METHODS),
                              col_order=list(panels), height=3.2)
-    for ax in figure.axes:
+    evaluated = metrics[metrics["test_accuracy"].notna()]
+    for ax, panel in zip(figure.axes, panels):
         ax.set_xlabel("vectors exchanged per client")
+        for label in FIG18_METHODS:
+            mine = evaluated[(evaluated["panel"] == panel) & (evaluated["algorithm"] == label)]
+            change = schedule_change(mine["round"])
+            if change is not None:
+                ax.axvline(change * per_round[label], color=algorithm_color(label), linestyle=":", linewidth=1.0)
     return figure
 
 
