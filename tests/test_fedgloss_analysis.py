@@ -2,6 +2,8 @@
 cells match them, the shared-direction landscapes and the client-model metrics."""
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 import torch
@@ -227,3 +229,31 @@ def test_fig_7_does_not_call_a_method_at_chance_the_flattest():
     learns = runs.assign(mean_last_100=[0.30, 0.31, 0.32] + [0.60, 0.62, 0.61] + [0.55, 0.57, 0.56])
     flattest, at_chance = flattest_learning(table, learns, 10.0, None)
     assert flattest["algorithm"].tolist() == ["FedSpeed"] and at_chance == {}
+
+
+def test_table_8_and_fig_7_rank_the_seed_means_of_the_methods_that_learn(monkeypatch):
+    # lambda_1 per run: FedGloSS-SAM is the lowest at seed 0 (1.0 < 2.0) but its mean over the
+    # three seeds (4.0) is above FedSAM's (2.5): the caption must name FedSAM. FedSAM's fourth
+    # seed diverged (left out); FedSpeed is the flattest but sits at chance (not ranked); its
+    # third seed's lambda_1 is not finite (left out of its mean, as the metric leaves it out).
+    lam = {"g0": 1.0, "g1": 5.0, "g2": 6.0, "s0": 2.0, "s1": 2.5, "s2": 3.0, "s3": 0.1,
+           "p0": 0.5, "p1": 0.7, "p2": math.inf}
+    accuracy = {"g": 0.60, "s": 0.55, "p": 0.10}
+    names = {"g": "FedGloSS-SAM", "s": "FedSAM", "p": "FedSpeed"}
+    monkeypatch.setattr(fa, "global_lambda_max", lambda run_dir: lam[run_dir])
+    rows = [{"dataset": dataset, "alpha": 0.0, "algorithm": names[run[0]], "seed": int(run[1]), "run_id": run,
+             "run_dir": run, "status": "diverged" if run == "s3" else "finished",
+             "mean_last_100": accuracy[run[0]] + 0.001 * (int(run[1]) % 3 - 1)}
+            for dataset in ("CIFAR-10", "CIFAR-100") for run in lam]  # CIFAR-100: the same runs (aliases)
+    runs = pd.DataFrame(rows + rows[:1])  # a run listed twice in one cell counts once
+    cells = fa.lambda_cells(runs).set_index(["dataset", "algorithm"])
+    gloss = cells.loc[("CIFAR-10", "FedGloSS-SAM")]
+    assert gloss["ours"] == pytest.approx(4.0) and gloss["ours_std"] == pytest.approx(math.sqrt(7.0))
+    assert gloss["seeds"] == 3
+    sam = cells.loc[("CIFAR-100", "FedSAM")]
+    assert (sam["ours"], sam["seeds"], sam["left_out"]) == (pytest.approx(2.5), 3, 1)
+    assert cells.loc[("CIFAR-10", "FedSpeed"), "seeds"] == 2
+    found, not_ranked = fa.flattest_captions(cells.reset_index(), runs, 10.0, None)
+    assert found == ("CIFAR-10 alpha = 0: FedSAM (2.50 \u00b1 0.50 (n = 3)); "
+                     "CIFAR-100 alpha = 0: FedSAM (2.50 \u00b1 0.50 (n = 3))")
+    assert not_ranked == " Not ranked, at chance (10 %): CIFAR-10 alpha = 0: FedSpeed; CIFAR-100 alpha = 0: FedSpeed."

@@ -190,7 +190,7 @@ def test_cost_cells_formats_rounds_speedup_and_bits():
     shown = gloss.cost_cells(_cost_merged(with_speedup=True))
     assert list(shown.columns) == ["block", "algorithm", "rounds (paper)", "rounds (ours)", "speed-up (paper)",
                                    "speed-up (ours)", "bits (paper)", "bits (ours)"]
-    assert shown.iloc[1].tolist() == ["SGD", "SCAFFOLD", "2500", "40", "4.0x", "2.5x", "0.5 B", "0.80 B"]
+    assert shown.iloc[1].tolist() == ["SGD", "SCAFFOLD", "2500", "40", "4.0x", "2.50x", "0.5 B", "0.80 B"]
     # never reached by us: "-"; did not converge in the paper: a cross
     assert shown.iloc[2].tolist()[2:] == ["\u2717", "-", "\u2717", "-", "\u2717", "-"]
 
@@ -198,7 +198,7 @@ def test_cost_cells_formats_rounds_speedup_and_bits():
 def test_cost_cells_leave_out_the_published_speedup_when_the_table_has_none():
     shown = gloss.cost_cells(_cost_merged(with_speedup=False))
     assert "speed-up (paper)" not in shown
-    assert shown["speed-up (ours)"].tolist() == ["1.0x", "2.5x", "-"]
+    assert shown["speed-up (ours)"].tolist() == ["1.00x", "2.50x", "-"]
 
 
 def test_table_5_shows_our_speed_up_although_the_paper_prints_none(monkeypatch):
@@ -212,8 +212,63 @@ def test_table_5_shows_our_speed_up_although_the_paper_prints_none(monkeypatch):
     merged, _, _ = gloss.cost_comparison(pd.DataFrame(), "fedgloss-table-5")
     shown = gloss.cost_cells(merged)
     assert "speed-up (paper)" not in shown
-    assert shown["speed-up (ours)"].tolist() == ["1.0x", "3.8x"]  # 300 / 80 = 3.75
+    assert shown["speed-up (ours)"].tolist() == ["1.00x", "3.75x"]  # 300 / 80
     assert shown["rounds (ours)"].tolist() == ["300", "80"]
+
+
+def test_cost_frame_averages_the_seeds_as_the_verdicts_do_and_says_which_never_reach(tmp_path):
+    """Three seeds of FedGloSS-SAM against FedAvg's 0.6 (300 rounds, 2 vectors a round): seed
+    0 reaches it at round 100 (3x, 1/3 B), seed 1 at round 150 (2x, 1/2 B), seed 2 never
+    (0x, infinite bits); a fourth seed diverged and is left out; seed 0's row comes twice
+    (two labels of one run) and counts once."""
+    rows = []
+    for seed, curve, status in ((0, [(100, 0.61), (300, 0.7)], "finished"), (1, [(100, 0.5), (150, 0.6), (300, 0.7)],
+                                                                              "finished"),
+                                (2, [(300, 0.59)], "finished"), (3, [(10, 0.1)], "diverged")):
+        fedavg = gloss.gloss_cnn_run("CIFAR-10", "FedAvg", 0.0, seed, "small")
+        _write_run(tmp_path, fedavg, "fedavg", 300, [(300, 0.6)], 0.6)
+        run_dir = _write_run(tmp_path, f"gloss-{seed}", "fedgloss-sam", 300, curve)
+        rows.append({"dataset": "CIFAR-10", "algorithm": "FedGloSS-SAM", "alpha": 0.0, "seed": seed, "model": "CNN",
+                     "run_dir": run_dir, "run_id": f"gloss-{seed}", "status": status, "mean_last_100": curve[-1][1]})
+    runs = pd.DataFrame(rows + rows[:1])
+    (cell,) = gloss.cost_frame(runs, ["algorithm"]).to_dict("records")
+    # the speed-up counts the never-reached seed as 0 (the metric's value): mean of 3, 2, 0
+    assert cell["speedup"] == pytest.approx(5 / 3) and cell["speedup_sd"] == pytest.approx(math.sqrt(7 / 3))
+    # the bits and rounds average the seeds that reach the target (the metric's finite values)
+    assert cell["relative_bits"] == pytest.approx(5 / 12)
+    assert cell["relative_bits_sd"] == pytest.approx((1 / 6) / math.sqrt(2))
+    assert cell["rounds"] == pytest.approx(125.0) and cell["rounds_sd"] == pytest.approx(50 / math.sqrt(2))
+    assert (cell["seeds"], cell["never"], cell["left_out"], cell["status"]) == (3, 1, 1, "finished")
+    # the same numbers as the claims' metrics over the finished runs (printed_cell's rule)
+    finished = [r for r in rows if r["status"] == "finished"]
+    speedups = [METRICS["speedup"](r) for r in finished]
+    bits = [b for b in (METRICS["relative_bits"](r) for r in finished) if math.isfinite(b)]
+    assert cell["speedup"] == pytest.approx(sum(speedups) / 3) and cell["relative_bits"] == pytest.approx(sum(bits) / 2)
+    shown = gloss.cost_cells(pd.DataFrame([{**cell, "block": "SAM", "note": None, "rounds (ours)": cell["rounds"]}]))
+    assert shown.loc[0, "speed-up (ours)"] == "1.67x \u00b1 1.53 (n = 3; 1 never reached, counted as 0x)"
+    assert shown.loc[0, "bits (ours)"] == "0.42 B \u00b1 0.12 (n = 2; 1 never reached)"
+    assert shown.loc[0, "rounds (ours)"] == "125 \u00b1 35 (n = 2; 1 never reached)"
+
+
+def test_cost_cell_text_keeps_the_dash_for_never_reached():
+    assert gloss.cost_cell_text(float("nan"), float("nan"), 1, 1) == "-"
+    assert gloss.cost_cell_text(float("nan"), float("nan"), 0, 3, unit=" B") == "- (3 never reached)"
+    # every seed never reached: a speed-up mean of 0x is shown as never reached
+    assert gloss.cost_cell_text(0.0, 0.0, 3, 3, unit="x", never_counted=", counted as 0x") == "- (3 never reached)"
+    assert gloss.cost_cell_text(0.2667, float("nan"), 1, 2, unit=" B") == "0.27 B (n = 1; 2 never reached)"
+    assert gloss.cost_cell_text(3.75, float("nan"), 1, unit="x") == "3.75x"
+
+
+def test_fig18_panels_average_the_seeds_and_leave_a_diverged_one_out():
+    federated = pd.DataFrame({
+        "panel": ["CIFAR-10, alpha = 0"] * 4, "algorithm": ["FedGloSS-SAM"] * 3 + ["NaiveFedGloSS"],
+        "mean_last_100": [0.70, 0.72, 0.10, 0.69], "run_id": ["a0", "a1", "a2", "b0"],
+        "status": ["finished", "finished", "diverged", "finished"]})
+    (row,) = gloss.fig18_panels(federated).to_dict("records")
+    assert row["FedGloSS-SAM"] == pytest.approx(71.0) and row["FedGloSS-SAM sd"] == pytest.approx(math.sqrt(2))
+    assert row["FedGloSS-SAM n"] == 2 and row["NaiveFedGloSS n"] == 1 and row["runs"] == 4
+    assert gloss.fig18_ends(pd.DataFrame([row])) == (
+        "CIFAR-10, alpha = 0: FedGloSS 71.0% \u00b1 1.4 (n = 2), NaiveFedGloSS 69.0%")
 
 
 def test_final_accuracy_leaders_pick_the_best_method_per_panel():
@@ -245,7 +300,8 @@ def test_fig18_says_which_panels_compare_both_methods():
     federated = pd.DataFrame({
         "panel": ["CIFAR-10, alpha = 0"] * 2 + ["CIFAR-10, alpha = 0.05"] + ["CIFAR-100, alpha = 0"] * 2,
         "algorithm": ["FedGloSS-SAM", "NaiveFedGloSS", "FedGloSS-SAM", "FedGloSS-SAM", "NaiveFedGloSS"],
-        "mean_last_100": [0.701, 0.698, 0.71, 0.701, 0.698], "run_id": ["a", "b", "c", "a", "b"]})
+        "mean_last_100": [0.701, 0.698, 0.71, 0.701, 0.698], "run_id": ["a", "b", "c", "a", "b"],
+        "status": "finished"})
     panels = gloss.fig18_panels(federated)
     assert list(panels["runs"]) == [2, 1, 2] and math.isnan(panels.loc[1, "NaiveFedGloSS"])
     assert gloss.fig18_ends(panels) == ("CIFAR-10, alpha = 0: FedGloSS 70.1%, NaiveFedGloSS 69.8%; CIFAR-10, alpha = "

@@ -60,16 +60,15 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from flcore.papers.fedgloss import results as gloss
-from flcore.report import algorithm_color, set_style
+from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
 from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.runner import run_metrics
-from flcore.reproduction.targets import transmissions_per_round
 
 set_style()
 artifact = get_artifact("fedgloss-fig-18")
@@ -80,13 +79,17 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-runs = page.runs()
-listing = runs.drop_duplicates("run_id")[["dataset", "algorithm", "alpha", "status", "rounds_done", "mean_last_100",
-                                          "run_id"]]
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+runs = page.runs(specs)
+listing = runs.drop_duplicates("run_id")[["dataset", "algorithm", "alpha", "seed", "status", "rounds_done",
+                                          "mean_last_100", "run_id"]]
 page.table(listing, f"The {len(listing)} runs behind the curves at the {scale} scale.")
 
 # %% [markdown]
 # ## Accuracy against rounds and against exchanges
+#
+# A method run at several seeds (the seeds the claims' verdicts read) is drawn as their
+# mean with a band (their range).
 
 # %%
 federated = runs[runs["block"] != "central"].copy()
@@ -110,26 +113,17 @@ ends = gloss.fig18_ends(panel_table)
 coverage = gloss.fig18_coverage(panel_table, scale)
 data_name = "CIFAR" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR)"
 page.figure(figure, f"FedGloSS and NaiveFedGloSS against rounds on {data_name}, with the centralized SAM (dashed) and "
-                    f"SAM~ (dotted) bounds. {coverage} Final accuracy (mean of the last 100 rounds): {ends}.",
+                    f"SAM~ (dotted) bounds; a method with several seeds is their mean, the band their range. {coverage} "
+                    f"Final accuracy (mean of the last 100 rounds; over the seeds: mean \u00b1 sd, n): {ends}.",
             alt=f"Line charts of test accuracy in percent against rounds on {data_name}, one panel per data set and "
                 f"alpha, two lines (FedGloSS-SAM, NaiveFedGloSS) and horizontal lines for centralized SAM and SAM~. "
                 f"{ends}.")
 
 # the same curves against the vectors each client has exchanged
-fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.2), squeeze=False)
-for ax, panel in zip(axes[0], panels):
-    for algorithm in ("FedGloSS-SAM", "NaiveFedGloSS"):
-        method = gloss.ALGORITHM[algorithm].method
-        part = metrics[(metrics["panel"] == panel) & (metrics["algorithm"] == algorithm)].dropna(subset=["test_accuracy"])
-        curve = part.groupby("round")["test_accuracy"].mean()
-        ax.plot(curve.index * transmissions_per_round(method), curve.values * 100, label=algorithm,
-                color=algorithm_color(algorithm))
-    ax.set_title(panel)
-    ax.set_xlabel("vectors exchanged per client")
-axes[0][0].set_ylabel("test accuracy (%)")
-axes[0][-1].legend(fontsize=8)
-page.figure(fig, "The same curves against communication: at any number of exchanges FedGloSS has trained twice as "
-                 "many rounds as NaiveFedGloSS.",
+figure = gloss.fig18_communication_curves(metrics, panels)
+page.figure(figure, "The same curves against communication (several seeds: their mean with a band; dotted, in each "
+                    "method's colour: where its evaluation switches to every round): at any number of exchanges "
+                    "FedGloSS has trained twice as many rounds as NaiveFedGloSS.",
             alt="Line charts of test accuracy in percent against the number of model-sized vectors each client has "
                 "exchanged, one panel per data set and alpha, FedGloSS-SAM and NaiveFedGloSS.")
 

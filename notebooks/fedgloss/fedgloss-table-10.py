@@ -84,8 +84,11 @@ run_status = show_run_status(page, runs, scale, artifact.kind)
 # ## Rounds, speed-up and bits: published beside ours
 #
 # Per setting: the rounds to reach FedAvg's accuracy, the speed-up T / rounds and the bits
-# in units of B, the paper's and ours. "-": never reached; ✗: the run did not converge
-# in the paper.
+# in units of B, the paper's and ours. Ours is the mean ± sd over the seeds the claims'
+# verdicts read (n): the rounds and bits over the seeds that reach FedAvg's accuracy, the
+# speed-up over every seed, one that never reaches it counted as 0x (as the verdicts count
+# it); a cell says how many seeds never reach it. "-": never reached; ✗: the run did not
+# converge in the paper.
 
 # %%
 merged = gloss.show_cost_tables(page, runs, scale)

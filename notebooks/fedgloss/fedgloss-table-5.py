@@ -72,6 +72,7 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import with_claim_seeds
 
 set_style()
 artifact = get_artifact(ARTIFACT_ID)
@@ -82,15 +83,19 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-runs = page.runs()
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+runs = page.runs(specs)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]
 # ## Rounds, speed-up and bits: published beside ours
 #
 # Per setting: the rounds to reach FedAvg's accuracy, the speed-up T / rounds and the bits
-# in units of B, the paper's and ours. "-": never reached; ✗: the run did not converge
-# in the paper.
+# in units of B, the paper's and ours. Ours is the mean ± sd over the seeds the claims'
+# verdicts read (n): the rounds and bits over the seeds that reach FedAvg's accuracy, the
+# speed-up over every seed, one that never reaches it counted as 0x (as the verdicts count
+# it); a cell says how many seeds never reach it. "-": never reached; ✗: the run did not
+# converge in the paper.
 
 # %%
 merged = gloss.show_cost_tables(page, runs, scale)

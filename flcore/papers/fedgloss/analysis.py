@@ -61,6 +61,7 @@ from flcore.analysis.landscape import (
 )
 from flcore.analysis.probes import client_top_eigenvalue
 from flcore.analysis.recording import load_snapshot, snapshot_path, snapshot_rounds_of
+from flcore.config import chance_accuracy
 from flcore.config.presets import scale_defaults
 from flcore.data import normalize
 from flcore.papers.fedgloss import runs as gloss_runs
@@ -73,10 +74,11 @@ from flcore.papers.fedgloss.runs import (
     run_config,
 )
 from flcore.papers.fedsam import runs as fedsam
+from flcore.report import mean_sd_text, ours_values
 from flcore.report.landscape_figures import local_global_panels, net_over_solid
 from flcore.reproduction.artifacts import RunSpec, register_artifacts
-from flcore.reproduction.claims import register_metric
-from flcore.reproduction.runner import run_metrics
+from flcore.reproduction.claims import reference_spread, register_metric, spread_specs
+from flcore.reproduction.runner import ensure_runs, run_metrics
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -469,19 +471,39 @@ register_metric("client_lambda_max", client_lambda_max_metric, "lambda_max", see
 # --------------------------------------------------------------------------- tables
 
 def lambda_table(runs) -> pd.DataFrame:
-    """Table 8: ``lambda_1`` of each finished run's final model (NaN otherwise)."""
-    values = [global_lambda_max(r["run_dir"]) if r["status"] == "finished" else float("nan")
-              for r in runs.to_dict("records")]
+    """Table 8: ``lambda_1`` of each run, as the claims' metric ``fedgloss_lambda_max`` reads
+    it (:func:`lambda_max_metric`; NaN for a run that did not finish or a non-finite value)."""
+    values = [lambda_max_metric(r) for r in runs.to_dict("records")]
     out = runs[["dataset", "algorithm", "alpha", "seed", "status"]].copy().reset_index(drop=True)
-    out["lambda_1"] = [float(v) for v in values]
+    out["lambda_1"] = [float("nan") if v is None else float(v) for v in values]
     return out
 
 
+def lambda_cells(runs, keys: Sequence[str] = ("dataset", "alpha", "algorithm")) -> pd.DataFrame:
+    """Table 8 and Fig. 7 per cell (``keys``): ``ours``, the mean ``lambda_1`` of the cell's
+    finished runs (each once), ``ours_std``, ``seeds`` (n), ``left_out`` and ``status``
+    (:func:`flcore.report.ours_values`) -- the cell a claim's verdict reads
+    (:func:`flcore.reproduction.table_check.printed_cell`)."""
+    once = runs.drop_duplicates([*keys, "run_id"]) if "run_id" in runs else runs
+    return ours_values(lambda_table(once), list(keys), "lambda_1")
+
+
+def chance_rule(specs: Sequence[RunSpec], scale: str, store=None, device: str = "auto",
+                workers: int | None = None) -> tuple[float, dict | None]:
+    """What :func:`flattest_learning` needs to tell a method at chance: the chance accuracy
+    (%) of ``specs``' data set and the reference spread at ``scale`` (its runs trained when
+    missing)."""
+    ensure_runs(spread_specs(scale), store=store, device=device, workers=workers)
+    return chance_accuracy(specs[0].resolve().dataset), reference_spread(scale, store)
+
+
 def flattest_learning(table: pd.DataFrame, runs: pd.DataFrame, chance: float, spread: dict | None,
-                      keys: Sequence[str] = ("setting",)) -> tuple[pd.DataFrame, dict[tuple, list[str]]]:
-    """Fig. 7's flattest method per ``keys`` group of ``table`` (columns ``keys``,
-    ``algorithm``, ``lambda_1``) among the methods that learn, and the methods left out per
-    group for sitting at ``chance``: a model that does not learn is not ranked for flatness.
+                      keys: Sequence[str] = ("setting",),
+                      value: str = "lambda_1") -> tuple[pd.DataFrame, dict[tuple, list[str]]]:
+    """The flattest method per ``keys`` group of ``table`` (columns ``keys``, ``algorithm``,
+    ``value``: one mean per method and group) among the methods that learn, and the methods
+    left out per group for sitting at ``chance``: a model that does not learn is not ranked
+    for flatness (the rule of Table 8's and Fig. 7's captions).
 
     ``runs`` has one row per run (``keys``, ``algorithm``, ``status``, ``mean_last_100``); a
     method is at chance when the 95 % interval on its seeds' mean accuracy contains chance
@@ -494,6 +516,8 @@ def flattest_learning(table: pd.DataFrame, runs: pd.DataFrame, chance: float, sp
 
     keys = list(keys)
     finished = runs[runs["status"] == "finished"]
+    if "run_id" in finished:
+        finished = finished.drop_duplicates([*keys, "run_id"])
     left_out: dict[tuple, list[str]] = {}
     learning = []
     for row in table.to_dict("records"):
@@ -505,9 +529,28 @@ def flattest_learning(table: pd.DataFrame, runs: pd.DataFrame, chance: float, sp
             left_out.setdefault(tuple(row[k] for k in keys), []).append(row["algorithm"])
         else:
             learning.append(row)
-    ranked = pd.DataFrame(learning, columns=table.columns).dropna(subset=["lambda_1"])
-    flattest = ranked.loc[ranked.groupby(keys, sort=False)["lambda_1"].idxmin()] if len(ranked) else ranked
+    ranked = pd.DataFrame(learning, columns=table.columns).dropna(subset=[value])
+    flattest = ranked.loc[ranked.groupby(keys, sort=False)[value].idxmin()] if len(ranked) else ranked
     return flattest, left_out
+
+
+def setting_text(dataset: str, alpha: float) -> str:
+    """``"CIFAR-10 alpha = 0.05"``: a setting of the CNN grid as the captions name it."""
+    return f"{dataset} alpha = {float(alpha):g}"
+
+
+def flattest_captions(cells: pd.DataFrame, runs: pd.DataFrame, chance: float,
+                      spread: dict | None) -> tuple[str, str]:
+    """Table 8's and Fig. 7's ranking in words, from :func:`lambda_cells` (the seed means)
+    and the runs' accuracy (:func:`flattest_learning`): ``(found, not_ranked)``, e.g.
+    ``"CIFAR-10 alpha = 0: FedGloSS-SAM (2.03 ± 0.10 (n = 3))"`` per setting (empty when no
+    method learns) and ``" Not ranked, at chance (10 %): CIFAR-10 alpha = 0: FedSpeed."``
+    (empty when every method learns)."""
+    flattest, at_chance = flattest_learning(cells, runs, chance, spread, keys=("dataset", "alpha"), value="ours")
+    found = "; ".join(f"{setting_text(r['dataset'], r['alpha'])}: {r['algorithm']} "
+                      f"({mean_sd_text(r['ours'], r['ours_std'], r['seeds'])})" for r in flattest.to_dict("records"))
+    not_ranked = "; ".join(f"{setting_text(d, a)}: {', '.join(names)}" for (d, a), names in at_chance.items())
+    return found, (f" Not ranked, at chance ({chance:.0f} %): {not_ranked}." if not_ranked else "")
 
 
 def table1_values(runs) -> pd.DataFrame:

@@ -56,7 +56,7 @@ from flcore.papers.fedsam import runs as fedsam
 from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
 from flcore.report.plots import accuracy_curves
-from flcore.report.tables import format_comparison, run_here
+from flcore.report.tables import format_comparison, ours_accuracy, run_here
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.published import published, source
@@ -364,20 +364,26 @@ def cost_to_fedavg(row: dict) -> dict | None:
     return out
 
 
-def _communication(row: dict) -> float | None:
-    """Bits to reach FedAvg's accuracy, in units of B; infinite when never reached."""
-    cost = cost_to_fedavg(row)
-    if cost is None:
-        return None
+def bits_of(cost: dict) -> float:
+    """Metric ``relative_bits`` of a :func:`cost_to_fedavg` result: the bits to reach FedAvg's
+    accuracy in units of B; infinite when never reached."""
     return math.inf if cost["relative_bits"] is None else float(cost["relative_bits"])
 
 
-def _speedup(row: dict) -> float | None:
-    """T / rounds to reach FedAvg's accuracy; 0 when never reached."""
-    cost = cost_to_fedavg(row)
-    if cost is None:
-        return None
+def speedup_of(cost: dict) -> float:
+    """Metric ``speedup`` of a :func:`cost_to_fedavg` result: T / rounds to reach FedAvg's
+    accuracy; 0 when never reached."""
     return 0.0 if cost["speedup"] is None else float(cost["speedup"])
+
+
+def _communication(row: dict) -> float | None:
+    cost = cost_to_fedavg(row)
+    return None if cost is None else bits_of(cost)
+
+
+def _speedup(row: dict) -> float | None:
+    cost = cost_to_fedavg(row)
+    return None if cost is None else speedup_of(cost)
 
 
 def _never_reached(row: dict) -> bool:
@@ -409,32 +415,60 @@ def _accuracy_at_progress(row: dict) -> float | None:
     return accuracy_at_progress(_curve(str(run_dir)), total, progress, row.get("mean_last_100"))
 
 
+#: The per-run numbers of Tables 5 and 10, each a mean per cell with its ``_sd``.
+COST_COLUMNS = ("rounds", "speedup", "relative_bits", "target")
+
+
 def cost_frame(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Tables 5 and 10 from the runs of :func:`~flcore.reproduction.runner.ensure_runs`: one row
-    per ``keys`` group (mean over seeds) with ``rounds`` to reach FedAvg's accuracy, ``speedup``
-    (T / rounds), ``relative_bits`` (x B) and FedAvg's accuracy ``target`` (%); ``reached`` is
-    the fraction of seeds that reach it, ``status`` the runs' (a diverged run did not converge)."""
+    per ``keys`` group over its finished runs with a FedAvg run beside them (each run once; a
+    diverged run is left out, counted in ``left_out``), as the claims' verdicts read them
+    (:func:`flcore.reproduction.table_check.printed_cell`):
+
+    - ``speedup``: the mean of the metric ``speedup`` (T / rounds), a seed that never reaches
+      FedAvg's accuracy counted as 0 (:func:`speedup_of`), over all ``seeds``;
+    - ``relative_bits`` (x B) and ``rounds``: the mean over the seeds that reach it (the
+      metric's finite values: :func:`bits_of` is infinite for the others);
+    - ``target``: FedAvg's accuracy (%), mean over the seeds;
+
+    each with its standard deviation (``<column>_sd``, NaN below two values); ``seeds`` (n),
+    ``never`` (the seeds of n that never reach the target), ``reached`` (the fraction that
+    do), ``left_out`` and ``status`` (``finished`` when a seed has a cost, else the runs')."""
+    import numpy as np
     import pandas as pd
 
+    once = runs.drop_duplicates([*keys, "run_id"]) if "run_id" in runs else runs
     rows = []
-    for row in runs.to_dict("records"):
+    for row in once.to_dict("records"):
         out = {key: row.get(key) for key in keys}
         out["status"] = row.get("status")
         cost = cost_to_fedavg(row) if row.get("status") == "finished" else None
         if cost is not None:
-            out.update(rounds=cost["rounds"], speedup=cost["speedup"], relative_bits=cost["relative_bits"],
-                       target=100.0 * cost["target"], reached=float(cost["rounds"] is not None))
+            out.update(rounds=cost["rounds"], speedup=speedup_of(cost), relative_bits=bits_of(cost),
+                       target=100.0 * cost["target"], never=cost["rounds"] is None, costed=True)
         rows.append(out)
     frame = pd.DataFrame(rows)
-    for column in ("rounds", "speedup", "relative_bits", "target", "reached"):
+    for column in (*COST_COLUMNS, "never", "costed"):
         if column not in frame:
-            frame[column] = float("nan")
-        frame[column] = pd.to_numeric(frame[column], errors="coerce")
-    numbers = frame.groupby(list(keys), sort=False, dropna=False)[
-        ["rounds", "speedup", "relative_bits", "target", "reached"]].mean()
-    status = frame.groupby(list(keys), sort=False, dropna=False)["status"].agg(
-        lambda s: "diverged" if "diverged" in set(s) else sorted(set(s))[0] if len(set(s)) > 1 else s.iloc[0])
-    return numbers.join(status).reset_index()
+            frame[column] = np.nan
+    cells = []
+    for key, group in frame.groupby(list(keys), sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        costed = group[group["costed"].eq(True)]
+        cell = dict(zip(keys, key))
+        for column in COST_COLUMNS:
+            values = pd.to_numeric(costed[column], errors="coerce")
+            values = values[np.isfinite(values.to_numpy(dtype=float))]
+            cell[column] = values.mean() if len(values) else np.nan
+            cell[f"{column}_sd"] = values.std() if len(values) > 1 else np.nan
+        never = int(costed["never"].eq(True).sum())
+        statuses = sorted(set(group["status"]))
+        cell.update(seeds=len(costed), never=never,
+                    reached=(len(costed) - never) / len(costed) if len(costed) else np.nan,
+                    left_out=int(group["status"].eq("diverged").sum()),
+                    status="finished" if len(costed) else "diverged" if "diverged" in statuses else statuses[0])
+        cells.append(cell)
+    return pd.DataFrame(cells)
 
 
 def progress_accuracy_frame(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
@@ -463,6 +497,25 @@ def _cost_text(value, digits: int = 1, unit: str = "") -> str:
     return f"{value:.{digits}f}{unit}" if digits else f"{int(value)}{unit}"
 
 
+def cost_cell_text(mean, sd, n, never: int = 0, digits: int = 2, unit: str = "", never_counted: str = "") -> str:
+    """One of our cells of Tables 5 and 10: the mean over ``n`` seeds with its sd and n
+    (``"3.75x \u00b1 0.20 (n = 3)"``), and how many seeds never reached FedAvg's accuracy
+    (``"80 \u00b1 14.1 (n = 2; 1 never reached)"``; ``never_counted``: how a mean over all ``n``
+    counts them, e.g. ``", counted as 0x"``).  ``"-"``: no seed reaches it (``"- (3 never
+    reached)"`` over several), or no run has a cost."""
+    import pandas as pd
+
+    n = 0 if pd.isna(n) else int(n)
+    never = 0 if pd.isna(never) else int(never)
+    if pd.isna(mean) or (never_counted and never and never >= n):
+        return "-" + (f" ({never} never reached)" if never > 1 else "")
+    text = f"{mean:.{digits}f}{unit}"
+    if n > 1 and not pd.isna(sd):
+        text += f" \u00b1 {sd:.{digits}f}"
+    notes = ([f"n = {n}"] if n > 1 or never else []) + ([f"{never} never reached{never_counted}"] if never else [])
+    return text + (f" ({'; '.join(notes)})" if notes else "")
+
+
 def cost_comparison(runs: pd.DataFrame, artifact_id: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Tables 5 and 10: ``(merged, ours, published)``, our :func:`cost_frame` (restricted to the
     table's own settings, the MobileNetV2 column left out: Table 4's page) joined with the
@@ -479,14 +532,15 @@ def cost_comparison(runs: pd.DataFrame, artifact_id: str) -> tuple[pd.DataFrame,
 
 
 def cost_cells(merged: pd.DataFrame) -> pd.DataFrame:
-    """The cells of Tables 5 and 10 from :func:`cost_comparison`: rounds, speed-up (``2.0x``)
-    and bits (``0.50 B`` ours, ``0.5 B`` published) side by side; "-": never reached;
+    """The cells of Tables 5 and 10 from :func:`cost_comparison`: rounds, speed-up and bits,
+    the paper's (``2.0x``, ``0.5 B``) beside ours (:func:`cost_cell_text`: the mean over the
+    seeds with sd and n, the seeds that never reach the target said); "-": never reached;
     ``\u2717``: the paper's run did not converge.  The published speed-up column is only
     there when the table has one (Table 10)."""
     import pandas as pd
 
-    def column(name):
-        return merged[name] if name in merged else pd.Series(float("nan"), index=merged.index)
+    def column(name, default=float("nan")):
+        return merged[name] if name in merged else pd.Series(default, index=merged.index)
 
     def ours(name):
         # the merge suffixes " (ours)" only where the published table has the column too
@@ -494,17 +548,27 @@ def cost_cells(merged: pd.DataFrame) -> pd.DataFrame:
         return column(f"{name} (ours)") if f"{name} (ours)" in merged else column(name)
 
     failed = merged["note"].fillna("").str.startswith("did not converge")
+    seeds, never = column("seeds", 1), column("never", 0).fillna(0)
+    # rounds and bits average the seeds that reach the target, the speed-up every seed (0 if not)
+    reaching = seeds - never
 
     def paper_cells(name, digits, unit=""):
         return ["\u2717" if no else _cost_text(v, digits, unit) for v, no in zip(column(name), failed)]
 
+    def our_cells(name, sd, n, digits, unit="", counted=""):
+        return [cost_cell_text(v, s, k, m, digits, unit, counted)
+                for v, s, k, m in zip(ours(name), column(sd), n, never)]
+
+    rounds = ours("rounds")
+    round_digits = [0 if pd.isna(v) or float(v).is_integer() else 1 for v in rounds]
     shown = pd.DataFrame({"block": merged["block"], "algorithm": merged["algorithm"],
                           "rounds (paper)": paper_cells("rounds (paper)", 0),
-                          "rounds (ours)": [_cost_text(v, 0) for v in ours("rounds")],
+                          "rounds (ours)": [cost_cell_text(v, s, k, m, d) for v, s, k, m, d in
+                                            zip(rounds, column("rounds_sd"), reaching, never, round_digits)],
                           "speed-up (paper)": paper_cells("speedup (paper)", 1, "x"),
-                          "speed-up (ours)": [_cost_text(v, 1, "x") for v in ours("speedup")],
+                          "speed-up (ours)": our_cells("speedup", "speedup_sd", seeds, 2, "x", ", counted as 0x"),
                           "bits (paper)": paper_cells("cost_B", 1, " B"),
-                          "bits (ours)": [_cost_text(v, 2, " B") for v in column("relative_bits")]})
+                          "bits (ours)": our_cells("relative_bits", "relative_bits_sd", reaching, 2, " B")})
     if "speedup (paper)" not in merged:
         shown = shown.drop(columns=["speed-up (paper)"])
     return shown
@@ -660,29 +724,67 @@ FIG18_METHODS = ("FedGloSS-SAM", "NaiveFedGloSS")
 
 def fig18_panels(federated: pd.DataFrame) -> pd.DataFrame:
     """One row per panel of Fig. 18 (``federated``: the runs with a ``panel`` column, in
-    panel order): each method's final accuracy (%, mean of the last 100 rounds; missing
-    where the scale does not run it) and the distinct runs the panel draws."""
+    panel order): each method's final accuracy (%, mean of the last 100 rounds) as the mean
+    over its seeds (:func:`flcore.report.ours_accuracy`: a diverged seed left out), with
+    ``<method> sd`` and ``<method> n``; missing where the scale does not run it; and the
+    distinct runs the panel draws."""
     import pandas as pd
 
     rows = []
     for panel, part in federated.groupby("panel", sort=False):
         row = {"panel": panel}
         for method in FIG18_METHODS:
-            cell = part[part["algorithm"] == method]
-            row[method] = float(cell["mean_last_100"].astype(float).mean() * 100) if len(cell) else float("nan")
+            cell = part[part["algorithm"] == method].drop_duplicates("run_id")
+            mean = ours_accuracy(cell, ["algorithm"]).to_dict("records")[0] if len(cell) else {}
+            found = mean.get("status") == "finished"
+            row[method] = float(mean["ours"]) if found else float("nan")
+            row[f"{method} sd"] = float(mean["ours_std"]) if found else float("nan")
+            row[f"{method} n"] = int(mean["seeds"]) if found else 0
         row["runs"] = int(part["run_id"].nunique())
         rows.append(row)
-    return pd.DataFrame(rows, columns=["panel", *FIG18_METHODS, "runs"])
+    return pd.DataFrame(rows, columns=["panel", *(f"{m}{s}" for m in FIG18_METHODS for s in ("", " sd", " n")),
+                                       "runs"])
 
 
 def fig18_ends(panels: pd.DataFrame) -> str:
-    """``"CIFAR-10, alpha = 0: FedGloSS 70.1%, NaiveFedGloSS 69.8%; CIFAR-10, alpha = 0.05:
-    FedGloSS 71.0%, NaiveFedGloSS not run"``: :func:`fig18_panels` in words."""
-    def value(v):
-        return "not run" if _missing(v) else f"{v:.1f}%"
+    """``"CIFAR-10, alpha = 0: FedGloSS 70.1% \u00b1 0.4 (n = 3), NaiveFedGloSS 69.8%; CIFAR-10,
+    alpha = 0.05: FedGloSS 71.0%, NaiveFedGloSS not run"``: :func:`fig18_panels` in words (sd
+    and n where a method has several seeds)."""
+    def value(row, method):
+        mean, sd, n = row[method], row.get(f"{method} sd"), row.get(f"{method} n", 1)
+        if _missing(mean):
+            return "not run"
+        return f"{mean:.1f}%" + ("" if _missing(sd) or not n or n < 2 else f" \u00b1 {sd:.1f} (n = {int(n)})")
 
-    return "; ".join(f"{row['panel']}: FedGloSS {value(row['FedGloSS-SAM'])}, NaiveFedGloSS "
-                     f"{value(row['NaiveFedGloSS'])}" for row in panels.to_dict("records"))
+    return "; ".join(f"{row['panel']}: FedGloSS {value(row, 'FedGloSS-SAM')}, NaiveFedGloSS "
+                     f"{value(row, 'NaiveFedGloSS')}" for row in panels.to_dict("records"))
+
+
+def fig18_communication_curves(metrics: pd.DataFrame, panels: Sequence[str]):
+    """Fig. 18's curves against the model-sized vectors each client has exchanged (rounds x
+    the method's transmissions per round, from the method registry): ``metrics`` as
+    :func:`~flcore.reproduction.runner.run_metrics` gives them with a ``panel`` column, drawn
+    by :func:`flcore.report.plots.accuracy_curves` (several seeds: their mean with a band).  The
+    two methods switch to evaluating every round at different exchange counts: a dotted line
+    in each method's colour marks where (:func:`flcore.report.plots.schedule_change`)."""
+    from flcore.report import algorithm_color
+    from flcore.report.plots import schedule_change
+    from flcore.reproduction.targets import transmissions_per_round
+
+    exchanged = metrics.copy()
+    per_round = {label: transmissions_per_round(ALGORITHM[label].method) for label in FIG18_METHODS}
+    exchanged["round"] = exchanged["round"] * exchanged["algorithm"].map(per_round)
+    figure = accuracy_curves(exchanged, hue="algorithm", col="panel", hue_order=list(FIG18_METHODS),
+                             col_order=list(panels), height=3.2)
+    evaluated = metrics[metrics["test_accuracy"].notna()]
+    for ax, panel in zip(figure.axes, panels):
+        ax.set_xlabel("vectors exchanged per client")
+        for label in FIG18_METHODS:
+            mine = evaluated[(evaluated["panel"] == panel) & (evaluated["algorithm"] == label)]
+            change = schedule_change(mine["round"])
+            if change is not None:
+                ax.axvline(change * per_round[label], color=algorithm_color(label), linestyle=":", linewidth=1.0)
+    return figure
 
 
 def fig18_coverage(panels: pd.DataFrame, scale: str) -> str:
