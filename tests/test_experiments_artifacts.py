@@ -74,6 +74,20 @@ def test_shared_runs_are_computed_once():
     assert long[0].resolve().rounds == 10 * 300
 
 
+def test_a_run_shared_with_a_page_that_records_more_is_trained_with_that_record():
+    # Fig. 3 reads the clients' accuracy of FedAvg runs that Table 2 lists first: whichever page
+    # comes first, the union trains the request that records it (the record is not in the run id)
+    fig3 = [s for s in get_artifact("fedsam-fig-3").runs("small", [0]) if s.resolve().client_accuracy]
+    assert fig3
+    for order in (["fedsam-table-2", "fedsam-fig-3"], ["fedsam-fig-3", "fedsam-table-2"]):
+        union = {s.run_id(): s for s in runs_for(order, "small", [0]) if s.available}
+        assert all(union[s.run_id()].resolve().client_accuracy for s in fig3), order
+    # and a run nobody asks to record keeps its first request
+    table2 = list(dict.fromkeys(s.run_id() for s in get_artifact("fedsam-table-2").runs("small", [0]) if s.available))
+    union = runs_for(["fedsam-table-2", "fedsam-fig-3"], "small", [0])
+    assert [s.run_id() for s in union[:len(table2)]] == table2
+
+
 def test_seeds_multiply_the_runs():
     assert len(get_artifact("fedsam-fig-11").runs("smoke", [0, 1])) == 2 * len(
         get_artifact("fedsam-fig-11").runs("smoke", [0]))

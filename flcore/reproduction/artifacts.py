@@ -109,16 +109,22 @@ def get_artifact(artifact_id: str) -> Artifact:
 
 
 def runs_for(artifact_ids: Iterable[str], scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
-    """The distinct runs of several artifacts (a run shared by two artifacts once), then
-    the pending ones."""
+    """The distinct runs of several artifacts (a run shared by two artifacts once: the
+    request that records more, :func:`~flcore.planning.planner.records_more`, so that a page
+    reading the clients' accuracy finds it however the book orders its pages), then the
+    pending ones."""
+    from flcore.planning.planner import records_more
+
     by_id: dict[str, RunSpec] = {}
     pending: list[RunSpec] = []
     for aid in artifact_ids:
         for spec in get_artifact(aid).runs(scale, seeds):
             if not spec.available:
                 pending.append(spec)
-            else:
-                by_id.setdefault(spec.run_id(), spec)
+                continue
+            run_id = spec.run_id()
+            if run_id not in by_id or records_more(spec.resolve(), by_id[run_id].resolve()):
+                by_id[run_id] = spec  # a replaced request keeps the first one's place
     return list(by_id.values()) + pending
 
 
