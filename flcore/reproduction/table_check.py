@@ -43,7 +43,7 @@ READS_CLAIM_SEEDS = "with_claim_seeds("
 #: Pages whose tables show their own seeds beside verdicts that read the claims' seeds at
 #: ``small`` (module docstring).
 SHOWS_OWN_SEEDS = frozenset({
-    "fedsam-table-1", "fedgloss-table-8", "fedgf-table-2", "fedgf-table-4", "fedlesam-table-5", "fedlesam-table-8",
+    "fedsam-table-1", "fedgloss-table-8", "fedlesam-table-5", "fedlesam-table-8",
     "fedima-table-2",
 })
 # The repository root (holds notebooks/); not documented: its value is this machine's path.

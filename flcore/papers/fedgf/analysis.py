@@ -405,11 +405,13 @@ def first_to_target(table: pd.DataFrame, first: str = "FedGF", second: str = "Fe
             outcome = SECOND
         else:
             outcome = SAME
-        pairs[pair] = {"settings": setting, f"{first} reached": bool(a["reached"]),
+        pairs[pair] = {"settings": setting, **({"seed": key[keys.index("seed")]} if "seed" in keys else {}),
+                       f"{first} reached": bool(a["reached"]),
                        f"{second} reached": bool(b["reached"]), f"{first} (x10^2)": a["transmissions"],
                        f"{second} (x10^2)": b["transmissions"], "outcome": outcome}
     return pd.DataFrame(list(pairs.values()),
-                        columns=["settings", f"{first} reached", f"{second} reached", f"{first} (x10^2)",
+                        columns=["settings", *(["seed"] if "seed" in keys else []), f"{first} reached",
+                                 f"{second} reached", f"{first} (x10^2)",
                                  f"{second} (x10^2)", "outcome"])
 
 
