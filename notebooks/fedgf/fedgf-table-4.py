@@ -91,7 +91,7 @@ page.table(listing, f"The runs behind the table at the {scale} scale: {int((runs
 #
 # Ours is the mean over the seeds the verdicts read, with its sd and n. A run that never
 # reaches the target is counted at its last round + 1, as the verdict counts it: a mean with
-# such seeds is a lower bound, printed with "\u2265" and the number of seeds that never
+# such seeds is a lower bound, printed with "≥" and the number of seeds that never
 # reached it. Our ratio is the ratio of the means, only where every seed of both reached.
 
 # %%
