@@ -49,9 +49,9 @@ def flatness_runs(runs: pd.DataFrame) -> pd.DataFrame:
     for row in runs.to_dict("records"):
         finished = row["status"] == "finished"
         extra = global_flatness(row["run_dir"]) if finished else {}
-        accuracy = pd.to_numeric(pd.Series([row.get("mean_last_100")]), errors="coerce").iloc[0] * 100.0
+        final = finite(row.get("mean_last_100"))
         rows.append({"algorithm": row["algorithm"], "alpha": row["alpha"], "seed": row["seed"],
-                     "status": row["status"], "accuracy": accuracy,
+                     "status": row["status"], "accuracy": np.nan if final is None else 100.0 * final,
                      **{column: METRICS[metric].function(row) if finished else None
                         for column, metric in FLATNESS_METRICS.items()},
                      "loss": finite(extra.get("loss")), "rho": finite(extra.get("rho"))})
