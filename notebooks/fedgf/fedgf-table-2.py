@@ -109,7 +109,6 @@ comparison = fc.flatness_comparison(ours, paper_values)
 chance = chance_accuracy(fedsam.dataset_for("CIFAR-100", scale))
 at_chance = fc.at_chance_methods(ours, chance)
 non_iid = comparison[comparison["alpha"] == 0]
-not_ranked = ", ".join(f"{algorithm} (alpha = {alpha:g})" for alpha, algorithm in sorted(at_chance))
 page.table(comparison, show=format_comparison(comparison, ["alpha", "algorithm"], ["metric"],
                                               index_order={"algorithm": list(paper_values["algorithm"].unique())},
                                               delta=scale == "paper"),
@@ -118,7 +117,7 @@ page.table(comparison, show=format_comparison(comparison, ["alpha", "algorithm"]
                    f"{fc.flattest_learning(non_iid, 'lambda_max', 'ours', at_chance)}'s; the lowest LPF: paper "
                    f"{fc.flattest_learning(non_iid, 'lpf', 'paper')}, ours "
                    f"{fc.flattest_learning(non_iid, 'lpf', 'ours', at_chance)}."
-                   + (f" Not ranked, at chance ({chance:.0f} %): {not_ranked}." if not_ranked else ""),
+                   + fc.at_chance_text(at_chance, chance),
            downloads={"published": paper_values, "ours": ours})
 display(Markdown(f"Published values: {source('fedgf-table-2')['source']}."))
 

@@ -29,7 +29,7 @@ from flcore.papers.fedgf.analysis import FIRST, NEITHER, SAME, SECOND, finite, g
 from flcore.report import mean_sd_text, ours_values, paper_vs_ours
 from flcore.report.numbers import MISSING
 from flcore.report.tables import NOT_RUN_MARK
-from flcore.reproduction.claims import METRICS, at_chance
+from flcore.reproduction.claims import METRICS, at_chance, cell_interval
 
 #: Table 2's columns -> the claims' metric that reads each (:mod:`flcore.papers.fedgf.runs`).
 FLATNESS_METRICS = {"lpf": "lpf", "lambda_max": "fedgf_lambda_max", "flatness_discrepancy": "flatness_discrepancy"}
@@ -72,25 +72,38 @@ def flatness_comparison(per_run: pd.DataFrame, published: pd.DataFrame,
 
 
 def at_chance_methods(per_run: pd.DataFrame, chance: float, keys: Sequence[str] = ("alpha", "algorithm"),
-                      spread: dict | None = None) -> set[tuple]:
+                      spread: dict | None = None) -> dict[tuple, tuple[float, float, int]]:
     """The ``keys`` cells of ``per_run`` (:func:`flatness_runs`) whose finished runs' accuracy
     sits at ``chance`` (%): the 95 % interval on their mean contains it
     (:func:`flcore.reproduction.claims.at_chance`; own sd from three seeds, else ``spread``;
-    a cell whose interval cannot be had is not at chance)."""
-    out = set()
+    a cell whose interval cannot be had is not at chance), each with its ``(mean,
+    half-width, n)`` (:func:`~flcore.reproduction.claims.cell_interval`)."""
+    out = {}
     finished = per_run[per_run["status"] == "finished"]
     for key, group in finished.groupby(list(keys), sort=False):
         values = [float(v) for v in group["accuracy"] if pd.notna(v)]
         if values and at_chance(values, chance, spread):
-            out.add(key if isinstance(key, tuple) else (key,))
+            mean, half = cell_interval(values, spread)
+            out[key if isinstance(key, tuple) else (key,)] = (mean, half, len(values))
     return out
 
 
-def flattest_learning(comparison: pd.DataFrame, metric: str, side: str, excluded: set[tuple] = frozenset(),
+def at_chance_text(at_chance: dict[tuple, tuple[float, float, int]], chance: float) -> str:
+    """``" Not ranked, at chance (10 %): FedGF at alpha = 0 (accuracy 25.96 ± 34.60 %, 95 %
+    interval, n = 3)."``, from :func:`at_chance_methods` keyed by (alpha, algorithm); empty
+    when none is."""
+    if not at_chance:
+        return ""
+    cells = "; ".join(f"{algorithm} at alpha = {alpha:g} (accuracy {mean:.2f} \u00b1 {half:.2f} %, 95 % interval, "
+                      f"n = {n})" for (alpha, algorithm), (mean, half, n) in sorted(at_chance.items()))
+    return f" Not ranked, at chance ({chance:.0f} %): {cells}."
+
+
+def flattest_learning(comparison: pd.DataFrame, metric: str, side: str, excluded=frozenset(),
                       keys: Sequence[str] = ("alpha", "algorithm")) -> str:
     """The ``algorithm`` with the lowest ``side`` (``paper`` | ``ours``: ours is the seed mean)
     value of ``metric`` among ``comparison``'s rows (:func:`flatness_comparison`, one alpha)
-    whose cell is not in ``excluded`` (:func:`at_chance_methods`); ``"none"`` without one."""
+    whose cell is not in ``excluded`` (the keys of :func:`at_chance_methods`); ``"none"`` without one."""
     rows = comparison[comparison["metric"] == metric].dropna(subset=[side])
     rows = rows[[tuple(r) not in excluded for r in rows[list(keys)].itertuples(index=False, name=None)]]
     return rows.loc[rows[side].idxmin(), "algorithm"] if len(rows) else "none"
