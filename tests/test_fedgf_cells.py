@@ -83,8 +83,11 @@ def test_mean_first_to_target_decides_on_means_and_lower_bounds():
     extra = pd.DataFrame([
         # FedGF never reaches on every seed, FedSMOO's mean (all reached) is lower: FedSMOO first
         _run("D", 2.0, "FedGF", 0, 3.0, False), _run("D", 2.0, "FedSMOO", 0, 1.0),
-        # FedGF's lower bound is below FedSMOO's mean: undecided
-        _run("D", 3.0, "FedGF", 0, 0.5, False), _run("D", 3.0, "FedSMOO", 0, 1.0),
+        # FedGF's lower bound (one seed reached, one never) is below FedSMOO's mean: undecided
+        _run("D", 3.0, "FedGF", 0, 0.5), _run("D", 3.0, "FedGF", 1, 0.6, False),
+        _run("D", 3.0, "FedSMOO", 0, 1.0), _run("D", 3.0, "FedSMOO", 1, 1.0),
+        # FedGF never reaches on any seed, FedSMOO always does: a censored cell ranks worst, as in the verdict
+        _run("D", 5.0, "FedGF", 0, 0.5, False), _run("D", 5.0, "FedSMOO", 0, 1.0),
         # neither reaches
         _run("D", 4.0, "FedGF", 0, 3.0, False), _run("D", 4.0, "FedSMOO", 0, 4.0, False),
         # the same runs under another label: one comparison, both settings listed
@@ -97,13 +100,13 @@ def test_mean_first_to_target_decides_on_means_and_lower_bounds():
     ])
     pairs = cells.mean_first_to_target(cells.transmission_cells(pd.concat([runs, extra], ignore_index=True)))
     assert list(pairs["settings"]) == ["D, alpha = 0; E, alpha = 0", "D, alpha = 1", "D, alpha = 2", "D, alpha = 3",
-                                       "D, alpha = 4"]
+                                       "D, alpha = 5", "D, alpha = 4"]
     assert list(pairs["outcome"]) == [fedgf_analysis.FIRST, fedgf_analysis.FIRST, fedgf_analysis.SECOND,
-                                      cells.UNDECIDED, fedgf_analysis.NEITHER]
+                                      cells.UNDECIDED, fedgf_analysis.SECOND, fedgf_analysis.NEITHER]
     assert pairs.iloc[1]["FedSMOO (x10^2)"] == "\u2265 2.40 \u00b1 0.40 (n = 3; 1 never reached)"
     assert cells.mean_first_to_target_sentence(pairs) == (
-        "FedGF needs fewer transmissions than FedSMOO on the seeds' means in 2 of 5 distinct settings (settings that "
-        "are the same runs count once); FedSMOO needs fewer in 1, no seed of either reaches the target in 1, "
+        "FedGF needs fewer transmissions than FedSMOO on the seeds' means in 2 of 6 distinct settings (settings that "
+        "are the same runs count once); FedSMOO needs fewer in 2, no seed of either reaches the target in 1, "
         "never-reached seeds leave 1 undecided.")
 
 

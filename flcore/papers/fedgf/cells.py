@@ -180,10 +180,12 @@ def mean_first_to_target(cells: pd.DataFrame, first: str = "FedGF", second: str 
                          keys: Sequence[str] = ("dataset", "alpha")) -> pd.DataFrame:
     """Which method needs fewer transmissions on the seeds' means of :func:`transmission_cells`,
     once per distinct pair of cells (two settings that are the same runs count once, both
-    listed).  A mean with never-reached seeds is a lower bound: it decides only against a
-    mean over seeds that all reached and is larger
+    listed).  A mean with never-reached seeds is a lower bound: against a mean over seeds
+    that all reached it decides when it is larger, or when none of its seeds reached (it then
+    ranks worst, as the verdict ranks a censored value)
     (:data:`~flcore.papers.fedgf.analysis.FIRST` / ``SECOND``); ``NEITHER`` when no seed of
-    either reached, :data:`UNDECIDED` otherwise."""
+    either reached, :data:`UNDECIDED` otherwise (some seeds reached, the bound below the other
+    mean, or never-reached seeds on both sides)."""
     keys = list(keys)
     pairs: dict[tuple, dict] = {}
     for key, block in cells.groupby(keys, sort=False):
@@ -204,9 +206,9 @@ def mean_first_to_target(cells: pd.DataFrame, first: str = "FedGF", second: str 
             outcome = NEITHER
         elif a_all and b_all:
             outcome = FIRST if a["ours"] < b["ours"] else SECOND if b["ours"] < a["ours"] else SAME
-        elif a_all and a["ours"] < b["ours"]:  # b's mean is a lower bound, already above a's
+        elif a_all and (b_none or a["ours"] < b["ours"]):  # b's mean is a lower bound: above a's, or b ranks worst
             outcome = FIRST
-        elif b_all and b["ours"] < a["ours"]:
+        elif b_all and (a_none or b["ours"] < a["ours"]):
             outcome = SECOND
         else:
             outcome = UNDECIDED
