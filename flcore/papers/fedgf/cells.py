@@ -284,6 +284,7 @@ def sweep_figure(sweep: pd.DataFrame, color: str):
     position = {alpha: i for i, alpha in enumerate(means["alpha"])}
     fig, ax = plt.subplots(figsize=(6, 3.6))
     twin = ax.twinx()
+    twin.grid(False)  # one grid, the accuracy axis's
     for axis, column, style, label in ((ax, "accuracy", {"color": color, "marker": "o"}, "accuracy"),
                                        (twin, "flatness_discrepancy", {"color": "0.3", "marker": "s",
                                                                        "linestyle": "--"}, "Delta_F")):
