@@ -115,12 +115,7 @@ def test_first_to_target_counts_each_pair_of_runs_once_and_never_a_censored_coun
     assert list(pairs["settings"]) == ["CIFAR-10, alpha = 0; CIFAR-100, alpha = 0", "CIFAR-100, alpha = 1000",
                                        "CIFAR-10, alpha = 100"]
     assert list(pairs["outcome"]) == [fedgf_analysis.FIRST, fedgf_analysis.NEITHER, fedgf_analysis.SECOND]
-    sentence = fedgf_analysis.first_to_target_sentence(pairs)
-    assert sentence == ("FedGF needs fewer transmissions than FedSMOO in 1 of 3 distinct comparisons (4 settings; "
-                        "settings that are the same runs count once); FedSMOO needs fewer in 1, neither reaches the "
-                        "target in 1, FedGF never reaches it in 2.")
-    # the sentence's counts are the table's
-    assert int((pairs["outcome"] == fedgf_analysis.FIRST).sum()) == 1 and int((~pairs["FedGF reached"]).sum()) == 2
+    assert int((~pairs["FedGF reached"]).sum()) == 2
     same = fedgf_analysis.first_to_target(pd.DataFrame([_cell("D", 0.0, "FedGF", "a", 10, True, 4),
                                                         _cell("D", 0.0, "FedSMOO", "b", 10, True, 4)]))
     assert list(same["outcome"]) == [fedgf_analysis.SAME]

@@ -43,7 +43,6 @@ READS_CLAIM_SEEDS = "with_claim_seeds("
 #: Pages whose tables show their own seeds beside verdicts that read the claims' seeds at
 #: ``small`` (module docstring).
 SHOWS_OWN_SEEDS = frozenset({
-    "fedgf-table-2", "fedgf-table-4",
 })
 # The repository root (holds notebooks/); not documented: its value is this machine's path.
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,7 +26,8 @@
 # 0.5, 1, 2, 5, 10, 100, 1000); below it MNIST-1D stands in and the sweep is the alphas the
 # FedSAM pages already train (no extra training). Accuracy is the mean of the last 100 rounds;
 # Delta_F is computed from each run's final state as on Table 2's page
-# (`flcore.papers.fedgf.analysis.global_flatness`).
+# (`flcore.papers.fedgf.analysis.global_flatness`). Where the claims' verdicts read several
+# seeds of an alpha (three at the `small` scale), the figure draws their mean and every seed.
 #
 # **How to rerun.** `flcore reproduce fedgf-fig-1 --scale small`; `--scale paper` on a GPU.
 
@@ -54,14 +55,12 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-import matplotlib.pyplot as plt
-import pandas as pd
-
-from flcore.papers.fedgf.analysis import global_flatness
+from flcore.papers.fedgf import cells as fc
 from flcore.report import algorithm_color, set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import with_claim_seeds
 
 set_style()
 artifact = get_artifact("fedgf-fig-1")
@@ -72,40 +71,30 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs and their flatness discrepancy
 
 # %%
-runs = page.runs()
-rows = []
-for row in runs[runs["status"] == "finished"].to_dict("records"):
-    flat = global_flatness(row["run_dir"], scale)
-    rows.append({"alpha": row["alpha"], "seed": row["seed"], "accuracy": 100 * float(row["mean_last_100"]),
-                 "flatness_discrepancy": flat["flatness_discrepancy"], "run_id": row["run_id"]})
-sweep = pd.DataFrame(rows).sort_values("alpha")
-page.table(sweep, f"FedSAM at the {scale} scale: accuracy (%, mean of the last 100 rounds) and Delta_F of the final "
-                  f"global model for each alpha.")
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+runs = page.runs(specs)
+sweep = fc.alpha_sweep(runs)
+page.table(sweep, f"FedSAM at the {scale} scale, one row per run (the seeds the claims' verdicts read): accuracy (%, "
+                  f"mean of the last 100 rounds) and Delta_F of the final global model for each alpha and seed.")
+mean = fc.sweep_means(sweep)
+page.table(mean, "Per alpha, the mean over the seeds with its sd and n (what the figure draws).",
+           show=fc.sweep_means_text(mean))
 
 # %% [markdown]
 # ## The figure
 
 # %%
-mean = sweep.groupby("alpha")[["accuracy", "flatness_discrepancy"]].mean().reset_index()
-positions = list(range(len(mean)))
-fig, ax = plt.subplots(figsize=(6, 3.6))
-ax.plot(positions, mean["accuracy"], marker="o", color=algorithm_color("FedSAM"), label="accuracy")
-ax.set_xticks(positions, [f"{a:g}" for a in mean["alpha"]])
-ax.set_xlabel("Dirichlet alpha (left: more heterogeneous)")
-ax.set_ylabel("test accuracy (%)")
-twin = ax.twinx()
-twin.plot(positions, mean["flatness_discrepancy"], marker="s", linestyle="--", color="0.3", label="Delta_F")
-twin.set_ylabel("flatness discrepancy Delta_F")
-ax.legend(handles=ax.get_lines() + twin.get_lines(), loc="center right")
+fig = fc.sweep_figure(sweep, algorithm_color("FedSAM"))
 data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale)"
 tau_acc = kendall_tau(list(mean["alpha"]), list(mean["accuracy"])) if len(mean) > 1 else float("nan")
 tau_df = kendall_tau(list(mean["alpha"]), list(-mean["flatness_discrepancy"])) if len(mean) > 1 else float("nan")
-page.figure(fig, f"FedSAM on {data_name}: accuracy against alpha (Kendall's tau with alpha {tau_acc:.2f}; the paper: "
-                 f"accuracy rises with alpha) and Delta_F (tau of -Delta_F with alpha {tau_df:.2f}; the paper: "
-                 f"Delta_F falls as alpha grows).",
-            alt=f"Line chart over alpha values {', '.join(f'{a:g}' for a in mean['alpha'])}: FedSAM accuracy "
-                + ", ".join(f"{v:.1f}%" for v in mean["accuracy"]) + " and flatness discrepancy "
-                + ", ".join(f"{v:.3f}" for v in mean["flatness_discrepancy"]) + ".")
+page.figure(fig, f"FedSAM on {data_name}, the mean over the seeds (lines) and every seed (dots): accuracy against "
+                 f"alpha (Kendall's tau of the means with alpha {tau_acc:.2f}; the paper: accuracy rises with alpha) "
+                 f"and Delta_F (tau of -Delta_F with alpha {tau_df:.2f}; the paper: Delta_F falls as alpha grows).",
+            alt=f"Line chart over alpha values {', '.join(f'{a:g}' for a in mean['alpha'])}: FedSAM's mean accuracy "
+                + ", ".join(f"{v:.1f}%" for v in mean["accuracy"]) + " and mean flatness discrepancy "
+                + ", ".join(f"{v:.3f}" for v in mean["flatness_discrepancy"])
+                + " (seeds per alpha: " + ", ".join(str(n) for n in mean["accuracy n"]) + "; each seed a dot).")
 
 # %% [markdown]
 # ## What we found

@@ -32,8 +32,9 @@
 # not give its own), Delta_F with one SAM step in a ball of the FedSAM preset's radius for
 # every method, the local models being those of one further round of the run's own method
 # from its final state. The training loss is taken on a seeded subset of the pooled client
-# data (see the settings below). Results are cached beside each run. Below the paper scale
-# the page compares the methods' orderings (lower is better).
+# data (see the settings below). Results are cached beside each run. Each cell is the mean
+# over the seeds the claims' verdicts read (three at the `small` scale), with its sd and n.
+# Below the paper scale the page compares the methods' orderings (lower is better).
 #
 # **How to rerun.** `flcore reproduce fedgf-table-2 --scale small`; `--scale paper` on a GPU.
 
@@ -61,14 +62,17 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.papers.fedgf.analysis import LPF_SIGMA, global_flatness, settings_for
-from flcore.report import set_style
+from flcore.config import chance_accuracy
+from flcore.papers.fedgf import cells as fc
+from flcore.papers.fedgf.analysis import LPF_SIGMA, settings_for
+from flcore.papers.fedsam import runs as fedsam
+from flcore.report import format_comparison, set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
 from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import published, source
 
 set_style()
@@ -78,46 +82,42 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 
 # %% [markdown]
 # ## The runs and their analysis
+#
+# One row per run (the seeds the claims' verdicts read); the tables below average them per cell.
 
 # %%
-runs = page.runs()
+specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+runs = page.runs(specs)
 analysis = settings_for(scale)
-rows = []
-for row in runs.to_dict("records"):
-    values = global_flatness(row["run_dir"], scale) if row["status"] == "finished" else {}
-    rows.append({"algorithm": row["algorithm"], "alpha": row["alpha"], "seed": row["seed"], "status": row["status"],
-                 **{k: values.get(k) for k in ("lpf", "lambda_max", "flatness_discrepancy", "loss", "rho")}})
-ours = pd.DataFrame(rows)
-page.table(ours, f"Flatness of each run's final global model at the {scale} scale: training loss on "
-                 f"{analysis['samples']} pooled client samples, LPF (sigma = {LPF_SIGMA}, {analysis['lpf_draws']} "
-                 f"draws), lambda_max ({analysis['power_iters']} power iterations) and Delta_F (radius rho).")
+ours = fc.flatness_runs(runs)
+page.table(ours, f"Flatness of each run's final global model at the {scale} scale: accuracy (%, mean of the last 100 "
+                 f"rounds), training loss on {analysis['samples']} pooled client samples, LPF (sigma = {LPF_SIGMA}, "
+                 f"{analysis['lpf_draws']} draws), lambda_max ({analysis['power_iters']} power iterations) and Delta_F "
+                 "(radius rho).")
 
 # %% [markdown]
 # ## Published beside ours
 #
-# Lower is flatter in every column. Non-IID is alpha = 0, IID the paper's alpha = 10 (the
-# CIFAR-100 split file with concentration 1000).
+# Lower is flatter in every column; ours is the mean over the seeds the verdicts read, with
+# its sd and n. Non-IID is alpha = 0, IID the paper's alpha = 10 (the CIFAR-100 split file
+# with concentration 1000). A method whose accuracy sits at chance (the 95 % interval on its
+# seeds' mean contains it) is not ranked for flatness: a model that learned nothing can be flat.
 
 # %%
 paper_values = published("fedgf-table-2")
-metrics = ["lpf", "lambda_max", "flatness_discrepancy"]
-mean = ours.groupby(["algorithm", "alpha"], sort=False)[metrics].mean().reset_index()
-merged = paper_values.merge(mean, on=["algorithm", "alpha"], how="left", suffixes=(" (paper)", " (ours)"))
-columns = ["algorithm", "alpha"] + [f"{m} ({side})" for m in metrics for side in ("paper", "ours")]
-shown = merged[columns].set_index(["alpha", "algorithm"])
-
-
-def flattest(frame, column):
-    frame = frame.dropna(subset=[column])
-    return frame.loc[frame[column].idxmin(), "algorithm"] if len(frame) else "none"
-
-
-non_iid = merged[merged["alpha"] == 0]
-page.table(merged[columns], show=shown,
-           caption=f"LPF, lambda_max and Delta_F, paper beside ours. Non-IID, the paper's lowest lambda_max is "
-                   f"{flattest(non_iid, 'lambda_max (paper)')}'s, ours is {flattest(non_iid, 'lambda_max (ours)')}'s; "
-                   f"the lowest LPF: paper {flattest(non_iid, 'lpf (paper)')}, ours "
-                   f"{flattest(non_iid, 'lpf (ours)')}.",
+comparison = fc.flatness_comparison(ours, paper_values)
+chance = chance_accuracy(fedsam.dataset_for("CIFAR-100", scale))
+at_chance = fc.at_chance_methods(ours, chance)
+non_iid = comparison[comparison["alpha"] == 0]
+page.table(comparison, show=format_comparison(comparison, ["alpha", "algorithm"], ["metric"],
+                                              index_order={"algorithm": list(paper_values["algorithm"].unique())},
+                                              delta=scale == "paper"),
+           caption=f"LPF, lambda_max and Delta_F, paper beside ours (mean \u00b1 sd over the seeds, n). Non-IID, the "
+                   f"paper's lowest lambda_max is {fc.flattest_learning(non_iid, 'lambda_max', 'paper')}'s, ours is "
+                   f"{fc.flattest_learning(non_iid, 'lambda_max', 'ours', at_chance)}'s; the lowest LPF: paper "
+                   f"{fc.flattest_learning(non_iid, 'lpf', 'paper')}, ours "
+                   f"{fc.flattest_learning(non_iid, 'lpf', 'ours', at_chance)}."
+                   + fc.at_chance_text(at_chance, chance),
            downloads={"published": paper_values, "ours": ours})
 display(Markdown(f"Published values: {source('fedgf-table-2')['source']}."))
 
@@ -125,29 +125,27 @@ display(Markdown(f"Published values: {source('fedgf-table-2')['source']}."))
 # ## Orderings
 #
 # For each metric and alpha, the methods from flattest to sharpest as the paper ranks them
-# and as our runs do, and Kendall's tau between the two rankings.
+# and as our seed means do (the methods at chance left out), and Kendall's tau between the
+# two rankings.
 
 # %%
-blocks = []
-for metric in metrics:
-    part = merged[["algorithm", "alpha", f"{metric} (paper)", f"{metric} (ours)"]].copy()
-    part["metric"] = metric
-    part["paper"] = -part.pop(f"{metric} (paper)")  # lower is better: rank the negatives
-    part["ours"] = -part.pop(f"{metric} (ours)")
-    blocks.append(part)
-orderings = ordering_table(pd.concat(blocks, ignore_index=True), ["metric", "alpha"])
+ranked = comparison[[(a, m) not in at_chance for a, m in zip(comparison["alpha"], comparison["algorithm"])]]
+orderings = ordering_table(ranked.assign(paper=-ranked["paper"], ours=-ranked["ours"]),  # lower is better
+                           ["metric", "alpha"])
 mean_tau = orderings["Kendall's \u03c4"].mean() if len(orderings) else float("nan")
 page.table(orderings, show=orderings.set_index(["metric", "alpha"]),
            caption=f"The methods from flattest to sharpest, paper and ours; mean Kendall's \u03c4 over the "
-                   f"{len(orderings)} blocks: {mean_tau:.2f}.")
+                   f"{len(orderings)} blocks: {mean_tau:.2f}." if len(orderings) else
+                   "The methods from flattest to sharpest, paper and ours: no block has two ranked methods.")
 
 # %% [markdown]
 # ## What we found
 
 # %%
 verdicts = page.check_claims()
-lines = [f"At the **{scale}** scale the flatness rankings agree with the paper's with a mean Kendall's \u03c4 of "
-         f"{mean_tau:.2f}; {verdict_counts(verdicts)}."]
+agreement = (f"agree with the paper's with a mean Kendall's \u03c4 of {mean_tau:.2f}" if len(orderings)
+             else "cannot be compared with the paper's (no block has two ranked methods)")
+lines = [f"At the **{scale}** scale the flatness rankings of our seed means {agreement}; {verdict_counts(verdicts)}."]
 if scale != "paper":
     lines.append("Flatness is measured on MNIST-1D models here, whose scale of loss and curvature differs from the "
                  "CIFAR CNN's: compare the orderings, not the numbers.")

@@ -405,26 +405,11 @@ def first_to_target(table: pd.DataFrame, first: str = "FedGF", second: str = "Fe
             outcome = SECOND
         else:
             outcome = SAME
-        pairs[pair] = {"settings": setting, f"{first} reached": bool(a["reached"]),
+        pairs[pair] = {"settings": setting, **({"seed": key[keys.index("seed")]} if "seed" in keys else {}),
+                       f"{first} reached": bool(a["reached"]),
                        f"{second} reached": bool(b["reached"]), f"{first} (x10^2)": a["transmissions"],
                        f"{second} (x10^2)": b["transmissions"], "outcome": outcome}
     return pd.DataFrame(list(pairs.values()),
-                        columns=["settings", f"{first} reached", f"{second} reached", f"{first} (x10^2)",
+                        columns=["settings", *(["seed"] if "seed" in keys else []), f"{first} reached",
+                                 f"{second} reached", f"{first} (x10^2)",
                                  f"{second} (x10^2)", "outcome"])
-
-
-def first_to_target_sentence(pairs: pd.DataFrame, first: str = "FedGF", second: str = "FedSMOO") -> str:
-    """``"FedGF needs fewer transmissions than FedSMOO in 1 of 2 distinct comparisons (3
-    settings; ...)"``: the counts of :func:`first_to_target`'s ``pairs``."""
-    counts = pairs["outcome"].value_counts()
-    settings = sum(len(s.split("; ")) for s in pairs["settings"])
-    text = (f"{first} needs fewer transmissions than {second} in {counts.get(FIRST, 0)} of {len(pairs)} distinct "
-            f"comparison{'s' if len(pairs) != 1 else ''} ({settings} setting{'s' if settings != 1 else ''}; "
-            "settings that are the same runs count once)")
-    others = [f"{second} needs fewer in {counts[SECOND]}" if counts.get(SECOND) else "",
-              f"both need as many in {counts[SAME]}" if counts.get(SAME) else "",
-              f"neither reaches the target in {counts[NEITHER]}" if counts.get(NEITHER) else "",
-              f"{first} never reaches it in {int((~pairs[f'{first} reached']).sum())}"
-              if len(pairs) and (~pairs[f"{first} reached"]).any() else ""]
-    others = [o for o in others if o]
-    return text + ("; " + ", ".join(others) if others else "") + "."
