@@ -12,10 +12,9 @@ gap is not their difference to the printed precision: a page whose table reads o
 than its verdict (seed 0 beside a three-seed verdict) is caught, by the tests on a
 generated store and by the book build on the real one (``flcore book`` fails).
 
-The pages of :data:`SHOWS_OWN_SEEDS` still build their tables from their own seeds beside
-verdicts that read more at ``small``; their banners say so (the seeds shown and the seeds the
-verdicts read), and their comparisons are counted apart (``exempt``), not as failures.  A page
-leaves the list when its notebook reads the claims' seeds; the tests keep the list exact.
+Every page whose cells a claim reads at more seeds reads them too (its notebook calls
+:func:`~flcore.reproduction.claims.with_claim_seeds`; the tests check every page, not only a
+claim's first), so no page shows seed 0 beside a three-seed verdict.
 
 A comparison with a diverged run left out reads only the seeds both cells finished (its
 note says so, with n), while the table prints each cell over its own finished seeds: such a
@@ -40,10 +39,6 @@ from flcore.reproduction.claims import (
 PRINTED_DIGITS = 2
 #: What in a notebook says it reads the claims' seeds.
 READS_CLAIM_SEEDS = "with_claim_seeds("
-#: Pages whose tables show their own seeds beside verdicts that read the claims' seeds at
-#: ``small`` (module docstring).
-SHOWS_OWN_SEEDS = frozenset({
-})
 # The repository root (holds notebooks/); not documented: its value is this machine's path.
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,13 +60,11 @@ def page_specs(artifact, scale: str, seeds: Sequence[int] = (0,), root: Path | N
 @dataclass
 class TableCheck:
     """What :func:`disagreements` compared: ``checked`` comparisons (claim id, index),
-    those among them with a diverged run left out, the ``failures`` in words and, per page
-    of the ``exempt`` ones (module docstring), what they would be."""
+    those among them with a diverged run left out, and the ``failures`` in words."""
 
     checked: list[tuple[str, int]] = field(default_factory=list)
     left_out: list[tuple[str, int]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-    exempt: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _page_of(claim, cell: dict, scale: str):
@@ -111,11 +104,10 @@ def printed_cell(claim, cell: dict, specs: Sequence, store=None, only_seeds: Seq
 
 
 def disagreements(results: Sequence[dict], scale: str, store=None, seeds: Sequence[int] = (0,),
-                  root: Path | None = None, exempt: frozenset = SHOWS_OWN_SEEDS) -> TableCheck:
+                  root: Path | None = None) -> TableCheck:
     """For every comparison of ``results`` (:func:`~flcore.reproduction.claims.evaluate`'s)
     with a gap, its two cells as their page prints them and whether the gap is their
-    difference to :data:`PRINTED_DIGITS` decimals (module docstring); a disagreement on a
-    page of ``exempt`` is kept apart."""
+    difference to :data:`PRINTED_DIGITS` decimals (module docstring)."""
     check = TableCheck()
     tolerance = 10 ** -PRINTED_DIGITS + 1e-9  # two roundings of the same numbers
     pages: dict[str, list] = {}
@@ -130,12 +122,11 @@ def disagreements(results: Sequence[dict], scale: str, store=None, seeds: Sequen
             listed = claim.comparisons[comparison["listed"][0]]
             left = any(comparison.get("left_out", {}).values())
             only = comparison["seeds"] if left else None
-            printed, on = {}, set()
+            printed = {}
             for side, cell in zip(("better", "worse"), listed.cells_at(scale)):
                 page = _page_of(claim, cell, scale)
                 if page is None:
                     break
-                on.add(page.id)
                 if page.id not in pages:
                     pages[page.id] = page_specs(page, scale, seeds, root)
                 printed[side] = printed_cell(claim, cell, pages[page.id], store, only)
@@ -148,7 +139,7 @@ def disagreements(results: Sequence[dict], scale: str, store=None, seeds: Sequen
                 continue
             shown = round(printed["better"] - printed["worse"], PRINTED_DIGITS)
             if abs(shown - round(comparison["gap"], PRINTED_DIGITS)) > tolerance:
-                (check.exempt.setdefault(sorted(on & exempt)[0], []) if on & exempt else check.failures).append(
+                check.failures.append(
                     f"{claim.id}, comparison {key[1] + 1}: the gap is {comparison['gap']:+.{PRINTED_DIGITS}f} but the "
                     f"page's table prints {printed['better']:.{PRINTED_DIGITS}f} and "
                     f"{printed['worse']:.{PRINTED_DIGITS}f} ({shown:+.{PRINTED_DIGITS}f}): they read other runs")
