@@ -141,11 +141,22 @@ def test_a_flatness_claim_whose_two_cells_sit_at_chance_is_not_decided(monkeypat
                                     "\u00b1 0.66 (n = 3): the flatness of models that learned nothing ranks nothing")
 
 
-def test_a_flatness_claim_is_decided_when_one_cell_learns(monkeypatch):
+def test_a_flatness_claim_is_decided_only_when_both_cells_learn(monkeypatch):
     claim = _flatness_claim(monkeypatch)
-    _flat_cells(monkeypatch, LAMBDAS, {"A": {0: 60.1, 1: 59.9, 2: 60.0}, "B": {0: 10.2, 1: 9.8, 2: 10.3}})
+    _flat_cells(monkeypatch, LAMBDAS, {"A": {0: 60.1, 1: 59.9, 2: 60.0}, "B": {0: 50.2, 1: 49.8, 2: 50.3}})
     (comparison,) = evaluate(claim, "small")["comparisons"]
     assert comparison["verdict"] == "holds" and comparison["reason"] is None
+    # one cell at chance (B: 10.1 +- 0.66 contains 10 %): the gap, 21 +- 2.5, would hold, and
+    # with the lambdas swapped it would fail; neither says anything of a model that learned nothing
+    _flat_cells(monkeypatch, LAMBDAS, {"A": {0: 60.1, 1: 59.9, 2: 60.0}, "B": {0: 10.2, 1: 9.8, 2: 10.3}})
+    (comparison,) = evaluate(claim, "small")["comparisons"]
+    assert comparison["verdict"] == "inconclusive"
+    assert comparison["reason"] == ("the worse cell's accuracy sits at chance (10%: 10.10 \u00b1 0.66, n = 3): the "
+                                    "flatness of a model that learned nothing ranks nothing, either way")
+    _flat_cells(monkeypatch, {"A": LAMBDAS["B"], "B": LAMBDAS["A"]},
+                {"A": {0: 10.2, 1: 9.8, 2: 10.3}, "B": {0: 60.1, 1: 59.9, 2: 60.0}})
+    (comparison,) = evaluate(claim, "small")["comparisons"]
+    assert comparison["verdict"] == "inconclusive" and comparison["reason"].startswith("the better cell's accuracy")
 
 
 def test_one_seed_flatness_cells_are_indicative_whether_or_not_they_learn(monkeypatch):

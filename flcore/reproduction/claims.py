@@ -81,11 +81,14 @@ Besides these, a comparison may be:
   df; :func:`cell_interval`) contains chance.  Never the comparison's threshold: one noisy
   pair must not put a learning cell "at chance".  When only one cell is at chance, a win
   over it is no support: the comparison reads *inconclusive* (``against_chance``);
-- *inconclusive: neither learns* for a flatness claim (a metric registered with
-  ``flatness``: the Hessian's top eigenvalue, the LPF loss, the flatness discrepancy) whose
-  two cells' *accuracies* both sit at chance, tested as above on the cells' own seeds (their
-  runs' test accuracy; with fewer than three seeds the comparison is indicative anyway): the
-  flatness of models that learned nothing ranks nothing, so the comparison decides nothing;
+- *inconclusive* for a flatness claim (a metric registered with ``flatness``: the Hessian's
+  top eigenvalue, the LPF loss, the flatness discrepancy) one of whose cells' *accuracies*
+  sits at chance, or both, tested as above on the cells' own seeds (their runs' test
+  accuracy; with fewer than three seeds the comparison is indicative anyway): the flatness of
+  a model that learned nothing ranks nothing -- it is no minimum of the loss the claim is
+  about -- so a comparison with it decides nothing either way (unlike an accuracy, where
+  failing to learn is itself the evidence); the pages leave such a method out of their
+  flatness rankings by the same test;
 - *by construction*: the metric follows from the methods' definitions (backpropagations
   per step from the recipes): shown, not counted as evidence;
 - *not run at this scale*: the scale does not run a cell, its runs are not in the store,
@@ -483,7 +486,7 @@ class Metric:
     keep one seed: indicative only); ``companions``: ``spec -> [RunSpec]``,
     the runs the metric reads besides the cell's own (a ratio to FedAvg's run on the same
     setting and seed), trained with the claims' seeds; ``flatness``: it measures how flat
-    the trained model is, which ranks nothing when both models sit at chance accuracy
+    the trained model is, which ranks nothing when a model sits at chance accuracy
     (module docstring); ``censored(row)``: whether the run's value stands for "never
     reached the target" (ranked worst, decided by a sign test)."""
 
@@ -945,28 +948,32 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
             out.update(verdict="inconclusive", against_chance=side,
                        reason=f"the {side} cell sits at chance ({chance:.0f}%: {mean:.2f} \u00b1 {half:.2f}): a win "
                               "over a cell that does not learn is no support")
-    elif metric.flatness:
-        reason = _both_at_chance(hi, lo, seeds)
+    elif metric.flatness and out["verdict"] != "indicative":
+        reason = _flatness_at_chance(hi, lo, seeds)
         if reason:
-            out.update(verdict="inconclusive", reason=f"{reason}: the flatness of models that learned nothing "
-                                                      "ranks nothing")
+            out.update(verdict="inconclusive", reason=reason)
     return out
 
 
-def _both_at_chance(hi: CellValues, lo: CellValues, seeds: Sequence[int]) -> str | None:
-    """``"both cells' accuracies sit at chance (10%): ..."`` when the test accuracies of both
-    cells' runs at ``seeds`` sit at their data set's chance (:func:`at_chance`, on the cells'
-    own seeds); None when a cell learns, or its accuracy or its interval cannot be had."""
+def _flatness_at_chance(hi: CellValues, lo: CellValues, seeds: Sequence[int]) -> str | None:
+    """Why a flatness comparison decides nothing when the test accuracies of one cell's runs at
+    ``seeds``, or both cells', sit at their data set's chance (:func:`at_chance`, on the
+    cell's own seeds); None when both learn, or an accuracy or interval cannot be had."""
     chance = chance_accuracy(hi.configs[0].dataset)
-    shown = []
-    for cell in (hi, lo):
+    sleeping = []
+    for side, cell in (("better", hi), ("worse", lo)):
         values = [cell.accuracy[s] for s in seeds if s in cell.accuracy]
-        if len(values) != len(seeds) or not at_chance(values, chance, None):
-            return None
-        mean, half = cell_interval(values, None)
-        shown.append(f"{mean:.2f} \u00b1 {half:.2f}")
-    return (f"both cells' accuracies sit at chance ({chance:.0f}%): {shown[0]} and {shown[1]} "
-            f"(n = {len(seeds)})")
+        if len(values) == len(seeds) and at_chance(values, chance, None):
+            mean, half = cell_interval(values, None)
+            sleeping.append((side, f"{mean:.2f} \u00b1 {half:.2f}"))
+    if len(sleeping) == 2:
+        return (f"both cells' accuracies sit at chance ({chance:.0f}%): {sleeping[0][1]} and {sleeping[1][1]} "
+                f"(n = {len(seeds)}): the flatness of models that learned nothing ranks nothing")
+    if sleeping:
+        (side, shown), = sleeping
+        return (f"the {side} cell's accuracy sits at chance ({chance:.0f}%: {shown}, n = {len(seeds)}): the "
+                "flatness of a model that learned nothing ranks nothing, either way")
+    return None
 
 
 def _settling(claim: Claim, hi: CellValues, lo: CellValues, seeds: Sequence[int], margin: float | None) -> dict:
