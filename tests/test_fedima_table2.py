@@ -1,4 +1,4 @@
-"""FedIMA Table II from our runs (:mod:`flcore.papers.fedima.table2`): per cell the mean,
+"""FedIMA Table II from our runs (:mod:`flcore.papers.fedima.results`): per cell the mean,
 sd and n of the rounds to the target over the seeds the verdicts read, a never-reached seed
 counted as the claims' metric counts it (last round + 1) and said so, the speed-up only where
 every seed of both cells reached the target, and the caption's count and orderings on the
@@ -11,8 +11,8 @@ import statistics
 import pandas as pd
 import pytest
 
+from flcore.papers.fedima import results
 from flcore.papers.fedima import runs as fedima
-from flcore.papers.fedima import table2
 from flcore.reproduction import runner
 from flcore.reproduction.claims import get_claim
 from flcore.reproduction.table_check import printed_cell
@@ -78,7 +78,7 @@ def _cell(cells, algorithm, column):
 
 def test_each_cell_is_the_mean_sd_and_n_over_the_seeds(table_runs):
     _, runs = table_runs
-    cells = table2.table2_ours(runs)
+    cells = results.table2_ours(runs)
     fma = _cell(cells, "FedProx", "FMA")
     assert (fma["rounds"], fma["ours_std"], fma["seeds"], fma["not_reached"]) == (15.0, 3.0, 3, 0)
     early = _cell(cells, "FedProx", "150")  # 6, 9 and a seed that never reached it, counted at 101
@@ -89,15 +89,15 @@ def test_each_cell_is_the_mean_sd_and_n_over_the_seeds(table_runs):
     assert (late["rounds"], late["seeds"], late["left_out"]) == (6.0, 2, 1)
     assert late["ours_std"] == pytest.approx(math.sqrt(2))
     assert _cell(cells, "FedAvg", "FMA")["target"] == pytest.approx(50.0)
-    assert "where FedAvg ends, 50.0 %" in table2.target_text(cells, "small")
-    assert table2.target_text(cells, "paper") == "the target accuracy is 60 %"
+    assert "where FedAvg ends, 50.0 %" in results.target_text(cells, "small")
+    assert results.target_text(cells, "paper") == "the target accuracy is 60 %"
     # a cell of runs the store does not hold has no number
     assert _cell(cells, "FedYogi", "150")["status"] == "new" and _cell(cells, "FedYogi", "150")["seeds"] == 0
 
 
 def test_the_speedup_is_read_from_the_means_where_every_seed_reached(table_runs):
     _, runs = table_runs
-    cells = table2.table2_ours(runs)
+    cells = results.table2_ours(runs)
     assert _cell(cells, "FedProx", "300")["speedup"] == pytest.approx(15 / 8)
     assert _cell(cells, "FedAvg", "300")["speedup"] == pytest.approx(10 / 6)
     assert _cell(cells, "FedProx", "FMA")["speedup"] == pytest.approx(1.0)
@@ -107,8 +107,8 @@ def test_the_speedup_is_read_from_the_means_where_every_seed_reached(table_runs)
 
 def test_cells_print_the_never_reached_seeds(table_runs):
     _, runs = table_runs
-    cells = table2.table2_ours(runs)
-    shown = table2.layout(fedima_published(), cells)
+    cells = results.table2_ours(runs)
+    shown = results.layout(fedima_published(), cells)
     assert shown.loc["FedProx", ("300", "ours")] == "8.00 \u00b1 3.00 (n = 3) [\u00d71.88]"
     assert shown.loc["FedProx", ("150", "ours")] == (f"\u2265 {(6 + 9 + NEVER) / 3:.2f} \u00b1 "
                                                     f"{statistics.stdev([6, 9, NEVER]):.2f} (n = 3; 1 not reached)")
@@ -116,26 +116,26 @@ def test_cells_print_the_never_reached_seeds(table_runs):
     assert shown.loc["FedAvg", ("FMA", "ours")] == "10.00 \u00b1 0.00 (n = 3) [\u00d71.00]"
     assert shown.loc["FedProx", ("150", "paper")] == "201 [\u00d71.96]"
     assert list(dict.fromkeys(c for c, _ in shown.columns)) == ["150", "300", "FMA"]
-    assert table2.rounds_text(7.0, float("nan"), 1, 1) == "not reached: \u2265 7.00"
+    assert results.rounds_text(7.0, float("nan"), 1, 1) == "not reached: \u2265 7.00"
 
 
 def test_caption_count_and_orderings_read_the_cells_means(table_runs):
     _, runs = table_runs
-    cells = table2.table2_ours(runs)
+    cells = results.table2_ours(runs)
     # of the four IMA cells with a number, FedProx 300 (8 < 15) and FedAvg 300 (6 < 10) are
     # sooner; FedProx 150 has a never-reached seed and FedAvg 150 never reached it
-    assert table2.sooner(cells) == (2, 4)
-    orderings = table2.orderings(fedima_published(), cells).set_index("algorithm")
+    assert results.sooner(cells) == (2, 4)
+    orderings = results.orderings(fedima_published(), cells).set_index("algorithm")
     # FedProx: ours 300 (8) < FMA (15) < 150 (38.67, a lower bound); the paper 150 < 300 < FMA
     assert orderings.loc["FedProx", "ours (fewest first)"] == "300 < FMA < 150"
     assert orderings.loc["FedProx", "paper (fewest first)"] == "150 < 300 < FMA"
     assert orderings.loc["FedProx", "Kendall's \u03c4"] == pytest.approx(-1 / 3, abs=0.005)
-    assert "nan" not in table2.orderings_caption(orderings)
+    assert "nan" not in results.orderings_caption(orderings)
 
 
 def test_the_table_prints_the_cells_the_verdicts_read(table_runs):
     specs, runs = table_runs
-    cells = table2.table2_ours(runs)
+    cells = results.table2_ours(runs)
     claim = get_claim("fedima-early-ima-halves-rounds")
     fedprox = [c for c in claim.comparisons if c.better["algorithm"] == "FedProx+IMA"]
     assert len(fedprox) == 2  # 150 against FMA (a never-reached seed in 150) and against 300

@@ -55,7 +55,7 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedgf import cells as fc
+from flcore.papers.fedgf import results as fc
 from flcore.report import algorithm_color, set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page

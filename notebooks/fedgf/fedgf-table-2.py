@@ -65,7 +65,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 from IPython.display import Markdown, display
 
 from flcore.config import chance_accuracy
-from flcore.papers.fedgf import cells as fc
+from flcore.papers.fedgf import results as fc
 from flcore.papers.fedgf.analysis import LPF_SIGMA, settings_for
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import format_comparison, set_style

@@ -62,7 +62,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 from IPython.display import Markdown, display
 
-from flcore.papers.fedgf import cells as fc
+from flcore.papers.fedgf import results as fc
 from flcore.papers.fedgf.analysis import first_to_target, transmissions_table
 from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts

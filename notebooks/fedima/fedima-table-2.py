@@ -33,7 +33,7 @@
 # the start rounds are scaled with the rounds (150 of 400 -> 38 of 100) and only the 150
 # and 300 columns run. Each cell of ours is the mean over the seeds the claims' verdicts
 # read, with its sd and n; a seed that never reaches the target counts as its last round + 1,
-# as in the verdicts, and the cell says so (`flcore/papers/fedima/table2.py`).
+# as in the verdicts, and the cell says so (`flcore/papers/fedima/results.py`).
 #
 # **How to rerun.** `flcore reproduce fedima-table-2 --scale small`; `--scale paper` on a GPU.
 
@@ -63,7 +63,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 from IPython.display import Markdown, display
 
-from flcore.papers.fedima import table2
+from flcore.papers.fedima import results
 from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
@@ -92,12 +92,12 @@ run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %%
 paper_values = published("fedima-table-2")
-ours = table2.table2_ours(runs)
-faster, ima_cells = table2.sooner(ours)
-page.table(ours, f"Rounds to the target; {table2.target_text(ours, scale)}. {faster} of our {ima_cells} IMA cells "
+ours = results.table2_ours(runs)
+faster, ima_cells = results.sooner(ours)
+page.table(ours, f"Rounds to the target; {results.target_text(ours, scale)}. {faster} of our {ima_cells} IMA cells "
                  "(seed means) reach it sooner than their method without IMA; in the paper every IMA run does.",
-           show=table2.layout(paper_values, ours), downloads={"published": paper_values, "ours": ours})
-display(Markdown(f"{table2.LEGEND} Published values: {source('fedima-table-2')['source']}."))
+           show=results.layout(paper_values, ours), downloads={"published": paper_values, "ours": ours})
+display(Markdown(f"{results.LEGEND} Published values: {source('fedima-table-2')['source']}."))
 
 # %% [markdown]
 # ## Orderings
@@ -105,8 +105,8 @@ display(Markdown(f"{table2.LEGEND} Published values: {source('fedima-table-2')['
 # The IMA start columns ranked by rounds (fewest first) per method, in the paper and ours.
 
 # %%
-orderings = table2.orderings(paper_values, ours)
-page.table(orderings, table2.orderings_caption(orderings))
+orderings = results.orderings(paper_values, ours)
+page.table(orderings, results.orderings_caption(orderings))
 
 # %% [markdown]
 # ## What we found

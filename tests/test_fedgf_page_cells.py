@@ -1,4 +1,4 @@
-"""The FedGF pages' cells are the seeds' means the verdicts read (flcore.papers.fedgf.cells),
+"""The FedGF pages' cells are the seeds' means the verdicts read (flcore.papers.fedgf.results),
 checked by hand on small frames: Table 2's flatness means and its ranking among the methods
 that learn, Table 4's transmission means with never-reached seeds and the ratio of the means,
 Fig. 1's sweep."""
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from flcore.papers.fedgf import analysis as fedgf_analysis
-from flcore.papers.fedgf import cells
+from flcore.papers.fedgf import results as cells
 from flcore.reproduction.claims import METRICS
 
 # ----------------------------------------------------------------------------- Table 4
