@@ -372,14 +372,16 @@ def test_an_interrupted_notebook_leaves_the_page_as_it_was(tmp_path, monkeypatch
     assert [p.name for p in (tmp_path / "book").iterdir()] == ["a.ipynb"]
 
 
-SLOW_NOTEBOOK = {
-    "cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {"tags": ["parameters"]},
-               "outputs": [], "source": "scale = 'smoke'\nseeds = [0]"},
-              {"cell_type": "code", "execution_count": None, "id": "c2", "metadata": {}, "outputs": [],
-               "source": "import time\ntime.sleep(120)"}],
-    "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-    "nbformat": 4, "nbformat_minor": 5,
-}
+def _slow_notebook(started: Path) -> dict:
+    """A notebook whose second cell marks ``started`` (the kernel is in it), then sleeps."""
+    return {
+        "cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {"tags": ["parameters"]},
+                   "outputs": [], "source": "scale = 'smoke'\nseeds = [0]"},
+                  {"cell_type": "code", "execution_count": None, "id": "c2", "metadata": {}, "outputs": [],
+                   "source": f"import time\nopen({str(started)!r}, 'w').close()\ntime.sleep(120)"}],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
 EXECUTE_SLOW = """
 import sys
 from pathlib import Path
@@ -403,17 +405,19 @@ def test_stopping_a_notebook_prints_one_line_and_keeps_the_page(tmp_path, sig):
     pytest.importorskip("papermill")
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "book").mkdir()
-    (tmp_path / "notebooks" / "slow.ipynb").write_text(json.dumps(SLOW_NOTEBOOK))
+    started = tmp_path / "sleeping"
+    (tmp_path / "notebooks" / "slow.ipynb").write_text(json.dumps(_slow_notebook(started)))
     page = tmp_path / "book" / "slow.ipynb"
     page.write_text("the page as it was")
     proc = subprocess.Popen([sys.executable, "-c", EXECUTE_SLOW, str(tmp_path)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=_env(), start_new_session=True)
     try:
         deadline = time.time() + 120
-        while not list((tmp_path / "book").glob(".slow.*")):
+        # a fixed wait raced the kernel's start on a loaded machine: wait until it is in the cell
+        while not started.exists():
             assert proc.poll() is None and time.time() < deadline, proc.stderr.read()
             time.sleep(0.1)
-        time.sleep(3.0)  # the kernel is in the sleeping cell
+        time.sleep(0.5)
         proc.send_signal(getattr(signal, sig))
         _, err = proc.communicate(timeout=120)
     finally:
