@@ -382,9 +382,14 @@ def _slow_notebook(started: Path) -> dict:
         "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
         "nbformat": 4, "nbformat_minor": 5,
     }
+# A user's Ctrl-C reaches a terminal's foreground process; a test runner's worker may hold
+# SIGINT ignored (a Ray or Flower test before this one), which a child inherits and
+# ``handled`` rightly keeps ignored: the child takes the terminal's default first.
 EXECUTE_SLOW = """
+import signal
 import sys
 from pathlib import Path
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from types import SimpleNamespace
 from flcore.cli.interrupts import handled
 from flcore.site.reproduce import execute_artifact
