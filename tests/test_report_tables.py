@@ -256,6 +256,10 @@ def test_ours_values_averages_the_finished_seeds_with_a_value_as_the_verdicts_do
     assert np.isnan(cells.loc["C", "ours"]) and cells.loc["C", "status"] == "new"
     assert mean_sd_text(3.0, 2 ** 0.5, 2) == "3.00 \u00b1 1.41 (n = 2)"
     assert mean_sd_text(5.0, float("nan"), 1) == "5.00"
+    # runs that never reached a target count at their lower bound: the mean is one too
+    assert mean_sd_text(412.333, 20.1, 3, never_reached=1) == "\u2265 412.33 \u00b1 20.10 (n = 3; 1 never reached)"
+    assert mean_sd_text(310.0, float("nan"), 1, never_reached=1) == "\u2265 310.00 (never reached)"
+    assert mean_sd_text(float("nan"), float("nan"), 0, never_reached=1) == mean_sd_text(float("nan"), 0.0, 0)
     # laid out like an accuracy table: the spread is printed beside the mean
     cells = cells.reset_index().assign(alpha=0.5)
     published = pd.DataFrame({"algorithm": ["A"], "alpha": [0.5], "lambda": [1.0]})

@@ -105,10 +105,17 @@ def ours_values(frame: pd.DataFrame, by: Sequence[str], column: str) -> pd.DataF
     return pd.DataFrame(rows, columns=[*by, "ours", "ours_std", "seeds", "left_out", "status"])
 
 
-def mean_sd_text(mean: float, sd: float, n, digits: int = 2, status: str = "finished") -> str:
+def mean_sd_text(mean: float, sd: float, n, digits: int = 2, status: str = "finished", never_reached: int = 0) -> str:
     """A cell as the pages print a seed mean: ``"3.14 ± 0.80 (n = 3)"``; ``"3.14"`` for one
-    seed; :data:`~flcore.report.numbers.MISSING` without a number."""
-    return _cell(mean, status, digits) + _spread(sd, n, status, digits)
+    seed; :data:`~flcore.report.numbers.MISSING` without a number.  ``never_reached``: how many
+    of the ``n`` runs never reached a target and count at their lower bound (a censored
+    value), which makes the mean one too: ``"≥ 412.33 ± 20.10 (n = 3; 1 never reached)"``,
+    ``"≥ 310.00 (never reached)"`` for one run."""
+    text = _cell(mean, status, digits) + _spread(sd, n, status, digits)
+    if not never_reached or pd.isna(mean) or status != "finished":
+        return text
+    note = f"{int(never_reached)} never reached" if int(n) > 1 else "never reached"
+    return "\u2265 " + (f"{text[:-1]}; {note})" if text.endswith(")") else f"{text} ({note})")
 
 
 def paper_vs_ours(published: pd.DataFrame, ours: pd.DataFrame, keys: Sequence[str],

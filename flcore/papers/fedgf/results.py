@@ -148,12 +148,7 @@ def transmission_text(mean: float, sd: float, n: int, never_reached: int, digits
     """A Table 4 cell: ``"0.90 ± 0.10 (n = 3)"``; with never-reached seeds the mean is a lower
     bound, ``"≥ 1.23 ± 0.20 (n = 3; 1 never reached)"`` (``"≥ 1.23 (never reached)"`` for one
     seed)."""
-    text = mean_sd_text(mean, sd, n, digits)
-    if not never_reached or text == MISSING:
-        return text
-    if text.endswith(")"):
-        return f"\u2265 {text[:-1]}; {never_reached} never reached)"
-    return f"\u2265 {text} (never reached)"
+    return mean_sd_text(mean, sd, n, digits, never_reached=never_reached)
 
 
 def transmissions_comparison(published: pd.DataFrame, cells: pd.DataFrame,

@@ -179,11 +179,7 @@ def censored_text(mean: float, sd: float, n, never: int = 0, digits: int = 2) ->
     """A cell as the pages print it (:func:`flcore.report.tables.mean_sd_text`), marked when
     ``never`` of its ``n`` runs never reached the target: ``"≥ 412.33 ± 20.10 (n = 3; 1 never
     reached)"`` -- the mean counts those runs at their lower bound."""
-    text = mean_sd_text(mean, sd, n, digits)
-    if not never or pd.isna(mean):
-        return text
-    note = f"{int(never)} never reached" if int(n) > 1 else "never reached"
-    return "\u2265 " + (f"{text[:-1]}; {note})" if text.endswith(")") else f"{text} ({note})")
+    return mean_sd_text(mean, sd, n, digits, never_reached=never)
 
 
 def cell_texts(cells: pd.DataFrame, column: str) -> list[str]:
