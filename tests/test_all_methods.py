@@ -43,12 +43,16 @@ def test_three_rounds_finite_and_resume_is_exact(tmp_path, name):
 
 
 @pytest.mark.parametrize("name", list(METHODS))
-def test_batched_equals_sequential(name):
-    """The same algorithm code trained client by client and all clients at once (vmap),
-    with unequal client sizes (alpha = 0.5), agrees to summation order (in float64:
-    :mod:`float64_simulation` says why)."""
-    finals = [simulation_in_float64(method=name, rounds=2, alpha=0.5, engine=engine,
-                                    **({"rho": 0.5} if "asam" in name else {}))[0].w
-              for engine in ("sequential", "batched")]
-    assert finals[0].dtype == torch.float64
-    torch.testing.assert_close(finals[1], finals[0], rtol=RTOL, atol=ATOL)
+def test_batched_and_rows_equal_sequential(name):
+    """The same algorithm code trained client by client (the reference loop), all clients
+    at once under ``vmap`` and all clients as the row kernel's batched matmuls, with unequal
+    client sizes (alpha = 0.5), agrees to summation order (in float64:
+    :mod:`float64_simulation` says why), evaluations included."""
+    sims = [simulation_in_float64(method=name, rounds=2, alpha=0.5, engine=engine,
+                                  **({"rho": 0.5} if "asam" in name else {}))[0]
+            for engine in ("sequential", "batched", "rows")]
+    assert sims[0].w.dtype == torch.float64 and [s.engine for s in sims] == ["sequential", "batched", "rows"]
+    for other in sims[1:]:
+        torch.testing.assert_close(other.w, sims[0].w, rtol=RTOL, atol=ATOL)
+        for ours, ref in zip(other.metrics, sims[0].metrics):
+            assert ours["test_loss"] == pytest.approx(ref["test_loss"], rel=1e-9)

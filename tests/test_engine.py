@@ -38,14 +38,15 @@ def test_fedsam_differs_from_fedavg_when_rho_positive():
     assert not torch.equal(_final_model(method="fedavg", rounds=2), _final_model(method="fedsam", rounds=2, rho=0.1))
 
 
+@pytest.mark.parametrize("engine", ["batched", "rows"])
 @pytest.mark.parametrize("method,extra", [("fedavg", {"momentum": 0.9}), ("fedsam", {"rho": 0.1}),
                                           ("fedasam", {"rho": 0.5, "eta": 0.2})])
-def test_batched_equals_sequential(method, extra):
+def test_batched_equals_sequential(method, extra, engine):
     """Clients of unequal sizes (Dirichlet alpha=0.5 with unequal class counts are not
     needed: shards of unequal size come from samples_per_client=None on 10 clients of
     MNIST-1D) trained one by one and batched give the same model."""
     seq = _final_model(method=method, engine="sequential", rounds=3, alpha=0.5, **extra)
-    bat = _final_model(method=method, engine="batched", rounds=3, alpha=0.5, **extra)
+    bat = _final_model(method=method, engine=engine, rounds=3, alpha=0.5, **extra)
     torch.testing.assert_close(bat, seq, rtol=1e-4, atol=1e-5)
 
 
@@ -234,21 +235,23 @@ def test_probe_callbacks_are_recorded_every_k_rounds():
     assert -1.0 <= by_round[6]["cos_prev"] <= 1.0
 
 
-def test_auto_engine_batches_the_mnist1d_cnn_on_a_cpu_and_loops_the_image_models():
-    """``engine: auto`` on a CPU: vmap for the model measured faster under it, a loop for
-    the others; accelerators always batch; an explicit engine is kept."""
-    from flcore.sim.engine import CPU_BATCHED_MODELS, resolve_engine
+def test_auto_engine_takes_the_row_kernel_on_a_cpu_and_loops_the_image_models():
+    """``engine: auto`` on a CPU: the row kernel for the MNIST-1D networks, a loop for the
+    others; accelerators always batch; an explicit engine is kept."""
+    from flcore.sim.engine import resolve_engine
+    from flcore.sim.row_engine import ROW_KERNEL_MODELS
 
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
-    assert CPU_BATCHED_MODELS == {"mnist1d_cnn"}
-    assert resolve_engine("auto", cpu, "mnist1d_cnn") == "batched"
-    for model in ("cnn", "resnet18gn", "fmnist_cnn", "mnist1d_mlp", None):
+    assert ROW_KERNEL_MODELS == {"mnist1d_cnn", "mnist1d_mlp"}
+    assert resolve_engine("auto", cpu, "mnist1d_cnn") == "rows"
+    for model in ("cnn", "resnet18gn", "fmnist_cnn", None):
         assert resolve_engine("auto", cpu, model) == "sequential", model
         assert resolve_engine("auto", cuda, model) == "batched", model
     assert resolve_engine("sequential", cpu, "mnist1d_cnn") == "sequential"
     sim, _ = _simulate(rounds=1)
-    assert sim.engine == "batched"
-    assert _simulate(rounds=1, model="mnist1d_mlp")[0].engine == "sequential"
+    assert sim.engine == "rows"
+    assert _simulate(rounds=1, model="mnist1d_mlp")[0].engine == "rows"
+    assert _simulate(rounds=1, engine="batched")[0].engine == "batched"
 
 
 def test_a_group_of_image_model_runs_on_a_cpu_loops_over_its_rows(tmp_path):

@@ -80,8 +80,10 @@ def test_rho_zero_in_a_group_equals_fedavg_alone():
 
 def test_runs_that_cannot_share_a_batch_get_keys_of_their_own():
     assert group_key(_cfg("fedsam", seed=0)) != group_key(_cfg("fedavg", seed=0))
-    assert group_key(_cfg("fedavg", seed=0, per_round=2)) != group_key(_cfg("fedavg", seed=0))
-    assert group_key(_cfg("scaffold", seed=0, lr=0.05)) != group_key(_cfg("scaffold", seed=0))  # reads ctx.lr
+    assert group_key(_cfg("fedavg", seed=0, local_epochs=2)) != group_key(_cfg("fedavg", seed=0))
+    assert group_key(_cfg("fedavg", seed=0, momentum=0.9)) != group_key(_cfg("fedavg", seed=0))
+    # the same SAM client, but FedGloSS's server sends a perturbed start (a broadcast part)
+    assert group_key(_cfg("fedgloss-sam", seed=0)) != group_key(_cfg("fedsam", seed=0))
     fedfa = [_cfg("fedfa", seed=0), _cfg("fedfa", seed=1)]
     assert not run_batchable("fedfa") and group_key(fedfa[0]) != group_key(fedfa[1])
     # a timed run trains alone (its round times are the measurement); timing enters the run id
@@ -91,6 +93,23 @@ def test_runs_that_cannot_share_a_batch_get_keys_of_their_own():
     assert group_key(_cfg("fedavg", seed=0)) == group_key(_cfg("fedavg", seed=1))
     with pytest.raises(ValueError, match="plan them into groups"):
         run_group(fedfa, CPU)
+
+
+@pytest.mark.parametrize("runs", [
+    # one client procedure (plain SGD), four servers, averagings and lr schedules
+    [("fedavg", {}), ("fedavg+swa", {}), ("fedadam", {}), ("fedyogi+ima", {"ima_window": 2})],
+    # control variates that read the learning rate, at two rates (a per-row column)
+    [("scaffold", {"lr": 0.05}), ("scaffold", {})],
+    [("mofedsam", {"lr": 0.05}), ("mofedsam", {})],
+    # FedGF's server with an adaptive and a static c: the same broadcast
+    [("fedgf", {}), ("fedgf-static-c", {})],
+    # runs of different lengths and clients per round: a finished run leaves the group
+    [("fedsam", {"rounds": 2}), ("fedsam", {"per_round": 2}), ("fedsam+swa", {"rounds": 4})],
+])
+def test_runs_of_different_methods_with_one_client_procedure_share_a_batch(runs):
+    cfgs = [_cfg(method, seed=s, alpha=0.5, **values) for s, (method, values) in enumerate(runs)]
+    assert len({group_key(c) for c in cfgs}) == 1
+    _assert_same_runs([_alone(c) for c in cfgs], _together(cfgs))
 
 
 def test_merge_per_run_rows_and_columns():

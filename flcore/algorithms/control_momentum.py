@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flcore.algorithms.corrections import _local_steps, received
+from flcore.algorithms.corrections import received, steps_times_lr
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import SentVector, ServerRound
 
@@ -40,7 +40,7 @@ class MomentumControlVariate:
     def end(self, W, ctx, scratch, out):
         c = received(ctx, "moswa_c")
         c_i = ctx.client_state["moswa_c"]
-        denom = (_local_steps(out, ctx) * ctx.lr * self.lr_mean).unsqueeze(-1)
+        denom = (steps_times_lr(out, ctx) * self.lr_mean).unsqueeze(-1)
         c_new = c_i - c + (ctx.start - W) / denom
         out["moswa_dc"] = c_new - c
         out["client_state"]["moswa_c"] = c_new

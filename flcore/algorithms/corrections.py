@@ -17,6 +17,7 @@ Per-client scratch keys are prefixed by the part's name so parts never collide.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -40,6 +41,13 @@ def _local_steps(out, ctx) -> torch.Tensor:
     return steps.to(out["model"].dtype).clamp_min(1)
 
 
+def steps_times_lr(out, ctx) -> torch.Tensor:
+    """``[K]``: each client's local steps times its learning rate (``ctx.lr`` is one number,
+    or a ``[K, 1]`` column when the runs of a group train with different rates)."""
+    lr = ctx.lr.reshape(-1) if isinstance(ctx.lr, torch.Tensor) else ctx.lr
+    return _local_steps(out, ctx) * lr
+
+
 @part_id("C1")
 @dataclass(frozen=True)
 class Prox:
@@ -48,6 +56,8 @@ class Prox:
     point the clients started from (``ctx.start``)."""
 
     mu: float
+    #: fields that may differ between the rows of one batch (the runs of a group), as ``[K, 1]`` columns
+    row_columns: ClassVar[tuple[str, ...]] = ("mu",)
 
     def __call__(self, W, g, ctx, scratch, batch):
         return g + self.mu * (W - ctx.start)
@@ -85,7 +95,7 @@ class ScaffoldCorrection:
     def end(self, W, ctx, scratch, out):
         c = received(ctx, "scaffold_c")
         c_k = ctx.client_state["scaffold_c"]
-        denom = (_local_steps(out, ctx) * ctx.lr).unsqueeze(-1)
+        denom = steps_times_lr(out, ctx).unsqueeze(-1)
         c_new = c_k - c + (ctx.start - W) / denom
         out["scaffold_dc"] = c_new - c_k
         out["client_state"]["scaffold_c"] = c_new
@@ -229,7 +239,7 @@ class GlobalMomentum:
         return self.alpha * g + scratch["fedcm_term"]
 
     def end(self, W, ctx, scratch, out):
-        out["fedcm_steps_lr"] = _local_steps(out, ctx) * ctx.lr
+        out["fedcm_steps_lr"] = steps_times_lr(out, ctx)
 
 
 @part_id("C6")

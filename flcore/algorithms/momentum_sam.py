@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import torch
 
-from flcore.algorithms.corrections import _local_steps, received
+from flcore.algorithms.corrections import received, steps_times_lr
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import ServerRound, aggregate
 
@@ -94,7 +94,7 @@ class AdaptiveMomentumMix:
         return scratch["wmsam_alpha"] * g + scratch["wmsam_term"]
 
     def end(self, W, ctx, scratch, out):
-        out["wmsam_steps_lr"] = _local_steps(out, ctx) * ctx.lr
+        out["wmsam_steps_lr"] = steps_times_lr(out, ctx)
 
 
 @part_id("S11")

@@ -13,6 +13,7 @@ the unperturbed iterate leaves it in ``scratch["grad_at_w"]`` (FedSpeed mixes it
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -50,6 +51,8 @@ class SAMPerturbation:
 
     rho: float
     extra_grad_evals: int = 1
+    #: fields that may differ between the rows of one batch (the runs of a group), as ``[K, 1]`` columns
+    row_columns: ClassVar[tuple[str, ...]] = ("rho",)
 
     def __call__(self, W, batch, ctx, scratch):
         loss, g = ctx.grad_fn(W, batch)
@@ -72,6 +75,7 @@ class ASAMPerturbation:
     eta: float
     weight_mask: torch.Tensor  # bool [P]: True on coordinates of "weight" tensors
     extra_grad_evals: int = 1
+    row_columns: ClassVar[tuple[str, ...]] = ("rho", "eta")
 
     def __call__(self, W, batch, ctx, scratch):
         loss, g = ctx.grad_fn(W, batch)

@@ -42,6 +42,7 @@ from flcore.sim.cuda_graphs import StepGraphs
 from flcore.sim.precision import precision_mode
 from flcore.sim.round_draws import RoundDraws, stack_plans, static_width
 from flcore.sim.round_driver import RoundDriver, RoundTiming  # noqa: F401  (RoundTiming: re-exported)
+from flcore.sim.row_engine import ROW_KERNEL_MODELS, evaluate_rows
 from flcore.sim.sampling import plan_client_round, sample_clients
 from flcore.tensor_tree import to_device
 
@@ -57,30 +58,25 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-#: Models whose clients train faster as one ``vmap`` batch than one at a time on a CPU.
-#: Measured on 2 cores (60 rounds at the small scale, s per run, loop -> batched): the
-#: MNIST-1D CNN, FedAvg 2.91 -> 1.97, FedSAM 5.12 -> 3.19, FedDyn 3.34 -> 2.25, SCAFFOLD
-#: 3.40 -> 2.20.  The image models' 2-D convolutions and pooling are far slower under
-#: ``vmap`` on a CPU (the paper's CNN: 0.84 s against 1.50 s per FedAvg round; a group of
-#: three FedSAM runs' gradient 8 s against 0.75 s looped), and the MNIST-1D MLP gains nothing.
-CPU_BATCHED_MODELS = frozenset({"mnist1d_cnn"})
-
-
 def resolve_engine(name: str, device: torch.device, model: str | None = None) -> str:
-    """``auto``: batched clients on accelerators; on a CPU, batched for the models of
-    :data:`CPU_BATCHED_MODELS` and one client at a time for the others (``model``: the
-    config's model name; None, a model the caller built, counts as another).
+    """``auto``: batched clients on accelerators; on a CPU, the row kernel's batched
+    matmuls (``rows``, :mod:`flcore.sim.row_engine`) for the models of
+    :data:`~flcore.sim.row_engine.ROW_KERNEL_MODELS` and one client at a time for the
+    others (``model``: the config's model name; None, a model the caller built, counts as
+    another).
 
     On a GPU, batching the clients' many small steps is the main speed lever (docs/design.md
-    sections 4 and 10).  ``torch.compile`` is not applied: on the CPU it made the CNN's
-    training step about 20% slower (0.76 s -> 0.91 s per FedAvg round), and its effect on
-    GPUs is still to be measured.
+    sections 4 and 10).  On a CPU ``vmap``'s grouped convolutions lose to a loop for the
+    image models (the paper's CNN: 0.84 s against 1.50 s per FedAvg round), while the
+    MNIST-1D networks' rows as batched matmuls take a fifth of the loop's time per client
+    step (``benchmarks/book_throughput.py``).  ``torch.compile`` is not applied: on the CPU
+    it made the CNN's training step about 20% slower (0.76 s -> 0.91 s per FedAvg round).
     """
     if name != "auto":
         return name
     if device.type != "cpu":
         return "batched"
-    return "batched" if model in CPU_BATCHED_MODELS else "sequential"
+    return "rows" if model in ROW_KERNEL_MODELS else "sequential"
 
 
 def build_initial_model(cfg, input_shape, num_classes, device):
@@ -438,8 +434,14 @@ class Simulation:
         return (sums / self.client_sizes.clamp_min(1)).tolist()
 
     def evaluate(self) -> tuple[float, float]:
+        """Test accuracy and mean cross-entropy of the evaluated model (SWA's average once it
+        exists, else ``w``); through the row kernel under the ``rows`` engine."""
         w_eval = self.server.eval_params(self.w, self.server_state)
         with precision_mode(self.cfg.precision, self.device):
+            if self.driver.kernel is not None:
+                acc, loss = evaluate_rows(self.driver.kernel, w_eval.unsqueeze(0), self.data.test_x, self.data.test_y,
+                                          self.cfg.eval_batch_size)
+                return float(acc[0]), float(loss[0])
             acc, loss = self.flat.evaluate(w_eval, self.data.test_x, self.data.test_y, self.cfg.eval_batch_size)
         return float(acc), float(loss)
 

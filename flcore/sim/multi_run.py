@@ -1,9 +1,8 @@
 """Which runs may train as one computation, and training such a group.
 
-R runs of K clients train as one ``[R*K, P]`` batch of clients.  Runs that share a model
-and a protocol shape (data set, model, clients per round, local steps, rounds,
-evaluation schedule, method) and differ in their seed, their partition or the values of
-some hyper-parameters train together.  Each run keeps everything that
+R runs of K clients train as one ``[R*K, P]`` batch of clients.  Runs that share a model,
+a data set and the shape of a local step (batch size, local epochs, augmentation) and
+whose clients run the same procedure train together.  Each run keeps everything that
 makes it *that* run -- its own :class:`~flcore.Simulation` (global model, server and
 client state, lr schedule, run record), its own client sampling and batch plans drawn
 from ``(seed, purpose, round, client)`` -- and only the clients' local training, the
@@ -19,67 +18,111 @@ bulk of the compute, is one computation over the ``R*K`` clients of a round:
 Local training of a client is a pure function of these inputs, so each run's numbers
 equal what it gives alone, to float tolerance (``tests/test_multi_run.py`` checks every
 method family).  The batch's gradients come from the engine the runs' model and device
-resolve to (:func:`flcore.sim.engine.resolve_engine`): one ``vmap`` over the ``R*K`` rows,
-or, for the image models on a CPU, a loop over them, ten times faster there.
+resolve to (:func:`flcore.sim.engine.resolve_engine`): the row kernel's batched matmuls
+for the MNIST-1D networks on a CPU, one ``vmap`` over the ``R*K`` rows on a GPU, or, for
+the image models on a CPU, a loop over them, ten times faster there than ``vmap``.
 The rounds are driven by :class:`flcore.sim.round_driver.RoundDriver`, the driver of a
 run alone too (the merging of per-run values is :mod:`flcore.sim.run_axis`): the server
 step, evaluation, checkpoints and metrics stay per run, so a run trained in a group has
 the same record, run id and resume semantics as one trained alone, and a run
 interrupted inside a group resumes from its own checkpoint.
 
-Methods whose client parts cannot take per-row inputs (they read the global model or
-the broadcast as one vector, or keep a non-row-wise scratch) are not in
-:func:`run_batchable`; the planner gives each of their runs a group of its own.
+Which runs share a computation (:func:`group_key`) is read from the parts, not from
+method names: runs whose built client procedures are the same parts with the same
+settings -- but for the fields a part declares ``row_columns`` (SAM's and ASAM's
+``rho``, ASAM's ``eta``, FedProx's ``mu``) -- and whose servers send the same kinds of
+vectors (the server parts with a ``broadcast`` hook, and the probe exchange) train
+together, whatever their method's name, server step, averaging or learning-rate
+schedule (a per-row ``lr`` column): FedAvg, FedAvg+SWA, FedAdam and FedYogi+IMA runs
+are one computation for their clients.  Runs also share a group across rounds, evaluation
+schedules and clients per round: a run that has finished leaves the group's later rounds.
+Methods whose client parts cannot take per-row inputs (they read the broadcast as one
+matrix for the whole chunk) are not :func:`run_batchable`; the planner gives each of
+their runs a group of its own.
 """
 from __future__ import annotations
 
+import dataclasses
+from functools import lru_cache
+
 import torch
 
-from flcore.config import PARTITION_FIELDS
+from flcore.algorithms import get_method
+from flcore.algorithms.methods import probe_flat
+from flcore.config import PARTITION_FIELDS, hyperparameters_of
 from flcore.sim.engine import Simulation
 from flcore.sim.federated_data import build_federated_data
 from flcore.sim.round_driver import RoundDriver
 from flcore.sim.run_axis import merge_parts, merge_per_run
 
-__all__ = ["COLUMN_FIELDS", "RUN_FIELDS", "group_key", "merge_parts", "merge_per_run", "run_batchable",
-           "run_group"]
+__all__ = ["FREE_FIELDS", "group_key", "merge_parts", "merge_per_run", "run_batchable", "run_group"]
 
-#: Every method's local training takes per-row inputs, so clients of different runs can
-#: share one batch (checked against runs alone, per family, in tests/test_multi_run.py) --
-#: FedFA is the exception: its server broadcasts class anchors ``[C, d]`` that its client
-#: parts read as one matrix for the whole chunk.
+#: FedFA's server broadcasts class anchors ``[C, d]`` that its client parts read as one
+#: matrix for the whole chunk: its runs train alone.
 NOT_RUN_BATCHABLE = frozenset({"fedfa", "fedfa+ima"})
 
 
 def run_batchable(method: str) -> bool:
     return method not in NOT_RUN_BATCHABLE
-#: Config fields runs of one group may differ in, whatever the method: they change
-#: the data and the random draws, not the shape of the computation.
-RUN_FIELDS = frozenset({"seed", "num_samples"} | {f for fs in PARTITION_FIELDS.values() for f in fs})
-#: Hyper-parameters that may also differ for these methods: they become per-row columns
-#: (``lr`` through ``RoundContext.lr``, the others as fields of the perturbation or
-#: correction parts); methods whose parts read ``ctx.lr`` beyond the SGD step (SCAFFOLD,
-#: FedCM) are not listed.
-COLUMN_FIELDS = {
-    "fedavg": ("lr",), "fedsam": ("lr", "rho"), "fedasam": ("lr", "rho", "eta"),
-    "fedprox": ("lr", "mu"),
-}
+
+
+#: Config fields runs of one group may differ in, whatever their methods: they change the
+#: data and the random draws (seed, partition), the rounds trained and recorded, the
+#: clients sampled per round, or the learning rate (a per-row column) -- not the shape of
+#: a local step.  A method's hyper-parameters may differ too where its parts allow
+#: (:func:`client_signature`).
+FREE_FIELDS = frozenset({"seed", "num_samples", "method", "lr", "lr_decay", "rounds", "eval_every", "eval_last",
+                         "eval_last_every", "client_accuracy", "per_round", "clients"}
+                        | {f for fs in PARTITION_FIELDS.values() for f in fs})
+
+
+def _signature(part):
+    """A part's structure and settings, its declared ``row_columns`` masked."""
+    if isinstance(part, tuple):
+        return tuple(_signature(p) for p in part)
+    if dataclasses.is_dataclass(part) and not isinstance(part, type):
+        columns = getattr(type(part), "row_columns", ())
+        return (type(part).__qualname__,
+                tuple((f.name, "row column" if f.name in columns else _signature(getattr(part, f.name)))
+                      for f in dataclasses.fields(part) if f.compare))
+    if isinstance(part, torch.Tensor):
+        return ("tensor", tuple(part.shape), str(part.dtype))
+    return repr(part)
+
+
+@lru_cache(maxsize=1024)
+def _signatures(method: str, settings: tuple) -> tuple:
+    from flcore.config import resolve_config
+
+    cfg = resolve_config(dict(settings))
+    built = get_method(method)
+    server = built.build_server(cfg)
+    sends = tuple(sorted(type(p).__qualname__ for p in server.parts if hasattr(p, "broadcast")))
+    return _signature(built.build_client(cfg, probe_flat())), (server.needs_probe, sends)
+
+
+def client_signature(cfg) -> tuple:
+    """(the client procedure's signature, the server's: its probe exchange and the kinds of
+    vectors it sends) of ``cfg``'s method, built on a two-tensor probe model."""
+    settings = {k: v for k, v in cfg.to_dict().items() if k not in ("seed", "device", "max_rounds")}
+    return _signatures(cfg.method, tuple(sorted((k, v if not isinstance(v, list) else tuple(v))
+                                               for k, v in settings.items())))
 
 
 def group_key(cfg) -> tuple:
     """What runs must share to be trained as one batch: the canonical config without the
-    fields that may differ between them (:data:`RUN_FIELDS`, the method's
-    :data:`COLUMN_FIELDS`).  A run of a method outside :func:`run_batchable`, one that
-    records probes or snapshots (:mod:`flcore.analysis.recording`), or a *timed* run (its
-    round times are the measurement: a batch would record a share of a shared round) has a
-    key of its own (its run id)."""
-    canonical = cfg.canonical()
+    :data:`FREE_FIELDS` and the method's hyper-parameters, plus the signatures of the
+    client procedure and the server's broadcast (:func:`client_signature`).  A run of a
+    method outside :func:`run_batchable`, one that records probes or snapshots
+    (:mod:`flcore.analysis.recording`), or a *timed* run (its round times are the
+    measurement: a batch would record a share of a shared round) has a key of its own (its
+    run id)."""
     if not run_batchable(cfg.method) or cfg.probes or cfg.snapshot_rounds or cfg.timed:  # these train alone
         return ("alone", cfg.run_id())
-    free = RUN_FIELDS | set(COLUMN_FIELDS.get(cfg.method, ()))
-    shared = {k: v for k, v in canonical.items() if k not in free}
+    free = FREE_FIELDS | set(hyperparameters_of(cfg.method))
+    shared = {k: v for k, v in cfg.canonical().items() if k not in free}
     shared["eval_batch_size"] = cfg.eval_batch_size
-    return tuple(sorted((k, repr(v)) for k, v in shared.items()))
+    return ("shared", tuple(sorted((k, repr(v)) for k, v in shared.items())), client_signature(cfg))
 
 
 def run_group(cfgs: list, device: torch.device, create_run=None, progress: bool = False,

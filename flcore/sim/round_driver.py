@@ -34,9 +34,16 @@ from flcore.record_format import CAPPED, is_evaluation_round, stop_round, summar
 from flcore.sim.local_training import train_chunk
 from flcore.sim.precision import precision_mode
 from flcore.sim.round_draws import RoundDraws, stack_plans, static_width
+from flcore.sim.row_engine import evaluate_rows, kernel_of, row_grad_fn
 from flcore.sim.run_axis import concat_data, merge_parts, merge_per_run, shift_plan, slice_parts
 
 __all__ = ["RoundDriver", "RoundTiming", "RunTrack"]
+
+#: Rows of one local-training computation under the ``rows`` engine on a CPU: the row
+#: kernel's time per row is lowest from about 20 to 40 rows (2 cores: 267 us a row at 5,
+#: 204 at 30, 254 at 150, whose activations leave the core's cache), so larger groups are
+#: trained in chunks of this size.
+ROWS_PER_CHUNK = 40
 
 
 class RoundTiming:
@@ -94,7 +101,11 @@ class RoundDriver:
             self.data, self.offsets = first.data, [0]
         else:
             self.data, self.offsets = concat_data([s.data for s in self.sims])
-        self.grad_fn = first.flat.grad_fn(batched=self.engine == "batched")
+        #: the row kernel of the runs' model under the ``rows`` engine (:mod:`flcore.sim.row_engine`)
+        self.kernel = kernel_of(first.flat) if self.engine == "rows" else None
+        self.grad_fn = (row_grad_fn(first.flat, self.kernel) if self.kernel is not None
+                        else first.flat.grad_fn(batched=self.engine == "batched"))
+        self._test_set_of: list[int] | None = None  # which runs share a test set (rows engine)
         self.weight_mask = first.flat.weight_mask
         self.static_width = static_width(first.cfg.batch_size, [max(s.data.client_sizes) for s in self.sims],
                                          self.engine, self.device)
@@ -180,7 +191,7 @@ class RoundDriver:
         step_graphs = sims[0].step_graphs if self.alone and self.engine == "batched" else None
         total = len(draws)
         while True:
-            size = 1 if self.alone and self.engine == "sequential" else self.chunk_size or total
+            size = 1 if self.alone and self.engine == "sequential" else self.chunk_size or self._rows_at_once(total)
             try:
                 outputs = []
                 with precision_mode(sims[0].cfg.precision, self.device):
@@ -220,6 +231,35 @@ class RoundDriver:
             lo += r
         return results
 
+    def _rows_at_once(self, total: int) -> int:
+        """Rows of one computation when no chunk size is set: all of them, but under the
+        ``rows`` engine on a CPU chunks of about :data:`ROWS_PER_CHUNK`, equal in size."""
+        if self.engine != "rows" or self.device.type != "cpu" or total <= ROWS_PER_CHUNK:
+            return total
+        chunks = -(-total // ROWS_PER_CHUNK)
+        return -(-total // chunks)
+
+    def evaluate_together(self, members: list[int], done: int) -> dict[int, tuple[float, float]]:
+        """Test accuracy and loss of the members that evaluate after round ``done``, the
+        runs sharing a test set in one pass of the row kernel (:func:`evaluate_rows`)."""
+        if self._test_set_of is None:
+            self._test_set_of = _test_set_ids(self.sims)
+        by_set: dict[int, list[int]] = {}
+        for m in members:
+            if is_evaluation_round(done, self.sims[m].cfg):
+                by_set.setdefault(self._test_set_of[m], []).append(m)
+        out: dict[int, tuple[float, float]] = {}
+        for shared in by_set.values():
+            sims = [self.sims[m] for m in shared]
+            first = sims[0]
+            W = torch.stack([s.server.eval_params(s.w, s.server_state) for s in sims])
+            with precision_mode(first.cfg.precision, self.device):
+                acc, loss = evaluate_rows(self.kernel, W, first.data.test_x, first.data.test_y,
+                                          first.cfg.eval_batch_size)
+            for m, accuracy, mean_loss in zip(shared, acc.tolist(), loss.tolist()):
+                out[m] = (accuracy, mean_loss)
+        return out
+
     # ------------------------------------------------------------------ the loop
     def run_rounds(self) -> list[dict]:
         """Train every run to its end (each resumed from its checkpoint); returns their
@@ -245,9 +285,10 @@ class RoundDriver:
                 if self.device.type == "cuda":
                     torch.cuda.synchronize(self.device)
                 share = (time.perf_counter() - round_started) / len(members)
+                evaluations = self.evaluate_together(members, round + 1) if self.kernel is not None else {}
                 for m, loss in zip(members, losses):
                     tracks[m].timing.add(share)
-                    accuracy = tracks[m].after_round(round, loss)
+                    accuracy = tracks[m].after_round(round, loss, evaluations.get(m))
                     if bar is not None and accuracy is not None:
                         bar.set_postfix(test_acc=f"{accuracy:.4f}")
                 if bar is not None:
@@ -263,6 +304,24 @@ class RoundDriver:
                 bar.close()
         elapsed = time.perf_counter() - started
         return [t.finish(elapsed) for t in tracks]
+
+
+def _test_set_ids(sims: list) -> list[int]:
+    """For each of ``sims``, the index of the first one whose test set equals its own (the
+    same tensors, or equal ones): the runs evaluated together."""
+    ids: list[int] = []
+    for i, sim in enumerate(sims):
+        x, y = sim.data.test_x, sim.data.test_y
+        for j in sorted(set(ids)):
+            other = sims[j].data
+            if (other.test_x is x and other.test_y is y) or (
+                    other.test_x.shape == x.shape and other.test_y.shape == y.shape
+                    and torch.equal(other.test_x, x) and torch.equal(other.test_y, y)):
+                ids.append(j)
+                break
+        else:
+            ids.append(i)
+    return ids
 
 
 def _state_rows(sims: list, ids: list[torch.Tensor], lo: int, hi: int) -> dict[str, torch.Tensor]:
@@ -301,9 +360,11 @@ class RunTrack:
             # up to its checkpoint only (an fsync a row was a tenth of a small run)
             self.sim.run.append_metrics(row, durable=False)
 
-    def after_round(self, round: int, train_loss: torch.Tensor) -> float | None:
+    def after_round(self, round: int, train_loss: torch.Tensor,
+                    evaluation: tuple[float, float] | None = None) -> float | None:
         """Record round ``round`` (0-based) of the run; returns its test accuracy when the
-        round was evaluated."""
+        round was evaluated (``evaluation``: its test accuracy and loss, computed with the
+        group's; None: evaluated here)."""
         sim, cfg, run = self.sim, self.sim.cfg, self.sim.run
         done = round + 1
         sim.rounds_done = done
@@ -317,7 +378,7 @@ class RunTrack:
             self._append({"round": done, "train_loss": float(train_loss), **probed})
         accuracy = None
         if evaluated:
-            accuracy, loss = sim.evaluate()
+            accuracy, loss = sim.evaluate() if evaluation is None else evaluation
             row: dict[str, Any] = {"round": done, "train_loss": float(train_loss), "test_accuracy": accuracy,
                                    "test_loss": loss, "lr": sim.client_lr(round)}
             if cfg.client_accuracy and (done % cfg.eval_every == 0 or done == cfg.rounds):
