@@ -18,11 +18,15 @@ CHECKPOINT_FORMAT = 2
 
 
 def is_evaluation_round(done: int, cfg) -> bool:
-    """Evaluate every ``eval_every`` rounds, every round of the last ``eval_last`` and
-    after the final round (the FedSAM paper's protocol: every 100, then every round of the
-    last 100, whose mean is reported).  ``cfg``: anything with ``rounds``, ``eval_every``
-    and ``eval_last``."""
-    return done % cfg.eval_every == 0 or done > cfg.rounds - cfg.eval_last or done == cfg.rounds
+    """Evaluate every ``eval_every`` rounds, every ``eval_last_every``-th round of the last
+    ``eval_last`` (counted back from the last round) and after the final round (the FedSAM
+    paper's protocol: every 100, then every round of the last 100, whose mean is reported;
+    the small scale evaluates every fifth round of its last 100: their mean differs from
+    the 100 rounds' by 0.5 points, a 3 % larger variance of a paired difference of seeds).
+    ``cfg``: anything with ``rounds``, ``eval_every``, ``eval_last`` and optionally
+    ``eval_last_every`` (1 when absent)."""
+    late = done > cfg.rounds - cfg.eval_last and (cfg.rounds - done) % getattr(cfg, "eval_last_every", 1) == 0
+    return done % cfg.eval_every == 0 or late or done == cfg.rounds
 
 
 def stop_round(cfg) -> int:

@@ -161,7 +161,8 @@ RECORD_EDITS = {
                           r"config\.json: not (a config flcore accepts|the canonical config)"),
     # scale: the config's against the manifest's
     "manifest_scale": (dict(manifest=_with(scale="paper")), r"config\.json: scale 'smoke', but manifest\.json"),
-    "config_scale": (dict(config=_with(scale="small")), r"config\.json: scale 'small', but manifest\.json"),
+    "config_scale": (dict(config=_with(scale="small", eval_last_every=5)),
+                     r"config\.json: scale 'small', but manifest\.json"),
     # rounds and summary
     "fewer_rounds_than_config": (dict(status=_with(rounds_done=3)), r"status\.json: finished after 3 rounds"),
     "more_rounds_in_config": (dict(config=lambda c: {**c, "rounds": c["rounds"] + 1}),

@@ -147,6 +147,7 @@ class ExperimentConfig:
     max_rounds: int | None  # stop at this round for now (status "capped"); not part of the run id
     eval_every: int
     eval_last: int
+    eval_last_every: int  # within the last eval_last rounds, evaluate every this many (1: every round)
     eval_batch_size: int
     checkpoint_every: int
     device: str

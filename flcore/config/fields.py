@@ -32,8 +32,11 @@ PARTITION_FIELDS = {
 #: training pickle's file names).
 SPLIT_FILE_DATASETS = ("cifar10", "cifar100")
 ALL_PARTITION_FIELDS = frozenset(f for names in PARTITION_FIELDS.values() for f in names)
-#: How clients train: ``auto`` picks ``batched`` on accelerators, ``sequential`` on CPUs.
-ENGINES = ("auto", "sequential", "batched")
+#: How clients train: ``sequential`` (one client at a time: the reference loop), ``batched``
+#: (all clients in one ``vmap`` computation), ``rows`` (all clients as batched matmuls of a
+#: model's row kernel, :mod:`flcore.models.row_kernels`); ``auto`` picks ``batched`` on
+#: accelerators and, on CPUs, ``rows`` for the models that have a row kernel, else ``sequential``.
+ENGINES = ("auto", "sequential", "batched", "rows")
 #: Arithmetic of local training and evaluation (``flcore.sim.precision``): ``fp32`` (TF32
 #: off on CUDA too), ``tf32`` (TF32 matmuls and convolutions on CUDA), ``bf16`` (autocast).
 PRECISIONS = ("fp32", "tf32", "bf16")
@@ -118,7 +121,8 @@ METHOD_FIELDS = frozenset(
 #: Fields whose defaults leave a method unchanged; they enter the run id of every method
 #: only when set away from that default (so adding an option keeps old run ids).
 NEUTRAL_DEFAULTS = {"lr_decay": 1.0, "clip_norm": None, "mixup_alpha": 0.0, "cutout_size": 0,
-                    "probes": (), "probe_every": 0, "snapshot_rounds": (), "timed": False, "precision": "fp32"}
+                    "probes": (), "probe_every": 0, "snapshot_rounds": (), "timed": False, "precision": "fp32",
+                    "eval_last_every": 1}
 
 #: Allowed values of the string-valued method options: most choose between a paper's
 #: rule and its official code's.
@@ -227,6 +231,7 @@ DEFAULTS: dict[str, Any] = {
     "seed": 0,
     "max_rounds": None,
     "eval_batch_size": 2000,
+    "eval_last_every": 1,
     "device": "auto",
     "engine": "auto",
     "data_root": "data",

@@ -171,6 +171,7 @@ def validate(cfg: dict[str, Any]) -> None:
     for name in ("rounds", "local_epochs", "batch_size", "eval_every", "eval_batch_size", "checkpoint_every"):
         _at_least(name, cfg[name], 1)
     _at_least("eval_last", cfg["eval_last"], 0)
+    _at_least("eval_last_every", cfg["eval_last_every"], 1)
     _at_least("seed", cfg["seed"], 0)
     if cfg["max_rounds"] is not None:
         _at_least("max_rounds", cfg["max_rounds"], 1)
@@ -211,8 +212,8 @@ def validate(cfg: dict[str, Any]) -> None:
         if cfg["local_epochs"] != 1:
             raise ConfigError("local_steps", f"got {cfg['local_steps']} with local_epochs={cfg['local_epochs']}; "
                               "local_steps replaces epochs, give only one of them")
-    for name in ("eval_every", "eval_last", "checkpoint_every", "swa_cycle", "ima_window", "fedgf_window",
-                 "ima_exploration_period",
+    for name in ("eval_every", "eval_last", "eval_last_every", "checkpoint_every", "swa_cycle", "ima_window",
+                 "fedgf_window", "ima_exploration_period",
                  "rho_warmup_rounds", "cutout_size", "classes_per_client"):
         _at_most(name, cfg[name], MAX_ROUNDS if name != "classes_per_client" else MAX_COUNT)
     for name in ("swa_start", "ima_start"):

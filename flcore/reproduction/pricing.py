@@ -108,9 +108,10 @@ def _state_floats(cfg: ExperimentConfig) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=256)
-def _evaluations(rounds: int, eval_every: int, eval_last: int) -> int:
+def _evaluations(rounds: int, eval_every: int, eval_last: int, eval_last_every: int = 1) -> int:
     """Evaluation rounds of a run's protocol (:func:`flcore.record_format.is_evaluation_round`)."""
-    protocol = SimpleNamespace(rounds=rounds, eval_every=eval_every, eval_last=eval_last)
+    protocol = SimpleNamespace(rounds=rounds, eval_every=eval_every, eval_last=eval_last,
+                               eval_last_every=eval_last_every)
     return sum(1 for r in range(1, rounds + 1) if is_evaluation_round(r, protocol))
 
 
@@ -120,7 +121,7 @@ def run_store_bytes(cfg: ExperimentConfig) -> int:
     server, clients = _state_floats(cfg)
     model_bytes = 4 * params
     checkpoint = model_bytes + 4 * (server + clients)
-    evaluations = _evaluations(cfg.rounds, cfg.eval_every, cfg.eval_last)
+    evaluations = _evaluations(cfg.rounds, cfg.eval_every, cfg.eval_last, cfg.eval_last_every)
     with_clients = cfg.rounds // cfg.eval_every + 1
     metrics = 160 * evaluations + 20 * cfg.clients * with_clients
     snapshots = len(cfg.snapshot_rounds) * (1 + cfg.per_round) * model_bytes

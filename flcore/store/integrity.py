@@ -113,12 +113,12 @@ def scan_metrics_bytes(data: bytes) -> LogScan:
 
 
 def _config_rounds(config: dict[str, Any]) -> SimpleNamespace | None:
-    """The config's ``rounds``, ``eval_every`` and ``eval_last`` (already range-checked by
+    """The config's ``rounds``, ``eval_every``, ``eval_last`` and ``eval_last_every`` (already range-checked by
     the config's schema), or None if it does not say (a record not written by the engine)."""
-    values = [config.get(name) for name in ("rounds", "eval_every", "eval_last")]
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+    values = [config.get(name) for name in ("rounds", "eval_every", "eval_last")] + [config.get("eval_last_every", 1)]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values) or values[3] < 1:
         return None
-    return SimpleNamespace(rounds=values[0], eval_every=values[1], eval_last=values[2])
+    return SimpleNamespace(rounds=values[0], eval_every=values[1], eval_last=values[2], eval_last_every=values[3])
 
 
 def expected_evaluation_rounds(config: dict[str, Any], upto: int) -> list[int]:

@@ -113,7 +113,8 @@ _METRIC = Nullable(Number())
 #: ``config.json``: any keys (the config of some flcore version); the fields the store
 #: itself reads are typed.
 CONFIG_SCHEMA = Record(optional={"rounds": Int(1, MAX_ROUNDS), "eval_every": Int(1, MAX_ROUNDS),
-                                 "eval_last": Int(0, MAX_ROUNDS), "method": Text(256), "dataset": Text(256),
+                                 "eval_last": Int(0, MAX_ROUNDS), "eval_last_every": Int(1, MAX_ROUNDS),
+                                 "method": Text(256), "dataset": Text(256),
                                  "alpha": Number()},
                        extra=JSONValue(max_string=4096, max_items=MAX_COUNT), max_keys=1000)
 
