@@ -31,8 +31,9 @@ Both ways compute the same gradients; batching only removes per-step overhead an
 the kernels on larger operands.  So the run-level ratio cannot pass the ratio of the
 gradient kernels themselves.  Each row also carries ``gradient_ms_per_client_step``: the
 milliseconds of one client's minibatch gradient on the path that way trains with
-(:meth:`flcore.flat.FlatModel.grad_fn`: one client at a time for ``one-at-a-time``; all
-clients of the largest group at once, under ``vmap``, for ``batched``), timed in its own
+(the engine ``auto`` picks: on a CPU the row kernel, :mod:`flcore.sim.row_engine`, for a
+run's 5 clients for ``one-at-a-time`` and for all clients of the largest group at once for
+``batched``; elsewhere :meth:`flcore.flat.FlatModel.grad_fn`), timed in its own
 single-threaded process on the runs' model and batch size, and ``gradient_ratio``, the
 one-at-a-time kernel time over this row's.  From them (:func:`gradient_fields`):
 
@@ -142,7 +143,13 @@ def time_gradient(engine: str, config: dict, clients: int, device: str, out, ste
     rows = torch.randint(0, data.train_x.shape[0], (clients, cfg.batch_size), generator=generator).to(dev)
     batch = Batch(x=data.train_x[rows], y=data.train_y[rows], weight=torch.ones(rows.shape, device=dev),
                   active=torch.ones(clients, dtype=torch.bool, device=dev))
-    grad = flat.grad_fn(batched=engine != "one-at-a-time")
+    from flcore.sim.engine import resolve_engine
+    from flcore.sim.row_engine import kernel_of, row_grad_fn
+
+    if resolve_engine("auto", dev, cfg.model) == "rows":  # the row kernel, alone (K = 5 rows) or batched
+        grad = row_grad_fn(flat, kernel_of(flat))
+    else:
+        grad = flat.grad_fn(batched=engine != "one-at-a-time")
     for _ in range(5):
         grad(W, batch)
     if dev.type == "cuda":

@@ -146,6 +146,7 @@ def store_row(store: Path, command: str) -> dict | None:
             "probe_s": None if speed is None else round(speed["measured"], 1),
             "estimate_uncalibrated_s": None, "group_s": last["group_s"], "load": last.get("load"),
             "machine": last.get("machine"), "cpus": last["cpus"], "processor": last.get("processor"),
+            "correction": last.get("correction", 1.0), "calibration": last.get("calibration", ""),
             "date": last["date"][:10], "command": command}
 
 

@@ -53,7 +53,7 @@ def _cells(monkeypatch, values, censored=None):
         return CellValues(dict(got), {s: f"{name}-{s}" for s in got}, [SMALL_CONFIG], "", [],
                           list(censored.get(name, [])))
 
-    monkeypatch.setattr(claims_module, "_cell_values", fake)
+    monkeypatch.setattr(claims_module, "cell_values", fake)
 
 
 A = {0: 60.0, 1: 60.0, 2: 60.0}
@@ -196,7 +196,7 @@ def test_the_store_reader_marks_censored_seeds(monkeypatch):
         [{"status": "finished", "value": 40.0, "never": False}, {"status": "finished", "value": math.inf,
                                                                   "never": True}]))
     claim = _claim([Comparison({"algorithm": "A"}, {"algorithm": "B"}, 1.0, 2.0)], metric="rounds_x")
-    cell = claims_module._cell_values(claim, {"algorithm": "A"}, "small", (0, 1), None)
+    cell = claims_module.cell_values(claim, {"algorithm": "A"}, "small", (0, 1), None)
     assert cell.values == {0: 40.0, 1: math.inf} and cell.censored == [1]
 
 

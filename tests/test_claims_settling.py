@@ -76,7 +76,7 @@ def test_an_accuracy_comparison_reports_settles_at_from_the_logged_curves(monkey
         return CellValues(values, {s: f"{cell['algorithm']}-{s}" for s in values}, [config],
                           runs={s: _Run(c) for s, c in curves.items()})
 
-    monkeypatch.setattr(claims_module, "_cell_values", fake)
+    monkeypatch.setattr(claims_module, "cell_values", fake)
     claim = Claim(id="x-claim", paper="fedsam", text="A beats B", quote="", artifacts=("fedsam-table-2",),
                   source="", metric="accuracy", direction="higher",
                   comparisons=(Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0),),

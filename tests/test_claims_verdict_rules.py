@@ -51,7 +51,7 @@ def _cells(monkeypatch, values: dict[str, dict[int, float]], diverged: dict[str,
         return CellValues(dict(got), {s: f"{name}-{s}" for s in got}, [SMALL_CONFIG], reason,
                           list(diverged.get(name, [])))
 
-    monkeypatch.setattr(claims_module, "_cell_values", fake)
+    monkeypatch.setattr(claims_module, "cell_values", fake)
 
 
 # --------------------------------------------------------------------------- chance, per cell
@@ -122,7 +122,7 @@ def _flat_cells(monkeypatch, values, accuracy):
         return CellValues(dict(values[name]), {s: f"{name}-{s}" for s in values[name]}, [SMALL_CONFIG],
                           accuracy=dict(accuracy[name]))
 
-    monkeypatch.setattr(claims_module, "_cell_values", fake)
+    monkeypatch.setattr(claims_module, "cell_values", fake)
 
 
 LAMBDAS = {"A": {0: 20.0, 1: 21.0, 2: 19.0}, "B": {0: 40.0, 1: 42.0, 2: 41.0}}  # A flatter by 21, sd 1
@@ -189,7 +189,7 @@ def test_the_store_reader_keeps_each_seeds_accuracy_beside_its_flatness(monkeypa
     monkeypatch.setattr(runner, "results_frame", frame)
     monkeypatch.setitem(claims_module.METRICS, claim.metric,
                         dataclasses.replace(claims_module.METRICS[claim.metric], function=lambda row: 5.0))
-    got = claims_module._cell_values(claim, cell, "small", (0,), None)
+    got = claims_module.cell_values(claim, cell, "small", (0,), None)
     assert got.values == {0: 5.0} and got.accuracy == pytest.approx({0: 10.1})
 
 
@@ -235,7 +235,7 @@ def test_the_store_reader_leaves_diverged_runs_out_for_every_metric(monkeypatch)
         return pd.DataFrame(rows)
 
     monkeypatch.setattr(runner, "results_frame", frame)
-    cell = claims_module._cell_values(claim, fedgamma, "small", (0, 1, 2), None)
+    cell = claims_module.cell_values(claim, fedgamma, "small", (0, 1, 2), None)
     assert cell.values == pytest.approx({0: 55.0, 2: 57.0}) and cell.diverged == [1]
     assert set(cell.run_ids) == {0, 2}
 

@@ -132,7 +132,7 @@ def test_the_fmnist_claim_is_testable_at_paper_and_not_below(monkeypatch):
         return claims_module.CellValues(values, {s: f"{cell['algorithm']}-{s}" for s in seeds},
                                         [s.resolve() for s in specs], "")
 
-    monkeypatch.setattr(claims_module, "_cell_values", fake)
+    monkeypatch.setattr(claims_module, "cell_values", fake)
     result = evaluate(claim, "paper", seeds=[0, 1, 2])
     assert result["verdict"] == "holds", result
     assert all(c.dataset == "fmnist" for cfgs in configs.values() for c in cfgs)

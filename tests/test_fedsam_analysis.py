@@ -65,7 +65,7 @@ def test_the_flatness_claim_is_read_in_its_own_metric_and_never_borrows_a_spread
 
     small = resolve_config({"method": "fedavg", "scale": "small"})
     monkeypatch.setattr(claims_module, "reference_spread", spread)
-    monkeypatch.setattr(claims_module, "_cell_values",
+    monkeypatch.setattr(claims_module, "cell_values",
                         lambda claim, cell, *a: claims_module.CellValues(
                             {0: 50.0 if cell.get("algorithm") != "FedAvg E=1" else 60.0},
                             {0: repr(sorted(cell.items()))}, [small]))

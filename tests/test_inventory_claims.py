@@ -149,7 +149,7 @@ def _cells(monkeypatch, values: dict[str, dict[int, float]], reasons: dict[str, 
         return CellValues(dict(got), {s: f"{name}-{s}" for s in got}, [SMALL_CONFIG] if got or name not in reasons
                           else [], reasons.get(name, ""))
 
-    monkeypatch.setattr(claims_module, "_cell_values", fake)
+    monkeypatch.setattr(claims_module, "cell_values", fake)
 
 
 def test_t_distribution_matches_the_printed_tables():
@@ -429,7 +429,7 @@ def test_reference_spread_is_the_pooled_sd_of_paired_differences(monkeypatch):
     assert spread["pairs"] == 2 and spread["runs"] == 12
 
 
-def test_claim_cells_run_three_seeds_at_small_batched_per_configuration():
+def test_claim_cells_run_their_planned_seeds_at_small_batched_per_configuration():
     from flcore.planning.planner import plan_groups
 
     specs = claim_specs("small", ["fedsam-table-2"])
@@ -437,7 +437,8 @@ def test_claim_cells_run_three_seeds_at_small_batched_per_configuration():
     for spec in specs:
         values = {k: v for k, v in spec.resolve().canonical().items() if k != "seed"}
         seeds.setdefault(repr(sorted(values.items())), set()).add(spec.resolve().seed)
-    assert seeds and all(s == {0, 1, 2} for s in seeds.values())
+    # every cell trains seeds 0 .. n - 1, n the seeds the comparisons reading it plan (3 to 6)
+    assert seeds and all(s == set(range(len(s))) and 3 <= len(s) <= 6 for s in seeds.values())
     # the seeds of one configuration share the planner's batch key, so with one worker they
     # train as one group (more workers cut a set of batchable runs for parallelism)
     from flcore.sim.multi_run import group_key
@@ -550,9 +551,9 @@ def test_toc_lists_every_paper_page_and_every_registered_artifact_under_its_pape
         assert sorted(sections) == sorted(registered), paper
 
 
-def test_timing_claims_read_three_timed_runs_each_trained_alone():
+def test_timing_claims_read_their_planned_timed_runs_each_trained_alone():
     from flcore.planning.planner import plan_groups
-    from flcore.reproduction.claims import cell_specs, get_claim
+    from flcore.reproduction.claims import cell_specs, comparison_seeds, get_claim
 
     claim = get_claim("fedlesam-faster-per-round-than-sam-methods")
     specs = claim_specs("small", ["fedlesam-table-8"])
@@ -560,10 +561,11 @@ def test_timing_claims_read_three_timed_runs_each_trained_alone():
     seeds: dict[str, set] = {}
     for spec in specs:
         seeds.setdefault(spec.labels["algorithm"], set()).add(spec.resolve().seed)
-    assert all(s == {0, 1, 2} for s in seeds.values())
+    reads = comparison_seeds(claim, 0, "small")
+    assert len(reads) >= 3 and all(s == set(reads) for s in seeds.values())
     assert all(group.size == 1 for group in plan_groups(specs, device="cpu", workers=2))  # never batched
-    cell, _ = cell_specs(claim, claim.comparisons[0].better, "small", (0, 1, 2))
-    assert len(cell) == 3 and all(s.config.get("timed") for s in cell)
+    cell, _ = cell_specs(claim, claim.comparisons[0].better, "small", reads)
+    assert len(cell) == len(reads) and all(s.config.get("timed") for s in cell)
 
 
 def test_every_run_a_claims_metric_reads_is_trained_with_the_claims_seeds():

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LATER = ("fedsam-later-fedswa-sam-worse-than-fedavg", "fedlesam-later-reproduction-fedsam-beats-fedlesam",
          "fedlesam-later-fl-simulator-fedsmoo-no-better")
 T975_DF2 = 4.302653  # t(0.975, 2)
+T975_DF5 = 2.570582  # t(0.975, 5)
 GOOD_BY = {"citation": "Someone et al. 2030", "quote": "B beats A"}
 
 
@@ -126,7 +127,7 @@ def test_the_three_later_claims_are_registered_with_their_sources():
 
 #: Hand-set accuracies (%) of the cells the later claims read, per seed; other runs get a
 #: fixed value drawn from their run id.
-HAND = {("fedavg", 0.0): (60.0, 62.0, 64.0), ("fedsam", 0.0): (55.0, 58.0, 57.0)}
+HAND = {("fedavg", 0.0): (60.0, 62.0, 64.0, 61.0, 63.0, 60.5), ("fedsam", 0.0): (55.0, 58.0, 57.0, 57.5, 56.0, 55.5)}
 
 
 def _store(monkeypatch):
@@ -181,11 +182,11 @@ def test_at_small_the_fedswa_claim_holds_by_the_hand_computed_paired_interval(mo
     _store(monkeypatch)
     result = next(r for r in evaluate_claims("small", papers=["fedsam"]) if r["id"] == LATER[0])
     alpha0 = next(c for c in result["comparisons"] if c["cells"]["better"]["alpha"] == 0.0)
-    diffs = [a - b for a, b in zip(HAND[("fedavg", 0.0)], HAND[("fedsam", 0.0)])]  # 5, 4, 7
-    mean = sum(diffs) / 3
-    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / 2)
-    assert alpha0["seeds"] == [0, 1, 2] and alpha0["gap"] == pytest.approx(mean, abs=1e-4)
-    assert alpha0["threshold"] == pytest.approx(T975_DF2 * sd / math.sqrt(3), abs=1e-3)  # 3.79 < 5.33
+    diffs = [a - b for a, b in zip(HAND[("fedavg", 0.0)], HAND[("fedsam", 0.0)])]  # 5, 4, 7, 3.5, 7, 5
+    mean = sum(diffs) / 6  # 5.25
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / 5)  # sqrt(10.875 / 5) = 1.4748
+    assert alpha0["seeds"] == [0, 1, 2, 3, 4, 5] and alpha0["gap"] == pytest.approx(mean, abs=1e-4)
+    assert alpha0["threshold"] == pytest.approx(T975_DF5 * sd / math.sqrt(6), abs=1e-3)  # 1.55 < 5.25
     assert alpha0["verdict"] == "holds"
 
 

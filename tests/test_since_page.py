@@ -27,7 +27,7 @@ def test_since_methods_are_the_newer_recipes_in_their_order():
 def test_the_baselines_are_table_2s_runs_and_only_the_newer_methods_are_added(scale):
     seeds = CLAIM_SEEDS[scale]
     page = since.since_runs(scale)
-    table2 = {s.run_id() for s in fedsam.table2_runs(scale, (0, 1, 2))}
+    table2 = {s.run_id() for s in fedsam.table2_runs(scale, CLAIM_SEEDS["small"])}
     baselines = [s for s in page if s.labels["algorithm"] in since.BASELINES]
     newer = [s for s in page if s.labels["algorithm"] not in since.BASELINES]
     assert len(baselines) == 2 * len(since.ALPHAS) * len(seeds)
@@ -45,12 +45,12 @@ def test_the_baselines_are_table_2s_runs_and_only_the_newer_methods_are_added(sc
         {k: v for k, v in fedavg.config.items() if k != "method"}
 
 
-def test_at_small_the_table_2_baselines_are_trained_at_three_seeds_for_a_claim_already():
+def test_at_small_the_table_2_baselines_are_trained_at_the_claims_seeds_for_a_claim_already():
     from flcore.reproduction.claims import claim_specs
 
     claims_runs = {s.run_id() for s in claim_specs("small", ["fedsam-table-2"])}
     baselines = [s for s in since.since_runs("small") if s.labels["algorithm"] in since.BASELINES]
-    assert {s.labels["seed"] for s in baselines} == {0, 1, 2}
+    assert {s.labels["seed"] for s in baselines} == set(CLAIM_SEEDS["small"])
     assert all(s.run_id() in claims_runs for s in baselines)
 
 
@@ -80,7 +80,7 @@ def test_the_pages_questions_are_decided_by_the_paired_rule_and_are_not_registry
         result = evaluate(claim, "small", None, (0,))
         assert result["verdict"] in RUN and result["counts"]["run"] == len(since.ALPHAS)
         for comparison in result["comparisons"]:
-            assert comparison["seeds"] == [0, 1, 2] and comparison["published"]["gap"] is None
+            assert comparison["seeds"] == list(CLAIM_SEEDS["small"]) and comparison["published"]["gap"] is None
             assert comparison["gap"] == pytest.approx(comparison["better"] - comparison["worse"], abs=1e-3)
 
 

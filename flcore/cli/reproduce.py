@@ -56,6 +56,7 @@ from flcore.reproduction.claims import (
     claim_specs,
     evaluate_claims,
     get_claim,
+    planned_seed_counts,
     spread_specs,
     verdict_totals,
 )
@@ -189,8 +190,8 @@ def _print_plan(args: argparse.Namespace, specs: list, what: str) -> int:
     # a speed measured for the plan is not kept: --plan writes nothing
     here = machine_rates_or_none(args, str(store.resolve()), lambda line: print(line, file=sys.stderr), keep=False)
     estimate = training_estimate(specs, store, args.device, args.workers, args.max_rounds, here)
-    plan = {"scale": args.scale, "seeds": list(args.seeds), **plan,
-            "this_machine": {k: estimate[k] for k in ("runs", "groups", "workers", "seconds")}}
+    plan = {"scale": args.scale, "seeds": list(args.seeds), **plan, "claim_seeds": planned_seed_counts(args.scale),
+            "this_machine": {k: estimate[k] for k in ("runs", "groups", "workers", "seconds", "group_list")}}
     if args.json:
         print(json.dumps(plan, sort_keys=True))
     else:

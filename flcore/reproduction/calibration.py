@@ -4,13 +4,17 @@ The cost model (:mod:`flcore.reproduction.budget`) prices a run from benchmark r
 measured on some machine ("CPU, 2 cores").  Two machines with that name can differ by a
 factor of two -- a slower clock, two hyper-threads of one core rather than two cores,
 a container's neighbours -- so an estimate from the rows alone can be far off.
-:func:`machine_rates` therefore measures a *probe* on this machine: a group of
-``PROBE_RUNS`` small-scale FedSAM runs (the book's commonest kind of group), capped at
-``PROBE_ROUNDS`` rounds, trained in each of the ``workers`` single-threaded processes
-the book trains with, all at once (so that the workers' contention for the cores and
-their memory is in the figure), without a store (nothing is written).  The *factor* is
-the probe's mean seconds over the seconds the reference rows price it at; this machine's
-rates are the reference rows times the factor.
+:func:`machine_rates` therefore measures a *probe* on this machine: the work the rows
+price, in their mix of methods (FedAvg and FedSAM, a third and two thirds of the
+gradients), batched and alone as the book trains them, each capped at ``PROBE_ROUNDS``
+rounds -- a group of ``PROBE_RUNS`` small-scale FedSAM runs and one of as many FedAvg runs
+(15 client rows of the row kernel each), and one FedAvg run alone (a timed run's, or a
+run that records probes: 5 rows) --
+trained in each of the ``workers`` single-threaded processes the book trains with, all
+at once (so that the workers' contention for the cores and their memory is in the
+figure), without a store (nothing is written).  The *factor* is the probe's mean seconds
+over the seconds the reference rows price it at; this machine's rates are the reference
+rows times the factor.
 
 The probe also times the evaluations of its model on its data (the test set, and every
 client's training data), a few of each after its training, in the same workers at once.
@@ -53,9 +57,11 @@ from flcore.store.atomic import atomic_write_json
 #: The file in the store root (hidden: never taken for a run).
 SPEED_FILE = ".machine-speed.json"
 #: Bump when the probe changes: older measurements are then ignored.
-PROBE_VERSION = 2
-PROBE_RUNS = 6
+PROBE_VERSION = 3
+PROBE_RUNS = 3
 PROBE_ROUNDS = 20
+#: The probe's run trained alone.
+PROBE_ALONE = {"method": "fedavg", "dataset": "mnist1d", "scale": "small", "alpha": 0.5, "device": "cpu"}
 #: Evaluations of each kind timed after the probe's training.
 EVAL_REPEATS = 4
 PROBE_CONFIG = {"method": "fedsam", "dataset": "mnist1d", "scale": "small", "alpha": 0.5, "device": "cpu"}
@@ -82,7 +88,14 @@ class Speed:
 
 
 def probe_configs(seed_base: int = 0) -> list[dict]:
+    """The probe's batched group."""
     return [{**PROBE_CONFIG, "seed": seed_base + s} for s in range(PROBE_RUNS)]
+
+
+def probe_groups(seed_base: int = 0) -> list[list[dict]]:
+    """The probe's groups: FedSAM's and FedAvg's batched, and a FedAvg run alone."""
+    fedavg = [{**PROBE_ALONE, "seed": seed_base + s} for s in range(PROBE_RUNS)]
+    return [probe_configs(seed_base), fedavg, [{**PROBE_ALONE, "seed": seed_base + PROBE_RUNS}]]
 
 
 def probe_evaluation(test_s: float, client_s: float) -> EvaluationCost:
@@ -98,7 +111,7 @@ def probe_evaluation_seconds(evaluation: EvaluationCost) -> float:
     from flcore.config import resolve_config
 
     return sum(evaluation.seconds(resolve_config({**values, "max_rounds": PROBE_ROUNDS}))
-               for values in probe_configs())
+               for group in probe_groups() for values in group)
 
 
 def conditions(workers: int) -> dict[str, Any]:
@@ -173,19 +186,20 @@ def reference_rates(rates: dict[str, DeviceRates], kind: str) -> DeviceRates | N
 
 
 def priced_probe(reference: DeviceRates) -> float:
-    """Seconds the reference rows price the probe at (one group of the probe's runs)."""
+    """Seconds the reference rows price the probe at (its groups, each at its size's rate)."""
     from flcore.config import resolve_config
     from flcore.reproduction.pricing import cost_rate
 
     total = 0.0
-    for values in probe_configs():
-        cfg = resolve_config({**values, "max_rounds": PROBE_ROUNDS})
-        total += run_cost(cfg) * cost_rate(reference, cfg, PROBE_RUNS)[0]
+    for group in probe_groups():
+        for values in group:
+            cfg = resolve_config({**values, "max_rounds": PROBE_ROUNDS})
+            total += run_cost(cfg) * cost_rate(reference, cfg, len(group))[0]
     return total
 
 
 def _probe_once(start_at: float | None) -> tuple[float, float, float]:
-    """Train the probe's group, unrecorded (after a short warm-up group, and waiting for
+    """Train the probe's groups, unrecorded (after short warm-up groups, and waiting for
     ``start_at``, a wall-clock time, so that every worker's clock runs together); returns
     its seconds, then the seconds of one evaluation on the test set and of one on every
     client's data (:func:`_time_evaluations`)."""
@@ -193,16 +207,16 @@ def _probe_once(start_at: float | None) -> tuple[float, float, float]:
 
     from flcore.config import resolve_config
 
-    def group(seed_base: int, cap: int) -> RunGroup:
-        configs = probe_configs(seed_base)
+    def group(configs: list[dict], cap: int) -> RunGroup:
         ids = tuple(resolve_config({**c, "max_rounds": cap}).run_id() for c in configs)
         return RunGroup(configs=tuple(configs), run_ids=ids, labels=tuple({} for _ in configs))
 
-    train_batched(group(1000, 2), None, {**overrides, "max_rounds": 2})
+    for configs in probe_groups(1000):
+        train_batched(group(configs, 2), None, {**overrides, "max_rounds": 2})
     if start_at is not None:
         time.sleep(max(0.0, start_at - time.time()))
     started = time.perf_counter()
-    results = train_batched(group(0, PROBE_ROUNDS), None, overrides)
+    results = [r for configs in probe_groups(0) for r in train_batched(group(configs, PROBE_ROUNDS), None, overrides)]
     seconds = time.perf_counter() - started
     failed = [r["error"] for r in results if r["status"] not in ("capped", "finished")]
     if failed:
@@ -274,8 +288,8 @@ def machine_speed(store: str | Path, rates: dict[str, DeviceRates], kind: str, w
         return Speed(stored["factor"], stored["measured"], stored["priced"], stored["reference"], cached=True,
                      evaluation=evaluation)
     if log:
-        log(f"measuring this machine's speed ({PROBE_RUNS} small runs of {PROBE_ROUNDS} rounds in each of "
-            f"{workers} worker(s){'; kept in the store' if keep else ''})")
+        log(f"measuring this machine's speed (FedSAM's and FedAvg's small runs, {PROBE_RUNS} batched and one alone, "
+            f"{PROBE_ROUNDS} rounds, in each of {workers} worker(s){'; kept in the store' if keep else ''})")
     priced = priced_probe(reference)
     found = measure(workers)
     measured, evaluation = (float(found), None) if isinstance(found, (int, float)) else (

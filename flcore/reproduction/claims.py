@@ -177,6 +177,8 @@ from flcore.reproduction.paired import (
     t_quantile,
 )
 from flcore.reproduction.papers import read_yaml
+from flcore.reproduction.seed_plan import CAP as SEED_CAP
+from flcore.reproduction.seed_plan import Planned, planned
 from flcore.reproduction.settling import settles_at, trajectory, window_means
 from flcore.reproduction.targets import accuracy_curve
 from flcore.store import RunStore, StoreError
@@ -240,8 +242,9 @@ STAND_IN_MARGINS: dict[str, tuple[float, str]] = {
     "points": (1.0, "1 point of test accuracy on the stand-in: a difference under 1 point is no effect an accuracy "
                     "claim's words (\u201cimproves\u201d, \u201coutperforms\u201d) describe"),
 }
-#: The seeds the cells of claims run at each scale (:func:`claim_specs`).
-CLAIM_SEEDS = {"smoke": (0,), "small": (0, 1, 2), "paper": (0,)}
+#: The most seeds a claim's cell runs at each scale: each comparison's own are planned
+#: (:mod:`flcore.reproduction.seed_plan`, :func:`planned_seeds`).
+CLAIM_SEEDS = {"smoke": (0,), "small": tuple(range(SEED_CAP)), "paper": (0,)}
 #: Seeds of the reference pairs.
 SPREAD_SEEDS = (0, 1, 2)
 
@@ -255,6 +258,15 @@ class Margin:
     stand_in: float | None = None
     paper_fraction: float | None = None
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """Seeds stated in ``claims.yaml`` for a claim or a comparison, over the plan
+    (:mod:`flcore.reproduction.seed_plan`), and why."""
+
+    n: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -280,6 +292,7 @@ class Comparison:
     about: dict[str, Any] = field(default_factory=dict)
     margin: Margin | None = None
     stand_in_labels: dict[str, Any] = field(default_factory=dict)
+    seeds: Seeds | None = None  # the seeds it trains at the small scale, over the plan
 
     @property
     def published_gap(self) -> float | None:
@@ -311,6 +324,7 @@ class Claim:
     margin: Margin | None = None  # its comparisons' unless one states its own
     by: By | None = None  # a later source that makes it (module docstring); None: the paper
     against: str = ""  # the id of the claim it contests, when the registry has it
+    seeds: Seeds | None = None  # its comparisons' seeds at the small scale, over the plan
 
     @property
     def sign(self) -> int:
@@ -340,6 +354,20 @@ def _margin(raw, where: str) -> Margin | None:
     if not reason:
         raise ValueError(f"{where}: a margin needs its reason")
     return Margin(values["stand_in"], values["paper_fraction"], reason)
+
+
+def _seeds(raw, where: str) -> Seeds | None:
+    """A ``seeds`` mapping of ``claims.yaml`` (``{n: 4, reason: ...}``), checked."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"n", "reason"}:
+        raise ValueError(f"{where}: seeds must be a mapping of n and reason")
+    n, reason = raw["n"], str(raw["reason"] or "").strip()
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 100:
+        raise ValueError(f"{where}: seeds n must be a whole number from 1 to 100, got {n!r}")
+    if not reason:
+        raise ValueError(f"{where}: stated seeds need their reason")
+    return Seeds(n, reason)
 
 
 #: The fields of a claim's ``by`` mapping (module docstring); ``url`` may be left out.
@@ -401,7 +429,7 @@ def _parse(paper_file: Path) -> list[Claim]:
                              "source (by) contests one")
         comparisons = tuple(Comparison(dict(c["better"]), dict(c["worse"]), *_published(c, by, where),
                                        dict(c.get("about") or {}), _margin(c.get("margin"), where),
-                                       dict(c.get("stand_in_labels") or {}))
+                                       dict(c.get("stand_in_labels") or {}), _seeds(c.get("seeds"), where))
                             for c in raw["comparisons"])
         direction = raw.get("direction", "higher")
         if direction not in ("higher", "lower"):
@@ -411,7 +439,8 @@ def _parse(paper_file: Path) -> list[Claim]:
                          artifacts=tuple(raw["artifacts"]), source=raw.get("source", ""),
                          metric=raw.get("metric", "accuracy"), direction=direction, comparisons=comparisons,
                          about=dict(raw["about"]), main_setting=main, one_seed=raw.get("one_seed", ""),
-                         margin=_margin(raw.get("margin"), where), by=by, against=against))
+                         margin=_margin(raw.get("margin"), where), by=by, against=against,
+                         seeds=_seeds(raw.get("seeds"), where)))
     return out
 
 
@@ -667,7 +696,7 @@ def canonical_specs(specs: Sequence, timed: bool) -> list:
     return [by_seed[s] for s in sorted(by_seed)]
 
 
-def _cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], store) -> CellValues:
+def cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], store) -> CellValues:
     from flcore.reproduction.runner import resolve_store, results_frame
 
     specs, reason = cell_specs(claim, cell, scale, seeds)
@@ -1139,14 +1168,18 @@ def evaluate(claim: Claim, scale: str, store=None, seeds: Sequence[int] = (0,)) 
     ``counted_in`` and ``verdict_there``) and ``reason`` (why
     none was run, when none was, or which claim counts its runs).
     """
-    seeds = sorted(set(seeds) | set(CLAIM_SEEDS.get(scale, ())))
+    asked = set(seeds)
     distinct: list[dict] = []
     index_of: dict[Any, int] = {}
     for i, comparison in enumerate(claim.comparisons):
+        plan = planned_seeds(claim, i, scale)
+        seeds = sorted(asked | set(comparison_seeds(claim, i, scale)))
         better, worse = comparison.cells_at(scale)
-        hi = _cell_values(claim, better, scale, seeds, store)
-        lo = _cell_values(claim, worse, scale, seeds, store)
+        hi = cell_values(claim, better, scale, seeds, store)
+        lo = cell_values(claim, worse, scale, seeds, store)
         result = compare(claim, comparison, hi, lo, scale)
+        result["planned"] = {"seeds": plan.seeds, "reason": plan.reason, "paired_sd": plan.paired_sd,
+                             "needed": plan.needed}
         key = _distinct_key(result, hi, lo)
         if key is not None and key in index_of:
             distinct[index_of[key]]["listed"].append(i)
@@ -1241,15 +1274,91 @@ def _seeded(claim: Claim) -> Metric | None:
     return None if metric is None or metric.by_construction or not metric.seeded else metric
 
 
+def planned_seeds(claim: Claim, index: int, scale: str) -> Planned:
+    """The seeds ``claim``'s listed comparison ``index`` plans at ``scale``
+    (:mod:`flcore.reproduction.seed_plan`)."""
+    return planned(claim, index, scale, METRICS.get(claim.metric))
+
+
+def planned_seed_counts(scale: str) -> dict:
+    """``{"cap", "comparisons"}``: the most seeds a comparison plans at ``scale`` and how many
+    of the claims' comparisons plan each number of seeds (``{"6": 77, ...}``)."""
+    counts: dict[str, int] = {}
+    for claim in all_claims():
+        for i in range(len(claim.comparisons)):
+            n = str(planned_seeds(claim, i, scale).seeds)
+            counts[n] = counts.get(n, 0) + 1
+    ordered = dict(sorted(counts.items(), key=lambda kv: int(kv[0])))
+    return {"cap": len(CLAIM_SEEDS.get(scale, (0,))), "comparisons": ordered}
+
+
+@lru_cache(maxsize=4)
+def _trained_seeds(scale: str) -> dict[str, int]:
+    """Seeds trained per claim cell (by the run id of its seed-0 run): a comparison's two
+    cells train the same seeds, so the cells linked by comparisons form groups, and each
+    group trains the most seeds any of its comparisons plans.  A page's table then shows each
+    cell's mean over the seeds every verdict reading it reads."""
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    wanted: dict[str, int] = {}
+    for claim in all_claims():
+        if _seeded(claim) is None or claim.one_seed:
+            continue
+        for i, comparison in enumerate(claim.comparisons):
+            keys = _cell_keys(claim, comparison, scale)
+            if not keys:
+                continue
+            for key in keys[1:]:
+                parent[root(key)] = root(keys[0])
+            n = planned_seeds(claim, i, scale).seeds
+            for key in keys:
+                wanted[key] = max(wanted.get(key, 1), n)
+    most: dict[str, int] = {}
+    for key, n in wanted.items():
+        most[root(key)] = max(most.get(root(key), 1), n)
+    return {key: most[root(key)] for key in wanted}
+
+
+def _cell_keys(claim: Claim, comparison: Comparison, scale: str) -> list[str]:
+    """The run ids of the seed-0 runs a comparison's cells read (none when the scale cannot
+    test it): the runs its metric reads (:func:`canonical_specs`), timed or batched."""
+    cells = _testable_cells(claim, comparison, scale, (0,))
+    if cells is None:
+        return []
+    timed = bool(METRICS[claim.metric].timed) if claim.metric in METRICS else False
+    return [canonical_specs(specs, timed)[0].run_id() for specs in cells if specs]
+
+
+def comparison_seeds(claim: Claim, index: int, scale: str) -> tuple[int, ...]:
+    """The seeds a claim's comparison reads at ``scale``: those its cells train
+    (:func:`_trained_seeds`), at least its own planned ones; a claim that keeps one seed reads
+    the seeds another claim trains its cells at (:func:`claim_specs`), up to
+    :data:`CLAIM_SEEDS`."""
+    if claim.one_seed or _seeded(claim) is None:
+        return tuple(CLAIM_SEEDS.get(scale, (0,)))
+    n = planned_seeds(claim, index, scale).seeds
+    trained = _trained_seeds(scale)
+    n = max([n, *(trained.get(key, 1) for key in _cell_keys(claim, claim.comparisons[index], scale))])
+    return tuple(range(n))
+
+
 @lru_cache(maxsize=4)
 def _many_seed_runs(scale: str) -> frozenset:
-    """The run ids the claims that need seeds read at :data:`CLAIM_SEEDS` (every paper)."""
-    seeds = CLAIM_SEEDS.get(scale, (0,))
+    """The run ids the claims that need seeds read at their planned seeds (every paper)."""
     out = set()
     for claim in all_claims():
         if _seeded(claim) is None or claim.one_seed:
             continue
-        for comparison in claim.comparisons:
+        for i, comparison in enumerate(claim.comparisons):
+            seeds = comparison_seeds(claim, i, scale)
+            if len(seeds) <= 1:
+                continue
             for specs in _testable_cells(claim, comparison, scale, seeds) or []:
                 out.update(spec.run_id() for spec in specs)
     return frozenset(out)
@@ -1257,16 +1366,15 @@ def _many_seed_runs(scale: str) -> frozenset:
 
 def claim_specs(scale: str, artifacts: Iterable[str] | None = None) -> list:
     """The runs the claims' seeds add at ``scale``: every cell of the claims (checked by
-    ``artifacts``; default all) whose metric is ``seeded``, at :data:`CLAIM_SEEDS`, with the
-    runs its metric reads beside it (``companions``), when the scale can test the
-    comparison.  A claim that keeps one seed (``one_seed``, or a metric that is not
-    ``seeded``: an analysis of each stored model) gets them only for a comparison one of whose
-    cells another claim reads at those seeds: both cells then have the same seeds, so the
+    ``artifacts``; default all) whose metric is ``seeded``, at the seeds its comparison plans
+    (:func:`planned_seeds`), with the runs its metric reads beside it (``companions``), when
+    the scale can test the comparison.  A claim that keeps one seed (``one_seed``, or a metric
+    that is not ``seeded``: an analysis of each stored model) gets seeds only for a comparison
+    one of whose cells another claim reads at more: both cells then have those seeds, so the
     page's table (one mean per cell) and the verdict (the seeds both cells ran) read the same
     runs, and the analysis of a model the book trains anyway is not left out.  Pending specs
     are left out."""
-    seeds = CLAIM_SEEDS.get(scale, (0,))
-    if len(seeds) <= 1:
+    if len(CLAIM_SEEDS.get(scale, (0,))) <= 1:
         return []
     wanted = None if artifacts is None else set(artifacts)
     many = _many_seed_runs(scale)
@@ -1278,13 +1386,16 @@ def claim_specs(scale: str, artifacts: Iterable[str] | None = None) -> list:
         if metric is None or metric.by_construction:
             continue
         keeps_one = bool(claim.one_seed) or not metric.seeded
-        for comparison in claim.comparisons:
+        for i, comparison in enumerate(claim.comparisons):
+            seeds = CLAIM_SEEDS[scale] if keeps_one else comparison_seeds(claim, i, scale)
             cells = _testable_cells(claim, comparison, scale, seeds)
             if cells is None:
                 continue
-            if keeps_one and not any(spec.run_id() in many for specs in cells for spec in specs
-                                     if _seed_of(spec) != 0):
-                continue
+            if keeps_one:  # the seeds another claim reads either cell at, for both cells
+                shared = {_seed_of(spec) for specs in cells for spec in specs if spec.run_id() in many}
+                if not shared - {0}:
+                    continue
+                cells = [[spec for spec in specs if _seed_of(spec) in shared] for specs in cells]
             for spec in cells[0] + cells[1]:
                 for needed in [spec, *(metric.companions(spec) if metric.companions else [])]:
                     out.setdefault(needed.run_id(), needed)

@@ -12,7 +12,15 @@ machine's rates are the benchmark rows scaled by its measured speed on a CPU
 groups are then ordered longest first -- the executor's pool starts them in that order,
 each on the worker free soonest, so the last minutes are not one long group alone -- and
 the estimate is the last worker's finishing time
-(:func:`flcore.reproduction.progress.finish_time`).  The same figure is printed before
+(:func:`flcore.reproduction.progress.finish_time`).
+
+The book's runs cost more per unit of cost than the probe and the sweeps the rows come
+from (methods with more vector work per step, groups of thirty runs, runs alone, their
+records), so the estimate is last scaled by the *book correction*: the measured over the
+estimated training of the latest book built on the rows' machine with the same rows and
+probe (``benchmarks/results/training_estimate.jsonl``, a ``paper: book`` row whose
+``calibration`` matches; 1 when none does).  A machine's probe factor then carries the
+book's time from the rows' machine to this one.  The same figure is printed before
 training starts, by ``--plan`` (nothing trains) and as the first "left" of the live line
 (:class:`flcore.reproduction.progress.TrainingProgress`).
 """
@@ -26,18 +34,42 @@ from typing import Any
 from flcore.planning.planner import run_cost
 from flcore.planning.spec import RunSpec
 from flcore.reproduction.budget import DeviceRates, EvaluationCost, load_device_rates
-from flcore.reproduction.calibration import machine_rates
+from flcore.reproduction.calibration import PROBE_VERSION, machine_rates, reference_rates
 from flcore.reproduction.pricing import cost_rate, local_kind
 from flcore.reproduction.progress import clock_text, finish_time
 
 
 @dataclass(frozen=True)
 class Rates:
-    """The rates estimates use here, and one line saying where they come from."""
+    """The rates estimates use here, and one line saying where they come from;
+    ``correction``: the book correction (module docstring) and ``calibration``: what it is
+    valid for (the reference rows' sources and the probe's version)."""
 
     rates: DeviceRates
     note: str
     evaluation: EvaluationCost | None = None  # None: the rows' rate covers the evaluations
+    correction: float = 1.0
+    calibration: str = ""
+
+#: A book correction outside these bounds is a broken record, not a machine.
+CORRECTION_BOUNDS = (0.5, 2.0)
+
+
+def book_correction(results_dir: str | Path, calibration: str) -> float:
+    """The book correction for ``calibration`` (module docstring) from the rows of
+    ``results_dir/training_estimate.jsonl``: the latest ``paper: book`` row of the small
+    scale recorded under the same calibration; 1 when there is none."""
+    from flcore.reproduction.budget import read_rows
+
+    path = Path(results_dir) / "training_estimate.jsonl"
+    rows = read_rows(path) if path.is_file() else []
+    found = [r for r in rows if r.get("paper") == "book" and r.get("scale") == "small"
+             and r.get("calibration") == calibration and r.get("estimate_s") and r.get("measured_s")]
+    if not found:
+        return 1.0
+    last = found[-1]
+    raw = float(last["estimate_s"]) / float(last.get("correction") or 1.0)
+    return min(max(float(last["measured_s"]) / raw, CORRECTION_BOUNDS[0]), CORRECTION_BOUNDS[1])
 
 
 def group_seconds(group: Sequence[RunSpec], overrides: Mapping[str, Any], done: Mapping[str, int],
@@ -90,5 +122,8 @@ def this_machine(root: str | Path, store: str | Path, device: str, workers: int,
         return None
     rates, speed = found
     how = "kept in the store" if speed.cached else ("measured now" if keep else "measured now, not kept")
-    return Rates(rates, f"{speed.reference} rows x {speed.factor:.2f}, this machine's speed, {how}",
-                 speed.evaluation)
+    key = "; ".join(reference_rates(rows, kind).sources) + f"; probe {PROBE_VERSION}"
+    correction = book_correction(Path(root) / "benchmarks" / "results", key)
+    fixed = "" if correction == 1.0 else f" x {correction:.2f}, the last book's measured over its estimate"
+    return Rates(rates, f"{speed.reference} rows x {speed.factor:.2f}, this machine's speed, {how}{fixed}",
+                 speed.evaluation, correction, key)

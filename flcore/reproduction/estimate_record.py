@@ -10,7 +10,8 @@ says it in one line (``training took 21:17 against an estimate of 18:08 ...``). 
 group's ``[estimate, measured]`` seconds, in the order they started), ``scales`` (of the
 runs trained), ``cpus`` (the CPU affinity of the process), ``processor``, ``machine``
 (``"CPU, 2 cores"``), ``load`` (the 1-minute load average before training), ``estimate``
-(where the rates came from), ``flcore`` (version), ``date``.
+(where the rates came from), ``correction`` and ``calibration`` (the book correction the
+estimate took, and the rows and probe it holds for), ``flcore`` (version), ``date``.
 
 ``python benchmarks/training_estimate.py --from-store runs --append
 benchmarks/results/training_estimate.jsonl`` turns the last line into a row of the
@@ -50,9 +51,12 @@ def _affinity() -> list[int]:
 
 
 def training_record(estimates: list[float], measured: list[float], elapsed: float, sizes: list[int],
-                    workers: int, note: str, scales: list[str], load: float | None) -> dict[str, Any]:
+                    workers: int, note: str, scales: list[str], load: float | None, correction: float = 1.0,
+                    calibration: str = "") -> dict[str, Any]:
     """The fields of one record (module docstring): ``estimates`` and ``measured`` are
-    the groups' seconds in the order they started, ``elapsed`` the batch's wall seconds."""
+    the groups' seconds in the order they started, ``elapsed`` the batch's wall seconds;
+    ``correction`` and ``calibration``: the book correction the estimate took and what it
+    holds for (:mod:`flcore.reproduction.estimate`)."""
     from flcore.reproduction.calibration import _processor
     from flcore.reproduction.estimate import wall_seconds
     from flcore.version import __version__
@@ -65,7 +69,8 @@ def training_record(estimates: list[float], measured: list[float], elapsed: floa
             "group_s": [[round(e, 1), round(m, 1)] for e, m in zip(estimates, measured)],
             "scales": sorted(set(scales)), "cpus": cpus, "processor": _processor(),
             "machine": f"CPU, {len(cpus)} cores", "load": None if load is None else round(load, 2),
-            "estimate": note, "flcore": __version__,
+            "estimate": note, "correction": round(float(correction), 4), "calibration": calibration,
+            "flcore": __version__,
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 

@@ -128,7 +128,7 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
         _collect(executor.map_groups(groups, str(root), overrides), groups, overrides, errors, log, progress,
                  tracker)
         if tracker is not None and rates is not None:
-            _record_estimate(root, tracker, groups, seconds, pool, rates.note, load, log)
+            _record_estimate(root, tracker, groups, seconds, pool, rates, load, log)
     frame = results_frame(specs, root, overrides, errors)
     failed = frame[frame["status"] == "failed"]
     if raise_on_failure and len(failed):
@@ -137,7 +137,7 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
     return frame
 
 
-def _record_estimate(root: Path, tracker, groups, seconds: list[float], workers: int, note: str,
+def _record_estimate(root: Path, tracker, groups, seconds: list[float], workers: int, rates,
                      load: float | None, log) -> None:
     """Say the training's time against its estimate and keep both in the store
     (:mod:`flcore.reproduction.estimate_record`), when every group came back."""
@@ -154,8 +154,9 @@ def _record_estimate(root: Path, tracker, groups, seconds: list[float], workers:
     line = (f"training took {clock_text(elapsed)} against an estimate of {clock_text(estimate)} "
             f"(measured / estimate {elapsed / estimate:.2f})" if estimate > 0 else "")
     try:
-        append_record(root, training_record(seconds, measured, elapsed, [len(g) for g in groups], workers, note,
-                                            scales, load))
+        append_record(root, training_record(seconds, measured, elapsed, [len(g) for g in groups], workers,
+                                            rates.note, scales, load, getattr(rates, "correction", 1.0),
+                                            getattr(rates, "calibration", "")))
         line += f"; recorded in {root / RECORD_FILE}"
     except OSError as exc:  # a record is never worth a failed build
         line += f"; not recorded: {exc}"
@@ -192,7 +193,8 @@ def plan_training(todo: dict[str, RunSpec], done: dict[str, int], overrides: dic
         return groups, None
     from flcore.reproduction.estimate import group_seconds, longest_first
 
-    seconds = [group_seconds(g, overrides, done, rates.rates, rates.evaluation) for g in groups]
+    seconds = [group_seconds(g, overrides, done, rates.rates, rates.evaluation) * getattr(rates, "correction", 1.0)
+               for g in groups]
     return longest_first(groups, seconds)
 
 
@@ -200,20 +202,23 @@ def training_estimate(specs: Sequence[RunSpec], store, device: str, workers: int
                       rates) -> dict[str, Any]:
     """What :func:`ensure_runs` would print before training ``specs`` with the local
     executor and ``rates`` (nothing trains): ``runs``, ``groups``, ``workers``, ``seconds``
-    (None without rates) and ``line``."""
+    (None without rates), ``line`` and ``group_list`` (each group in the order it trains:
+    its ``runs``, ``methods`` and estimated ``seconds``)."""
     from flcore.reproduction.estimate import estimate_line, wall_seconds
 
     overrides = {"device": device, "data_root": None, "download": None, "max_rounds": max_rounds}
     todo, done = missing_runs(specs, RunStore(resolve_store(store)), overrides)
     executor = LocalExecutor(workers=workers, device=device)
     if not todo:
-        return {"runs": 0, "groups": 0, "workers": 0, "seconds": 0.0, "line": "nothing to train"}
+        return {"runs": 0, "groups": 0, "workers": 0, "seconds": 0.0, "line": "nothing to train", "group_list": []}
     groups, seconds = plan_training(todo, done, overrides, device, executor, rates)
     pool = executor.pool_size(len(groups))
     total = None if seconds is None else wall_seconds(seconds, pool)
     note = rates.note if rates is not None else "this machine is not calibrated"
+    listed = [{"runs": len(group), "methods": sorted({spec.method for spec in group}),
+               "seconds": None if seconds is None else round(seconds[i], 1)} for i, group in enumerate(groups)]
     return {"runs": len(todo), "groups": len(groups), "workers": pool, "seconds": total,
-            "line": estimate_line(len(todo), len(groups), pool, total, note)}
+            "line": estimate_line(len(todo), len(groups), pool, total, note), "group_list": listed}
 
 
 def _collect(done, groups, overrides: dict, errors: dict, log, progress: bool, tracker=None) -> None:
