@@ -8,6 +8,7 @@ import math
 import pytest
 
 from flcore.config import resolve_config
+from flcore.reproduction import claim_compare
 from flcore.reproduction import claims as claims_module
 from flcore.reproduction.claims import CellValues, Claim, Comparison, evaluate
 from flcore.reproduction.settling import settled_shares, settles_at, trajectory, window_means
@@ -135,7 +136,7 @@ def test_settling_reads_each_runs_checked_log_from_the_store(tmp_path):
     cells = {name: CellValues({s: 0.0 for s in range(3)}, {}, [config], runs=runs[name]) for name in runs}
     claim = Claim(id="x", paper="fedsam", text="A beats B", quote="", artifacts=(), source="", metric="accuracy",
                   direction="higher", comparisons=(), about={}, main_setting=MAIN)
-    got = claims_module._settling(claim, cells["A"], cells["B"], [0, 1, 2], 1.0)
+    got = claim_compare._settling(claim, cells["A"], cells["B"], [0, 1, 2], 1.0)
     # round 1 (window 4, one evaluation): diffs -1, 2, -1 -> inconclusive; round 2: (55 - 53),
     # (56.5 - 53), (53.5 - 51.5) = 2, 3.5, 2 -> gap 2.5, sd 0.866, half 2.15 -> holds; and after
     assert [p["verdict"] for p in got["trajectory"]] == ["inconclusive", "holds", "holds", "holds"]

@@ -56,7 +56,7 @@ def test_paper_scale_runs_the_full_grid():
 
 
 def test_every_claim_cell_of_my_artifacts_matches_runs_at_paper():
-    from flcore.reproduction.claims import _matches, all_claims
+    from flcore.reproduction.claims import all_claims, labels_match
 
     mine = {"fedgloss-table-3", "fedgloss-table-5", "fedgloss-table-6", "fedgloss-table-7", "fedgloss-table-10",
             "fedgloss-fig-18"}
@@ -66,7 +66,7 @@ def test_every_claim_cell_of_my_artifacts_matches_runs_at_paper():
         specs = [s for a in claim.artifacts if a in mine for s in get_artifact(a).runs("paper", [0])]
         for comparison in claim.comparisons:
             for cell in (comparison.better, comparison.worse):
-                assert any(_matches(s.labels, cell) for s in specs), (claim.id, cell)
+                assert any(labels_match(s.labels, cell) for s in specs), (claim.id, cell)
 
 
 # ----------------------------------------------------------------------------- metrics on stored runs

@@ -8,7 +8,7 @@ import pytest
 
 from flcore.papers.fedima import runs as fedima
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import METRICS, _matches, all_claims
+from flcore.reproduction.claims import METRICS, all_claims, labels_match
 from flcore.store import RunStore
 
 
@@ -182,7 +182,7 @@ def test_every_claim_cell_names_runs_of_its_artifact(scale):
         specs = get_artifact(claim.artifacts[0]).runs(scale, (0,))
         for comparison in claim.comparisons:
             for cell in (comparison.better, comparison.worse):
-                matching = {s.run_id() for s in specs if _matches(s.labels, cell)}
+                matching = {s.run_id() for s in specs if labels_match(s.labels, cell)}
                 assert len(matching) == 1, (claim.id, cell)
         assert claim.metric in METRICS
 

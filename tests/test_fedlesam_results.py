@@ -294,7 +294,7 @@ def test_a_rounds_count_never_reached_is_censored_and_ranked_worst(tmp_path, mon
     first = next(c for c in result["comparisons"] if 1 in c["listed"])
     assert first["test"] == "sign" and first["p"] == pytest.approx(0.25)
     assert first["censored"] == {"better": [], "worse": [0, 1, 2]}
-    assert first["verdict"] == "inconclusive"
+    assert first["verdict"] == "cannot_decide"
     # the cost and time it took are lower bounds too: censored, while a run that reached is not
     for name in ("communication_cost_ratio", "compute_time_ratio"):
         ratio = METRICS[name]

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from flcore.config import resolve_config
+from flcore.reproduction import claim_registry
 from flcore.reproduction import claims as claims_module
 from flcore.reproduction.artifacts import artifact_ids, get_artifact
 from flcore.reproduction.claims import (
@@ -24,9 +25,10 @@ from flcore.reproduction.claims import (
     Claim,
     Comparison,
     Margin,
-    aggregate,
+    Seeds,
     all_claims,
     claim_specs,
+    claim_verdict,
     counts_text,
     evaluate,
     margin_of,
@@ -131,11 +133,13 @@ MAIN = {"dataset": ["cifar10", "cifar100"], "model": "cnn"}
 SMALL_CONFIG = resolve_config({"method": "fedavg", "scale": "small"})
 
 
-def _claim(direction="higher", comparisons=None, about=None, metric="accuracy"):
+def _claim(direction="higher", comparisons=None, about=None, metric="accuracy", seeds=3):
+    """A claim planned at ``seeds`` seeds (stated, as a ``claims.yaml`` may)."""
     comparisons = comparisons or (Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0),)
     return Claim(id="x-claim", paper="fedsam", text="A beats B", quote="", artifacts=("fedsam-table-2",),
                  source="", metric=metric, direction=direction, comparisons=comparisons,
-                 about=about or {"dataset": "cifar10", "model": "cnn"}, main_setting=MAIN)
+                 about=about or {"dataset": "cifar10", "model": "cnn"}, main_setting=MAIN,
+                 seeds=Seeds(seeds, "the test's cells"))
 
 
 def _cells(monkeypatch, values: dict[str, dict[int, float]], reasons: dict[str, str] | None = None):
@@ -240,10 +244,9 @@ def test_fewer_than_three_seeds_are_indicative_never_decided_on_a_borrowed_sprea
     (comparison,) = result["comparisons"]
     assert comparison["verdict"] == "indicative" and comparison["gap"] == pytest.approx(gap)
     assert comparison["sd"] is None and comparison["sd_from"] is None and comparison["threshold"] is None
-    assert comparison["reason"] == ("1 shared seed: a verdict needs at least 3, each pair judged on its own "
-                                    "spread; the gap is indicative only")
+    assert comparison["reason"] == "1 paired seed of 3 planned: the gap is indicative only"
     assert result["verdict"] == "inconclusive"
-    assert result["summary"] == "1 of 1 comparison run: 1 indicative (fewer than 3 seeds)"
+    assert result["summary"] == "1 of 1 comparison run: 1 indicative (fewer seeds than planned)"
 
 
 def test_lower_is_better_flips_the_sign(monkeypatch):
@@ -273,16 +276,19 @@ def test_a_gap_whose_90_interval_lies_inside_the_margin_is_absent(monkeypatch):
     assert result["counts"]["absent"] == 1 and result["summary"] == "1 of 1 comparison run: 1 absent"
 
 
-@pytest.mark.parametrize("a, expected", [
-    ({0: 70.0, 1: 70.7, 2: 71.4}, "holds"),         # 95 % interval 1.2 +- 0.497 excludes 0 (and lies inside +-2)
-    ({0: 70.0, 1: 71.0, 2: 72.5}, "inconclusive"),  # 90 % interval 1.667 +- 2.92 x 0.441 = (0.38, 2.95): not in +-1
+@pytest.mark.parametrize("a, margin, expected", [
+    # 95 % interval 1.2 +- 0.497 excludes 0; the 90 % one, 1.2 +- 2.92 x 0.1155 = (0.86, 1.54),
+    # lies inside +-2 (significant, yet smaller than the claim's smallest effect) but not inside +-1
+    ({0: 70.0, 1: 70.7, 2: 71.4}, 2.0, "negligible"),
+    ({0: 70.0, 1: 70.7, 2: 71.4}, 1.0, "holds"),
+    ({0: 70.0, 1: 71.0, 2: 72.5}, 2.0, "inconclusive"),  # 90 % interval 1.667 +- 2.92 x 0.441 = (0.38, 2.95)
 ])
-def test_an_interval_that_excludes_0_decides_first_and_the_rest_stay_inconclusive(monkeypatch, a, expected):
+def test_an_interval_that_excludes_0_holds_unless_it_lies_inside_the_margin(monkeypatch, a, margin, expected):
     _cells(monkeypatch, {"A": a, "B": {0: 69.0, 1: 69.5, 2: 70.0}})
-    wide = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0, margin=Margin(stand_in=2.0, reason="r"))
+    wide = Comparison({"algorithm": "A"}, {"algorithm": "B"}, 70.0, 65.0, margin=Margin(stand_in=margin, reason="r"))
     (comparison,) = evaluate(_claim(comparisons=(wide,)), "small")["comparisons"]
     assert comparison["verdict"] == expected and comparison["mde"] is not None
-    assert comparison["margin"] == 2.0 and comparison["margin_reason"] == "r"
+    assert comparison["margin"] == margin and comparison["margin_reason"] == "r"
 
 
 @pytest.mark.parametrize("margin, expected", [(1.0, "inconclusive"), (1.00575, "inconclusive"),
@@ -325,29 +331,35 @@ def test_margins_at_the_paper_scale_and_from_claims_yaml():
 
 
 def test_margin_in_claims_yaml_needs_a_reason_and_positive_values():
-    assert claims_module._margin(None, "x") is None
-    assert claims_module._margin({"stand_in": 0.5, "reason": "r"}, "x") == Margin(0.5, None, "r")
+    assert claim_registry._margin(None, "x") is None
+    assert claim_registry._margin({"stand_in": 0.5, "reason": "r"}, "x") == Margin(0.5, None, "r")
     for bad in ({"stand_in": 0.5}, {"stand_in": -1, "reason": "r"}, {"stand_in": "1", "reason": "r"},
                 {"width": 1, "reason": "r"}, 3.0):
         with pytest.raises(ValueError, match="margin"):
-            claims_module._margin(bad, "claims.yaml: claim x")
+            claim_registry._margin(bad, "claims.yaml: claim x")
+
+
+def _verdict_of(kinds: list[str]) -> str:
+    """A claim's verdict from comparisons of these verdicts, each significant either way."""
+    return claim_verdict([{"verdict": k, "p": 0.01, "p_tost": 0.01} for k in kinds])[0]
 
 
 def test_a_claim_with_an_absent_comparison_does_not_hold_and_is_not_a_fail():
-    assert aggregate(["holds", "absent"]) == "absent"
-    assert aggregate(["absent", "inconclusive"]) == "absent"
-    assert aggregate(["absent", "fails"]) == "fails"
-    assert aggregate(["absent", "neither_learns"]) == "neither_learns"
+    assert _verdict_of(["absent", "negligible"]) == "absent"
+    assert _verdict_of(["holds", "absent"]) == "inconclusive"  # neither every setting holds nor none does
+    assert _verdict_of(["absent", "inconclusive"]) == "inconclusive"
+    assert _verdict_of(["absent", "fails"]) == "fails"
+    assert _verdict_of(["absent", "at_chance"]) == "absent"  # a stand-in that did not learn is no evidence
     counts = {"holds": 1, "absent": 1, "run": 2, "distinct": 2, "listed": 2}
     assert counts_text(counts) == "2 of 2 comparisons run: 1 hold, 1 absent"
 
 
-def test_two_cells_at_chance_fail_as_neither_learns(monkeypatch):
-    # MNIST-1D's chance level is 10 %: A 11 +- 4.303 x 1 / sqrt 3 = [8.5, 13.5] and
-    # B 10 +- 4.303 x 0.1 / sqrt 3 = [9.75, 10.25] both contain it
+def test_two_cells_at_chance_are_not_testable_on_the_stand_in(monkeypatch):
+    # MNIST-1D's chance level is 10 %, a seed learned from 15 %: neither cell learned
     _cells(monkeypatch, {"A": {0: 10.0, 1: 11.0, 2: 12.0}, "B": {0: 9.9, 1: 10.0, 2: 10.1}})
     result = evaluate(_claim(), "small")
-    assert result["verdict"] == "neither_learns" and result["comparisons"][0]["verdict"] == "neither_learns"
+    assert result["verdict"] == "at_chance" and result["comparisons"][0]["verdict"] == "at_chance"
+    assert "A and B did not learn" in result["comparisons"][0]["reason"]
     _cells(monkeypatch, {"A": {0: 40.0, 1: 41.0, 2: 42.0}, "B": {0: 30.0, 1: 30.5, 2: 31.0}})  # both learn
     assert evaluate(_claim(), "small")["verdict"] == "holds"
 
@@ -391,21 +403,24 @@ def test_by_construction_is_shown_and_not_counted_as_evidence(monkeypatch):
                    comparisons=(Comparison({"algorithm": "A"}, {"algorithm": "B"}, 1.0, 2.0),))
     result = evaluate(claim, "small")
     assert result["verdict"] == "by_construction" and result["comparisons"][0]["verdict"] == "by_construction"
-    assert aggregate(["by_construction", "holds"]) == "holds"
-    assert aggregate(["by_construction", "inconclusive"]) == "inconclusive"
+    assert _verdict_of(["by_construction", "holds"]) == "holds"
+    assert _verdict_of(["by_construction", "inconclusive"]) == "inconclusive"
 
 
 @pytest.mark.parametrize("verdicts, expected", [
     (["holds", "holds", "not_run"], "holds"),
     (["holds", "inconclusive"], "inconclusive"),
-    (["holds", "fails", "neither_learns"], "fails"),
-    (["holds", "neither_learns"], "neither_learns"),
+    (["holds", "fails", "at_chance"], "mixed"),
+    (["fails", "at_chance"], "fails"),
+    (["holds", "at_chance"], "holds"),
+    (["at_chance", "not_run"], "at_chance"),
+    (["cannot_decide", "holds"], "inconclusive"),
     (["not_testable", "not_testable"], "not_testable"),
     (["not_testable", "not_run"], "not_run"),
     ([], "not_run"),
 ])
 def test_a_claims_verdict_aggregates_its_distinct_comparisons(verdicts, expected):
-    assert aggregate(verdicts) == expected
+    assert _verdict_of(verdicts) == expected
 
 
 def test_reference_spread_is_the_pooled_sd_of_paired_differences(monkeypatch):
@@ -480,7 +495,7 @@ def test_a_flatness_comparisons_two_cells_have_the_same_seeds_in_the_book():
             cells = [claims_module.cell_specs(claim, cell, scale, seeds)[0] for cell in comparison.cells_at(scale)]
             if not all(cells):
                 continue
-            trained = [{claims_module._seed_of(s) for s in specs if s.run_id() in book} for specs in cells]
+            trained = [{claims_module.seed_of(s) for s in specs if s.run_id() in book} for specs in cells]
             assert trained[0] == trained[1], (claim.id, comparison)
             checked += 1
             both += trained[0] == set(seeds)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from flcore.reproduction import claim_registry, runner
 from flcore.reproduction import claims as claims_module
-from flcore.reproduction import runner
 from flcore.reproduction.claims import (
     RUN,
     By,
@@ -48,16 +48,16 @@ GOOD_BY = {"citation": "Someone et al. 2030", "quote": "B beats A"}
 ])
 def test_a_bad_by_is_one_line_naming_the_claim_and_the_field(bad):
     with pytest.raises(ValueError) as error:
-        claims_module._by(bad, "claims.yaml: claim x-later")
+        claim_registry._by(bad, "claims.yaml: claim x-later")
     message = str(error.value)
     assert "\n" not in message and message.startswith("claims.yaml: claim x-later: by")
     assert "citation" in message or "quote" in message or "url" in message
 
 
 def test_a_good_by_is_read_with_its_url_optional():
-    assert claims_module._by(GOOD_BY, "w") == By("Someone et al. 2030", "B beats A", "")
-    assert claims_module._by({**GOOD_BY, "url": "https://example.org/1"}, "w").url == "https://example.org/1"
-    assert claims_module._by(None, "w") is None
+    assert claim_registry._by(GOOD_BY, "w") == By("Someone et al. 2030", "B beats A", "")
+    assert claim_registry._by({**GOOD_BY, "url": "https://example.org/1"}, "w").url == "https://example.org/1"
+    assert claim_registry._by(None, "w") is None
 
 
 def _write(tmp_path: Path, claim: str) -> Path:
@@ -77,7 +77,7 @@ CLAIM = """  - id: x-later
 
 
 def test_parse_reads_a_later_claim_whose_source_prints_no_numbers(tmp_path):
-    claim, = claims_module._parse(_write(tmp_path, CLAIM + "    by: {citation: Someone, quote: B beats A}\n"
+    claim, = claim_registry._parse(_write(tmp_path, CLAIM + "    by: {citation: Someone, quote: B beats A}\n"
                                                  "    against: fedsam-sam-improves-fedavg\n"))
     assert claim.by == By("Someone", "B beats A") and claim.against == "fedsam-sam-improves-fedavg"
     assert claim.quote == "B beats A"  # the later source's words
@@ -91,7 +91,7 @@ def test_parse_reads_a_later_claim_whose_source_prints_no_numbers(tmp_path):
 ])
 def test_parse_rejects_with_one_line(tmp_path, extra, expected):
     with pytest.raises(ValueError) as error:
-        claims_module._parse(_write(tmp_path, CLAIM + extra))
+        claim_registry._parse(_write(tmp_path, CLAIM + extra))
     assert "\n" not in str(error.value) and expected in str(error.value)
     assert str(error.value).startswith("claims.yaml: claim x-later")
 

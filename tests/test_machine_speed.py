@@ -98,6 +98,29 @@ def test_a_damaged_or_foreign_measurement_is_measured_again(tmp_path, damage):
     assert probe.calls == 1 and speed.factor == pytest.approx(4) and not speed.cached
 
 
+def test_the_factor_divides_by_the_probe_timed_on_the_rows_machine_when_one_was(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    assert calibration.reference_probe(results, 2) is None  # no file: the rows price the probe
+    rows = [{"probe": calibration.PROBE_VERSION, "workers": 2, "training_s": 4.0},
+            {"probe": calibration.PROBE_VERSION - 1, "workers": 2, "training_s": 9.0},  # an older probe
+            {"probe": calibration.PROBE_VERSION, "workers": 16, "training_s": 1.0},  # other workers
+            {"probe": calibration.PROBE_VERSION, "workers": 2, "training_s": 5.0},  # the latest wins
+            {"probe": calibration.PROBE_VERSION, "workers": 2, "training_s": -1.0}]  # no measurement
+    (results / calibration.PROBE_TIME_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert calibration.reference_probe(results, 2) == 5.0
+    assert calibration.reference_probe(results, 16) == 1.0 and calibration.reference_probe(results, 4) is None
+    store = tmp_path / "store"
+    store.mkdir()
+    probe = Probe(7.5)
+    rates, speed = calibration.machine_rates(store, ROWS, "CPU, 2 cores", 2, measure=probe, reference_s=5.0)
+    assert speed.factor == pytest.approx(1.5) and speed.priced == 5.0
+    assert rates.models["mnist1d_cnn"].alone == pytest.approx(0.003)
+    # a kept factor taken against another reference is measured again
+    again = calibration.machine_speed(store, ROWS, "CPU, 2 cores", 2, measure=probe, reference_s=2.5)
+    assert not again.cached and again.factor == pytest.approx(3.0) and probe.calls == 2
+
+
 def test_a_measurement_that_is_no_measurement_fails_in_one_line(tmp_path):
     with pytest.raises(RuntimeError, match="not a measurement"):
         calibration.machine_speed(tmp_path, ROWS, "CPU, 2 cores", 2, measure=Probe(0.0))
@@ -169,14 +192,18 @@ def test_book_plan_prints_the_estimate_book_prints_before_training_and_writes_no
 
     from flcore.cli.main import main
     from flcore.cpus import available_cpus
-    from flcore.reproduction.budget import book_specs
+    from flcore.reproduction.budget import book_specs, load_device_rates
     from flcore.reproduction.estimate import this_machine
 
     root = Path(__file__).resolve().parents[1]
     store = tmp_path / "runs"
     workers = available_cpus()
-    # this machine's speed, kept by an earlier build: the plan measures nothing
-    calibration.write_speed(store, workers, calibration.Speed(1.5, 3.0, 2.0, "CPU, 2 cores", cached=False))
+    # this machine's speed, kept by an earlier build against the probe's reference seconds: the plan measures nothing
+    results = root / "benchmarks" / "results"
+    reference = calibration.reference_rates(load_device_rates(results), f"CPU, {workers} cores")
+    priced = calibration.reference_probe(results, workers) or calibration.priced_probe(reference)
+    calibration.write_speed(store, workers, calibration.Speed(1.5, 1.5 * priced, priced, reference.kind,
+                                                              cached=False))
     kept = (store / calibration.SPEED_FILE).read_bytes()
     assert main(["book", "--scale", "small", "--plan", "--store", str(store), "--root", str(root),
                  "--device", "cpu"]) == 0

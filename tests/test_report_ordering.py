@@ -202,7 +202,7 @@ def test_claims_markdown_has_one_row_per_comparison_with_its_cells_n_sd_and_sour
     assert (f"| 1. FedGF beats FedASAM (CIFAR-10, alpha 0, 5 clients/round) | {dash} | +2.00 / {dash} | {dash} "
             f"| {dash} / {dash} | not run at this scale |") in text
     assert "- 1: its artifact has no notebook yet." in text
-    assert "two-sided 95 % t interval" in text  # the decision rule above the tables
+    assert "The 95 % t interval on the mean difference decides" in text  # the decision rule above the tables
     assert "nan" not in text and "None" not in text
 
 
@@ -300,7 +300,9 @@ def _claim_row(verdict, text="A beats B", reason=None):
 @pytest.mark.parametrize("verdicts, expected", [
     (["holds", "not_testable"], "holds"),
     (["holds", "inconclusive"], "inconclusive"),
-    (["holds", "inconclusive", "neither_learns"], "fails"),
+    (["holds", "inconclusive", "at_chance"], "inconclusive"),
+    (["holds", "at_chance"], "holds"),
+    (["mixed", "holds"], "fails"),
     (["fails", "holds"], "fails"),
     (["holds", "absent", "inconclusive"], "absent"),
     (["absent", "fails"], "fails"),

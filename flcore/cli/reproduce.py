@@ -56,9 +56,10 @@ from flcore.reproduction.claims import (
     claim_specs,
     evaluate_claims,
     get_claim,
+    headline_counts,
     planned_seed_counts,
+    rule_text,
     spread_specs,
-    verdict_totals,
 )
 from flcore.reproduction.inventory import coverage
 from flcore.reproduction.papers import paper_ids
@@ -264,9 +265,19 @@ def _cmd_claims(args: argparse.Namespace) -> int:
         print(f"{result['id']:<{width}}  {VERDICT_TEXT[result['verdict']]:<24}  {result['summary']}"
               + (f"  ({result['reason']})" if result["reason"] else ""))
         print(f"{'':<{width}}  {'':<24}  {result['units'] or ''}: {gaps}")
-    totals = verdict_totals(results)
-    print(f"{len(results)} claims at the {args.scale} scale: "
-          + ", ".join(f"{totals[v]} {VERDICT_TEXT[v]}" for v in VERDICTS if totals[v]))
+    for name, counts in headline_counts(results).items():
+        n = sum(counts["uncorrected"].values())
+        if not n:
+            continue
+        what = {"papers": "the papers' own claims", "later": "later claims by other sources",
+                "book": "the book's own questions"}[name]
+        line = f"{n} {what} at the {args.scale} scale: " + ", ".join(
+            f"{counts['uncorrected'][v]} {VERDICT_TEXT[v]}" for v in VERDICTS if counts["uncorrected"][v])
+        if any("verdict_corrected" in r for r in results):
+            line += ("; after the book's correction (Benjamini-Hochberg over the claims, q = 0.05): "
+                     + ", ".join(f"{counts['corrected'][v]} {VERDICT_TEXT[v]}" for v in VERDICTS
+                                 if counts["corrected"][v]))
+        print(line)
     return status
 
 
@@ -389,7 +400,9 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     b.add_argument("--json", action="store_true", help="with --plan: the plan as one JSON object")
     _plan_options(b)
     _common(b)
-    c = subparsers.add_parser("claims", help="the verdict of every claim of the papers at a scale, from the run store")
+    c = subparsers.add_parser("claims", help="the verdict of every claim of the papers at a scale, from the run store",
+                              description="The verdict of every claim of the papers at a scale, from the run store. "
+                                          + rule_text())
     c.add_argument("--json", action="store_true", help="one JSON object per claim")
     c.add_argument("--paper", nargs="+", default=None, metavar="PAPER",
                    help=f"only these papers (the registered ones: {' '.join(paper_ids())})")

@@ -33,9 +33,11 @@ from torch import nn
 
 from flcore.models.mnist1d import MNIST1DCNN, MNIST1DMLP
 
-__all__ = ["RowKernel", "row_kernel", "weighted_cross_entropy_rows"]
+__all__ = ["ConvLayer", "LinearLayer", "RowKernel", "row_kernel", "weighted_cross_entropy_rows"]
 
 _threshold_backward = torch.ops.aten.threshold_backward
+#: Numbers of one block of window gradients worked on at once (1 MB of float32: a core's cache).
+CACHE_FLOATS = 1 << 18
 
 
 def weighted_cross_entropy_rows(logits: torch.Tensor, y: torch.Tensor, weight: torch.Tensor
@@ -58,7 +60,7 @@ def weighted_cross_entropy_rows(logits: torch.Tensor, y: torch.Tensor, weight: t
 
 
 @dataclass(frozen=True)
-class _Conv:
+class ConvLayer:
     """One ``Conv1d`` + ReLU: where its weight and bias sit in the flat vector, its shape."""
 
     weight_at: int
@@ -74,7 +76,7 @@ class _Conv:
 
 
 @dataclass(frozen=True)
-class _Linear:
+class LinearLayer:
     """One ``Linear``: where its weight and bias sit in the flat vector, its shape."""
 
     weight_at: int
@@ -92,20 +94,33 @@ class RowKernel:
     module's ``named_parameters`` order, the order of :class:`flcore.flat.FlatModel`.
     """
 
-    def __init__(self, convs: tuple[_Conv, ...], linears: tuple[_Linear, ...], num_params: int):
+    def __init__(self, convs: tuple[ConvLayer, ...], linears: tuple[LinearLayer, ...], num_params: int):
         self.convs = convs
         self.linears = linears
         self.num_params = num_params
+        self._padded: dict[tuple, torch.Tensor] = {}
+
+    def _padded_input(self, layer: int, shape: tuple[int, int, int, int], pad: int, like: torch.Tensor) -> torch.Tensor:
+        """A ``[R, B, T + 2 pad, C]`` buffer for convolution ``layer``'s input whose padding is
+        zero: kept between calls, since every call writes its whole interior and never its
+        padding (the backward pass of a call is done before the next call writes it)."""
+        key = (layer, shape, like.dtype, like.device)
+        buffer = self._padded.get(key)
+        if buffer is None:
+            if len(self._padded) > 48:  # a few shapes a run: its layers x the widths of its last partial batches
+                self._padded.clear()
+            buffer = self._padded[key] = like.new_zeros(shape)
+        return buffer
 
     # ------------------------------------------------------------------ forward
-    def _conv_weight(self, W: torch.Tensor, conv: _Conv) -> torch.Tensor:
+    def _conv_weight(self, W: torch.Tensor, conv: ConvLayer) -> torch.Tensor:
         """The rows' weights of ``conv`` as ``[R, C_out, k*C_in]`` in (k, C_in) order."""
         R = W.shape[0]
         n = conv.c_out * conv.c_in * conv.kernel
         w = W[:, conv.weight_at:conv.weight_at + n].view(R, conv.c_out, conv.c_in, conv.kernel)
         return w.transpose(2, 3).reshape(R, conv.c_out, conv.kernel * conv.c_in)
 
-    def _head_weight(self, W: torch.Tensor, linear: _Linear, length: int, channels: int) -> torch.Tensor:
+    def _head_weight(self, W: torch.Tensor, linear: LinearLayer, length: int, channels: int) -> torch.Tensor:
         """The first linear layer after convolutions, its inputs reordered from PyTorch's
         (C, T) flattening to the channels-last (T, C) order of the activations."""
         R = W.shape[0]
@@ -122,7 +137,7 @@ class RowKernel:
         saved = []
         if self.convs:
             first = self.convs[0]
-            h = x.new_zeros(R, B, x.shape[2] + 2 * first.padding, 1)
+            h = self._padded_input(0, (R, B, x.shape[2] + 2 * first.padding, 1), first.padding, x)
             h[:, :, first.padding:first.padding + x.shape[2], 0] = x
             for i, conv in enumerate(self.convs):
                 T = h.shape[2]  # padded length
@@ -134,7 +149,7 @@ class RowKernel:
                 z = torch.baddbmm(W[:, conv.bias_at:conv.bias_at + conv.c_out].unsqueeze(1), patches,
                                   w.transpose(1, 2))
                 pad = self.convs[i + 1].padding if i + 1 < len(self.convs) else 0
-                nxt = z.new_zeros(R, B, T_out + 2 * pad, conv.c_out) if pad else None
+                nxt = self._padded_input(i + 1, (R, B, T_out + 2 * pad, conv.c_out), pad, z) if pad else None
                 if nxt is None:
                     a = z.clamp_(min=0).view(R, B, T_out, conv.c_out)
                 else:
@@ -206,11 +221,16 @@ class RowKernel:
             G[:, conv.bias_at:conv.bias_at + conv.c_out] = dz.sum(1)
             if i == 0:
                 break
-            d_patches = torch.bmm(dz, w).view(R, B, T_out, conv.kernel, conv.c_in)
             d_padded = dz.new_zeros(R, B, T, conv.c_in)
             span = conv.stride * (T_out - 1) + 1
-            for tap in range(conv.kernel):  # col2im: each window's gradient back to its inputs
-                d_padded[:, :, tap:tap + span:conv.stride] += d_patches[:, :, :, tap]
+            # the windows' gradients, a few rows at a time so that they are still in the core's
+            # cache when col2im adds each window's gradient back to its inputs
+            step = max(1, CACHE_FLOATS // (B * T_out * conv.kernel * conv.c_in))
+            for lo in range(0, R, step):
+                d_patches = torch.bmm(dz[lo:lo + step], w[lo:lo + step]).view(-1, B, T_out, conv.kernel, conv.c_in)
+                target = d_padded[lo:lo + step]
+                for tap in range(conv.kernel):
+                    target[:, :, tap:tap + span:conv.stride] += d_patches[:, :, :, tap]
             d = d_padded[:, :, conv.padding:T - conv.padding]
         return loss, G
 
@@ -224,18 +244,18 @@ def _layout(module: nn.Module) -> dict[str, int]:
     return out
 
 
-def _conv(module: nn.Conv1d, name: str, at: dict[str, int]) -> _Conv | None:
+def _conv(module: nn.Conv1d, name: str, at: dict[str, int]) -> ConvLayer | None:
     if (module.groups != 1 or module.dilation != (1,) or module.bias is None
             or module.padding_mode != "zeros" or not isinstance(module.padding, tuple)):
         return None
-    return _Conv(at[f"{name}.weight"], at[f"{name}.bias"], module.out_channels, module.in_channels,
+    return ConvLayer(at[f"{name}.weight"], at[f"{name}.bias"], module.out_channels, module.in_channels,
                  module.kernel_size[0], module.stride[0], module.padding[0])
 
 
-def _linear(module: nn.Linear, name: str, at: dict[str, int]) -> _Linear | None:
+def _linear(module: nn.Linear, name: str, at: dict[str, int]) -> LinearLayer | None:
     if module.bias is None:
         return None
-    return _Linear(at[f"{name}.weight"], at[f"{name}.bias"], module.out_features, module.in_features)
+    return LinearLayer(at[f"{name}.weight"], at[f"{name}.bias"], module.out_features, module.in_features)
 
 
 def row_kernel(module: nn.Module) -> RowKernel | None:

@@ -199,7 +199,7 @@ class Page:
 
 def totals_text(totals: dict[str, int]) -> str:
     """``"2 hold, 1 inconclusive, 1 not testable here"``: claims per verdict (zeros left out)."""
-    words = {"holds": "hold", "fails": "fail", "neither_learns": "fail: neither learns"}
+    words = {"holds": "hold", "fails": "fail"}
     parts = [f"{totals[v]} {words.get(v, VERDICT_TEXT[v])}" for v in VERDICTS if totals.get(v)]
     return ", ".join(parts) if parts else "none"
 
@@ -301,10 +301,11 @@ def _comparison_verdict(comparison: dict) -> str:
     if comparison["verdict"] == "not_run" and is_capped_reason(comparison.get("reason")):
         return "not checked"
     size = comparison.get("size")
+    words = comparison.get("verdict_text") or VERDICT_TEXT[comparison["verdict"]]
     if size:  # our gap over the published one, beside the verdict
         low, high = size["interval"]
-        return f"{VERDICT_TEXT[comparison['verdict']]}; {size['ratio']:.2f} x paper's ({low:.2f} to {high:.2f})"
-    return VERDICT_TEXT[comparison["verdict"]]
+        return f"{words}; {size['ratio']:.2f} x paper's ({low:.2f} to {high:.2f})"
+    return words
 
 
 def _tests_text(comparisons: Sequence[dict]) -> str:
@@ -350,7 +351,10 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
             if others:
                 verdict += f"; {'; '.join(others)}"
         else:
-            verdict = f"**{VERDICT_TEXT[result['verdict']]}** ({result['summary']})"
+            verdict = f"**{result.get('verdict_text') or VERDICT_TEXT[result['verdict']]}** ({result['summary']})"
+            corrected = result.get("verdict_corrected")
+            if corrected and corrected != result["verdict"]:
+                verdict += f"; {VERDICT_TEXT[corrected]} after the book's correction (q = {result['q']:.3g})"
             if result.get("reason"):
                 verdict += f"; {result['reason']}"
         units = result.get("units") or ""
@@ -426,14 +430,14 @@ PAGE_VERDICTS = ("holds", "fails", "absent", "inconclusive", "not testable")
 
 def page_verdict(results: Sequence[dict]) -> str:
     """One verdict for a page from its claims' (rows of
-    :func:`flcore.reproduction.claims.evaluate`): *fails* when one fails (or neither of its
-    cells learns, or it is mixed), else *absent* when one is (an effect it claims is not there), else
-    *inconclusive* when one is, else *holds* when one holds, else *not
-    testable* (no claim, or none decided here: about another data set or model, not run,
-    by construction, counted in another claim, a capped preview).  A later claim against the
+    :func:`flcore.reproduction.claims.evaluate`): *fails* when one fails (or is mixed), else
+    *absent* when one is (an effect it claims is not there), else *inconclusive* when one is,
+    else *holds* when one holds, else *not testable* (no claim, or none decided here: about
+    another data set or model, a stand-in cell that did not learn, not run, by construction,
+    counted in another claim, a capped preview).  A later claim against the
     paper (``later_source``) is shown on the page, not counted in its verdict."""
     verdicts = {r["verdict"] for r in results if not r.get("later_source")}
-    if verdicts & {"fails", "neither_learns", "mixed"}:
+    if verdicts & {"fails", "mixed"}:
         return "fails"
     if "absent" in verdicts:
         return "absent"
@@ -461,7 +465,7 @@ def verdict_box(results: Sequence[dict], scale: str, what: str = "page") -> str:
     else:
         counts = totals_text(verdict_totals(list(results)))
         reason = f"of the {n} claim{'s' if n != 1 else ''} this {what} checks: {counts}"
-        named = [r for r in results if r["verdict"] in (("fails", "neither_learns") if verdict == "fails"
+        named = [r for r in results if r["verdict"] in (("fails", "mixed") if verdict == "fails"
                                                         else ("absent",) if verdict == "absent"
                                                         else ("inconclusive",) if verdict == "inconclusive"
                                                         else ("holds",))]

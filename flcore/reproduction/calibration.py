@@ -13,8 +13,11 @@ run that records probes: 5 rows) --
 trained in each of the ``workers`` single-threaded processes the book trains with, all
 at once (so that the workers' contention for the cores and their memory is in the
 figure), without a store (nothing is written).  The *factor* is the probe's mean seconds
-over the seconds the reference rows price it at; this machine's rates are the reference
-rows times the factor.
+over the same probe's seconds on the machine of the reference rows, measured there when the
+rows were (``benchmarks/results/probe_time.jsonl``, the latest row of this probe's version
+and worker count; without one, the seconds the rows price it at); this machine's rates are
+the reference rows times the factor.  A factor is then this machine against that one, the
+same for any code: the rows and the probe move together when the code changes.
 
 The probe also times the evaluations of its model on its data (the test set, and every
 client's training data), a few of each after its training, in the same workers at once.
@@ -57,7 +60,7 @@ from flcore.store.atomic import atomic_write_json
 #: The file in the store root (hidden: never taken for a run).
 SPEED_FILE = ".machine-speed.json"
 #: Bump when the probe changes: older measurements are then ignored.
-PROBE_VERSION = 3
+PROBE_VERSION = 4
 PROBE_RUNS = 3
 PROBE_ROUNDS = 20
 #: The probe's run trained alone.
@@ -273,16 +276,36 @@ def measure_probe(workers: int) -> tuple[float, float, float]:
     return tuple(sum(t[i] for t in times) / len(times) for i in range(3))
 
 
+#: The reference machine's probe times, beside the benchmark rows.
+PROBE_TIME_FILE = "probe_time.jsonl"
+
+
+def reference_probe(results_dir: str | Path, workers: int) -> float | None:
+    """The probe's training seconds (evaluations out) on the reference rows' machine with
+    ``workers`` workers: the latest row of :data:`PROBE_TIME_FILE` of this probe's version;
+    None without one."""
+    from flcore.reproduction.budget import read_rows
+
+    path = Path(results_dir) / PROBE_TIME_FILE
+    rows = [r for r in (read_rows(path) if path.is_file() else [])
+            if r.get("probe") == PROBE_VERSION and r.get("workers") == workers and _positive(r.get("training_s"))]
+    return float(rows[-1]["training_s"]) if rows else None
+
+
 def machine_speed(store: str | Path, rates: dict[str, DeviceRates], kind: str, workers: int,
-                  measure=measure_probe, log=None, keep: bool = True) -> Speed | None:
+                  measure=measure_probe, log=None, keep: bool = True,
+                  reference_s: float | None = None) -> Speed | None:
     """This machine's :class:`Speed` (module docstring): the stored one, or measured now
     (and stored, with ``keep``); None when no CPU rows exist to compare with.  ``measure``
-    returns the probe's seconds, or them and its evaluations' (:func:`measure_probe`)."""
+    returns the probe's seconds, or them and its evaluations' (:func:`measure_probe`);
+    ``reference_s``: the probe's training seconds on the rows' machine (None: priced by
+    the rows)."""
     reference = reference_rates(rates, kind)
     if reference is None:
         return None
+    priced = reference_s if reference_s is not None else priced_probe(reference)
     stored = read_speed(store, workers)
-    if stored is not None and stored["reference"] == reference.kind:
+    if stored is not None and stored["reference"] == reference.kind and math.isclose(stored["priced"], priced):
         evaluation = (None if stored.get("test_eval_s") is None
                       else probe_evaluation(stored["test_eval_s"], stored["client_eval_s"]))
         return Speed(stored["factor"], stored["measured"], stored["priced"], stored["reference"], cached=True,
@@ -290,7 +313,6 @@ def machine_speed(store: str | Path, rates: dict[str, DeviceRates], kind: str, w
     if log:
         log(f"measuring this machine's speed (FedSAM's and FedAvg's small runs, {PROBE_RUNS} batched and one alone, "
             f"{PROBE_ROUNDS} rounds, in each of {workers} worker(s){'; kept in the store' if keep else ''})")
-    priced = priced_probe(reference)
     found = measure(workers)
     measured, evaluation = (float(found), None) if isinstance(found, (int, float)) else (
         float(found[0]), probe_evaluation(found[1], found[2]))
@@ -317,10 +339,11 @@ def scaled(reference: DeviceRates, kind: str, workers: int, factor: float) -> De
 
 
 def machine_rates(store: str | Path, rates: dict[str, DeviceRates], kind: str, workers: int,
-                  measure=measure_probe, log=None, keep: bool = True) -> tuple[DeviceRates, Speed] | None:
+                  measure=measure_probe, log=None, keep: bool = True,
+                  reference_s: float | None = None) -> tuple[DeviceRates, Speed] | None:
     """This machine's rates (the reference rows times its measured speed) and the speed;
     None when there are no CPU rows to start from."""
-    speed = machine_speed(store, rates, kind, workers, measure=measure, log=log, keep=keep)
+    speed = machine_speed(store, rates, kind, workers, measure=measure, log=log, keep=keep, reference_s=reference_s)
     if speed is None:
         return None
     reference = reference_rates(rates, kind)

@@ -34,7 +34,7 @@ from typing import Any
 from flcore.planning.planner import run_cost
 from flcore.planning.spec import RunSpec
 from flcore.reproduction.budget import DeviceRates, EvaluationCost, load_device_rates
-from flcore.reproduction.calibration import PROBE_VERSION, machine_rates, reference_rates
+from flcore.reproduction.calibration import PROBE_VERSION, machine_rates, reference_probe, reference_rates
 from flcore.reproduction.pricing import cost_rate, local_kind
 from flcore.reproduction.progress import clock_text, finish_time
 
@@ -117,13 +117,16 @@ def this_machine(root: str | Path, store: str | Path, device: str, workers: int,
         if kind in rows and rows[kind].models:
             return Rates(rows[kind], f"benchmark rows of {kind}")
         return None
-    found = machine_rates(store, rows, kind, workers, log=log, keep=keep)
+    results = Path(root) / "benchmarks" / "results"
+    probe_there = reference_probe(results, workers)
+    found = machine_rates(store, rows, kind, workers, log=log, keep=keep, reference_s=probe_there)
     if found is None:
         return None
     rates, speed = found
     how = "kept in the store" if speed.cached else ("measured now" if keep else "measured now, not kept")
-    key = "; ".join(reference_rates(rows, kind).sources) + f"; probe {PROBE_VERSION}"
-    correction = book_correction(Path(root) / "benchmarks" / "results", key)
+    key = "; ".join(reference_rates(rows, kind).sources) + f"; probe {PROBE_VERSION}" + (
+        "" if probe_there is None else f" against {probe_there:.1f} s")
+    correction = book_correction(results, key)
     fixed = "" if correction == 1.0 else f" x {correction:.2f}, the last book's measured over its estimate"
     return Rates(rates, f"{speed.reference} rows x {speed.factor:.2f}, this machine's speed, {how}{fixed}",
                  speed.evaluation, correction, key)

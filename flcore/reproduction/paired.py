@@ -91,6 +91,20 @@ def detectable_noncentrality(df: float, power: float = POWER) -> float:
     return float(brentq(lambda nc: power_of_effect(nc, df) - power, 0.0, upper, xtol=1e-10))
 
 
+def needed_seeds_for(sd: float, effect: float, power: float = POWER, limit: int = 400) -> int | None:
+    """The fewest seeds ``n >= 2`` whose two-sided paired t test finds a true mean difference
+    of ``effect`` with probability ``power`` when the differences' sd is ``sd`` (noncentral
+    t on ``n - 1`` degrees of freedom); None when more than ``limit`` are needed."""
+    if effect <= 0:
+        return None
+    if sd <= 0:
+        return 2
+    for n in range(2, limit + 1):
+        if detectable_noncentrality(n - 1, power) * sd / math.sqrt(n) <= effect:
+            return n
+    return None
+
+
 def sample_sd(values: Sequence[float]) -> float:
     """The standard deviation of ``values`` with ``len - 1`` degrees of freedom."""
     n = len(values)

@@ -31,10 +31,11 @@ scales plan one seed (the paper scale's runs are priced per claim: ``flcore clai
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+from flcore.reproduction.paired import needed_seeds_for
 
 #: The plan's file, beside this module.
 PLAN_FILE = Path(__file__).with_name("seed_plan.json")
@@ -76,16 +77,7 @@ def needed_seeds(paired_sd: float, margin: float, power: float = POWER, limit: i
     """The fewest seeds ``n >= 2`` whose two-sided 5 % paired t test finds a true mean
     difference of ``margin`` with probability ``power`` (noncentral t on ``n - 1``
     degrees of freedom); None when more than ``limit`` are needed."""
-    from flcore.reproduction.paired import detectable_noncentrality
-
-    if margin <= 0:
-        return None
-    if paired_sd <= 0:
-        return 2
-    for n in range(2, limit + 1):
-        if detectable_noncentrality(n - 1, power) * paired_sd / math.sqrt(n) <= margin:
-            return n
-    return None
+    return needed_seeds_for(paired_sd, margin, power, limit)
 
 
 def planned_from_sd(paired_sd: float | None, pairs: int | None, margin: float | None) -> Planned:

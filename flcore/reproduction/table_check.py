@@ -29,9 +29,9 @@ from pathlib import Path
 
 from flcore.reproduction.claims import (
     METRICS,
-    _matches,
-    _seed_of,
     get_claim,
+    labels_match,
+    seed_of,
     with_claim_seeds,
 )
 
@@ -72,7 +72,8 @@ def _page_of(claim, cell: dict, scale: str):
 
     known = set(artifact_ids())
     for artifact_id in claim.artifacts:
-        if artifact_id in known and any(_matches(s.labels, cell) for s in get_artifact(artifact_id).runs(scale, (0,))):
+        if artifact_id in known and any(labels_match(s.labels, cell)
+                                        for s in get_artifact(artifact_id).runs(scale, (0,))):
             return get_artifact(artifact_id)
     return None
 
@@ -87,9 +88,9 @@ def printed_cell(claim, cell: dict, specs: Sequence, store=None, only_seeds: Seq
     metric = METRICS[claim.metric]
     mine: dict[str, object] = {}
     for spec in specs:
-        if not _matches(spec.labels, cell) or (metric.timed and not spec.config.get("timed")):
+        if not labels_match(spec.labels, cell) or (metric.timed and not spec.config.get("timed")):
             continue
-        if only_seeds is not None and _seed_of(spec) not in only_seeds:
+        if only_seeds is not None and seed_of(spec) not in only_seeds:
             continue
         mine.setdefault(spec.resolve().run_id(), spec)
     if not mine:

@@ -55,7 +55,7 @@ from flcore.sim.federated_data import build_federated_data
 from flcore.sim.round_driver import RoundDriver
 from flcore.sim.run_axis import merge_parts, merge_per_run
 
-__all__ = ["FREE_FIELDS", "group_key", "merge_parts", "merge_per_run", "run_batchable", "run_group"]
+__all__ = ["FREE_FIELDS", "client_signature", "group_key", "merge_parts", "merge_per_run", "run_batchable", "run_group"]
 
 #: FedFA's server broadcasts class anchors ``[C, d]`` that its client parts read as one
 #: matrix for the whole chunk: its runs train alone.

@@ -153,17 +153,27 @@ def verdict_summary(results: list[dict], scale: str) -> str:
     scale can and cannot decide (accuracy claims decided of those it runs; claims about what it
     does not run; claims that hold by construction), counted from ``results``."""
     totals = verdict_totals(results)
+    corrected = verdict_totals(results, corrected=True)
     accuracy = [r for r in results if r["metric"] in METRICS and METRICS[r["metric"]].accuracy]
     accuracy_run = [r for r in accuracy if r["verdict"] not in ("not_run", "not_testable", "same_runs")]
     accuracy_decided = [r for r in accuracy_run if r["verdict"] in DECIDED]
     lines = [f"**{len(results)} claim{'s' if len(results) != 1 else ''} at the `{scale}` scale: "
              f"{totals_text(totals)}.**"]
+    if any(r.get("verdict_corrected") != r["verdict"] for r in results if "verdict_corrected" in r):
+        lines.append(f"After the book's correction for its many claims (Benjamini-Hochberg over the claims' p at "
+                     f"q = 0.05): {totals_text(corrected)}.")
+    elif any("verdict_corrected" in r for r in results):
+        lines.append("Every decided claim keeps its verdict after the book's correction for its many claims "
+                     "(Benjamini-Hochberg over the claims' p at q = 0.05).")
     lines.append(f"Of the {len(accuracy)} accuracy claims this scale runs {len(accuracy_run)} and decides "
                  f"{len(accuracy_decided)} (holds, fails or absent); an inconclusive one states the smallest gap it "
                  "could have detected (MDE).")
     if totals["not_testable"]:
         lines.append(f"{totals['not_testable']} cannot be decided here: they are about a data set or model this "
                      "scale does not run, and a stand-in never decides them.")
+    if totals["at_chance"]:
+        lines.append(f"{totals['at_chance']} rest on cells that did not learn on the stand-in (most seeds below "
+                     "chance + 5 points): not testable on it, never a fail.")
     if totals["not_run"]:
         lines.append(f"{totals['not_run']} rest on cells this scale or this store does not run.")
     if totals["same_runs"]:
@@ -201,6 +211,27 @@ def settling_text(results: list[dict], scale: str) -> str:
         "later or earlier than MNIST-1D does."])
 
 
+#: The public function for one comparison, with two worked examples (numbers by hand).
+DECIDE_EXAMPLES = """**Your own numbers.** One comparison is one call: \
+`flcore.reproduction.verdicts.decide_comparison(a, b, *, better="higher", chance=None, margin, resolution=0.0, \
+censored_a=None, censored_b=None, diverged_a=None, diverged_b=None)`, the per-seed values of the two \
+cells paired by position (`None` for a seed without one); it returns the verdict, the gap, n, p and the sd (and \
+the intervals, the TOST p, the MDE, the cells' states).
+
+```python
+from flcore.reproduction.verdicts import decide_comparison
+
+decide_comparison([30, 60, 62], [28, 57.5, 59], chance=10, margin=1).verdict      # 'holds'
+decide_comparison([60.4, 60.5, 60.6], [60, 60, 60], margin=1).verdict           # 'negligible'
+```
+
+In the first, the differences 2, 2.5 and 3 have mean 2.5 and sd 0.5, so t = 2.5 / (0.5 / sqrt 3) = 8.66 on 2 \
+degrees of freedom (p = 0.013): the 95 % interval [1.26, 3.74] lies above 0 and reaches past the margin of 1; \
+every seed of both cells is above chance + 5 = 15. In the second, the differences 0.4, 0.5 and 0.6 give the 95 % \
+interval [0.25, 0.75] -- significant -- but the 90 % interval [0.33, 0.67] lies inside (-1, 1): an effect too \
+small for the claim's words, *negligible*, not *holds*."""
+
+
 def _equivalence_text(results: list[dict]) -> str:
     """The *absent* rule in a paragraph, with the first absent comparison of ``results`` worked
     through (or why there is none)."""
@@ -208,8 +239,10 @@ def _equivalence_text(results: list[dict]) -> str:
             "each comparison has a *margin* in its units, stated with its reason (on the stand-in 1 point of "
             "accuracy unless the claim states another; at the paper scale half the published gap), and when the "
             "90 % interval on the gap lies inside (-margin, +margin) -- both one-sided tests at 5 % reject an "
-            "effect as large as the margin -- the effect is *absent*. A claim with an absent comparison does not "
-            "hold; it is counted apart from the fails, which need the interval on the wrong side of 0.")
+            "effect as large as the margin -- the effect is *absent*; a gap whose 95 % interval excludes 0 but whose "
+            "90 % interval lies inside the margins is *negligible*. A claim reads absent only when every "
+            "comparison it runs is absent or negligible; it is counted apart from the fails, which need the "
+            "interval on the wrong side of 0.")
     for result in results:
         for comparison in result["comparisons"]:
             if comparison["verdict"] == "absent":
@@ -255,6 +288,7 @@ def claims_page(results: list[dict], root: Path, scale: str,
              "its main model), and for nothing else: a verdict there says whether the *effect* appears on the small "
              "problem, not whether the paper's numbers are reproduced.", "",
              "## How a verdict is decided", "", RULE_TEXT, "", _equivalence_text(results), "",
+             DECIDE_EXAMPLES, "",
              settling_text(results, scale), "",
              f"Timing claims read only *timed* runs (trained alone, never batched); their repeats are three seeds, "
              "each trained again on the same machine, so the spread is the machine's timing noise across runs. "

@@ -107,8 +107,8 @@ comparison = ours.merge(paper[["block", "dataset", "alpha", "algorithm", "paper"
 comparison["delta"] = comparison["ours"] - comparison["paper"]
 wide = format_comparison(comparison, ["block", "algorithm"], ["dataset", "alpha"],
                          {"algorithm": list(fa.GLOSS_ALGORITHMS)}, delta=at_paper)
-chance, spread = fa.chance_rule(specs, scale, store, device, workers)
-found, not_ranked = fa.flattest_captions(ours, shown, chance, spread)
+chance = fa.chance_rule(specs)
+found, not_ranked = fa.flattest_captions(ours, shown, chance)
 found = found or "none (no method learns)"
 stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
 page.table(comparison, f"lambda_1 by method and setting{stand_in}. Our flattest global model among the methods that "

@@ -133,7 +133,7 @@ for column, name in (("lambda_max", "lambda_max"), ("ratio", "lambda_max / lambd
     comparison = paper_vs_ours(paper_values, analysis.table1_cells(measured, column), keys, value=column)
     comparisons[column] = comparison
     het = comparison[comparison["alpha"] == 0].dropna(subset=["ours"])
-    lowest, at_chance = analysis.lowest_learning(het, runs, chance, spread)
+    lowest, at_chance = analysis.lowest_learning(het, runs, chance)
     published_lowest = het.loc[het["paper"].idxmin(), "algorithm"] if het["paper"].notna().any() else "none"
     stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
     not_ranked = f" Not ranked, at or below chance accuracy ({chance:.0f} %): {', '.join(at_chance)}." if at_chance else ""

@@ -29,7 +29,7 @@ from flcore.papers.fedgf.analysis import FIRST, NEITHER, SAME, SECOND, finite, g
 from flcore.report import mean_sd_text, ours_values, paper_vs_ours
 from flcore.report.numbers import MISSING
 from flcore.report.tables import NOT_RUN_MARK
-from flcore.reproduction.claims import METRICS, at_chance, cell_interval
+from flcore.reproduction.claims import METRICS, at_chance, learn_margin_of
 
 #: Table 2's columns -> the claims' metric that reads each (:mod:`flcore.papers.fedgf.runs`).
 FLATNESS_METRICS = {"lpf": "lpf", "lambda_max": "fedgf_lambda_max", "flatness_discrepancy": "flatness_discrepancy"}
@@ -71,32 +71,32 @@ def flatness_comparison(per_run: pd.DataFrame, published: pd.DataFrame,
                                                  "left_out", "status", "note"]]
 
 
-def at_chance_methods(per_run: pd.DataFrame, chance: float, keys: Sequence[str] = ("alpha", "algorithm"),
-                      spread: dict | None = None) -> dict[tuple, tuple[float, float, int]]:
-    """The ``keys`` cells of ``per_run`` (:func:`flatness_runs`) whose finished runs' accuracy
-    sits at ``chance`` (%): the 95 % interval on their mean contains it
-    (:func:`flcore.reproduction.claims.at_chance`; own sd from three seeds, else ``spread``;
-    a cell whose interval cannot be had is not at chance), each with its ``(mean,
-    half-width, n)`` (:func:`~flcore.reproduction.claims.cell_interval`)."""
+def at_chance_methods(per_run: pd.DataFrame, chance: float,
+                      keys: Sequence[str] = ("alpha", "algorithm")) -> dict[tuple, tuple[float, int]]:
+    """The ``keys`` cells of ``per_run`` (:func:`flatness_runs`) whose finished runs did not
+    learn: most seeds' accuracy below ``chance`` (%) plus the learn margin
+    (:func:`flcore.reproduction.claims.at_chance`, the verdicts' rule), each with its seeds'
+    ``(mean accuracy, n)``."""
     out = {}
     finished = per_run[per_run["status"] == "finished"]
     for key, group in finished.groupby(list(keys), sort=False):
         values = [float(v) for v in group["accuracy"] if pd.notna(v)]
-        if values and at_chance(values, chance, spread):
-            mean, half = cell_interval(values, spread)
-            out[key if isinstance(key, tuple) else (key,)] = (mean, half, len(values))
+        if values and at_chance(values, chance):
+            out[key if isinstance(key, tuple) else (key,)] = (sum(values) / len(values), len(values))
     return out
 
 
-def at_chance_text(at_chance: dict[tuple, tuple[float, float, int]], chance: float) -> str:
-    """``" Not ranked, at chance (10 %): FedGF at alpha = 0 (accuracy 25.96 ± 34.60 %, 95 %
-    interval, n = 3)."``, from :func:`at_chance_methods` keyed by (alpha, algorithm); empty
-    when none is."""
+def at_chance_text(at_chance: dict[tuple, tuple[float, int]], chance: float, dataset: str = "mnist1d") -> str:
+    """``" Not ranked, did not learn (most seeds below 15 %: chance 10 % + 5): FedAvg at
+    alpha = 0 (mean 10.00 % over 3 seeds)."``, from :func:`at_chance_methods` keyed by
+    (alpha, algorithm); empty when none is."""
     if not at_chance:
         return ""
-    cells = "; ".join(f"{algorithm} at alpha = {alpha:g} (accuracy {mean:.2f} \u00b1 {half:.2f} %, 95 % interval, "
-                      f"n = {n})" for (alpha, algorithm), (mean, half, n) in sorted(at_chance.items()))
-    return f" Not ranked, at chance ({chance:.0f} %): {cells}."
+    margin = learn_margin_of(dataset)
+    cells = "; ".join(f"{algorithm} at alpha = {alpha:g} (mean {mean:.2f} % over {n} seed{'s' if n != 1 else ''})"
+                      for (alpha, algorithm), (mean, n) in sorted(at_chance.items()))
+    return (f" Not ranked, did not learn (most seeds below {chance + margin:g} %: chance {chance:g} % + "
+            f"{margin:g}): {cells}.")
 
 
 def flattest_learning(comparison: pd.DataFrame, metric: str, side: str, excluded=frozenset(),

@@ -77,8 +77,8 @@ from flcore.papers.fedsam import runs as fedsam
 from flcore.report import mean_sd_text, ours_values
 from flcore.report.landscape_figures import local_global_panels, net_over_solid
 from flcore.reproduction.artifacts import RunSpec, register_artifacts
-from flcore.reproduction.claims import reference_spread, register_metric, spread_specs
-from flcore.reproduction.runner import ensure_runs, run_metrics
+from flcore.reproduction.claims import register_metric
+from flcore.reproduction.runner import run_metrics
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -488,17 +488,13 @@ def lambda_cells(runs, keys: Sequence[str] = ("dataset", "alpha", "algorithm")) 
     return ours_values(lambda_table(once), list(keys), "lambda_1")
 
 
-def chance_rule(specs: Sequence[RunSpec], scale: str, store=None, device: str = "auto",
-                workers: int | None = None) -> tuple[float, dict | None]:
-    """What :func:`flattest_learning` needs to tell a method at chance: the chance accuracy
-    (%) of ``specs``' data set and the reference spread at ``scale`` (its runs trained when
-    missing)."""
-    ensure_runs(spread_specs(scale), store=store, device=device, workers=workers)
-    return chance_accuracy(specs[0].resolve().dataset), reference_spread(scale, store)
+def chance_rule(specs: Sequence[RunSpec]) -> float:
+    """What :func:`flattest_learning` needs to tell a method that did not learn: the chance
+    accuracy (%) of ``specs``' data set."""
+    return chance_accuracy(specs[0].resolve().dataset)
 
 
-def flattest_learning(table: pd.DataFrame, runs: pd.DataFrame, chance: float, spread: dict | None,
-                      keys: Sequence[str] = ("setting",),
+def flattest_learning(table: pd.DataFrame, runs: pd.DataFrame, chance: float, keys: Sequence[str] = ("setting",),
                       value: str = "lambda_1") -> tuple[pd.DataFrame, dict[tuple, list[str]]]:
     """The flattest method per ``keys`` group of ``table`` (columns ``keys``, ``algorithm``,
     ``value``: one mean per method and group) among the methods that learn, and the methods
@@ -506,9 +502,8 @@ def flattest_learning(table: pd.DataFrame, runs: pd.DataFrame, chance: float, sp
     for flatness (the rule of Table 8's and Fig. 7's captions).
 
     ``runs`` has one row per run (``keys``, ``algorithm``, ``status``, ``mean_last_100``); a
-    method is at chance when the 95 % interval on its seeds' mean accuracy contains chance
-    (:func:`flcore.reproduction.claims.at_chance`, with the reference ``spread`` below three
-    seeds); a method whose interval cannot be had is ranked.
+    method did not learn when most of its seeds' accuracy sits below chance plus the learn
+    margin (:func:`flcore.reproduction.claims.at_chance`, the verdicts' rule).
     """
     import pandas as pd
 
@@ -525,7 +520,7 @@ def flattest_learning(table: pd.DataFrame, runs: pd.DataFrame, chance: float, sp
         for key in keys + ["algorithm"]:
             mine = mine[mine[key] == row[key]]
         values = [100.0 * float(v) for v in mine["mean_last_100"] if v is not None and v == v]
-        if values and at_chance(values, chance, spread):
+        if values and at_chance(values, chance):
             left_out.setdefault(tuple(row[k] for k in keys), []).append(row["algorithm"])
         else:
             learning.append(row)
@@ -539,14 +534,13 @@ def setting_text(dataset: str, alpha: float) -> str:
     return f"{dataset} alpha = {float(alpha):g}"
 
 
-def flattest_captions(cells: pd.DataFrame, runs: pd.DataFrame, chance: float,
-                      spread: dict | None) -> tuple[str, str]:
+def flattest_captions(cells: pd.DataFrame, runs: pd.DataFrame, chance: float) -> tuple[str, str]:
     """Table 8's and Fig. 7's ranking in words, from :func:`lambda_cells` (the seed means)
     and the runs' accuracy (:func:`flattest_learning`): ``(found, not_ranked)``, e.g.
     ``"CIFAR-10 alpha = 0: FedGloSS-SAM (2.03 ± 0.10 (n = 3))"`` per setting (empty when no
     method learns) and ``" Not ranked, at chance (10 %): CIFAR-10 alpha = 0: FedSpeed."``
     (empty when every method learns)."""
-    flattest, at_chance = flattest_learning(cells, runs, chance, spread, keys=("dataset", "alpha"), value="ours")
+    flattest, at_chance = flattest_learning(cells, runs, chance, keys=("dataset", "alpha"), value="ours")
     found = "; ".join(f"{setting_text(r['dataset'], r['alpha'])}: {r['algorithm']} "
                       f"({mean_sd_text(r['ours'], r['ours_std'], r['seeds'])})" for r in flattest.to_dict("records"))
     not_ranked = "; ".join(f"{setting_text(d, a)}: {', '.join(names)}" for (d, a), names in at_chance.items())

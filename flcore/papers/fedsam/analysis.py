@@ -195,16 +195,14 @@ def table1_cells(spectra: pd.DataFrame, column: str) -> pd.DataFrame:
     return ours_values(spectra, TABLE1_KEYS, column)
 
 
-def lowest_learning(cells: pd.DataFrame, runs: pd.DataFrame, chance: float,
-                    spread: dict | None) -> tuple[str, list[str]]:
+def lowest_learning(cells: pd.DataFrame, runs: pd.DataFrame, chance: float) -> tuple[str, list[str]]:
     """The algorithm with the lowest seed mean ``ours`` among ``cells`` (Table 1's cells at
     one alpha: ``algorithm``, ``alpha``, ``ours``) whose model learns, and the algorithms left
     out for sitting at ``chance`` (%) or below it: a model that learns nothing can be flat, so
-    it is not ranked for flatness.  A cell is at chance when the 95 % interval on its seeds'
-    mean accuracy (``runs``: one row per run, ``mean_last_100`` a fraction) contains chance
-    (:func:`flcore.reproduction.claims.at_chance`, with the reference ``spread`` below three
-    seeds); a cell above chance whose interval cannot be had is ranked.  ``"none"`` when no
-    cell is left."""
+    it is not ranked for flatness.  A cell did not learn when most of its seeds' accuracy
+    (``runs``: one row per run, ``mean_last_100`` a fraction) sits below chance plus the learn
+    margin (:func:`flcore.reproduction.claims.at_chance`, the verdicts' rule).  ``"none"``
+    when no cell is left."""
     import math
 
     from flcore.reproduction.claims import at_chance
@@ -215,7 +213,7 @@ def lowest_learning(cells: pd.DataFrame, runs: pd.DataFrame, chance: float,
         mine = finished[(finished["algorithm"] == row["algorithm"]) & (finished["alpha"] == row["alpha"])]
         values = [100.0 * float(v) for v in mine["mean_last_100"] if v is not None and math.isfinite(float(v))]
         below = bool(values) and sum(values) / len(values) <= chance
-        (left_out if below or (values and at_chance(values, chance, spread)) else learning).append(row)
+        (left_out if below or (values and at_chance(values, chance)) else learning).append(row)
     lowest = min(learning, key=lambda row: row["ours"])["algorithm"] if learning else "none"
     return lowest, [row["algorithm"] for row in left_out]
 

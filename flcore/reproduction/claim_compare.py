@@ -1,0 +1,240 @@
+"""One comparison of a claim at a scale, from its two cells' per-seed values: its margin, its
+verdict (:func:`flcore.reproduction.verdicts.decide_comparison`), its gap against the
+paper's and the round from which its verdict settles -- the fields of ``flcore claims
+--json``'s comparisons.
+
+**Margins.**  Each comparison has a margin in its units, with its reason (``margin``,
+``margin_reason``).  ``claims.yaml`` may state one per claim or per comparison (the
+comparison's wins): ``margin: {stand_in: <value in the stand-in's units, below the paper
+scale>, paper_fraction: <fraction of the published gap, at the paper scale>, reason:
+<why>}``.  Unstated, the paper scale's margin is :data:`PAPER_MARGIN_FRACTION` of the
+published gap, and below it the stand-in's margin of the metric's unit
+(:data:`STAND_IN_MARGINS`: 1 point of accuracy); a metric without one has no margin, and its
+comparisons are never *absent* or *negligible*.
+
+**Learning.**  An accuracy comparison (and a flatness one, on its runs' accuracies) asks
+first whether each cell learned (:func:`flcore.reproduction.verdicts.cell_state`, with the
+data set's chance accuracy and :data:`~flcore.reproduction.verdicts.LEARN_MARGIN`): a cell
+at chance makes the comparison *not testable on the stand-in* -- the flatness of a model
+that learned nothing ranks nothing either way.  The papers' flatness rankings leave such a
+method out by the same function (:func:`at_chance`).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from flcore.config import chance_accuracy
+from flcore.reproduction.claim_cells import CellValues, cell_text, untestable_reason
+from flcore.reproduction.claim_metrics import METRICS, resolution_of
+from flcore.reproduction.claim_registry import Claim, Comparison
+from flcore.reproduction.paired import MIN_OWN_SEEDS, sample_sd
+from flcore.reproduction.settling import settles_at, trajectory, window_means
+from flcore.reproduction.targets import accuracy_curve
+from flcore.reproduction.verdicts import (
+    DEFAULT_LEARN_MARGIN,
+    LEARN_MARGIN,
+    VERDICT_TEXT,
+    Decision,
+    cell_state,
+    decide_comparison,
+)
+from flcore.store import StoreError
+
+#: At the paper scale, a comparison's margin unless its claims.yaml states one: this
+#: fraction of the published gap.
+PAPER_MARGIN_FRACTION = 0.5
+#: Below the paper scale, a comparison's margin (value in the stand-in's units, reason) by
+#: its metric's unit, unless its claims.yaml states one.
+STAND_IN_MARGINS: dict[str, tuple[float, str]] = {
+    "points": (1.0, "1 point of test accuracy on the stand-in: a difference under 1 point is no effect an accuracy "
+                    "claim's words (\u201cimproves\u201d, \u201coutperforms\u201d) describe"),
+}
+
+
+def _mean(values) -> float:
+    values = list(values)
+    return sum(values) / len(values)
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    """``value`` rounded; None for None and for a value that is not finite (JSON has none)."""
+    return None if value is None or not math.isfinite(float(value)) else round(float(value), digits)
+
+
+def learn_margin_of(dataset: str) -> float:
+    """Points above chance a seed of ``dataset`` must reach to have learned."""
+    return LEARN_MARGIN.get(dataset, DEFAULT_LEARN_MARGIN)
+
+
+def at_chance(values: Sequence[float], chance: float, dataset: str = "mnist1d") -> bool:
+    """Whether a cell whose seeds scored ``values`` (accuracy, %) did not learn: most of them
+    below ``chance`` + the data set's learn margin (the verdicts' rule, one function)."""
+    state = cell_state(list(values), chance, learn_margin_of(dataset), [False] * len(values))
+    return state.status == "at_chance"
+
+
+def _cell_stats(values: Sequence[float]) -> dict:
+    """A cell's mean, sd (None below two seeds) and n over the seeds a comparison reads."""
+    return {"mean": _round(_mean(values)), "sd": _round(sample_sd(values)) if len(values) >= 2 else None,
+            "n": len(values)}
+
+
+def margin_of(claim: Claim, comparison: Comparison, scale: str) -> tuple[float | None, str]:
+    """``(margin, reason)`` of ``comparison`` at ``scale`` in its units (module docstring);
+    ``None`` with the reason when it has none."""
+    stated = comparison.margin or claim.margin
+    metric = METRICS.get(claim.metric)
+    unit = metric.unit if metric else ""
+    if scale == "paper":
+        fraction = stated.paper_fraction if stated and stated.paper_fraction is not None else None
+        reason = stated.reason if fraction is not None else (
+            f"{PAPER_MARGIN_FRACTION:g} of the published gap: an effect under half the paper's is not the effect "
+            "it reports")
+        fraction = PAPER_MARGIN_FRACTION if fraction is None else fraction
+        if comparison.published_gap is None:
+            return None, "the later claim's source prints no numbers for this comparison: no margin"
+        margin = fraction * abs(comparison.published_gap)
+        if margin <= 0:
+            return None, "the published gap is 0: no margin"
+        return margin, f"{reason} ({fraction:g} x {abs(comparison.published_gap):g} {unit})".rstrip()
+    if stated and stated.stand_in is not None:
+        return stated.stand_in, stated.reason
+    if unit in STAND_IN_MARGINS:
+        return STAND_IN_MARGINS[unit]
+    return None, f"no margin stated for {unit or 'this metric'} on the stand-in"
+
+
+def size_of(gap: float, half_width: float, published_gap: float) -> dict | None:
+    """``{"ratio", "interval"}``: our gap over the published gap, with the 95 % interval on
+    our gap divided the same way; None when the source prints no gap (0 or None: a later
+    claim without numbers)."""
+    if not published_gap or not math.isfinite(gap):
+        return None
+    ends = sorted(((gap - half_width) / published_gap, (gap + half_width) / published_gap))
+    return {"ratio": _round(gap / published_gap), "interval": [_round(ends[0]), _round(ends[1])]}
+
+
+def _state_fields(decision: Decision, seeds: Sequence[int]) -> dict:
+    def named(state):
+        return {"status": state.status, "collapsed": [seeds[i] for i in state.collapsed],
+                "diverged": [seeds[i] for i in state.diverged], "divergence_rate": _round(state.divergence_rate),
+                "n": state.seeds}
+    return {side: named(decision.cells[key]) for side, key in (("better", "a"), ("worse", "b"))}
+
+
+def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues, scale: str,
+            planned: int = MIN_OWN_SEEDS) -> dict:
+    """The verdict of one comparison from its two cells' values (module docstring); the
+    fields of ``flcore claims --json``'s comparisons.  ``planned``: the seeds it planned."""
+    metric = METRICS.get(claim.metric)
+    margin, margin_reason = margin_of(claim, comparison, scale)
+    out: dict[str, Any] = {
+        "cells": {"better": comparison.better, "worse": comparison.worse},
+        "published": {"better": comparison.published_better, "worse": comparison.published_worse,
+                      "gap": _round(comparison.published_gap)},
+        "seeds": [], "better": None, "worse": None, "gap": None, "sd": None, "sd_from": None, "df": None,
+        "threshold": None, "mde": None, "units": metric.unit if metric else None, "verdict": "not_run",
+        "margin": _round(margin), "margin_reason": margin_reason, "interval_90": None, "interval_95": None,
+        "test": None, "p": None, "p_tost": None, "p_holm": None, "q": None, "needs": None, "size": None,
+        "censored": None, "settles_at": None, "reason": hi.reason or lo.reason or None,
+        "run_ids": {"better": sorted(set(hi.run_ids.values())), "worse": sorted(set(lo.run_ids.values()))},
+        "cell_stats": None, "cell_states": None,
+        "left_out": {"better": sorted(hi.diverged), "worse": sorted(lo.diverged)},
+        "note": None,
+    }
+    if hi.configs and lo.configs:
+        reason = untestable_reason(claim, comparison, hi.configs + lo.configs, scale)
+        if reason:
+            out.update(verdict="not_testable", reason=reason)
+            return out
+    has = {side: bool(cell.values or cell.diverged) for side, cell in (("better", hi), ("worse", lo))}
+    if not all(has.values()):
+        return out
+    seeds = sorted((set(hi.values) | set(hi.diverged)) & (set(lo.values) | set(lo.diverged)))
+    if not seeds:
+        out["reason"] = "the two cells share no seed"
+        return out
+    shared = [s for s in seeds if s in hi.values and s in lo.values]
+    if metric.by_construction:
+        gap = _mean(hi.values[s] - lo.values[s] for s in shared)
+        out.update(seeds=shared, gap=_round(gap), verdict="by_construction" if claim.sign * gap > 0 else "fails",
+                   reason="follows from the methods' definitions: not evidence")
+        return out
+    dataset = hi.configs[0].dataset
+    chance = chance_accuracy(dataset) if metric.accuracy else None
+    learned = None
+    if metric.flatness:  # a flatness comparison asks whether its models learned, on their accuracies
+        learned = {side: cell_state([cell.accuracy.get(s) for s in seeds], chance_accuracy(dataset),
+                                    learn_margin_of(dataset), [s in cell.diverged for s in seeds])
+                   for side, cell in (("better", hi), ("worse", lo))}
+    decision = decide_comparison(
+        [hi.values.get(s) for s in seeds], [lo.values.get(s) for s in seeds], better=claim.direction,
+        chance=chance, margin=margin, resolution=resolution_of(claim.metric, hi.configs[0]),
+        censored_a=[s in hi.censored for s in seeds], censored_b=[s in lo.censored for s in seeds],
+        diverged_a=[s in hi.diverged for s in seeds], diverged_b=[s in lo.diverged for s in seeds],
+        planned=planned, learn_margin=learn_margin_of(dataset),
+        names=(cell_text(comparison.better), cell_text(comparison.worse)))
+    if learned and any(state.status == "at_chance" for state in learned.values()):
+        sleeping = [side for side, state in learned.items() if state.status == "at_chance"]
+        decision.verdict = "at_chance"
+        decision.reason = (f"the {' and '.join(sleeping)} cell's models did not learn (most seeds' accuracy below "
+                           f"chance + {learn_margin_of(dataset):g}): the flatness of a model that learned nothing "
+                           "ranks nothing, either way")
+    ranked = {"better": sorted(seeds[i] for i in (*decision.cells["a"].collapsed, *decision.cells["a"].diverged)),
+              "worse": sorted(seeds[i] for i in (*decision.cells["b"].collapsed, *decision.cells["b"].diverged))}
+    ranked["better"] = sorted(set(ranked["better"]) | {s for s in seeds if s in hi.censored})
+    ranked["worse"] = sorted(set(ranked["worse"]) | {s for s in seeds if s in lo.censored})
+    used = [s for s in shared if s not in ranked["better"] and s not in ranked["worse"]] \
+        if decision.test == "sign" else shared
+    out.update(
+        seeds=used, verdict=decision.verdict, reason=decision.reason or None, gap=_round(decision.gap),
+        better=_round(_mean(hi.values[s] for s in used)) if used else None,
+        worse=_round(_mean(lo.values[s] for s in used)) if used else None,
+        run_ids={"better": [hi.run_ids[s] for s in seeds if s in hi.run_ids],
+                 "worse": [lo.run_ids[s] for s in seeds if s in lo.run_ids]},
+        cell_stats={"better": _cell_stats([hi.values[s] for s in used]),
+                    "worse": _cell_stats([lo.values[s] for s in used])} if used else None,
+        cell_states=_state_fields(decision, seeds), test=decision.test, p=_round(decision.p, 6),
+        left_out={side: [s for s in seeds if s not in used and s in (hi if side == "better" else lo).run_ids]
+                  for side in ("better", "worse")},
+        censored=ranked if decision.test == "sign" else None, needs=decision.needs)
+    if decision.verdict == "inconclusive" and decision.needs is not None and decision.needs > len(seeds):
+        out["reason"] = f"needs about {decision.needs} seeds to find a difference of the margin four times in five"
+    left = [f"{cell_text(getattr(comparison, side))}: seeds {', '.join(str(s) for s in ranked[side])}"
+            for side in ("better", "worse") if ranked[side]]
+    if left and decision.test == "sign":
+        out["note"] = f"ranked worst (diverged, collapsed or censored): {'; '.join(left)}"
+    if decision.test == "paired t":
+        half95 = (decision.interval_95[1] - decision.interval_95[0]) / 2
+        out.update(sd=_round(decision.sd), sd_from="paired seeds" + (", floored at the resolution"
+                                                                     if decision.sd_floored else ""),
+                   df=decision.df, threshold=_round(half95), mde=_round(decision.mde),
+                   interval_90=[_round(v) for v in decision.interval_90],
+                   interval_95=[_round(v) for v in decision.interval_95], p_tost=_round(decision.p_tost, 6),
+                   # our gap over the paper's only where both are in the same units: the paper's data
+                   size=size_of(decision.gap, half95, comparison.published_gap) if scale == "paper" else None)
+        if claim.metric == "accuracy":
+            out.update(_settling(claim, hi, lo, used, margin))
+    out["verdict_text"] = decision.text if decision.verdict == out["verdict"] else VERDICT_TEXT[out["verdict"]]
+    return out
+
+
+def _settling(claim: Claim, hi: CellValues, lo: CellValues, seeds: Sequence[int], margin: float | None) -> dict:
+    """``settles_at``, the protocol's ``rounds`` and the ``trajectory`` (gap, 95 % interval and
+    paired verdict per evaluated round) of an accuracy comparison, from the runs' logged
+    evaluations (:mod:`flcore.reproduction.settling`); nothing when a run's log is not there."""
+    curves = []
+    for cell in (hi, lo):
+        if not all(s in cell.runs for s in seeds):
+            return {}
+        total = int(cell.configs[0].rounds)
+        try:
+            curves.append({s: window_means(accuracy_curve(cell.runs[s].read_metrics()), total) for s in seeds})
+        except StoreError as exc:
+            return {"settles_reason": str(exc).splitlines()[0][:200]}
+    points = trajectory(curves[0], curves[1], claim.sign, margin)
+    return {"settles_at": settles_at(points), "rounds": int(hi.configs[0].rounds),
+            "trajectory": [{"round": p["round"], "gap": _round(p["gap"], 3), "low": _round(p["low"], 3),
+                            "high": _round(p["high"], 3), "verdict": p["verdict"]} for p in points]}
