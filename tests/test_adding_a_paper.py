@@ -83,7 +83,7 @@ def test_a_toy_paper_added_as_the_page_says_builds_its_page(tmp_path):
     assert "FedSAM beats FedAvg by 5 points" in shown
     assert "The smoke scale trains for a handful of rounds" in shown  # page.findings at smoke
     # the claim is evaluated from the runs the page trained: a verdict, not "no runs"
-    assert "toy-fedsam-beats-fedavg" in claims and "1 claims at the smoke scale" in claims
+    assert "toy-fedsam-beats-fedavg" in claims and "1 the papers' own claims at the smoke scale" in claims
     # the command line's choices come from the registry
     assert "toy" in subprocess.run([sys.executable, "-m", "flcore", "claims", "--help"], capture_output=True,
                                    text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": f"{tmp_path / 'papers'}"

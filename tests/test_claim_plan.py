@@ -166,7 +166,7 @@ def test_decide_trains_one_claim_and_prints_its_verdict_a_capped_preview_continu
     assert verdict["verdict"] != "not_run"
     lines = [line for line in out.splitlines() if line.startswith(claim + "  ")]
     assert len(lines) == 1 and verdict["summary"] in lines[0]
-    assert out.rstrip().endswith(f"1 claims at the smoke scale: 1 {_verdict_text(verdict['verdict'])}")
+    assert out.rstrip().endswith(f"1 the papers' own claims at the smoke scale: 1 {_verdict_text(verdict['verdict'])}")
 
     assert main(argv) == 0
     again = capsys.readouterr().out

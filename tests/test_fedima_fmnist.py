@@ -11,6 +11,7 @@ from flcore.data import write_fake_fmnist
 from flcore.data.checksums import expected_checksums
 from flcore.papers.fedima import runs as fedima
 from flcore.reproduction.artifacts import runs_for
+from flcore.reproduction.claim_cells import artifact_runs
 from flcore.reproduction.claims import all_claims, cell_specs, evaluate, untestable_reason
 from flcore.reproduction.runner import results_frame
 
@@ -66,9 +67,9 @@ def tiny_protocol(monkeypatch):
     monkeypatch.setattr(fedima, "METHODS", {"FedAvg": "fedavg"})
     monkeypatch.setattr(fedima, "PAPER_PROTOCOL", {**fedima.PAPER_PROTOCOL, "clients": 4, "per_round": 2,
                                                    "samples_per_client": 10, "local_epochs": 1, "batch_size": 5})
-    claims_module._artifact_runs.cache_clear()  # the claims engine caches the artifacts' runs
+    artifact_runs.cache_clear()  # the claims engine caches the artifacts' runs
     yield
-    claims_module._artifact_runs.cache_clear()
+    artifact_runs.cache_clear()
 
 
 def test_a_capped_preview_trains_only_the_fmnist_rows_on_idx_files(tmp_path, capsys, tiny_protocol):

@@ -49,6 +49,10 @@ def test_ordering_table_per_block_skips_pending_and_missing_cells():
     assert table.loc["C10", "methods"] == 3 and table.loc["C10", "Kendall's \u03c4"] == 1.0
     assert table.loc["C10", "published order"] == "A > B > C"
     assert table.loc["C100", "our order"] == "B > C > A" and table.loc["C100", "Kendall's \u03c4"] == 1.0
+    # no usable cell (every method pending or not ranked): an empty table a page can still index
+    empty = ordering_table(frame.assign(status="pending"), ["dataset", "alpha"])
+    assert empty.empty and list(empty.set_index(["dataset", "alpha"]).columns) == [
+        "methods", "published order", "our order", "Kendall's \u03c4"]
 
 
 def test_csv_link_round_trips_the_frame():

@@ -51,7 +51,8 @@ def ordering_table(comparison: pd.DataFrame, blocks: Sequence[str], item: str = 
     """One row per block of ``comparison`` (columns ``blocks``): the published order of
     the ``item`` s (best first), ours, the number of methods compared and Kendall's tau.
 
-    Only items with both a published value and a finished (or diverged) run count.
+    Only items with both a published value and a finished (or diverged) run count; with
+    none, the table is empty but keeps its columns.
     """
     rows = []
     usable = comparison.dropna(subset=[paper, ours])
@@ -64,7 +65,8 @@ def ordering_table(comparison: pd.DataFrame, blocks: Sequence[str], item: str = 
         rows.append({**dict(zip(blocks, key)), "methods": len(names),
                      "published order": _order(names, published), "our order": _order(names, mine),
                      "Kendall's \u03c4": round(kendall_tau(published, mine), 2) if len(names) > 1 else float("nan")})
-    return pd.DataFrame(rows)
+    columns = [*blocks, "methods", "published order", "our order", "Kendall's \u03c4"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def mean_tau_text(orderings: pd.DataFrame) -> str:

@@ -112,6 +112,8 @@ def comparison_seeds(claim: Claim, index: int, scale: str) -> tuple[int, ...]:
     if claim.one_seed or _seeded(claim) is None:
         return tuple(CLAIM_SEEDS.get(scale, (0,)))
     n = planned_seeds(claim, index, scale).seeds
+    if len(CLAIM_SEEDS.get(scale, (0,))) <= 1:  # one seed at this scale: nothing links cells
+        return tuple(range(n))
     trained = _trained_seeds(scale)
     n = max([n, *(trained.get(key, 1) for key in _cell_keys(claim, claim.comparisons[index], scale))])
     return tuple(range(n))

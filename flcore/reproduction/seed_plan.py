@@ -37,7 +37,9 @@ from pathlib import Path
 
 from flcore.reproduction.paired import needed_seeds_for
 
-#: The plan's file, beside this module.
+#: The plan's file, ``seed_plan.json`` beside this module.
+#:
+#: :meta hide-value:
 PLAN_FILE = Path(__file__).with_name("seed_plan.json")
 #: The scale the plan is made for; the others plan one seed.
 PLANNED_SCALE = "small"
@@ -98,10 +100,11 @@ def planned_from_sd(paired_sd: float | None, pairs: int | None, margin: float | 
 
 
 @lru_cache(maxsize=4)
-def load_plan(path: str = str(PLAN_FILE)) -> dict:
-    """The committed plan (``{"comparisons": {key: {...}}, ...}``); an empty plan when the file
-    is absent (every accuracy comparison then plans :data:`CAP`)."""
-    file = Path(path)
+def load_plan(path: str | None = None) -> dict:
+    """The committed plan (``{"comparisons": {key: {...}}, ...}``) read from ``path`` (default
+    :data:`PLAN_FILE`); an empty plan when the file is absent (every accuracy comparison then
+    plans :data:`CAP`)."""
+    file = PLAN_FILE if path is None else Path(path)
     if not file.is_file():
         return {"comparisons": {}}
     data = json.loads(file.read_text(encoding="utf-8"))
