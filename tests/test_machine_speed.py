@@ -209,7 +209,9 @@ def test_book_plan_prints_the_estimate_book_prints_before_training_and_writes_no
                  "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     rates = this_machine(root, store, "cpu", workers)
-    assert rates.note.endswith("rows x 1.50, this machine's speed, kept in the store")
+    assert "rows x 1.50, this machine's speed, kept in the store" in rates.note
+    # the last book recorded under these rows and probe corrects the estimate, and says so
+    assert rates.note.endswith("kept in the store") == (rates.correction == 1.0)
     expected = training_estimate(book_specs("small", root), store, "cpu", None, None, rates)
     assert f"This machine, {expected['line']}" in out.splitlines()
     assert out.rstrip().endswith("Nothing was trained.")

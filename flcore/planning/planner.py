@@ -256,7 +256,8 @@ def run_cost(cfg: ExperimentConfig, rounds_done: int = 0) -> float:
 
     steps = cfg.local_steps
     if steps is None:
-        per_client = (cfg.num_samples or 50_000) / max(1, cfg.clients)
+        samples = cfg.num_samples or DATASET_FACTS.get(cfg.dataset, (None, None, None))[2] or 50_000
+        per_client = cfg.samples_per_client or samples / max(1, cfg.clients)
         steps = cfg.local_epochs * math.ceil(per_client / cfg.batch_size)
     rounds = max(0, stop_round(cfg) - rounds_done)
     return float(rounds * cfg.per_round * steps * grad_evals_per_step(cfg.method))

@@ -19,7 +19,9 @@ Per device kind (``--plan``, :mod:`flcore.reproduction.pricing`): every benchmar
 one :class:`DeviceRates` per machine: a :class:`CostModel` per model, in worker-seconds
 per unit of cost (a worker: one core of a CPU, a whole GPU).  ``sweep_time.py`` rows
 give the alone and batched rates; a ``round_time.py`` row (one run, the whole protocol
-with its evaluations, ``threads`` cores) gives an alone rate.  A machine without rows is
+with its evaluations, ``threads`` cores) gives an alone rate, and a
+``paper_round_time.py`` row (a paper-protocol round of a model the CIFAR rows do not cover,
+one worker, its evaluations in its cost) another.  A machine without rows is
 *uncalibrated*: nothing is estimated for it.
 """
 from __future__ import annotations
@@ -151,7 +153,7 @@ def device_rates(rows_by_file: dict[str, list[dict]]) -> dict[str, DeviceRates]:
 
     latest: dict[tuple[str, str, str, str], dict] = {}
     for stem, rows in rows_by_file.items():
-        if stem not in ("sweep_time", "round_time"):
+        if stem not in ("sweep_time", "round_time", "paper_round_time"):
             continue
         for row in rows:
             device = "cuda" if str(row.get("device", "")).startswith("cuda") else "cpu"

@@ -2,7 +2,9 @@
 
 Each group of the plan (:func:`flcore.executors.group_runs`) is priced at its runs'
 remaining cost (:func:`flcore.planning.planner.run_cost`, from the rounds already in the
-store) times this machine's rate for their model at the group's size
+store; with its evaluations on a released data set,
+:func:`flcore.reproduction.pricing.evaluation_cost`) times this machine's rate for their
+model at the group's size
 (:func:`flcore.reproduction.pricing.cost_rate`), plus their remaining evaluations at this
 machine's measured seconds per evaluation where the probe measured them
 (:class:`flcore.reproduction.budget.EvaluationCost`: a small run's 120 evaluations of the
@@ -35,7 +37,7 @@ from flcore.planning.planner import run_cost
 from flcore.planning.spec import RunSpec
 from flcore.reproduction.budget import DeviceRates, EvaluationCost, load_device_rates
 from flcore.reproduction.calibration import PROBE_VERSION, machine_rates, reference_probe, reference_rates
-from flcore.reproduction.pricing import cost_rate, local_kind
+from flcore.reproduction.pricing import cost_rate, evaluation_cost, local_kind
 from flcore.reproduction.progress import clock_text, finish_time
 
 
@@ -81,7 +83,7 @@ def group_seconds(group: Sequence[RunSpec], overrides: Mapping[str, Any], done: 
     for spec in group:
         cfg = spec.resolve(**overrides)
         rounds_done = done.get(cfg.run_id(), 0)
-        total += run_cost(cfg, rounds_done) * cost_rate(rates, cfg, len(group))[0]
+        total += (run_cost(cfg, rounds_done) + evaluation_cost(cfg, rounds_done)) * cost_rate(rates, cfg, len(group))[0]
         if evaluation is not None:
             total += evaluation.seconds(cfg, rounds_done)
     return total
@@ -124,7 +126,10 @@ def this_machine(root: str | Path, store: str | Path, device: str, workers: int,
         return None
     rates, speed = found
     how = "kept in the store" if speed.cached else ("measured now" if keep else "measured now, not kept")
-    key = "; ".join(reference_rates(rows, kind).sources) + f"; probe {PROBE_VERSION}" + (
+    # the book's runs are priced from the sweep and round rows: a paper-protocol row of
+    # another model (paper_round_time.jsonl) leaves the book correction valid
+    sources = [s for s in reference_rates(rows, kind).sources if not s.startswith("paper_round_time")]
+    key = "; ".join(sources) + f"; probe {PROBE_VERSION}" + (
         "" if probe_there is None else f" against {probe_there:.1f} s")
     correction = book_correction(results, key)
     fixed = "" if correction == 1.0 else f" x {correction:.2f}, the last book's measured over its estimate"

@@ -11,8 +11,10 @@ rows know (:func:`flcore.reproduction.budget.device_rates`):
 
 - the runs are planned into groups as :func:`flcore.planning.plan_groups` would on that
   kind (one worker per core of a CPU, the groups of one GPU trained one after the other);
-- a group's time is its runs' remaining cost (:func:`flcore.planning.planner.run_cost`)
-  times the kind's rate for their model at the group's size;
+- a group's time is its runs' remaining cost (:func:`flcore.planning.planner.run_cost`),
+  plus their evaluations on a released data set (:func:`evaluation_cost`: FedIMA
+  evaluates its 10,000 test images every round), times the kind's rate for their model at
+  the group's size;
 - a model the kind has no rows for is priced from the kind's measured model scaled by
   the ratio of their floating-point operations per training example (counted with
   ``torch.utils.flop_counter``: ``extrapolated_runs`` says how many runs were);
@@ -78,6 +80,27 @@ def flops_per_example(model: str, dataset: str) -> float:
     with FlopCounterMode(display=False) as counter:
         module(x).sum().backward()
     return counter.get_total_flops() / 2
+
+
+#: Test examples of the released data sets (PACS: the held-out tenth of its 9,991 images);
+#: the generated sets' evaluations are priced by the probe or by their rows.
+TEST_EXAMPLES = {"cifar10": 10_000, "cifar100": 10_000, "fmnist": 10_000, "pacs": 1_000}
+
+
+def evaluation_cost(cfg: ExperimentConfig, rounds_done: int = 0) -> float:
+    """A run's remaining evaluations in units of :func:`~flcore.planning.planner.run_cost`
+    (one gradient evaluation of a batch): each evaluated example a forward pass, a third of
+    a training example's forward and backward -- the test set at every evaluation round,
+    every client's training data where ``client_accuracy`` asks (FedIMA evaluates every
+    round).  0 for a generated data set (module docstring)."""
+    from flcore.reproduction.budget import evaluation_counts
+
+    test_n = TEST_EXAMPLES.get(cfg.dataset)
+    if test_n is None:
+        return 0.0
+    test, client = evaluation_counts(cfg, rounds_done)
+    train_n = cfg.num_samples or DATASET_FACTS[cfg.dataset][2] or 0
+    return (test * test_n + client * train_n) / (3.0 * cfg.batch_size)
 
 
 _STATE_FLOATS: dict[tuple, tuple[int, int]] = {}
@@ -159,7 +182,7 @@ def _price_kind(rates: DeviceRates, todo: dict[str, tuple[ExperimentConfig, int]
             cfg, done = todo[rid]
             rate, guessed = cost_rate(rates, cfg, group.size)
             extrapolated += guessed
-            run_seconds = run_cost(cfg, done) * rate
+            run_seconds = (run_cost(cfg, done) + evaluation_cost(cfg, done)) * rate
             seconds += run_seconds
             entry = by_model.setdefault(f"{cfg.model} on {cfg.dataset}",
                                         {"runs": 0, "worker_hours": 0.0, "priced_from_flops": guessed})
