@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 #: Two-sided confidence of the interval, and the power the MDE is stated at.
 CONFIDENCE = 0.95
@@ -78,9 +79,11 @@ def power_of_effect(noncentrality: float, df: float) -> float:
     return float(nct.sf(critical, df, noncentrality) + nct.sf(critical, df, -noncentrality))
 
 
+@lru_cache(maxsize=1024)
 def detectable_noncentrality(df: float, power: float = POWER) -> float:
     """The noncentrality (true mean difference in standard errors) the two-sided test finds
-    with probability ``power``: the root of :func:`power_of_effect` on ``df``."""
+    with probability ``power``: the root of :func:`power_of_effect` on ``df`` (cached: a
+    seed search asks for every ``df`` up to its limit, for every comparison)."""
     if not 1.0 - CONFIDENCE < power < 1.0:
         raise ValueError(f"power must be in ({1.0 - CONFIDENCE:g}, 1), got {power}")
     from scipy.optimize import brentq
