@@ -42,7 +42,6 @@ import datetime
 import json
 import multiprocessing
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -50,6 +49,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from provenance import git_commit  # noqa: E402  (benchmarks/, the script's folder)
 
 #: (method, alpha) cells of the sample, three seeds each.
 SAMPLE_CELLS = (("fedavg", 0.0), ("fedavg", 0.5), ("fedsam", 0.0), ("fedsam", 0.5), ("fedasam", 0.0),
@@ -173,14 +174,6 @@ def _processor() -> str:
     return platform.processor() or platform.machine()
 
 
-def _commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip() or None
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=None, help="cap every run at N rounds (default: the full 300)")
@@ -221,7 +214,7 @@ def main(argv=None) -> int:
                "gflops": round(gflop / seconds, 2), "matmul_gflops": round(matmul, 1),
                "share_of_matmul": round(gflop / seconds / matmul, 4),
                "machine": f"CPU, {workers} cores", "processor": _processor(), "torch": torch.__version__,
-               "date": datetime.date.today().isoformat(), "commit": _commit(), "command": command.strip()}
+               "date": datetime.date.today().isoformat(), "commit": git_commit(), "command": command.strip()}
         rows.append(row)
         print(f"{engine:<11} {len(configs)} runs in {len(groups)} groups: {seconds:6.1f} s, {runs_per_s:.3f} runs/s,"
               f" x{row['ratio']:.2f}; {row['gflops']:.1f} GFLOP/s = {row['share_of_matmul']:.1%} of"

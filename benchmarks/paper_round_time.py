@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,13 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-
-def _commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip() or None
-    except (OSError, subprocess.CalledProcessError):
-        return None
+from provenance import git_commit  # noqa: E402  (benchmarks/, the script's folder)
 
 
 def time_runs(data_root: str, rounds: int, methods: list[str]) -> dict:
@@ -93,7 +86,7 @@ def main(argv=None) -> int:
         f" --rounds {args.rounds}" if args.rounds != 3 else "") + (f" --append {args.append}" if args.append else "")
     row = {"engine": "one-at-a-time", "device": "cpu", "workers": 1, **found, "rounds": args.rounds - 1,
            "methods": args.methods.split(","), "machine": f"CPU, {available_cpus()} cores",
-           "date": datetime.date.today().isoformat(), "commit": _commit(), "command": command}
+           "date": datetime.date.today().isoformat(), "commit": git_commit(), "command": command}
     print(json.dumps(row))
     if args.append:
         with open(args.append, "a") as fh:

@@ -26,20 +26,13 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-
-def _commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip() or None
-    except (OSError, subprocess.CalledProcessError):
-        return None
+from provenance import git_commit  # noqa: E402  (benchmarks/, the script's folder)
 
 
 def main(argv=None) -> int:
@@ -76,7 +69,7 @@ def main(argv=None) -> int:
            "repeats": args.repeats, "spread_s": [round(min(training), 3), round(max(training), 3)],
            "machine": f"CPU, {workers} cores", "processor": conditions(workers)["processor"],
            "torch": torch.__version__,
-           "date": datetime.date.today().isoformat(), "commit": _commit(), "command": command.strip()}
+           "date": datetime.date.today().isoformat(), "commit": git_commit(), "command": command.strip()}
     print(json.dumps(row))
     if args.append:
         with open(args.append, "a") as fh:
