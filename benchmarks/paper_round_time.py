@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sys
 import time
 from pathlib import Path
@@ -38,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from provenance import git_commit  # noqa: E402  (benchmarks/, the script's folder)
+from provenance import emit, git_commit  # noqa: E402  (benchmarks/, the script's folder)
 
 
 def time_runs(data_root: str, rounds: int, methods: list[str]) -> dict:
@@ -87,10 +86,7 @@ def main(argv=None) -> int:
     row = {"engine": "one-at-a-time", "device": "cpu", "workers": 1, **found, "rounds": args.rounds - 1,
            "methods": args.methods.split(","), "machine": f"CPU, {available_cpus()} cores",
            "date": datetime.date.today().isoformat(), "commit": git_commit(), "command": command}
-    print(json.dumps(row))
-    if args.append:
-        with open(args.append, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
+    emit(row, args.append)
     return 0
 
 

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from provenance import git_commit  # noqa: E402  (benchmarks/, the script's folder)
+from provenance import emit, git_commit  # noqa: E402  (benchmarks/, the script's folder)
 
 
 def main(argv=None) -> int:
@@ -70,10 +69,7 @@ def main(argv=None) -> int:
            "machine": f"CPU, {workers} cores", "processor": conditions(workers)["processor"],
            "torch": torch.__version__,
            "date": datetime.date.today().isoformat(), "commit": git_commit(), "command": command.strip()}
-    print(json.dumps(row))
-    if args.append:
-        with open(args.append, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
+    emit(row, args.append)
     return 0
 
 

@@ -1,6 +1,7 @@
-"""What a benchmark row records about the code it measured."""
+"""What a benchmark row records about the code it measured, and where the row goes."""
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -14,3 +15,11 @@ def git_commit() -> str | None:
                               check=True).stdout.strip() or None
     except (OSError, subprocess.CalledProcessError):
         return None
+
+
+def emit(row: dict, append: str | None) -> None:
+    """Print ``row`` as one JSON line and, with ``append``, add it to that JSON-lines file."""
+    print(json.dumps(row))
+    if append:
+        with open(append, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
