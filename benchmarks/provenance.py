@@ -21,5 +21,10 @@ def emit(row: dict, append: str | None) -> None:
     """Print ``row`` as one JSON line and, with ``append``, add it to that JSON-lines file."""
     print(json.dumps(row))
     if append:
-        with open(append, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
+        append_row(row, append)
+
+
+def append_row(row: dict, path: str) -> None:
+    """Add ``row`` to the JSON-lines file ``path``."""
+    with open(path, "a") as fh:
+        fh.write(json.dumps(row) + "\n")

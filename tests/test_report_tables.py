@@ -267,3 +267,22 @@ def test_ours_values_averages_the_finished_seeds_with_a_value_as_the_verdicts_do
     assert comparison.set_index("algorithm").loc["A", "note"] == "1 diverged seed left out"
     wide = format_comparison(comparison, ["algorithm"], ["alpha"], delta=False)
     assert wide.loc["A", (0.5, "ours ")] == "3.00 \u00b1 1.41 (n = 2)" and wide.loc["B", (0.5, "ours ")] == "5.00"
+
+
+def test_performance_page_shows_the_latest_breakdown_row_per_method(tmp_path):
+    import json
+
+    from flcore.report.performance import render_performance
+
+    (tmp_path / "round_time.jsonl").write_text("")
+    row = {"method": "fedavg", "device": "cpu", "machine": "CPU, 2 cores", "flcore_s_per_round": 1.0,
+           "reference_s_per_round": 1.5, "ratio": 1.5, "convolution_s": 0.6, "conv_gflops_achieved": 300.0,
+           "conv_floor_s": 0.4, "pooling_s": 0.1, "linear_s": 0.05, "other_s": 0.25, "round_for_2x_s": 0.75,
+           "left_for_the_rest_s": 0.15, "commit": "abc1234", "date": "2026-12-07"}
+    newer = {**row, "flcore_s_per_round": 0.9, "commit": "def5678"}
+    (tmp_path / "round_breakdown.jsonl").write_text(json.dumps(row) + "\n" + json.dumps(newer) + "\n")
+    page = render_performance(tmp_path / "round_time.jsonl")
+    assert "## Where a CPU round goes" in page
+    assert ("| fedavg | CPU, 2 cores | 0.900 | 1.500 | 1.50 | 0.600 (300) | 0.400 | 0.100 | 0.050 | 0.250 "
+            "| 0.750 | 0.150 | def5678 | 2026-12-07 |") in page
+    assert "abc1234" not in page

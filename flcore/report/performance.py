@@ -11,7 +11,8 @@ benchmarks/results/sweep_time.jsonl`` (read from the same folder) add a second t
 per second of a set of runs trained one at a time and batched; the rows of
 ``benchmarks/step_ops.py --json --append benchmarks/results/step_ops.jsonl`` a third:
 operations per local step, host reads per round, this tree against an earlier commit;
-``benchmarks/startup.py --json --append benchmarks/results/startup.jsonl`` a fourth: start-up.
+``benchmarks/startup.py --json --append benchmarks/results/startup.jsonl`` a fourth: start-up;
+``benchmarks/round_breakdown.py`` a fifth: where a CPU round goes, against the ratio 2.
 Regenerate the page with
 ``python -m flcore.report.performance benchmarks/results/round_time.jsonl > book/performance.md``;
 a test keeps the committed page equal to the rendered one.
@@ -29,6 +30,7 @@ REGENERATE = (
     "python benchmarks/step_ops.py --compare 62325e6 --clients 10 --samples-per-client 128 --rounds 3 "
     "--repeats 5 --json --append benchmarks/results/step_ops.jsonl",
     "python benchmarks/startup.py --json --append benchmarks/results/startup.jsonl",
+    "python benchmarks/round_breakdown.py --json --append benchmarks/results/round_breakdown.jsonl",
     "# on a GPU machine (bash benchmarks/cuda_check.sh OUT runs these with the CUDA tests):",
     "python benchmarks/round_time.py --device cuda --engine batched,batched-eager,sequential --rounds 20 "
     "--warmup 2 --no-retained-reference --json --append benchmarks/results/round_time.jsonl",
@@ -165,6 +167,38 @@ def _step_section(rows: list[dict]) -> list[str]:
             f"{r['host_reads_per_round']} | {r['host_reads_in_steps']} | {r['s_per_round']:.2f} | "
             f"{_num(r.get('speedup_vs_baseline'), '.2f', 'x')} | {_num(r.get('load_average_at_start'), '.1f')} | "
             f"{r.get('date', '')} |"
+        )
+    return lines
+
+
+def load_breakdown_rows(path: str | Path) -> list[dict]:
+    """The latest row of each (method, machine) of ``round_breakdown.jsonl``."""
+    return _latest_rows(path, lambda row: (row["method"], row.get("machine")))
+
+
+def _breakdown_section(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    lines = _heading("Where a CPU round goes") + [
+        "One round of the table's protocol split by operation (`benchmarks/round_breakdown.py`:",
+        "self times under `torch.profiler`, scaled to the unprofiled round), with the round",
+        "that would make flcore twice as fast as the reference measured in the same run and",
+        "what that leaves for everything but the convolutions. The convolution kernels are",
+        "oneDNN's, the same in both implementations. Where the remainder is smaller than what",
+        "the pooling and linear layers alone take, a ratio of 2 needs faster convolution",
+        "kernels than the machine's library has, not less work around them.",
+        "",
+        "| method | machine | flcore s/round | reference s/round | ratio | convolutions s (GFLOP/s) "
+        "| their floor s | pooling s | linear s | other s | round for 2x s | left for the rest s | commit | date |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['method']} | {r.get('machine', r['device'])} | {r['flcore_s_per_round']:.3f} | "
+            f"{r['reference_s_per_round']:.3f} | {r['ratio']:.2f} | {r['convolution_s']:.3f} "
+            f"({_num(r.get('conv_gflops_achieved'), '.0f')}) | {r['conv_floor_s']:.3f} | {r['pooling_s']:.3f} | "
+            f"{r['linear_s']:.3f} | {r['other_s']:.3f} | {r['round_for_2x_s']:.3f} | "
+            f"{r['left_for_the_rest_s']:.3f} | {r.get('commit') or ''} | {r.get('date', '')} |"
         )
     return lines
 
@@ -349,6 +383,7 @@ def render_performance(path: str | Path, sweeps: str | Path | None = None, steps
     lines += _sweep_section(sweep_rows)
     lines += _step_section(step_rows)
     lines += _startup_section(startup_rows)
+    lines += _breakdown_section(load_breakdown_rows(Path(path).with_name("round_breakdown.jsonl")))
     lines += _gpu_section(load_gpu_rows(Path(path).with_name("gpu_profile.jsonl")))
     return "\n".join(lines) + "\n"
 
