@@ -245,3 +245,27 @@ def test_scaled_rounds():
     assert fedima.scaled_round(225, "small", 300) == 75
     assert fedima.scaled_round(150, "paper") == 150
     assert math.isclose(sum(fedima.smoothed([1.0, 3.0, 5.0], 2)), 1.0 + 2.0 + 4.0)
+
+
+def test_distinct_comparisons_count_a_shared_stand_in_comparison_once():
+    """Below the paper scale the CIFAR-10 and Fashion-MNIST rows of one partition read the
+    same runs: their FedAvg comparison is one comparison, counted at its first row; FedProx's
+    runs differ by row, and a row without runs of ours is never counted."""
+    keys = ["dataset", "partition"]
+    gains = pd.DataFrame([
+        {"dataset": "CIFAR-10", "partition": "dir", "method": "FedAvg", "ours gain": 1.0},
+        {"dataset": "FMNIST", "partition": "dir", "method": "FedAvg", "ours gain": 1.0},
+        {"dataset": "CIFAR-10", "partition": "dir", "method": "FedProx", "ours gain": -1.0},
+        {"dataset": "FMNIST", "partition": "dir", "method": "FedProx", "ours gain": 2.0},
+        {"dataset": "PACS", "partition": "dir", "method": "FedAvg", "ours gain": 3.0},
+    ], index=[10, 11, 12, 13, 14])
+    runs = pd.DataFrame([
+        {"dataset": d, "partition": "dir", "algorithm": a, "run_id": rid}
+        for d, a, rid in [("CIFAR-10", "FedAvg", "r1"), ("CIFAR-10", "FedAvg+IMA", "r2"),
+                          ("FMNIST", "FedAvg", "r1"), ("FMNIST", "FedAvg+IMA", "r2"),
+                          ("CIFAR-10", "FedProx", "r3"), ("CIFAR-10", "FedProx+IMA", "r4"),
+                          ("FMNIST", "FedProx", "r3"), ("FMNIST", "FedProx+IMA", "r5"),
+                          ("PACS", "FedAvg", None)]])
+    first = fedima.distinct_comparisons(gains, runs, keys)
+    assert list(first.index) == [10, 11, 12, 13, 14]
+    assert first.tolist() == [True, False, True, True, False]

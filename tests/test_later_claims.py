@@ -152,7 +152,12 @@ def test_every_later_claim_gets_a_verdict_whose_by_is_not_its_paper(monkeypatch,
     results = {r["id"]: r for r in evaluate_claims(scale)}
     for claim_id in LATER:
         result = results[claim_id]
-        assert result["verdict"] in RUN, (claim_id, result["verdict"], result["reason"])
+        if claim_id.startswith("fedlesam-"):  # about ResNet-18's protocol: the stand-in's CNN cannot speak to it
+            assert result["verdict"] == "not_testable", (claim_id, result["verdict"])
+            assert result["reason"].startswith("needs a residual network (ResNet) (a claim about one protocol")
+            assert result["reason"].endswith(f"the {scale} scale runs mnist1d with mnist1d_cnn")
+        else:
+            assert result["verdict"] in RUN, (claim_id, result["verdict"], result["reason"])
         assert result["by"] != result["paper"] and result["by"] == result["later_source"]["citation"]
     assert all(r["by"] == r["paper"] and r["later_source"] is None for i, r in results.items() if i not in LATER)
 
@@ -190,15 +195,21 @@ def test_at_small_the_fedswa_claim_holds_by_the_hand_computed_paired_interval(mo
     assert alpha0["verdict"] == "holds"
 
 
-def test_the_fl_simulator_claim_reads_the_cifar10_runs_below_the_paper_scale():
+def test_the_fl_simulator_claim_is_not_testable_on_the_stand_in_s_cnn():
+    """Its cells map to the CIFAR-10 runs below the paper scale, but those train the stand-in's
+    CNN, and the claim needs a ResNet (``needs: [resnet]``); at the paper scale it is testable."""
     claim = get_claim("fedlesam-later-fl-simulator-fedsmoo-no-better")
     comparison = claim.comparisons[0]
+    assert claim.needs == ("resnet",)
     assert comparison.cells_at("paper") == (comparison.better, comparison.worse)
     better, worse = comparison.cells_at("small")
     assert better["dataset"] == worse["dataset"] == "CIFAR-10" and comparison.better["dataset"] == "CIFAR-100"
     specs = [claims_module.cell_specs(claim, cell, "small", (0, 1, 2))[0] for cell in (better, worse)]
     assert [len(s) for s in specs] == [3, 3]
-    assert claims_module.untestable_reason(claim, comparison, [s.resolve() for c in specs for s in c], "small") == ""
+    reason = claims_module.untestable_reason(claim, comparison, [s.resolve() for c in specs for s in c], "small")
+    assert reason.startswith("needs a residual network (ResNet) (a claim about one protocol: its run of FL-Simulator")
+    paper = [claims_module.cell_specs(claim, cell, "paper", (0,))[0] for cell in comparison.cells_at("paper")]
+    assert claims_module.untestable_reason(claim, comparison, [s.resolve() for c in paper for s in c], "paper") == ""
 
 
 def test_a_comparison_without_published_numbers_has_no_paper_scale_margin():

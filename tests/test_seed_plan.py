@@ -113,8 +113,8 @@ def test_the_book_trains_each_comparison_s_planned_seeds():
                     for read in [spec, *(metric.companions(spec) if metric.companions else [])]:
                         most[_cell(read)] = max(most.get(_cell(read), 1), reads)
     assert checked > 50
-    for spec in added.values():
-        if _cell(spec) in most:
+    for spec in added.values():  # timed twins: the timed claims left out above train their own seeds
+        if _cell(spec) in most and not spec.config.get("timed"):
             assert _seed(spec) < most[_cell(spec)], spec.labels
 
 

@@ -267,12 +267,24 @@ def _label(key: str, value) -> str:
     return f"{key} {value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else f"{key} {value}"
 
 
+def _dataset_id(label) -> str:
+    """flcore's name of the data set a cell label names: ``"CIFAR-100"`` -> ``"cifar100"``,
+    ``"FMNIST"`` or ``"Fashion-MNIST"`` -> ``"fmnist"``."""
+    return str(label).lower().replace("-", "").replace("fashionmnist", "fmnist")
+
+
 def comparison_cells(comparison: dict) -> tuple[str, str, str]:
     """``(setting, better, worse)`` of a comparison in words: the labels both cells share
-    (the setting), then what differs (``"FedGF"`` / ``"FedASAM"``; ``"FedSAM, alpha 100"``)."""
+    (the setting), then what differs (``"FedGF"`` / ``"FedASAM"``; ``"FedSAM, alpha 100"``).
+    Where its runs train another data set than the label names (``runs_on``: the stand-in),
+    the setting names both: ``"MNIST-1D, alpha 0.5 (for CIFAR-100, alpha 0.5)"``."""
     better, worse = comparison["cells"]["better"], comparison["cells"]["worse"]
     shared = {k: v for k, v in better.items() if k in worse and worse[k] == v}
     setting = ", ".join(_label(k, v) for k, v in shared.items())
+    trained = (comparison.get("runs_on") or {}).get("dataset")
+    ours = DATASET_LABELS.get(trained)
+    if ours and "dataset" in shared and _dataset_id(shared["dataset"]) != trained:  # a stand-in, and for what
+        setting = ", ".join([ours, *(_label(k, v) for k, v in shared.items() if k != "dataset")]) + f" (for {setting})"
 
     def own(cell):
         return ", ".join(_label(k, v) for k, v in cell.items() if k not in shared) or "(same cell)"

@@ -15,7 +15,9 @@ train what the claim is about (``about``: data set, model, any other config valu
 it, the scale's data set (MNIST-1D) with its model stands in for each paper's *main
 setting* (``main_setting`` of its ``claims.yaml``: the CIFAR data sets with the paper's
 main model), and only for it: a claim about another data set or model of the paper is *not
-testable here*, never decided on a stand-in.
+testable here*, never decided on a stand-in.  At every scale, a claim that ``needs`` a trait
+its runs' model lacks (:mod:`flcore.models.traits`: images, a residual network, ...) is *not
+testable here*, with the claim's reason.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from typing import Any
 
 from flcore.config.presets import DEFAULT_DATASET
 from flcore.models import default_model_for
+from flcore.models.traits import TRAITS, missing_traits
 from flcore.record_format import CAPPED
 from flcore.reproduction.claim_metrics import METRICS, accuracy_points
 from flcore.reproduction.claim_registry import Claim, Comparison, datasets_of
@@ -204,6 +207,25 @@ def _same(have, wanted) -> bool:
     return have == wanted
 
 
+def unmet_needs(claim: Claim, dataset: str, model: str, scale: str) -> str:
+    """Why runs of ``model`` on ``dataset`` cannot test ``claim``: the traits it ``needs``
+    that the model lacks (:mod:`flcore.models.traits`), or ``""``."""
+    missing = missing_traits(claim.needs, model)
+    if not missing:
+        return ""
+    return (f"needs {' and '.join(TRAITS[n] for n in missing)} ({claim.needs_reason}); the {scale} scale runs "
+            f"{dataset} with {model}")
+
+
+def stand_in_needs(claim: Claim, scale: str) -> str:
+    """:func:`unmet_needs` for the scale's stand-in (its data set and model below the paper
+    scale), for a comparison with no runs at ``scale``: the claim's needs decide it even so."""
+    if scale == "paper" or not claim.needs:
+        return ""
+    dataset = DEFAULT_DATASET[scale]
+    return unmet_needs(claim, dataset, default_model_for(dataset), scale)
+
+
 def untestable_reason(claim: Claim, comparison: Comparison, configs: Iterable, scale: str) -> str:
     """Why the runs (``configs``) of ``comparison`` cannot test it at ``scale`` (module
     docstring: what a scale can test), or ``""`` when they can."""
@@ -215,6 +237,9 @@ def untestable_reason(claim: Claim, comparison: Comparison, configs: Iterable, s
         dataset = DEFAULT_DATASET[scale]
         stand_in = (dataset, default_model_for(dataset))
     for cfg in configs:
+        unmet = unmet_needs(claim, cfg.dataset, cfg.model, scale)
+        if unmet:
+            return unmet
         if stand_in is not None and (cfg.dataset, cfg.model) == stand_in:
             stands_for_main = (set(wanted_datasets) <= set(main_datasets)
                                and about["model"] == claim.main_setting.get("model"))

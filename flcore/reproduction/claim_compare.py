@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from flcore.config import chance_accuracy
-from flcore.reproduction.claim_cells import CellValues, cell_text, untestable_reason
+from flcore.reproduction.claim_cells import CellValues, cell_text, stand_in_needs, untestable_reason
 from flcore.reproduction.claim_metrics import METRICS, resolution_of
 from flcore.reproduction.claim_registry import Claim, Comparison
 from flcore.reproduction.paired import MIN_OWN_SEEDS, sample_sd
@@ -124,6 +124,16 @@ def _state_fields(decision: Decision, seeds: Sequence[int]) -> dict:
     return {side: named(decision.cells[key]) for side, key in (("better", "a"), ("worse", "b"))}
 
 
+def runs_on(configs) -> dict | None:
+    """``{"dataset", "model"}`` the runs of a comparison train, when they all train one (below
+    the paper scale: the stand-in, so a page can say what the paper's labels stand for)."""
+    pairs = {(cfg.dataset, cfg.model) for cfg in configs}
+    if len(pairs) != 1:
+        return None
+    dataset, model = pairs.pop()
+    return {"dataset": dataset, "model": model}
+
+
 def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues, scale: str,
             planned: int = MIN_OWN_SEEDS) -> dict:
     """The verdict of one comparison from its two cells' values (module docstring); the
@@ -142,13 +152,15 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
         "run_ids": {"better": sorted(set(hi.run_ids.values())), "worse": sorted(set(lo.run_ids.values()))},
         "cell_stats": None, "cell_states": None,
         "left_out": {"better": sorted(hi.diverged), "worse": sorted(lo.diverged)},
-        "note": None,
+        "note": None, "runs_on": runs_on(hi.configs + lo.configs),
     }
     if hi.configs and lo.configs:
         reason = untestable_reason(claim, comparison, hi.configs + lo.configs, scale)
-        if reason:
-            out.update(verdict="not_testable", reason=reason)
-            return out
+    else:  # not run at this scale: a need the stand-in cannot offer still decides it
+        reason = stand_in_needs(claim, scale)
+    if reason:
+        out.update(verdict="not_testable", reason=reason)
+        return out
     has = {side: bool(cell.values or cell.diverged) for side, cell in (("better", hi), ("worse", lo))}
     if not all(has.values()):
         return out

@@ -11,7 +11,9 @@ artifact's :class:`~flcore.reproduction.artifacts.RunSpec` s carry them, so a ce
 same runs at every scale.  A claim may state a ``margin`` (``{stand_in, paper_fraction,
 reason}``) and ``seeds`` (``{n, reason}``) for itself or a comparison, and may be made *by*
 a later source than its paper (``by: {citation, quote, url}``, ``against``: the paper's claim
-it contests).  :mod:`flcore.reproduction.claims` decides them.
+it contests), and may declare what its runs must offer (``needs: [images]``, with the
+paper's words as ``needs_reason``; :mod:`flcore.models.traits`).
+:mod:`flcore.reproduction.claims` decides them.
 """
 from __future__ import annotations
 
@@ -100,6 +102,8 @@ class Claim:
     by: By | None = None  # a later source that makes it; None: the paper
     against: str = ""  # the id of the claim it contests, when the registry has it
     seeds: Seeds | None = None  # its comparisons' seeds at the small scale, over the plan
+    needs: tuple[str, ...] = ()  # traits its runs' model must offer (flcore.models.traits)
+    needs_reason: str = ""  # why, in the paper's words
 
     @property
     def sign(self) -> int:
@@ -166,6 +170,26 @@ def _by(raw, where: str) -> By | None:
     return By(**values)
 
 
+def _needs(raw, reason, where: str) -> tuple[tuple[str, ...], str]:
+    """A claim's ``needs`` list (traits of :mod:`flcore.models.traits`) and its
+    ``needs_reason``, checked."""
+    from flcore.models.traits import TRAITS
+
+    if raw is None:
+        if reason:
+            raise ValueError(f"{where}: needs_reason without needs")
+        return (), ""
+    if not isinstance(raw, list) or not raw or not all(isinstance(n, str) for n in raw):
+        raise ValueError(f"{where}: needs must be a list of traits from {', '.join(TRAITS)}, got {raw!r}")
+    unknown = [n for n in raw if n not in TRAITS]
+    if unknown:
+        raise ValueError(f"{where}: needs: unknown trait {unknown[0]!r}; choose from {', '.join(TRAITS)}")
+    reason = reason.strip() if isinstance(reason, str) else ""
+    if not reason:
+        raise ValueError(f"{where}: needs needs its needs_reason (the paper's words)")
+    return tuple(dict.fromkeys(raw)), reason
+
+
 def _published(raw: dict, by: By | None, where: str) -> tuple[float | None, float | None]:
     """A comparison's published numbers: required of the paper's own claims; a later
     claim's source may print none (``null`` or left out)."""
@@ -206,6 +230,7 @@ def _parse(paper_file: Path) -> list[Claim]:
                                        dict(c.get("about") or {}), _margin(c.get("margin"), where),
                                        dict(c.get("stand_in_labels") or {}), _seeds(c.get("seeds"), where))
                             for c in raw["comparisons"])
+        needs, needs_reason = _needs(raw.get("needs"), raw.get("needs_reason"), where)
         direction = raw.get("direction", "higher")
         if direction not in ("higher", "lower"):
             raise ValueError(f"{paper_file.name}: claim {raw['id']}: direction must be higher or lower")
@@ -215,7 +240,7 @@ def _parse(paper_file: Path) -> list[Claim]:
                          metric=raw.get("metric", "accuracy"), direction=direction, comparisons=comparisons,
                          about=dict(raw["about"]), main_setting=main, one_seed=raw.get("one_seed", ""),
                          margin=_margin(raw.get("margin"), where), by=by, against=against,
-                         seeds=_seeds(raw.get("seeds"), where)))
+                         seeds=_seeds(raw.get("seeds"), where), needs=needs, needs_reason=needs_reason))
     return out
 
 

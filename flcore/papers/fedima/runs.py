@@ -453,6 +453,28 @@ def gain_table(comparison: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def distinct_comparisons(gains: pd.DataFrame, runs: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
+    """Per row of :func:`gain_table`'s ``gains``, whether it is the first row (in table order)
+    to compare its FMA and IMA runs: below the paper scale one stand-in comparison stands for
+    several of the paper's rows (the rows of one partition share runs), and a count of IMA's
+    wins counts it once.  ``runs``: the page's runs with ``run_id``, the ``keys`` and
+    ``algorithm``; a row with no run of ours is never first."""
+    import pandas as pd
+
+    ids: dict[tuple, frozenset] = {}
+    for key, block in runs.dropna(subset=["run_id"]).groupby(list(keys) + ["algorithm"], sort=False):
+        ids[key] = frozenset(block["run_id"])
+    seen: set[tuple] = set()
+    first = []
+    for row in gains.to_dict("records"):
+        row_key = tuple(row[k] for k in keys)
+        pair = (ids.get((*row_key, row["method"])), ids.get((*row_key, row["method"] + "+IMA")))
+        is_first = None not in pair and pair not in seen
+        seen.add(pair)
+        first.append(is_first)
+    return pd.Series(first, index=gains.index, dtype=bool)
+
+
 def fig6_frame(runs: pd.DataFrame) -> pd.DataFrame:
     """Fig. 6's points: per panel (``alpha``, ``per_round``, ``local_epochs``), x value and
     algorithm, the accuracy (%, mean of the last ten rounds) without and with IMA and the gain."""
