@@ -334,6 +334,10 @@ def _tests_text(comparisons: Sequence[dict]) -> str:
             text += f", q {comparison['q']:.3g}"
         if comparison.get("settles_at") is not None:
             text += f", settled at round {comparison['settles_at']} of {comparison['rounds']}"
+        plateau = comparison.get("plateau") or {}
+        if all((plateau.get(side) or {}).get("change") is not None for side in ("better", "worse")):
+            text += (f", last fifth moved {plateau['better']['change']:+.2f} / {plateau['worse']['change']:+.2f} "
+                     f"points (plateau below {plateau['better']['tolerance']:g})")
         parts.append(text)
     return "; ".join(parts)
 

@@ -30,6 +30,7 @@ from flcore.reproduction.claim_cells import CellValues, cell_text, stand_in_need
 from flcore.reproduction.claim_metrics import METRICS, resolution_of
 from flcore.reproduction.claim_registry import Claim, Comparison
 from flcore.reproduction.paired import MIN_OWN_SEEDS, sample_sd
+from flcore.reproduction.plateau import cell_plateau
 from flcore.reproduction.settling import settles_at, trajectory, window_means
 from flcore.reproduction.targets import accuracy_curve
 from flcore.reproduction.verdicts import (
@@ -230,23 +231,53 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
         if claim.metric == "accuracy":
             out.update(_settling(claim, hi, lo, used, margin))
     out["verdict_text"] = decision.text if decision.verdict == out["verdict"] else VERDICT_TEXT[out["verdict"]]
-    return out
+    return unsettled(out, scale)
 
 
 def _settling(claim: Claim, hi: CellValues, lo: CellValues, seeds: Sequence[int], margin: float | None) -> dict:
     """``settles_at``, the protocol's ``rounds`` and the ``trajectory`` (gap, 95 % interval and
     paired verdict per evaluated round) of an accuracy comparison, from the runs' logged
     evaluations (:mod:`flcore.reproduction.settling`); nothing when a run's log is not there."""
-    curves = []
+    curves, raw = [], []
     for cell in (hi, lo):
         if not all(s in cell.runs for s in seeds):
             return {}
         total = int(cell.configs[0].rounds)
         try:
-            curves.append({s: window_means(accuracy_curve(cell.runs[s].read_metrics()), total) for s in seeds})
+            raw.append({s: accuracy_curve(cell.runs[s].read_metrics()) for s in seeds})
         except StoreError as exc:
             return {"settles_reason": str(exc).splitlines()[0][:200]}
+        curves.append({s: window_means(curve, total) for s, curve in raw[-1].items()})
     points = trajectory(curves[0], curves[1], claim.sign, margin)
-    return {"settles_at": settles_at(points), "rounds": int(hi.configs[0].rounds),
-            "trajectory": [{"round": p["round"], "gap": _round(p["gap"], 3), "low": _round(p["low"], 3),
-                            "high": _round(p["high"], 3), "verdict": p["verdict"]} for p in points]}
+    out = {"settles_at": settles_at(points), "rounds": int(hi.configs[0].rounds),
+           "trajectory": [{"round": p["round"], "gap": _round(p["gap"], 3), "low": _round(p["low"], 3),
+                           "high": _round(p["high"], 3), "verdict": p["verdict"]} for p in points]}
+    if margin is not None:
+        out["plateau"] = {side: _plateau_fields(cell_plateau(curve, int(cell.configs[0].rounds), margin))
+                          for side, curve, cell in (("better", raw[0], hi), ("worse", raw[1], lo))}
+    return out
+
+
+def _plateau_fields(state: dict) -> dict:
+    return {**state, "change": _round(state["change"], 3), "tolerance": _round(state["tolerance"], 3)}
+
+
+#: Verdicts on final accuracy that a cell still climbing (or falling) cannot give.
+ON_FINAL_ACCURACY = ("holds", "fails", "absent", "negligible")
+
+
+def unsettled(result: dict, scale: str) -> dict:
+    """``result`` (a comparison's fields) made *not settled* where a cell has not reached its
+    plateau below the paper scale (:mod:`flcore.reproduction.plateau`): inconclusive, with the
+    cells' changes as its reason.  At the paper scale the runs keep the paper's rounds."""
+    plateau = result.get("plateau") or {}
+    moving = [(side, state) for side, state in plateau.items() if state.get("reached") is False]
+    if scale == "paper" or not moving or result["verdict"] not in ON_FINAL_ACCURACY:
+        return result
+    parts = [f"the {side} cell moved {state['change']:+.2f} points over the last fifth of the rounds"
+             for side, state in moving]
+    tolerance = moving[0][1]["tolerance"]
+    result.update(verdict="inconclusive", verdict_text="not settled", settled_verdict=result["verdict"],
+                  reason=f"not settled: {' and '.join(parts)} (a plateau moves less than {tolerance:g}); "
+                         f"at the last round it read {VERDICT_TEXT[result['verdict']]}")
+    return result

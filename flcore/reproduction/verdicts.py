@@ -28,6 +28,11 @@ second (``better``: which direction is better).  In this order:
    when the 90 % interval lies inside the margins (two one-sided tests; ``p_tost`` shown),
    else **inconclusive**, with its minimum detectable effect at 80 % power (estimated from
    the same seeds) and the seeds the same spread would need.
+5. *Had the cells settled?*  Below the paper scale an accuracy comparison whose cell was
+   still moving when its runs stopped (:mod:`flcore.reproduction.plateau`: the cell's mean
+   accuracy moved by half the margin or more from the fifth of the rounds before the last
+   to the last fifth) is **not settled**: inconclusive, whatever it read at the last round
+   (``settled_verdict`` keeps that), since a gap between cells still climbing measures speed.
 
 **A claim** (:func:`claim_verdict`) from its distinct comparisons: a *fails* must survive
 Holm's correction over the claim's comparisons that can reach 5 % (else inconclusive).

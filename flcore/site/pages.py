@@ -9,6 +9,8 @@ executed notebooks, and are not kept in the repository:
 
 - ``book/coverage.md``: every one of the 110 tables and figures with its caption and status;
 - ``book/claims.md``: every claim of the registry with its verdict;
+- ``book/stand-in.md``: what the smaller scales train instead of the papers' settings, and
+  which claims that cannot decide (:mod:`flcore.site.stand_in_page`);
 - ``book/<paper>/index.md``: the paper's question, method and protocol, its headline
   claims with their verdicts, and each of its tables and figures with its status.
 
@@ -35,14 +37,17 @@ from flcore.reproduction.claims import (
 )
 from flcore.reproduction.inventory import InventoryEntry, coverage, entry, inventory
 from flcore.reproduction.papers import get_paper, paper_ids
+from flcore.reproduction.plateau import criterion_text, plateau_counts
 from flcore.reproduction.settling import settled_shares
+from flcore.site.stand_in_page import stand_in_page
 
 STATUS_TEXT = {"regenerated": "regenerated", "pending": "pending", "not_regenerable": "not regenerable here"}
 
 
 def generated_pages() -> list[str]:
     """The pages ``flcore book`` writes (relative to the repository root)."""
-    return ["book/coverage.md", "book/claims.md"] + [f"book/{paper}/index.md" for paper in paper_ids()]
+    return ["book/coverage.md", "book/claims.md", "book/stand-in.md"] + [f"book/{paper}/index.md"
+                                                                          for paper in paper_ids()]
 
 
 class _Links:
@@ -232,6 +237,23 @@ interval [0.25, 0.75] -- significant -- but the 90 % interval [0.33, 0.67] lies 
 small for the claim's words, *negligible*, not *holds*."""
 
 
+def plateau_text(results: list[dict], scale: str) -> str:
+    """The plateau criterion and how many of the accuracy cells the claims read met it
+    (:mod:`flcore.reproduction.plateau`)."""
+    comparisons = [c for r in results for c in r["comparisons"] if not c.get("counted_in")]
+    counts = plateau_counts(comparisons)
+    head = (f"**Trained to a plateau?** A claim about accuracy is about where training ends: {criterion_text(1.0)} "
+            "(the margin is the comparison's: 1 point on the stand-in). Below the paper scale a comparison with a "
+            "cell that has not reached its plateau is *not settled* -- inconclusive, whatever it read at the last "
+            "round; at the paper scale the runs keep the paper's rounds.")
+    if not counts["cells"]:
+        return head + " No accuracy cell at this scale has its evaluations in the store."
+    share = 100 * counts["reached"] / counts["cells"]
+    return (head + f" At the `{scale}` scale {counts['reached']} of the {counts['cells']} accuracy cells the claims "
+            f"read ({share:.0f} %) had reached their plateau; {counts['not_settled']} comparison"
+            f"{'s are' if counts['not_settled'] != 1 else ' is'} not settled.")
+
+
 def _equivalence_text(results: list[dict]) -> str:
     """The *absent* rule in a paragraph, with the first absent comparison of ``results`` worked
     through (or why there is none)."""
@@ -286,10 +308,12 @@ def claims_page(results: list[dict], root: Path, scale: str,
              f"**{scale}** scale. Gaps, thresholds and MDEs are in each claim's units (the units column).", "",
              "Below the `paper` scale MNIST-1D stands in for each paper's main setting (its CIFAR data sets with "
              "its main model), and for nothing else: a verdict there says whether the *effect* appears on the small "
-             "problem, not whether the paper's numbers are reproduced.", "",
+             "problem, not whether the paper's numbers are reproduced; [The stand-in](stand-in.md) says why it is a "
+             "fair test of some claims and which ones it cannot decide.", "",
              "## How a verdict is decided", "", RULE_TEXT, "", _equivalence_text(results), "",
              DECIDE_EXAMPLES, "",
              settling_text(results, scale), "",
+             plateau_text(results, scale), "",
              f"Timing claims read only *timed* runs (trained alone, never batched); their repeats are three seeds, "
              "each trained again on the same machine, so the spread is the machine's timing noise across runs. "
              f"The same as JSON: `flcore claims --scale {scale} --json`."]
@@ -361,7 +385,8 @@ def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: d
     rows = coverage(manifest)
     results = evaluate_claims(scale, store, seeds)
     pages = {"book/coverage.md": coverage_page(rows, root, scale, results),
-             "book/claims.md": claims_page(results, root, scale, paper_prices(root, store))}
+             "book/claims.md": claims_page(results, root, scale, paper_prices(root, store)),
+             "book/stand-in.md": stand_in_page(results, scale)}
     for paper in paper_ids():
         pages[f"book/{paper}/index.md"] = paper_page(paper, rows, results, root, scale)
     written = []

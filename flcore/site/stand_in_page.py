@@ -1,0 +1,140 @@
+"""The book's "The stand-in" page: what the smaller scales train instead of the papers'
+settings, why that is a fair test of some claims and of which ones it is not.
+
+Written by ``flcore book`` beside the Claims page (:func:`flcore.site.pages.write_site_pages`)
+from the same verdicts: the stand-in's data, model and protocol; what each model offers a
+claim (:mod:`flcore.models.traits`) against what the claims need; the heterogeneity gap the
+stand-in reproduces (the claim ``fedsam-heterogeneity-costs-accuracy``, ours beside the
+paper's); how many of the accuracy cells the claims read were at a plateau, and the
+comparisons that were not settled; the claims it cannot decide, with their reasons; and
+what it does not do yet (tune each method on its own validation data).
+"""
+from __future__ import annotations
+
+from flcore.config import DATASET_FACTS, resolve_config
+from flcore.config.presets import DEFAULT_DATASET
+from flcore.models import build_model, count_parameters, default_model_for
+from flcore.models.traits import MODEL_TRAITS, TRAITS
+from flcore.report.escaping import page_text
+from flcore.report.page import comparison_cells
+from flcore.report.run_settings import DATASET_LABELS
+from flcore.reproduction.plateau import criterion_text, plateau_counts
+
+#: The claim whose comparisons show the heterogeneity gap the stand-in reproduces.
+HETEROGENEITY_CLAIM = "fedsam-heterogeneity-costs-accuracy"
+#: The papers' models, for the table of what each offers.
+PAPERS_MODELS = {"cnn": "the CIFAR CNN of FedSAM, FedGloSS and FedGF", "resnet18gn": "FedLESAM's ResNet-18",
+                 "fmnist_cnn": "FedIMA's Fashion-MNIST CNN", "vgg11gn": "FedIMA's VGG-11",
+                 "alexnet_gn": "FedIMA's PACS AlexNet"}
+
+
+def _protocol(scale: str) -> tuple[str, str]:
+    """The stand-in's data set label and its protocol in words."""
+    dataset = DEFAULT_DATASET[scale]
+    cfg = resolve_config(scale=scale, dataset=dataset, method="fedavg")
+    model = default_model_for(dataset)
+    shape, classes, _ = DATASET_FACTS[dataset]
+    params = count_parameters(build_model(model, shape, classes))
+    label = DATASET_LABELS.get(dataset, dataset)
+    text = (f"{label} with `{model}` ({params:,} parameters)" +
+            f": {cfg.clients} clients, {cfg.per_round} per round, {cfg.rounds} rounds of {cfg.local_epochs} local "
+            f"epoch{'s' if cfg.local_epochs != 1 else ''}, batch {cfg.batch_size}, client learning rate {cfg.lr:g}")
+    return label, text
+
+
+def _traits_table(model: str) -> list[str]:
+    lines = ["| model | " + " | ".join(TRAITS) + " |", "|---|" + "---|" * len(TRAITS)]
+    for name, words in [(model, "the stand-in"), *PAPERS_MODELS.items()]:
+        marks = " | ".join("yes" if t in MODEL_TRAITS[name] else "no" for t in TRAITS)
+        lines.append(f"| `{name}` ({words}) | {marks} |")
+    return lines
+
+
+def _heterogeneity(results: list[dict]) -> list[str]:
+    result = next((r for r in results if r["id"] == HETEROGENEITY_CLAIM), None)
+    if result is None:
+        return ["The heterogeneity claim is not in this build."]
+    lines = [f"The papers' first observation, *{page_text(result['text'])}*, reads **{result['verdict_text']}** here "
+             "(gap: the better cell's accuracy minus the worse one's, points):", "",
+             "| comparison | gap: paper | gap: ours |", "|---|---|---|"]
+    for number, comparison in enumerate(result["comparisons"], 1):
+        setting, better, worse = comparison_cells(comparison)
+        ours = comparison.get("gap")
+        paper = comparison["published"]["gap"]
+        lines.append(f"| {number}. {better} beats {worse}" + (f" ({setting})" if setting else "")
+                     + f" | {'–' if paper is None else f'{paper:+.2f}'} | {'–' if ours is None else f'{ours:+.2f}'} |")
+    return lines
+
+
+def _untestable(results: list[dict]) -> list[str]:
+    rows = [r for r in results if r["verdict"] == "not_testable"]
+    if not rows:
+        return ["Every claim of the registry can be run on the stand-in at this scale."]
+    lines = ["| claim | why not here |", "|---|---|"]
+    for result in rows:
+        reasons = "; ".join(dict.fromkeys(c["reason"] for c in result["comparisons"] if c.get("reason")))
+        why = page_text(reasons or result.get("reason") or "")
+        lines.append(f"| {page_text(result['text'])} (`{result['id']}`) | {why} |")
+    return lines
+
+
+def _not_settled(results: list[dict]) -> list[str]:
+    rows = []
+    for result in results:
+        for number, comparison in enumerate(result["comparisons"], 1):
+            if comparison.get("verdict_text") == "not settled" and not comparison.get("counted_in"):
+                setting, better, worse = comparison_cells(comparison)
+                moved = " / ".join(f"{comparison['plateau'][s]['change']:+.2f}" for s in ("better", "worse"))
+                rows.append(f"| `{result['id']}` {number}: {better} beats {worse}"
+                            + (f" ({setting})" if setting else "")
+                            + f" | {moved} | {comparison.get('settled_verdict', '')} |")
+    if not rows:
+        return []
+    return ["", "| comparison not settled | last fifth moved: better / worse (points) | read at the last round |",
+            "|---|---|---|", *rows]
+
+
+def stand_in_page(results: list[dict], scale: str) -> str:
+    """The page (module docstring); ``results``: :func:`flcore.reproduction.claims.evaluate_claims`."""
+    if scale == "paper":
+        return ("# The stand-in\n\nThis book was built at the `paper` scale: every run trains the paper's own data "
+                "and model, and no stand-in is used.\n")
+    label, protocol = _protocol(scale)
+    model = default_model_for(DEFAULT_DATASET[scale])
+    comparisons = [c for r in results for c in r["comparisons"] if not c.get("counted_in")]
+    counts = plateau_counts(comparisons)
+    if counts["cells"]:
+        plateau = (f"{counts['reached']} of the {counts['cells']} accuracy cells the claims read at this scale had "
+                   f"reached it; {counts['not_settled']} comparison{'s' if counts['not_settled'] != 1 else ''} read "
+                   "*not settled* (inconclusive, whatever the last round read).")
+    else:
+        plateau = "No accuracy cell at this scale has its evaluations in the store."
+    lines = [
+        "# The stand-in", "",
+        f"Below the `paper` scale every paper's main setting -- its CIFAR data sets with its main model -- is run "
+        f"on {label} instead: {protocol}. The federated protocol is the papers' (Dirichlet label skew over the "
+        "clients, partial participation, the methods' own client and server updates); only the data, the model "
+        "and the length of training are smaller, so that each comparison gets the seeds its spread needs on a "
+        "2-core machine.", "",
+        "## Why it is a fair test of some claims", "",
+        f"{label} is a 10-class problem that a small convolutional network learns to well above chance and that "
+        "label skew makes harder, as it makes CIFAR harder: the papers' claims about federated optimisation "
+        "(heterogeneity, flatness, averaging, server optimisers) are claims about that mechanism, and the "
+        "stand-in has it.", "", *_heterogeneity(results), "",
+        "## What it offers, and what it cannot", "",
+        "A claim declares what its runs must offer (`needs` in its paper's `claims.yaml`, with the paper's words "
+        "as the reason); a claim about another data set or model than the paper's main setting (`about`) is "
+        "not run on the stand-in either. The models and what they offer:", "", *_traits_table(model), "",
+        "The claims this scale cannot decide, and why:", "", *_untestable(results), "",
+        "## Trained to a plateau", "",
+        f"{criterion_text(1.0)[0].upper()}{criterion_text(1.0)[1:]}, the stand-in's margin being 1 point. {plateau}",
+        *_not_settled(results), "",
+        "## Not tuned", "",
+        "The stand-in runs each method with the hyper-parameters its paper sets for CIFAR (rho, learning rates, "
+        "momentum, the regularisers' weights), not values tuned on the stand-in's own validation data. Where a "
+        "paper tuned a value on its data, a verdict here may measure that value's fit to MNIST-1D rather than "
+        "the method; the FedSAM paper's rho sweep (its Fig. 9) run on the stand-in shows how far the best "
+        "value can move.", "",
+        f"The verdicts themselves: [Claims](claims.md); the same as JSON: `flcore claims --scale {scale} --json`.",
+    ]
+    return "\n".join(lines) + "\n"
