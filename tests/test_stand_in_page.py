@@ -52,8 +52,8 @@ def test_the_page_names_the_stand_in_what_it_cannot_decide_the_gap_and_the_plate
     # cells b, w, c, d: three reached, d did not; one comparison not settled, listed with its last-round verdict
     assert "3 of the 4 accuracy cells the claims read at this scale had reached it; 1 comparison read *not settled*" \
         in page
-    assert "| `x-climbs` 1: alpha 100 beats alpha 0 (MNIST-1D, FedAvg (for CIFAR-10, FedAvg)) | +0.10 / +0.90 | holds |" \
-        in page
+    assert ("| `x-climbs` 1: alpha 100 beats alpha 0 (MNIST-1D, FedAvg (for CIFAR-10, FedAvg)) "
+            "| +0.10 / +0.90 | holds |") in page
     assert "## Not tuned" in page
 
 
