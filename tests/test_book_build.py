@@ -84,7 +84,7 @@ def test_smoke_book_builds_strictly(smoke_book):
     from flcore.reproduction.artifacts import artifact_ids
 
     assert f"{len(artifact_ids())} ok, 0 failed" in result.stdout
-    for page in ("coverage", "claims", "fedsam/index", "fedgloss/index", "fedgf/index", "fedlesam/index",
+    for page in ("coverage", "claims", "stand-in", "fedsam/index", "fedgloss/index", "fedgf/index", "fedlesam/index",
                  "fedima/index"):
         assert (root / "_build" / "html" / "book" / f"{page}.html").is_file(), page
 
@@ -435,7 +435,7 @@ def test_artifact_pages_name_scale_and_data_first_and_offer_csv(smoke_book):
 
 
 @pytest.mark.slow
-def test_coverage_and_claims_pages_agree_with_the_cli(smoke_book):
+def test_coverage_and_claims_pages_agree_with_the_cli(smoke_book, tmp_path_factory):
     from flcore.reproduction.claims import all_claims
 
     root, _ = smoke_book
@@ -453,3 +453,48 @@ def test_coverage_and_claims_pages_agree_with_the_cli(smoke_book):
     claims = (root / "book" / "claims.md").read_text()
     for claim in all_claims():
         assert claim.text in claims, claim.id
+    # the verdicts as files at the site's root: the command's output, and one CSV row per comparison
+    store = tmp_path_factory.getbasetemp() / "smoke-store"
+    printed = subprocess.run([sys.executable, "-m", "flcore", "claims", "--scale", "smoke", "--store", str(store),
+                              "--json"], capture_output=True, text=True, check=True, cwd=root).stdout
+    on_site = json.loads((root / "_build" / "html" / "claims.json").read_text())
+    assert on_site == [json.loads(line) for line in printed.splitlines()]
+    table = list(csv.DictReader(io.StringIO((root / "_build" / "html" / "claims.csv").read_text())))
+    assert len(table) == sum(len(r["comparisons"]) for r in on_site)
+    assert {row["claim"] for row in table} == {r["id"] for r in on_site}
+    assert '<a href="../claims.json">claims.json</a>' in claims
+
+
+#: the verdict map's box: its bottom in the window and its cells, after scrolling to the top
+VERDICT_MAP_BOX = (
+    "window.scrollTo(0, 0); const m = document.querySelector('.verdict-map');"
+    "if (!m) return null; const r = m.getBoundingClientRect();"
+    "return [r.top, r.bottom, r.right, m.querySelectorAll('a').length, window.innerHeight, window.innerWidth];")
+
+
+@pytest.mark.slow
+def test_browser_verdict_map_shows_every_claim_without_scrolling_at_1280_by_900(smoke_book, browser):
+    """The map at the top of Claims lists every claim and fits the first screen at 1280 x 900; each
+    landing page's map lists that paper's claims, and every cell links to a claim block on its page."""
+    from flcore.reproduction.claims import all_claims
+
+    root, result = smoke_book
+    assert result.returncode == 0
+    html = root / "_build" / "html"
+    size = browser.get_window_size()
+    browser.set_window_size(1280, 900)
+    try:
+        _visit(browser, html / "book" / "claims.html")
+        top, bottom, right, cells, height, width = browser.execute_script(VERDICT_MAP_BOX)
+        assert cells == len(all_claims())
+        assert bottom <= height and right <= width, (top, bottom, right, height, width)
+        for paper in ("fedsam", "fedgloss", "fedgf", "fedlesam", "fedima"):
+            page = html / "book" / paper / "index.html"
+            text = page.read_text()
+            _visit(browser, page)
+            box = browser.execute_script(VERDICT_MAP_BOX)
+            assert box is not None and box[3] == sum(c.paper == paper for c in all_claims()), paper
+            for target in re.findall(r'<a href="#(claim-[^"]+)"', text):
+                assert f'id="{target}"' in text, (paper, target)
+    finally:
+        browser.set_window_size(size["width"], size["height"])

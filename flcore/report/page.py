@@ -376,7 +376,8 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
         units = result.get("units") or ""
         read = sorted({seed for comparison in result["comparisons"] for seed in comparison.get("seeds") or []})
         seeds = f" Its comparisons read seed{'s' if len(read) > 1 else ''} {', '.join(map(str, read))}." if read else ""
-        lines += [f"**{result['text']}**: {verdict}. Checked by {checked_by}" + (f"; in {units}." if units else ".")
+        lines += [f'<a id="claim-{result["id"]}"></a>**{result["text"]}**: {verdict}. Checked by {checked_by}'
+                  + (f"; in {units}." if units else ".")
                   + seeds,
                   *([_later_source_text(result)] if result.get("later_source") else []),
                   ""]

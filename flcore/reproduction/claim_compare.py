@@ -125,6 +125,14 @@ def _state_fields(decision: Decision, seeds: Sequence[int]) -> dict:
     return {side: named(decision.cells[key]) for side, key in (("better", "a"), ("worse", "b"))}
 
 
+def per_seed(cell: CellValues) -> list[dict]:
+    """Each seed of a cell with its value in the metric's units (None for a run that
+    diverged) and its flag: ``diverged``, ``censored`` (never reached the target) or None."""
+    seeds = sorted(set(cell.values) | set(cell.diverged))
+    flags = {**{s: "censored" for s in cell.censored}, **{s: "diverged" for s in cell.diverged}}
+    return [{"seed": s, "value": _round(cell.values.get(s)), "flag": flags.get(s)} for s in seeds]
+
+
 def runs_on(configs) -> dict | None:
     """``{"dataset", "model"}`` the runs of a comparison train, when they all train one (below
     the paper scale: the stand-in, so a page can say what the paper's labels stand for)."""
@@ -154,6 +162,7 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
         "cell_stats": None, "cell_states": None,
         "left_out": {"better": sorted(hi.diverged), "worse": sorted(lo.diverged)},
         "note": None, "runs_on": runs_on(hi.configs + lo.configs),
+        "per_seed": {"better": per_seed(hi), "worse": per_seed(lo)},
     }
     if hi.configs and lo.configs:
         reason = untestable_reason(claim, comparison, hi.configs + lo.configs, scale)
@@ -213,6 +222,10 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
         left_out={side: [s for s in seeds if s not in used and s in (hi if side == "better" else lo).run_ids]
                   for side in ("better", "worse")},
         censored=ranked if decision.test == "sign" else None, needs=decision.needs)
+    for side, state in (out["cell_states"] or {}).items():  # a seed at chance in a cell that learned
+        for row in out["per_seed"][side]:
+            if row["seed"] in state["collapsed"] and row["flag"] is None:
+                row["flag"] = "collapsed"
     if decision.verdict == "inconclusive" and decision.needs is not None and decision.needs > len(seeds):
         out["reason"] = f"needs about {decision.needs} seeds to find a difference of the margin four times in five"
     left = [f"{cell_text(getattr(comparison, side))}: seeds {', '.join(str(s) for s in ranked[side])}"

@@ -9,6 +9,8 @@ executed notebooks, and are not kept in the repository:
 
 - ``book/coverage.md``: every one of the 110 tables and figures with its caption and status;
 - ``book/claims.md``: every claim of the registry with its verdict;
+- ``book/_verdicts/claims.json`` and ``claims.csv``: the verdicts as files, copied to the
+  site's root (:mod:`flcore.site.verdict_files`);
 - ``book/stand-in.md``: what the smaller scales train instead of the papers' settings, and
   which claims that cannot decide (:mod:`flcore.site.stand_in_page`);
 - ``book/<paper>/index.md``: the paper's question, method and protocol, its headline
@@ -40,6 +42,8 @@ from flcore.reproduction.papers import get_paper, paper_ids
 from flcore.reproduction.plateau import criterion_text, plateau_counts
 from flcore.reproduction.settling import settled_shares
 from flcore.site.stand_in_page import stand_in_page
+from flcore.site.verdict_files import links_html, write_verdict_files
+from flcore.site.verdict_map import verdict_map
 
 STATUS_TEXT = {"regenerated": "regenerated", "pending": "pending", "not_regenerable": "not regenerable here"}
 
@@ -302,7 +306,7 @@ def _book_price_text(book: dict) -> str:
 def claims_page(results: list[dict], root: Path, scale: str,
                 prices: tuple[dict[str, str], dict] | None = None) -> str:
     links = _Links(root, 0)
-    lines = ["# Claims", "", verdict_summary(results, scale), "",
+    lines = ["# Claims", "", verdict_map(results), "", verdict_summary(results, scale), "",
              f"Each paper's headline claims, taken from its abstract, introduction and conclusions, each a comparison "
              f"of cells of a published table with the numbers it rests on, and its verdict on our runs at the "
              f"**{scale}** scale. Gaps, thresholds and MDEs are in each claim's units (the units column).", "",
@@ -314,6 +318,8 @@ def claims_page(results: list[dict], root: Path, scale: str,
              DECIDE_EXAMPLES, "",
              settling_text(results, scale), "",
              plateau_text(results, scale), "",
+             f"The verdicts as files: {links_html(1)} -- the same as `flcore claims --scale {scale} --json` (each "
+             "cell's per-seed values included), and one row per comparison.", "",
              f"Timing claims read only *timed* runs (trained alone, never batched); their repeats are three seeds, "
              "each trained again on the same machine, so the spread is the machine's timing noise across runs. "
              f"The same as JSON: `flcore claims --scale {scale} --json`."]
@@ -359,10 +365,11 @@ def paper_page(paper: str, rows: list[dict], results: list[dict], root: Path, sc
     mine = [row for row in rows if row["paper"] == paper]
     counts = _counts(mine)
     claims = [r for r in results if r["paper"] == paper]
-    lines = [f"# {get_paper(paper).name}", "", f"*{info['title']}*, {info['authors']}, {info['venue']}.", "",
+    lines = [f"# {get_paper(paper).name}", "", verdict_map(claims), "",
+             f"*{info['title']}*, {info['authors']}, {info['venue']}.", "",
              landing_stand_in(paper, scale), "",
              verdict_summary([r for r in claims if not r.get("later_source")], scale)
-             + " How verdicts are decided: [Claims](../claims.md).", "",
+             + f" How verdicts are decided: [Claims](../claims.md); every verdict as a file: {links_html(2)}.", "",
              "## The question", "", info["question"].strip(), "", "## The method", "", info["method"].strip(), "",
              "## The protocol", "", info["protocol"].strip(), "",
              "## Headline claims", "",
@@ -389,7 +396,7 @@ def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: d
              "book/stand-in.md": stand_in_page(results, scale)}
     for paper in paper_ids():
         pages[f"book/{paper}/index.md"] = paper_page(paper, rows, results, root, scale)
-    written = []
+    written = write_verdict_files(root, results)
     for relative, text in pages.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
