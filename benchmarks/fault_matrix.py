@@ -56,6 +56,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from provenance import git_commit  # noqa: E402
+
 from flcore import resolve_config  # noqa: E402
 from flcore.cli.main import main as cli_main  # noqa: E402
 
@@ -761,6 +763,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch_version": torch.__version__,
         "python": sys.version.split()[0],
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "commit": git_commit(),
     }
     if args.json:
         print(json.dumps(report, indent=1))

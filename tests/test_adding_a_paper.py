@@ -24,8 +24,9 @@ pytestmark = pytest.mark.slow
 
 
 def page_blocks() -> dict[str, str]:
-    """The page's code blocks by caption (a file's path, or ``commands``)."""
-    return {m["caption"]: m["body"] for m in BLOCK.finditer(PAGE.read_text())}
+    """The page's code blocks by caption (a file's path, written as code so that ``__init__``
+    is not read as bold, or ``commands``)."""
+    return {m["caption"].strip("`"): m["body"] for m in BLOCK.finditer(PAGE.read_text())}
 
 
 def test_the_page_is_in_the_table_of_contents():

@@ -84,6 +84,8 @@ def test_smoke_book_builds_strictly(smoke_book):
     from flcore.reproduction.artifacts import artifact_ids
 
     assert f"{len(artifact_ids())} ok, 0 failed" in result.stdout
+    guide = (root / "_build" / "html" / "book" / "reference" / "adding-a-paper.html").read_text()
+    assert "papers/toy/__init__.py" in guide and "<strong>init</strong>" not in guide  # a caption, not bold
     for page in ("coverage", "claims", "stand-in", "fedsam/index", "fedgloss/index", "fedgf/index", "fedlesam/index",
                  "fedima/index"):
         assert (root / "_build" / "html" / "book" / f"{page}.html").is_file(), page

@@ -447,3 +447,13 @@ def test_the_reliability_page_is_the_rendered_fault_matrix():
     assert all(c["tried"] > 0 and c["handled"] == c["tried"] for c in report["categories"].values())
     assert (ROOT / "book" / "reliability.md").read_text() == render_reliability(results), (
         "regenerate: python -m flcore.report.reliability benchmarks/results/fault_matrix.json > book/reliability.md")
+
+
+def test_the_reliability_page_names_the_commit_its_matrix_ran_on(tmp_path):
+    from flcore.report.reliability import render_reliability
+
+    report = json.loads((ROOT / "benchmarks" / "results" / "fault_matrix.json").read_text())
+    (tmp_path / "with.json").write_text(json.dumps({**report, "commit": "abc1234"}))
+    assert "Run on commit `abc1234`, on " in render_reliability(tmp_path / "with.json")
+    (tmp_path / "without.json").write_text(json.dumps({k: v for k, v in report.items() if k != "commit"}))
+    assert "Run on a commit it did not record" in render_reliability(tmp_path / "without.json")

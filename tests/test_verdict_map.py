@@ -54,3 +54,13 @@ def test_the_map_tallies_each_group_apart_and_has_one_linked_cell_per_claim():
 def test_each_claim_block_carries_the_anchor_the_map_links_to():
     page = claims_markdown(RESULTS[:1], "small", explain=False)
     assert f'<a id="{claim_anchor("fedsam-one")}"></a>**A <beats> B**' in page
+
+
+def test_a_page_without_accuracy_claims_says_so_instead_of_counting_zeros():
+    from flcore.site.pages import verdict_summary
+
+    timing = {**RESULTS[0], "metric": "wallclock_seconds_per_round", "verdict_corrected": "holds"}
+    text = verdict_summary([timing], "small")
+    assert "None of these claims is about accuracy." in text and "Of the 0" not in text
+    accuracy = {**RESULTS[0], "metric": "accuracy", "verdict_corrected": "holds"}
+    assert "Of the 1 accuracy claim this scale runs 1 and decides 1" in verdict_summary([accuracy], "small")

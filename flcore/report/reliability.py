@@ -123,8 +123,10 @@ def render_reliability(path: str | Path) -> str:
     total_share = 100 * report["handled"] / report["tried"] if report["tried"] else 0.0
     lines.append(f"| **all** | **{report['tried']}** | **{report['handled']}** | **{total_share:.0f}** | |")
     unhandled = [(name, f) for name, r in report["categories"].items() for f in r["failures"]]
-    lines += ["", f"Run on {report['date']} with torch {report['torch_version']} and Python {report['python']}, "
-              f"{report['seconds']:.0f} s in all."]
+    commit = (f"on commit `{report['commit']}`" if report.get("commit")
+              else "on a commit it did not record (the matrix records its commit since; rerun to name it)")
+    lines += ["", f"Run {commit}, on {report['date']} with torch {report['torch_version']} and Python "
+              f"{report['python']}, {report['seconds']:.0f} s in all."]
     if unhandled:
         lines += ["", "Unhandled cases:", ""] + [f"- {name}: `{failure}`" for name, failure in unhandled]
     lines += [

@@ -174,9 +174,12 @@ def verdict_summary(results: list[dict], scale: str) -> str:
     elif any("verdict_corrected" in r for r in results):
         lines.append("Every decided claim keeps its verdict after the book's correction for its many claims "
                      "(Benjamini-Hochberg over the claims' p at q = 0.05).")
-    lines.append(f"Of the {len(accuracy)} accuracy claims this scale runs {len(accuracy_run)} and decides "
-                 f"{len(accuracy_decided)} (holds, fails or absent); an inconclusive one states the smallest gap it "
-                 "could have detected (MDE).")
+    if accuracy:
+        lines.append(f"Of the {len(accuracy)} accuracy claim{'s' if len(accuracy) != 1 else ''} this scale runs "
+                     f"{len(accuracy_run)} and decides {len(accuracy_decided)} (holds, fails or absent); an "
+                     "inconclusive one states the smallest gap it could have detected (MDE).")
+    else:
+        lines.append("None of these claims is about accuracy.")
     if totals["not_testable"]:
         lines.append(f"{totals['not_testable']} cannot be decided here: they are about a data set or model this "
                      "scale does not run, and a stand-in never decides them.")
