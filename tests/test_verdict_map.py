@@ -64,3 +64,17 @@ def test_a_page_without_accuracy_claims_says_so_instead_of_counting_zeros():
     assert "None of these claims is about accuracy." in text and "Of the 0" not in text
     accuracy = {**RESULTS[0], "metric": "accuracy", "verdict_corrected": "holds"}
     assert "Of the 1 accuracy claim this scale runs 1 and decides 1" in verdict_summary([accuracy], "small")
+
+
+def test_the_claims_page_shows_every_seed_of_every_cell_with_its_flags():
+    comparison = {**_comparison("holds", 1.25, [0.5, 2.0], 3.0),
+                  "per_seed": {"better": [{"seed": 0, "value": 71.2, "flag": None},
+                                          {"seed": 1, "value": None, "flag": "diverged"},
+                                          {"seed": 2, "value": 10.1, "flag": "collapsed"}],
+                               "worse": [{"seed": 0, "value": 70.0, "flag": None}]}}
+    page = claims_markdown([_result("fedsam-one", "fedsam", "holds", [comparison])], "small", explain=False,
+                           details=True)
+    assert "<details><summary>Every seed</summary>" in page
+    assert "| 1. A | 0: 71.20, 1: diverged, 2: 10.10 (collapsed) | B | 0: 70.00 | 3 seeds / 1 seed |" in page
+    assert "Every seed" not in claims_markdown([_result("fedsam-one", "fedsam", "holds", [comparison])], "small",
+                                               explain=False)  # the landing pages keep the short form

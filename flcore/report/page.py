@@ -342,6 +342,37 @@ def _tests_text(comparisons: Sequence[dict]) -> str:
     return "; ".join(parts)
 
 
+def _seed_values(rows: Sequence[dict] | None) -> str:
+    """``"0: 71.20, 1: diverged, 2: 10.10 (collapsed)"``: a cell's per-seed values and flags."""
+    parts = []
+    for row in rows or []:
+        value = "diverged" if row["value"] is None else f"{row['value']:.2f}"
+        flag = f" ({row['flag']})" if row["flag"] and row["flag"] != "diverged" else ""
+        parts.append(f"{row['seed']}: {value}{flag}")
+    return ", ".join(parts) or "\u2013"
+
+
+def _per_seed_lines(comparisons: Sequence[dict]) -> list[str]:
+    """A table of every comparison's per-seed values (``per_seed``), one row per comparison
+    run, with the number of seeds each cell has ("1 seed"); none when no comparison ran."""
+    rows = []
+    for number, comparison in enumerate(comparisons, 1):
+        per_seed = comparison.get("per_seed") or {}
+        if comparison.get("counted_in") or not (per_seed.get("better") or per_seed.get("worse")):
+            continue
+        _, better, worse = comparison_cells(comparison)
+        counts = [len(per_seed.get(side) or []) for side in ("better", "worse")]
+        rows.append(f"| {number}. {better} | {_seed_values(per_seed.get('better'))} | {worse} "
+                    f"| {_seed_values(per_seed.get('worse'))} | {' / '.join(_seeds_word(n) for n in counts)} |")
+    if not rows:
+        return []
+    return ["| better cell | its seeds | worse cell | its seeds | seeds |", "|---|---|---|---|---|", *rows]
+
+
+def _seeds_word(n: int) -> str:
+    return f"{n} seed{'s' if n != 1 else ''}"
+
+
 def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] | None = None,
                    explain: bool = True, prices: dict[str, str] | None = None, details: bool = False) -> str:
     """The claims' verdicts (rows of :func:`flcore.reproduction.claims.evaluate`), one block
@@ -405,6 +436,9 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
         tests = _tests_text(result["comparisons"]) if details else ""
         if tests:
             lines += [f"Tests: {tests}.", ""]
+        seeds_table = _per_seed_lines(result["comparisons"]) if details else []
+        if seeds_table:
+            lines += ["<details><summary>Every seed</summary>", "", *seeds_table, "", "</details>", ""]
         figure = settling_svg(result["comparisons"], f"{result['id']}: gap and 95 % interval by round") \
             if details else ""
         if figure:
