@@ -264,4 +264,6 @@ def test_a_later_claim_is_shown_on_an_artifact_page_but_not_counted_in_its_verdi
     own = {"id": "x", "text": "A beats B", "verdict": "holds", "reason": None}
     later = {"id": "y", "text": "B beats A", "verdict": "fails", "reason": None, "later_source": source}
     assert page_verdict([own, later]) == "holds" and page_verdict([later]) == "not testable"
-    assert "Of the 1 claim this page checks: 1 hold" in verdict_box([own, later], "small")
+    box = verdict_box([own, later], "small")
+    assert "Verdicts at the small scale: 1 hold\n" in box and "Of the 1 claim this page checks: 1 hold" in box
+    assert "and 1 later claim by other sources against the paper: 1 fail." in box  # shown, counted apart

@@ -324,15 +324,17 @@ def test_the_verdict_box_names_the_verdict_and_its_reason_in_one_line():
 
     box = verdict_box([_claim_row("holds"), _claim_row("fails", "FedGF beats FedSAM at alpha = 0")], "small")
     head, cls, reason, end = box.split("\n")
-    assert head == ":::{admonition} Verdict at the small scale: fails" and cls == ":class: flcore-verdict"
-    assert reason.startswith("Of the 2 claims this page checks: 1 hold, 1 fail "
-                             "(\u201cFedGF beats FedSAM at alpha = 0\u201d: fails).") and end == ":::"
+    # the title counts the claims by verdict (the worst alone would hide the hold)
+    assert head == ":::{admonition} Verdicts at the small scale: 1 hold, 1 fail" and cls == ":class: flcore-verdict"
+    assert reason.startswith("Of the 2 claims this page checks: 1 hold, 1 fail (the worst verdict: "
+                             "\u201cFedGF beats FedSAM at alpha = 0\u201d fails).") and end == ":::"
     none = verdict_box([], "smoke")
-    assert "not testable" in none.split("\n")[0] and "No headline claim" in none
+    assert none.split("\n")[0].endswith(": no claim") and "No headline claim" in none
+    assert "at the end of the page" not in none  # there is nothing there to read
     capped = verdict_box([_claim_row("not_run", reason="not checked: 5 of 300 rounds")], "small")
     assert "A capped preview: its 1 claim is not checked" in capped
     away = verdict_box([_claim_row("not_testable", reason="about fmnist with fmnist_cnn")], "small")
-    assert "not testable" in away.split("\n")[0] and "about fmnist with fmnist_cnn" in away
+    assert away.split("\n")[0].endswith(": 1 not testable here") and "about fmnist with fmnist_cnn" in away
 
 
 def test_finish_page_puts_the_verdict_box_under_the_banner_before_the_tables(tmp_path):

@@ -407,7 +407,8 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
         units = result.get("units") or ""
         read = sorted({seed for comparison in result["comparisons"] for seed in comparison.get("seeds") or []})
         seeds = f" Its comparisons read seed{'s' if len(read) > 1 else ''} {', '.join(map(str, read))}." if read else ""
-        lines += [f'<a id="claim-{result["id"]}"></a>**{result["text"]}**: {verdict}. Checked by {checked_by}'
+        anchor = f'<a id="claim-{result["id"]}"></a>' if result.get("id") else ""
+        lines += [f'{anchor}**{result["text"]}**: {verdict}. Checked by {checked_by}'
                   + (f"; in {units}." if units else ".")
                   + seeds,
                   *([_later_source_text(result)] if result.get("later_source") else []),
@@ -503,31 +504,40 @@ def _short(text: str, limit: int = 90) -> str:
 
 def verdict_box(results: Sequence[dict], scale: str, what: str = "page") -> str:
     """The box an artifact page opens with (MyST admonition, before its tables): the page's
-    verdict (:func:`page_verdict`) at ``scale`` and its one-line reason; later claims against
-    the paper are left to the page's claims section."""
-    results = [r for r in results if not r.get("later_source")]
-    verdict = page_verdict(results)
-    n = len(results)
+    claims counted by verdict in its title ("no claim" when it checks none), then the claim
+    behind the worst verdict (:func:`page_verdict`) or why none is decided, and the later
+    claims against the paper that the page shows, counted apart -- so that the box, the
+    page's claims section and Coverage count the same claims."""
+    own = [r for r in results if not r.get("later_source")]
+    later = [r for r in results if r.get("later_source")]
+    verdict = page_verdict(own)
+    n = len(own)
+    title = totals_text(verdict_totals(list(own))) if n else "no claim"
     if not n:
         reason = ("no headline claim of the paper rests on this page's runs: it shows the paper's numbers and "
                   "ours, and decides nothing")
-    elif all(r["verdict"] == "not_run" and is_capped_reason(r.get("reason")) for r in results):
+    elif all(r["verdict"] == "not_run" and is_capped_reason(r.get("reason")) for r in own):
         reason = f"a capped preview: its {n} claim{'s are' if n != 1 else ' is'} not checked"
     else:
-        counts = totals_text(verdict_totals(list(results)))
+        counts = totals_text(verdict_totals(list(own)))
         reason = f"of the {n} claim{'s' if n != 1 else ''} this {what} checks: {counts}"
-        named = [r for r in results if r["verdict"] in (("fails", "mixed") if verdict == "fails"
-                                                        else ("absent",) if verdict == "absent"
-                                                        else ("inconclusive",) if verdict == "inconclusive"
-                                                        else ("holds",))]
+        named = [r for r in own if r["verdict"] in (("fails", "mixed") if verdict == "fails"
+                                                    else ("absent",) if verdict == "absent"
+                                                    else ("inconclusive",) if verdict == "inconclusive"
+                                                    else ("holds",))]
         if named and verdict != "not testable":
-            reason += f" (\u201c{_short(named[0]['text'])}\u201d: {VERDICT_TEXT[named[0]['verdict']]})"
+            reason += f" (the {'worst' if len(own) > 1 else ''}{' ' if len(own) > 1 else ''}verdict: " \
+                      f"\u201c{_short(named[0]['text'])}\u201d {VERDICT_TEXT[named[0]['verdict']]})"
         elif verdict == "not testable":
-            reasons = [r["reason"] for r in results if r.get("reason")]
+            reasons = [r["reason"] for r in own if r.get("reason")]
             if reasons:
                 reason += f"; {_short(reasons[0], 160)}"
-    return (f":::{{admonition}} Verdict at the {scale} scale: {verdict}\n:class: flcore-verdict\n"
-            f"{reason[0].upper() + reason[1:]}. The claims and their comparisons are at the end of the page.\n:::")
+    if later:
+        reason += (f"; and {len(later)} later claim{'s' if len(later) != 1 else ''} by other sources against the "
+                   f"paper: {totals_text(verdict_totals(later))}")
+    end = " The claims and their comparisons are at the end of the page." if own or later else ""
+    return (f":::{{admonition}} Verdicts at the {scale} scale: {title}\n:class: flcore-verdict\n"
+            f"{reason[0].upper() + reason[1:]}.{end}\n:::")
 
 
 def _capped_text(reason: str) -> str:
