@@ -78,3 +78,18 @@ def test_the_claims_page_shows_every_seed_of_every_cell_with_its_flags():
     assert "| 1. A | 0: 71.20, 1: diverged, 2: 10.10 (collapsed) | B | 0: 70.00 | 3 seeds / 1 seed |" in page
     assert "Every seed" not in claims_markdown([_result("fedsam-one", "fedsam", "holds", [comparison])], "small",
                                                explain=False)  # the landing pages keep the short form
+
+
+def test_coverage_counts_an_artifact_s_claims_as_its_verdict_box_does():
+    from flcore.report.page import verdict_box
+    from flcore.site.pages import _verdicts_cell
+
+    own = {"id": "a", "text": "A beats B", "verdict": "holds", "reason": None}
+    other = {"id": "b", "text": "C beats D", "verdict": "inconclusive", "reason": None}
+    later = {"id": "c", "text": "E", "verdict": "fails", "reason": None, "later_source": {"citation": "x"}}
+    results = {r["id"]: r for r in (own, other, later)}
+    cell = _verdicts_cell({"claims": ["a", "b", "c"]}, results)
+    assert cell == "1 hold, 1 inconclusive; 1 later: 1 fail"
+    box = verdict_box([own, other, later], "small")
+    assert "Verdicts at the small scale: 1 hold, 1 inconclusive\n" in box and "1 later claim" in box
+    assert _verdicts_cell({"claims": ["c"]}, results) == "no claim; 1 later: 1 fail"

@@ -98,13 +98,21 @@ def _status_cell(row: dict) -> str:
 
 
 def _verdicts_cell(row: dict, results: dict[str, dict] | None) -> str:
-    """The verdicts of the claims an artifact checks, counted (``"1 hold, 1 inconclusive"``)."""
+    """The verdicts of the claims an artifact checks, counted as its page's verdict box counts
+    them (``"1 hold, 1 inconclusive; 1 later: 1 fail"``)."""
     if not row["claims"]:
         return ""
     if results is None:
         return str(len(row["claims"]))
     mine = [results[c] for c in row["claims"] if c in results]
-    return totals_text(verdict_totals(mine)) if mine else str(len(row["claims"]))
+    if not mine:
+        return str(len(row["claims"]))
+    own = [r for r in mine if not r.get("later_source")]
+    later = [r for r in mine if r.get("later_source")]
+    text = totals_text(verdict_totals(own)) if own else "no claim"  # as the page's verdict box counts them
+    if later:
+        text += f"; {len(later)} later: {totals_text(verdict_totals(later))}"
+    return text
 
 
 def _escape(text: str) -> str:
