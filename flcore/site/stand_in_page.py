@@ -54,7 +54,10 @@ def _heterogeneity(results: list[dict]) -> list[str]:
     result = next((r for r in results if r["id"] == HETEROGENEITY_CLAIM), None)
     if result is None:
         return ["The heterogeneity claim is not in this build."]
-    lines = [f"The papers' first observation, *{page_text(result['text'])}*, reads **{result['verdict_text']}** here "
+    unsettled = [c for c in result["comparisons"] if c.get("verdict_text") == "not settled"]
+    verdict = (f"reads **not settled** here: at the last round it read {unsettled[0].get('settled_verdict')}, but "
+               "its cells were still climbing" if unsettled else f"reads **{result['verdict_text']}** here")
+    lines = [f"The papers' first observation, *{page_text(result['text'])}*, {verdict} "
              "(gap: the better cell's accuracy minus the worse one's, points):", "",
              "| comparison | gap: paper | gap: ours |", "|---|---|---|"]
     for number, comparison in enumerate(result["comparisons"], 1):
