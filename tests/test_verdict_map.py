@@ -61,7 +61,7 @@ def test_a_page_without_accuracy_claims_says_so_instead_of_counting_zeros():
 
     timing = {**RESULTS[0], "metric": "wallclock_seconds_per_round", "verdict_corrected": "holds"}
     text = verdict_summary([timing], "small")
-    assert "None of these claims is about accuracy." in text and "Of the 0" not in text
+    assert "No claim here is about accuracy." in text and "Of the 0" not in text
     accuracy = {**RESULTS[0], "metric": "accuracy", "verdict_corrected": "holds"}
     assert "Of the 1 accuracy claim this scale runs 1 and decides 1" in verdict_summary([accuracy], "small")
 

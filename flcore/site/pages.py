@@ -187,7 +187,7 @@ def verdict_summary(results: list[dict], scale: str) -> str:
                      f"{len(accuracy_run)} and decides {len(accuracy_decided)} (holds, fails or absent); an "
                      "inconclusive one states the smallest gap it could have detected (MDE).")
     else:
-        lines.append("None of these claims is about accuracy.")
+        lines.append("No claim here is about accuracy.")
     if totals["not_testable"]:
         lines.append(f"{totals['not_testable']} cannot be decided here: they are about a data set or model this "
                      "scale does not run, and a stand-in never decides them.")
