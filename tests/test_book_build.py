@@ -500,3 +500,31 @@ def test_browser_verdict_map_shows_every_claim_without_scrolling_at_1280_by_900(
                 assert f'id="{target}"' in text, (paper, target)
     finally:
         browser.set_window_size(size["width"], size["height"])
+
+
+@pytest.mark.slow
+def test_every_pages_verdict_box_counts_what_coverage_counts(smoke_book):
+    """On every executed artifact page the verdict box's title counts the page's claims as the
+    Coverage row of that artifact does ("no claim" where Coverage has none; the later claims
+    counted apart in both), and no page says "tie" or "not checked" outside a capped preview."""
+    from flcore.reproduction.artifacts import get_artifact
+
+    root, result = smoke_book
+    assert result.returncode == 0
+    coverage = (root / "book" / "coverage.md").read_text()
+    cells = {m[0]: m[1].strip() for m in re.findall(r"\(artifacts/\w+/([\w-]+)\.ipynb\).*\| ([^|]*) \|$", coverage,
+                                                       re.M)}
+    checked = 0
+    for page in sorted((root / "book" / "artifacts").rglob("*.ipynb")):
+        artifact_id = page.stem
+        if get_artifact(artifact_id).questions is not None:  # the book's own questions: not registry claims
+            continue
+        notebook = json.loads(page.read_text())
+        boxes = ["".join(c["source"]) for c in notebook["cells"] if "flcore-verdict" in c["metadata"].get("tags", [])]
+        assert len(boxes) == 1, artifact_id
+        title = re.match(r":::\{admonition\} Verdicts at the smoke scale: (.*)\n", boxes[0])[1]
+        coverage_cell = cells[artifact_id].split("; ")[0] if cells[artifact_id] else "no claim"
+        assert title == coverage_cell, (artifact_id, title, cells[artifact_id])
+        assert " tie " not in boxes[0]
+        checked += 1
+    assert checked > 90

@@ -74,3 +74,12 @@ def test_plateau_counts_count_a_cell_once_and_the_claims_page_states_the_share()
     assert "At the `small` scale 3 of the 4 accuracy cells the claims read (75 %) had reached their plateau; " \
            "1 comparison is not settled." in text
     assert "No accuracy cell" in plateau_text([{"comparisons": []}], "small")
+
+
+def test_the_command_line_names_a_comparison_not_settled():
+    from flcore.cli.reproduce import _comparison_text
+
+    comparison = {"gap": 2.5, "threshold": 1.0, "verdict": "inconclusive", "verdict_text": "not settled",
+                  "mde": 1.2, "margin": 1.0}
+    assert _comparison_text(comparison).startswith("+2.50 +- 1.00 (not settled")
+    assert _comparison_text({**comparison, "verdict_text": "inconclusive"}).startswith("+2.50 +- 1.00 (inconclusive")

@@ -290,6 +290,7 @@ def _comparison_text(comparison: dict) -> str:
     if comparison["threshold"] is not None:
         text += f" +- {comparison['threshold']:.2f}"
     verdict = (f"counted in {comparison['counted_in']}" if comparison.get("counted_in")
+               else "not settled" if comparison.get("verdict_text") == "not settled"
                else VERDICT_TEXT[comparison["verdict"]])
     text += f" ({verdict}"
     if comparison["verdict"] == "inconclusive" and comparison["mde"] is not None:
