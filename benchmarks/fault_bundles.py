@@ -659,13 +659,13 @@ class _FullDisk:
                     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             return self.replace(path, write, before_replace)
 
-        def append(path, rows, root=None):
+        def append(path, rows, root=None, **options):  # options: append_jsonl's own (durable)
             if self.full or self.trigger(Path(path), json.dumps(rows)):
                 self.full = True
                 with open(path, "ab") as f:  # half a line reaches the disk
                     f.write(b'{"round": 9')
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-            return self.append(path, rows, root)
+            return self.append(path, rows, root, **options)
 
         self.atomic._replace_atomically, self.run_module.append_jsonl = replace, append
         return self

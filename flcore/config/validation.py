@@ -129,9 +129,14 @@ def check_partition_reads(partition: str, given: Iterable[str]) -> None:
                           f"it reads: {', '.join(PARTITION_FIELDS[partition])}")
 
 
+#: The most characters of a value a choice error quotes: the line also lists every allowed
+#: value (75 method names), and stays one readable line.
+CHOICE_QUOTE_LIMIT = 80
+
+
 def choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise ConfigError(name, f"got {quote(value)}; allowed values: {', '.join(allowed)}")
+        raise ConfigError(name, f"got {quote(value, CHOICE_QUOTE_LIMIT)}; allowed values: {', '.join(allowed)}")
 
 
 def _at_least(name: str, value: float, low: float) -> None:
