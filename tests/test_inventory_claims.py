@@ -617,17 +617,21 @@ def test_claims_and_landing_pages_open_with_the_counts_and_what_the_scale_decide
     results = [_page_result("holds"), _page_result("inconclusive"), _page_result("not_testable"),
                _page_result("by_construction", metric="backprops_per_step")]
     page = claims_page(results, tmp_path, "small")
-    opening = page.split("\n")[2]
+    assert page.startswith('# Claims\n\n<div class="verdict-map"')  # the map first, then the counts
+    lines = page.split("\n")
+    opening = lines[lines.index("</div>") + 2]
     assert opening.startswith("**4 claims at the `small` scale: 1 hold, 1 inconclusive, 1 by construction, "
                               "1 not testable here.**")
     assert "Of the 3 accuracy claims this scale runs 2 and decides 1 (holds, fails or absent)" in opening
     assert "No comparison is absent at this scale." in page
     assert "No comparison at this scale has every seed's evaluations in the store." in page
     landing = paper_page("fedsam", [], results, tmp_path, "small")
-    # the first screen names the stand-in, then the counts
-    assert landing.split("\n")[4].startswith("**Built at the `small` scale on MNIST-1D**, which stands in for the "
-                                              "paper's CIFAR-10 and CIFAR-100 with its cnn")
-    assert landing.split("\n")[6].startswith("**4 claims at the `small` scale:")
+    # the first screen: the verdict map, the paper, then the stand-in, then the counts
+    lines = landing.split("\n")
+    after_map = lines.index("</div>") + 1
+    assert lines[after_map + 3].startswith("**Built at the `small` scale on MNIST-1D**, which stands in for the "
+                                           "paper's CIFAR-10 and CIFAR-100 with its cnn")
+    assert lines[after_map + 5].startswith("**4 claims at the `small` scale:")
 
 
 def test_the_claims_page_works_one_absent_comparison_through(tmp_path):
