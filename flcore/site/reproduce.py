@@ -58,6 +58,7 @@ from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
 from flcore.reproduction.table_check import READS_CLAIM_SEEDS
 from flcore.site.kernels import WarmKernel, process_kernel
+from flcore.site.verdict_files import FOLDER as VERDICT_FOLDER
 from flcore.version import __version__
 
 
@@ -509,6 +510,9 @@ def build_book(root: Path, path_output: str | None = None, strict: bool = True) 
     if path_output:
         command += ["--path-output", path_output]
     config = build_config(Path(root))
+    # the config copies the verdict files from there (html_extra_path): a book built before
+    # any verdict was written, or a book of one's own on this config, still builds strictly
+    (Path(root) / VERDICT_FOLDER).mkdir(parents=True, exist_ok=True)
     resolved = Path(root) / RESOLVED_CONFIG
     if config is not None:
         resolved.write_text(yaml.safe_dump(config, sort_keys=False))
