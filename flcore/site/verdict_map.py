@@ -26,12 +26,13 @@ COLOURS = {"holds": "#d4edda", "fails": "#f8d7da", "mixed": "#fde2c8", "absent":
 #: The map's groups and their names, in the order they are tallied.
 GROUPS = {"papers": "the papers' own claims", "later": "later claims by other sources",
           "book": "the book's own questions"}
-STYLE = ("<style>.verdict-map a{display:inline-block;width:9.6em;margin:1px;padding:1px 4px;border:1px solid #bbb;"
-         "border-radius:3px;font-size:11px;line-height:1.3;vertical-align:top;color:#111;text-decoration:none;"
+STYLE = ("<style>.verdict-map a{display:inline-block;width:8.3em;margin:1px;padding:0 3px;border:1px solid #bbb;"
+         "border-radius:3px;font-size:10px;line-height:1.25;vertical-align:top;color:#111;text-decoration:none;"
          "overflow:hidden;white-space:nowrap;text-overflow:ellipsis}"
-         ".verdict-map .vm-paper{display:inline-block;width:5em;font-size:12px;font-weight:bold;vertical-align:top}"
-         ".verdict-map .vm-cells{display:inline-block;max-width:calc(100% - 5.5em)}"
-         ".verdict-map p{font-size:12px;margin:0 0 4px 0}</style>")
+         ".verdict-map .vm-paper{display:inline-block;width:5.4em;font-size:10px;font-weight:bold;vertical-align:top;"
+         "overflow:hidden;text-overflow:ellipsis}"
+         ".verdict-map .vm-cells{display:inline-block;max-width:calc(100% - 5.8em)}"
+         ".verdict-map p{font-size:11px;line-height:1.3;margin:0 0 3px 0}</style>")
 
 
 def claim_anchor(claim_id: str) -> str:
