@@ -63,6 +63,7 @@ from flcore.reproduction.claims import (
 )
 from flcore.reproduction.inventory import coverage
 from flcore.reproduction.papers import paper_ids
+from flcore.reproduction.plateau import NOT_SETTLED, is_not_settled
 from flcore.reproduction.pricing import plan_text, price_runs
 from flcore.reproduction.runner import results_frame, training_estimate
 from flcore.reproduction.table_check import disagreements
@@ -290,7 +291,7 @@ def _comparison_text(comparison: dict) -> str:
     if comparison["threshold"] is not None:
         text += f" +- {comparison['threshold']:.2f}"
     verdict = (f"counted in {comparison['counted_in']}" if comparison.get("counted_in")
-               else "not settled" if comparison.get("verdict_text") == "not settled"
+               else NOT_SETTLED if is_not_settled(comparison)
                else VERDICT_TEXT[comparison["verdict"]])
     text += f" ({verdict}"
     if comparison["verdict"] == "inconclusive" and comparison["mde"] is not None:

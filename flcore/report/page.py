@@ -526,8 +526,8 @@ def verdict_box(results: Sequence[dict], scale: str, what: str = "page") -> str:
                                                     else ("inconclusive",) if verdict == "inconclusive"
                                                     else ("holds",))]
         if named and verdict != "not testable":
-            reason += f" (the {'worst' if len(own) > 1 else ''}{' ' if len(own) > 1 else ''}verdict: " \
-                      f"\u201c{_short(named[0]['text'])}\u201d {VERDICT_TEXT[named[0]['verdict']]})"
+            which = "the worst verdict" if len(own) > 1 else "the verdict"
+            reason += f" ({which}: \u201c{_short(named[0]['text'])}\u201d {VERDICT_TEXT[named[0]['verdict']]})"
         elif verdict == "not testable":
             reasons = [r["reason"] for r in own if r.get("reason")]
             if reasons:

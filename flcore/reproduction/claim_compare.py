@@ -30,7 +30,7 @@ from flcore.reproduction.claim_cells import CellValues, cell_text, stand_in_need
 from flcore.reproduction.claim_metrics import METRICS, resolution_of
 from flcore.reproduction.claim_registry import Claim, Comparison
 from flcore.reproduction.paired import MIN_OWN_SEEDS, sample_sd
-from flcore.reproduction.plateau import cell_plateau
+from flcore.reproduction.plateau import NOT_SETTLED, cell_plateau
 from flcore.reproduction.settling import settles_at, trajectory, window_means
 from flcore.reproduction.targets import accuracy_curve
 from flcore.reproduction.verdicts import (
@@ -290,7 +290,7 @@ def unsettled(result: dict, scale: str) -> dict:
     parts = [f"the {side} cell moved {state['change']:+.2f} points over the last fifth of the rounds"
              for side, state in moving]
     tolerance = moving[0][1]["tolerance"]
-    result.update(verdict="inconclusive", verdict_text="not settled", settled_verdict=result["verdict"],
+    result.update(verdict="inconclusive", verdict_text=NOT_SETTLED, settled_verdict=result["verdict"],
                   reason=f"not settled: {' and '.join(parts)} (a plateau moves less than {tolerance:g}); "
                          f"at the last round it read {VERDICT_TEXT[result['verdict']]}")
     return result

@@ -24,6 +24,13 @@ from collections.abc import Mapping, Sequence
 WINDOW_SHARE = 0.2
 #: The tolerance as a fraction of the comparison's margin.
 TOLERANCE_OF_MARGIN = 0.5
+#: A comparison's ``verdict_text`` when a cell has not reached its plateau.
+NOT_SETTLED = "not settled"
+
+
+def is_not_settled(comparison: dict) -> bool:
+    """Whether a comparison (``flcore claims --json``'s) reads *not settled*."""
+    return comparison.get("verdict_text") == NOT_SETTLED
 
 
 def fifth_change(curve: Sequence[tuple[int, float]], rounds: int) -> float | None:
@@ -69,4 +76,4 @@ def plateau_counts(comparisons: Sequence[dict]) -> dict:
                 states[runs] = state.get("reached")
     judged = [reached for reached in states.values() if reached is not None]
     return {"cells": len(judged), "reached": sum(judged), "unknown": len(states) - len(judged),
-            "not_settled": sum(c.get("verdict_text") == "not settled" for c in comparisons)}
+            "not_settled": sum(is_not_settled(c) for c in comparisons)}

@@ -18,7 +18,7 @@ from flcore.models.traits import MODEL_TRAITS, TRAITS
 from flcore.report.escaping import page_text
 from flcore.report.page import comparison_cells
 from flcore.report.run_settings import DATASET_LABELS
-from flcore.reproduction.plateau import criterion_text, plateau_counts
+from flcore.reproduction.plateau import criterion_text, is_not_settled, plateau_counts
 
 #: The claim whose comparisons show the heterogeneity gap the stand-in reproduces.
 HETEROGENEITY_CLAIM = "fedsam-heterogeneity-costs-accuracy"
@@ -54,7 +54,7 @@ def _heterogeneity(results: list[dict]) -> list[str]:
     result = next((r for r in results if r["id"] == HETEROGENEITY_CLAIM), None)
     if result is None:
         return ["The heterogeneity claim is not in this build."]
-    unsettled = [c for c in result["comparisons"] if c.get("verdict_text") == "not settled"]
+    unsettled = [c for c in result["comparisons"] if is_not_settled(c)]
     verdict = (f"reads **not settled** here: at the last round it read {unsettled[0].get('settled_verdict')}, but "
                "its cells were still climbing" if unsettled else f"reads **{result['verdict_text']}** here")
     lines = [f"The papers' first observation, *{page_text(result['text'])}*, {verdict} "
@@ -85,7 +85,7 @@ def _not_settled(results: list[dict]) -> list[str]:
     rows = []
     for result in results:
         for number, comparison in enumerate(result["comparisons"], 1):
-            if comparison.get("verdict_text") == "not settled" and not comparison.get("counted_in"):
+            if is_not_settled(comparison) and not comparison.get("counted_in"):
                 setting, better, worse = comparison_cells(comparison)
                 moved = " / ".join(f"{comparison['plateau'][s]['change']:+.2f}" for s in ("better", "worse"))
                 rows.append(f"| `{result['id']}` {number}: {better} beats {worse}"

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from flcore.reproduction.claims import VERDICT_TEXT, headline_counts
 from flcore.reproduction.papers import get_paper, paper_ids
+from flcore.reproduction.plateau import NOT_SETTLED, is_not_settled
 
 #: Background colour per verdict (the word is always printed too).
 COLOURS = {"holds": "#d4edda", "fails": "#f8d7da", "mixed": "#fde2c8", "absent": "#d6e4f0",
@@ -61,8 +62,7 @@ def effect_text(result: dict) -> str:
         return ""
     words: dict[str, int] = {}
     for comparison in ran:
-        word = comparison.get("verdict_text") if comparison.get("verdict_text") == "not settled" else \
-            VERDICT_TEXT[comparison["verdict"]]
+        word = NOT_SETTLED if is_not_settled(comparison) else VERDICT_TEXT[comparison["verdict"]]
         words[word] = words.get(word, 0) + 1
     return ", ".join(f"{n} {word}" for word, n in words.items())
 
