@@ -352,6 +352,45 @@ def test_browser_claims_tables_show_the_verdict_at_1280_px_and_no_page_prints_na
     assert not problems, "\n".join(problems)
 
 
+def _widest_artifact_pages(html: Path, count: int = 5) -> list[Path]:
+    """The artifact pages whose widest table row has the most cells (the widest to lay out)."""
+    def widest_row(page: Path) -> int:
+        rows = re.findall(r"<tr[^>]*>(.*?)</tr>", page.read_text(errors="replace"), flags=re.S)
+        return max((len(re.findall(r"<t[dh][\s>]", row)) for row in rows), default=0)
+    pages = [p for p in _pages(html) if p.relative_to(html).parts[:2] == ("book", "artifacts")]
+    return sorted(pages, key=widest_row, reverse=True)[:count]
+
+
+#: the document's width against the window's, after layout
+DOCUMENT_WIDTH = "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];"
+
+
+@pytest.mark.slow
+def test_browser_no_page_is_wider_than_a_1280_px_window(smoke_book, browser, tmp_path_factory):
+    """At 1280 x 900 the document of Claims, Performance and the five widest artifact pages is
+    no wider than the window (wide tables scroll in their own box: book/_css/flcore.css); each
+    page's screenshot is kept in the test's output folder."""
+    root, result = smoke_book
+    assert result.returncode == 0
+    html = root / "_build" / "html"
+    shots = tmp_path_factory.mktemp("page-widths")
+    size = browser.get_window_size()
+    browser.set_window_size(1280, 900)
+    problems = []
+    try:
+        pages = [html / "book" / "claims.html", html / "book" / "performance.html", *_widest_artifact_pages(html)]
+        for page in pages:
+            _visit(browser, page)
+            document, window = browser.execute_script(DOCUMENT_WIDTH)
+            browser.save_screenshot(str(shots / (page.stem + ".png")))
+            if document > window + 1:
+                problems.append(f"{page.relative_to(html)}: the document is {document} px wide in a {window} px window")
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+    print(f"screenshots: {shots}")
+    assert len(pages) == 7 and not problems, "\n".join(problems)
+
+
 @pytest.mark.slow
 def test_browser_check_catches_a_page_that_fetches_from_the_network(browser, tmp_path):
     """The failed-request check of ``test_browser_pages_clean`` can fail: a page that loads its

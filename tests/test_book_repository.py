@@ -82,18 +82,23 @@ def test_install_cells_are_replaced_by_the_note_and_nothing_else_moves():
     assert out == ('<section><h1>T</h1><p class="flcore-install-hidden">how to set it</p>'
                    f'{other}<p class="flcore-install-hidden">how to set it</p></section>')
     assert drop(f"<p>{other}</p>", "note") == f"<p>{other}</p>"
+    prose = "<p>The first cell installs flcore when it is missing (on Colab); the second holds the parameters.</p>"
+    assert drop(f"<section>{prose}<p>kept</p>{install}</section>", "n") == (
+        '<section><p>kept</p><p class="flcore-install-hidden">n</p></section>')
 
 
 def _mini_book(root: Path) -> Path:
     """A one-page book with the repository's extensions and a notebook page with an install cell."""
     (root / "book").mkdir()
-    for name in ("_ext", "_static"):
+    for name in ("_ext", "_static", "_css"):
         shutil.copytree(ROOT / "book" / name, root / "book" / name)
     (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: book/nb\n")
-    (root / "book" / "intro.md").write_text("# A book\n\nOne page.\n")
+    (root / "book" / "intro.md").write_text("# A book\n\nOne page.\n\n:::{container} flcore-needs-repository\n"
+                                            "Open it on Colab.\n:::\n")
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_markdown_cell("# A notebook page"),
+    nb.cells = [nbformat.v4.new_markdown_cell("# A notebook page\n\nThe first cell installs flcore when it is "
+                                              "missing (on Colab)."),
                 nbformat.v4.new_code_cell('requirement = "flcore @ git+https://github.com/flcore/flcore"'),
                 nbformat.v4.new_code_cell('print("kept")', outputs=[nbformat.v4.new_output("stream", text="kept\n")])]
     nbformat.write(nb, root / "book" / "nb.ipynb")
@@ -117,7 +122,18 @@ def test_a_built_page_links_colab_to_the_remote_or_says_how_to_set_the_url(tmp_p
     else:
         assert "colab.research.google.com" not in page and "executablebooks" not in page
         assert "flcore @ git+" not in page and page.count('class="flcore-install-hidden"') == 1
+        assert "installs flcore" not in page
         assert "This build knows no public repository" in page.split("bd-header-announcement", 1)[1][:600]
+    intro = (root / "_build" / "html" / "book" / "intro.html").read_text()
+    assert ("Open it on Colab." in intro) == bool(remote) and "One page." in intro
+
+
+def test_blocks_that_speak_of_the_repository_are_dropped_and_nothing_else_moves():
+    drop = _colab_links().drop_repository_blocks
+    block = '<div class="flcore-needs-repository docutils container"><p>Colab <div>x</div></p></div>'
+    body = f"<section><p>kept</p>{block}<div class='other'>also kept</div>{block}</section>"
+    assert drop(body) == "<section><p>kept</p><div class='other'>also kept</div></section>"
+    assert drop("<p>nothing</p>") == "<p>nothing</p>"
 
 
 def test_the_favicon_is_a_small_png_the_config_names():

@@ -129,6 +129,22 @@ def test_our_gap_over_the_published_gap_with_its_interval_at_the_paper_scale(mon
     assert flat["size"] is None  # the paper prints no gap
 
 
+def test_no_ratio_over_a_published_gap_within_the_noise_and_relative_gaps_for_flatness(monkeypatch):
+    _cells(monkeypatch, {"A": A, "D": HOLDS})
+    monkeypatch.setattr(claim_compare, "untestable_reason", lambda *args: "")
+    (small,) = evaluate(_claim([_vs("D", published_worse=69.9)]), "paper")["comparisons"]
+    # the paper's gap, 0.10, is inside the noise of a gap on these seeds (95 % half-width 0.50)
+    assert small["size"]["ratio"] is None
+    assert small["size"]["note"] == ("no ratio: the paper's gap +0.10 is within the 95 % half-width 0.50 of a gap "
+                                     "on these seeds")
+    # lambda_max 20 -> 10 in the paper (-50 %), ours 4 -> 3 (-25 %): half the paper's relative gap,
+    # where the absolute ratio (-1 / -10 = 0.1) would compare numbers of two networks
+    size = claim_compare.size_of(-1.0, 0.5, -10.0, relative_to=(4.0, 20.0))
+    assert size["basis"] == "relative" and size["ratio"] == pytest.approx(0.5)
+    assert size["interval"] == pytest.approx([0.25, 0.75])
+    assert claim_compare.size_of(-1.0, 0.5, -10.0)["ratio"] == pytest.approx(0.1)
+
+
 def test_evaluate_claims_corrects_the_book_s_claims_with_benjamini_hochberg(monkeypatch):
     claims = (_claim([_vs("B"), _vs("D")], claim_id="x-one"), _claim([_vs("D")], claim_id="x-two"),
               _claim([_vs("C")], claim_id="x-three"))

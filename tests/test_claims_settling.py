@@ -117,7 +117,7 @@ def test_the_claims_page_reports_the_settled_shares_and_draws_each_claims_figure
     assert "| rounds done | 10 % | 25 % | 50 % |" in page and "| verdict already final | 25 % | 50 % | 50 % |" in page
     assert "not a verdict at the paper scale" in page
     assert page.count("<svg ") == 2 and "1. t p 0.01, Holm 0.02, q 0.03, settled at round 20 of 300" in page
-    assert "holds; 0.20 x paper's (0.10 to 0.30)" in page
+    assert "holds; 0.20 x paper's gap [0.10, 0.30]" in page
 
 
 def test_settling_reads_each_runs_checked_log_from_the_store(tmp_path):

@@ -192,7 +192,16 @@ def test_small_figures_reuse_table2_runs_and_keep_the_sweep_small():
         assert {s.run_id() for s in get_artifact(figure).runs("small", (0,))} <= table2
     sweep = get_artifact("fedsam-fig-9").runs("small", (0,))
     ids = {s.run_id() for s in sweep}
-    assert len(ids - table2) == 15  # 5 new grid points x 3 alphas; the defaults are Table 2's runs
+    # a grid point at the values Table 2 runs with (the tuned presets at its alpha) is Table 2's
+    # run; every other point is a run of its own
+    def at_defaults(spec):
+        default = fedsam.sam_main_run("CIFAR-100", spec.labels["algorithm"], spec.labels["alpha"], 5, 0,
+                                      "small").resolve()
+        resolved = spec.resolve()
+        return all(getattr(resolved, f) == getattr(default, f) for f in ("rho", "eta"))
+    assert ids - table2 == {s.run_id() for s in sweep if not at_defaults(s)}
+    assert {s.run_id() for s in sweep if at_defaults(s)} <= table2
+    assert len(ids - table2) == 20  # 7 distinct points x 3 alphas, less FedSAM rho 0.01 at alpha 1000 (tuned)
     for spec in sweep:
         resolved = spec.resolve()
         assert getattr(resolved, spec.labels["parameter"]) == pytest.approx(spec.labels["value"])

@@ -645,8 +645,8 @@ def test_the_claims_page_works_one_absent_comparison_through(tmp_path):
     page = claims_page([_page_result("holds"), absent], tmp_path, "small")
     assert "**Absent, not only inconclusive.**" in page
     assert ("For example, in *claim absent* (x-absent) the gap is +0.03 points over n = 3 seeds (sd 0.15): its 95 % "
-            "half-width 0.38 does not exclude 0, and its 90 % interval (-0.22, +0.29) lies inside \u00b11.00, so the "
-            "effect is absent.") in page
+            "half-width 0.38 does not exclude 0, and its 90 % interval [-0.22, +0.29] lies inside the margins "
+            "[-1.00, +1.00], so the effect is absent.") in page
     assert "1 hold, 1 absent" in page
 
 

@@ -23,7 +23,7 @@ from flcore.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "book" / "reference"
-COMMANDS = ("run", "sweep", "runs", "methods", "analyze", "reproduce", "claims", "book", "bundle")
+COMMANDS = ("run", "sweep", "runs", "methods", "analyze", "reproduce", "claims", "book", "bundle", "tune")
 ANALYZE_TOOLS = ("hessian", "landscape", "barrier", "lpf")
 
 

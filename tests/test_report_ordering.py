@@ -220,7 +220,26 @@ def test_an_absent_comparison_says_its_90_interval_and_margin_below_the_table():
     text = claims_markdown([result], "small")
     assert "**A beats B**: **absent** (1 of 1 comparison run: 1 absent)" in text
     assert "| 0.38 / 0.49 | absent |" in text
-    assert "- 1: absent: the 90 % interval (-0.22, +0.29) lies inside \u00b11.00, the margin (1 point)." in text
+    assert ("- 1: absent: the 90 % interval [-0.22, +0.29] lies inside the margins [-1.00, +1.00] "
+            "(1 point).") in text
+
+
+def test_a_gap_on_fewer_seeds_than_its_cells_says_which_seed_was_left_out_and_why():
+    row = {"cells": {"better": {"algorithm": "FedSpeed"}, "worse": {"algorithm": "FedAvg"}},
+           "published": {"gap": 5.0}, "seeds": [0, 1], "gap": 12.04, "sd": 1.0, "sd_from": "paired seeds",
+           "threshold": 9.0, "mde": 11.0, "verdict": "inconclusive", "reason": None, "margin": 1.0,
+           "left_out": {"better": [2], "worse": [3]},
+           "per_seed": {"better": [{"seed": 0, "value": 20.0, "flag": None}, {"seed": 1, "value": 21.0, "flag": None},
+                                   {"seed": 2, "value": None, "flag": "diverged"}],
+                        "worse": [{"seed": 0, "value": 8.0, "flag": None}, {"seed": 1, "value": 9.0, "flag": None},
+                                  {"seed": 3, "value": 9.5, "flag": None}]}}
+    result = {"text": "A beats B", "artifacts": ["fedgloss-table-3"], "verdict": "inconclusive", "reason": None,
+              "units": "points", "summary": "1 of 1 comparison run: 1 inconclusive", "comparisons": [row]}
+    text = claims_markdown([result], "small")
+    assert ("- 1: the gap pairs seeds 0, 1; left out: seed 2 of FedSpeed (diverged); seed 3 of FedAvg "
+            "(no run of the other cell to pair).") in text
+    row.pop("left_out")
+    assert "the gap pairs" not in claims_markdown([result], "small")
 
 
 def test_verdict_counts_count_each_verdict():

@@ -54,7 +54,32 @@ def test_the_page_names_the_stand_in_what_it_cannot_decide_the_gap_and_the_plate
         in page
     assert ("| `x-climbs` 1: alpha 100 beats alpha 0 (MNIST-1D, FedAvg (for CIFAR-10, FedAvg)) "
             "| +0.10 / +0.90 | holds |") in page
-    assert "## Not tuned" in page
+    # the tuning record's choices beside the paper's CIFAR values, from the committed record
+    from flcore.config.tuned import load_record
+    record = load_record("fedsam", "small")
+    assert "## Tuned on its own validation data" in page and "`flcore tune --scale small --paper fedsam`" in page
+    sam = next(s for s in record["studies"] if s["name"] == "sam")
+    homogeneous = next(r for r in sam["rows"] if r["row"] == "homogeneous")
+    assert (f"| sam (`fedsam`) | homogeneous (100) | rho {{0.01, 0.02, 0.05, 0.1, 0.2, 0.5}} | "
+            f"rho {homogeneous['choice']['rho']:g} |") in page
+    assert "| rho 0.02 / 0.05 |" in page  # Table 11: CIFAR-10 homogeneous 0.02, CIFAR-100 0.05
+    # the smoke scale has no record: it says so
+    assert "## Not tuned" in stand_in_page(RESULTS, "smoke")
+
+
+def test_the_plateau_search_rows_and_what_they_conclude():
+    def row(name, cost, changes):
+        cells = [{"method": m, "alpha": a, "accuracy": 50.0, "change": c, "reached": abs(c) < 0.5}
+                 for (m, a), c in zip([("fedavg", 0.0), ("fedsam", 100.0)], changes)]
+        return {"benchmark": "plateau_search", "candidate": name, "cost": cost, "cells": cells,
+                "reached": sum(c["reached"] for c in cells), "cells_total": 2, "commit": "abc"}
+    rows = [row("today", 1.0, [3.0, 9.0]), row("decay", 1.0, [0.2, 4.0]), row("today", 1.0, [3.5, 9.5]),
+            row("5x the rounds", 5.0, [0.1, 0.3])]
+    page = stand_in_page(RESULTS, "small", rows)
+    assert "| protocol | cost | at a plateau | fedavg, alpha 0 | fedsam, alpha 100 | commit |" in page
+    assert "| today | x1 | 0 of 2 | 50.0 % (+3.50) | 50.0 % (+9.50) | abc |" in page  # the latest row of a candidate
+    assert page.count("| today |") == 1
+    assert "at most 1 of the 2 cells reach a plateau; 5x the rounds (x5) brings 2." in page
 
 
 def test_at_the_paper_scale_there_is_no_stand_in():

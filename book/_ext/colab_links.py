@@ -10,7 +10,9 @@ The repository URL is taken when ``flcore book`` starts the build
 else the checkout's GitHub remote ``origin``.  When neither gives one, a button or an
 install cell could only point to a repository that does not exist: the launch,
 repository and source buttons are hidden, the notebooks' install cells are left out of
-the pages (a note stands in their place), and every page opens with
+the pages (a note stands in their place), so is every block a page marks as speaking of the
+repository (a ``{container} flcore-needs-repository``: the introduction's Colab prose and its
+link to the code), and every page opens with
 :data:`~flcore.report.repository.UNSET_NOTE` (the announcement), which says how to set it.
 """
 from __future__ import annotations
@@ -21,6 +23,10 @@ EXECUTED = "/book/artifacts/"
 CLEAN = "/notebooks/"
 #: What a notebook's install cell hands to pip (``flcore.report.repository.install_requirement``).
 INSTALL_MARK = "flcore @ git+"
+#: How a notebook's text introduces its install cell: dropped with the cell.
+INSTALL_PROSE = "The first cell installs flcore"
+#: The class of a page's block that only makes sense with a repository (``{container}``).
+NEEDS_REPOSITORY = "flcore-needs-repository"
 
 
 def _rewrite(buttons):
@@ -50,9 +56,22 @@ def _cell_around(body: str, at: int) -> tuple[int, int] | None:
                 return (start, position) if position > at else None
 
 
+def drop_install_prose(body: str) -> str:
+    """``body`` without the paragraphs that introduce the install cell (:data:`INSTALL_PROSE`)."""
+    at = body.find(INSTALL_PROSE)
+    while at >= 0:
+        start, end = body.rfind("<p", 0, at), body.find("</p>", at)
+        if start < 0 or end < 0:
+            break
+        body = body[:start] + body[end + len("</p>"):]
+        at = body.find(INSTALL_PROSE, start)
+    return body
+
+
 def drop_install_cells(body: str, note: str) -> str:
     """``body`` without the cells that install flcore from the repository, each replaced by
-    a paragraph saying why (``note``)."""
+    a paragraph saying why (``note``), nor the text that introduces them."""
+    body = drop_install_prose(body)
     at = body.find(INSTALL_MARK)
     while at >= 0:
         cell = _cell_around(body, at)
@@ -61,6 +80,34 @@ def drop_install_cells(body: str, note: str) -> str:
         replacement = f'<p class="flcore-install-hidden">{html.escape(note)}</p>'
         body = body[:cell[0]] + replacement + body[cell[1]:]
         at = body.find(INSTALL_MARK, cell[0] + len(replacement))
+    return body
+
+
+def _div_end(body: str, start: int) -> int | None:
+    """The end of the ``<div`` opened at ``start`` (nested divs counted), or None."""
+    depth, position = 0, start
+    while True:
+        opening, closing = body.find("<div", position), body.find("</div>", position)
+        if closing < 0:
+            return None
+        if 0 <= opening < closing:
+            depth, position = depth + 1, opening + 4
+        else:
+            depth, position = depth - 1, closing + len("</div>")
+            if depth == 0:
+                return position
+
+
+def drop_repository_blocks(body: str) -> str:
+    """``body`` without the blocks of class :data:`NEEDS_REPOSITORY`."""
+    at = body.find(NEEDS_REPOSITORY)
+    while at >= 0:
+        start = body.rfind("<div", 0, at)
+        end = _div_end(body, start) if start >= 0 else None
+        if end is None:
+            break
+        body = body[:start] + body[end:]
+        at = body.find(NEEDS_REPOSITORY, start)
     return body
 
 
@@ -82,7 +129,7 @@ def rewrite_colab_links(app, pagename, templatename, context, doctree):
     from flcore.report.repository import UNSET_NOTE
 
     if isinstance(context.get("body"), str):
-        context["body"] = drop_install_cells(context["body"], UNSET_NOTE)
+        context["body"] = drop_repository_blocks(drop_install_cells(context["body"], UNSET_NOTE))
 
 
 def setup(app):

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from flcore.config import resolve_config
-from flcore.data import DatasetError, load_dataset, normalize
+from flcore.data import DatasetError, hold_out_validation, load_dataset, normalize
 from flcore.errors import ConfigError, quote
 from flcore.flat import FlatModel
 from flcore.models import build_model
@@ -161,8 +161,8 @@ def load_run(run_dir: str | Path, device: torch.device | str = "cpu", which: str
     cfg = resolved_config(run, data_root)
     if dataset is None:
         try:
-            dataset = load_dataset(cfg.dataset, cfg.data_root, download=False,
-                                   num_samples=cfg.num_samples, seed=cfg.seed)
+            dataset = hold_out_validation(load_dataset(cfg.dataset, cfg.data_root, download=False,
+                                                       num_samples=cfg.num_samples, seed=cfg.seed), cfg.validation)
         except DatasetError as exc:
             raise RunLoadError(str(exc)) from None
     flat = build_template(cfg, dataset.input_shape, dataset.num_classes, device)

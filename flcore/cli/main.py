@@ -153,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     from flcore.cli.analyze import add_analyze_parser
     from flcore.cli.bundle import register as register_bundle
     from flcore.cli.reproduce import register as register_reproduce
+    from flcore.cli.tune import register as register_tune
 
     parser = _Parser(prog="flcore", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -163,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_analyze_parser(sub)
 
-    parser.set_defaults(extra_handlers={**register_reproduce(sub), **register_bundle(sub)})
+    parser.set_defaults(extra_handlers={**register_reproduce(sub), **register_bundle(sub), **register_tune(sub)})
     return parser
 
 

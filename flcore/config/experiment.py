@@ -62,6 +62,7 @@ class ExperimentConfig:
     split_file: str | None  # partition "file": the LEAF-style split JSON (flcore.data.split_file)
     split_sha256: str | None  # its content digest, set from the file (the run id's part of it)
     num_samples: int | None
+    validation: float  # share of the training set held out and evaluated instead of the test set (0: off)
     rounds: int
     local_epochs: int
     local_steps: int | None

@@ -120,7 +120,7 @@ METHOD_FIELDS = frozenset(
 )
 #: Fields whose defaults leave a method unchanged; they enter the run id of every method
 #: only when set away from that default (so adding an option keeps old run ids).
-NEUTRAL_DEFAULTS = {"lr_decay": 1.0, "clip_norm": None, "mixup_alpha": 0.0, "cutout_size": 0,
+NEUTRAL_DEFAULTS = {"validation": 0.0, "lr_decay": 1.0, "clip_norm": None, "mixup_alpha": 0.0, "cutout_size": 0,
                     "probes": (), "probe_every": 0, "snapshot_rounds": (), "timed": False, "precision": "fp32",
                     "eval_last_every": 1}
 
@@ -158,6 +158,7 @@ DEFAULTS: dict[str, Any] = {
     "split_file": None,
     "split_sha256": None,
     "num_samples": None,
+    "validation": 0.0,
     "local_epochs": 1,
     "local_steps": None,
     "momentum": 0.0,

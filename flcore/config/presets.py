@@ -24,6 +24,7 @@ nearest listed heterogeneity level is used (documented per entry below).
 from __future__ import annotations
 
 from flcore.algorithms import METHODS
+from flcore.config.tuned import study_for, tuned_entries
 from flcore.errors import ConfigError, quote
 
 #: The data set of each scale when none is given.
@@ -157,6 +158,10 @@ def base_method(method: str) -> str:
 def method_defaults(method: str, dataset: str, alpha: float, scale: str) -> dict:
     """Paper hyper-parameters of ``method`` for a dataset and heterogeneity level.
 
+    Where ``flcore tune`` has a record for ``scale`` and ``dataset`` (:mod:`flcore.config.tuned`),
+    its choices replace the FedSAM paper's CIFAR values for the methods each study covers;
+    a value a method's own paper sets (FedLESAM's rho, FedGloSS's) still wins.
+
     SAM-type radii follow the FedSAM paper's Table 11 for every method whose client uses a
     SAM (P1) or ASAM (P2) step, unless the method's own paper sets them; ``X+swa`` and
     ``X+ima`` take ``X``'s values plus their own (SWA cycle c = 10 for CIFAR-10 and MNIST-1D,
@@ -176,6 +181,9 @@ def method_defaults(method: str, dataset: str, alpha: float, scale: str) -> dict
     if any("P5" in p for p in parts):  # FedGF: SAM radius of Table 11 for both perturbations
         out["rho"] = table["sam_rho"]
     out.update(_SERVER_DEFAULTS.get(base, {}))
+    for entry in tuned_entries(scale, dataset, alpha):  # tuned on this data set's validation split
+        if study_for(entry["study"], parts, base):
+            out.update(entry["choice"])
     out.update(_METHOD_VALUES.get(base, {}))
     if base.startswith("fedgloss") or base == "naivefedgloss":
         gloss = dict(_GLOSS.get(dataset, _GLOSS["cifar10"]))
@@ -197,4 +205,34 @@ def method_defaults(method: str, dataset: str, alpha: float, scale: str) -> dict
         out.update(rounds=epochs, eval_every=1, eval_last=epochs, checkpoint_every=max(1, epochs // 10))
     if method.endswith(("+swa", "+swalr")) or base.endswith("-swa"):
         out["swa_cycle"] = 20 if dataset == "cifar100" else 10
+    return out
+
+
+def tuning_of(cfg) -> list[dict]:
+    """What a resolved run took from a tuning record (:mod:`flcore.config.tuned`): one
+    ``{"method", "field", "value", "grid", "source"}`` per field a study covers for its
+    method, ``source`` saying whether the value is the record's choice (``tuned: <file>,
+    row <row> (alpha <a>), seeds <s>``), a value the method's own paper sets instead, or one
+    the run set itself."""
+    base = base_method(cfg.method)
+    parts = METHODS[base].parts if base in METHODS else ()
+    defaults = None
+    out = []
+    for entry in tuned_entries(cfg.scale, cfg.dataset, cfg.alpha):
+        if not study_for(entry["study"], parts, base):
+            continue
+        if defaults is None:
+            defaults = method_defaults(cfg.method, cfg.dataset, cfg.alpha, cfg.scale)
+        for field in entry["fields"]:
+            value = getattr(cfg, field)
+            if defaults.get(field) != entry["choice"][field]:
+                source = "the method's own paper sets it (not tuned here)"
+            elif value == entry["choice"][field]:
+                seeds = ", ".join(str(s) for s in entry["seeds"])
+                source = (f"tuned: {entry['path']}, row {entry['row']} (alpha {entry['alpha']:g}), "
+                          f"validation accuracy on seeds {seeds}")
+            else:
+                source = "set by the run (not the tuned value)"
+            out.append({"method": cfg.method, "field": field, "value": value, "grid": entry["grid"][field],
+                        "source": source})
     return out

@@ -31,7 +31,7 @@ from flcore.config.fields import (
 )
 from flcore.config.method_reads import hyperparameters_of
 from flcore.config.probes import probe_names
-from flcore.data import DATASET_NAMES
+from flcore.data import DATASET_NAMES, MAX_VALIDATION_SHARE, validation_count
 from flcore.errors import ConfigError, quote
 from flcore.models import MODEL_NAMES, accepts_input
 
@@ -50,7 +50,15 @@ def _check_data_fit(cfg: dict[str, Any]) -> None:
         low = 5 if dataset == "mnist1d" else 1  # MNIST-1D keeps 20% for the test set
         if not low <= cfg["num_samples"] <= high:
             raise ConfigError("num_samples", f"got {cfg['num_samples']}; must be in {low}..{high} for {dataset}")
+    share = cfg["validation"]
+    if not 0 <= share <= MAX_VALIDATION_SHARE:
+        raise ConfigError("validation", f"got {quote(share)}; must be in [0, {MAX_VALIDATION_SHARE}] (the share of "
+                          "the training set held out for tuning; 0: none)")
     n = training_set_size(dataset, cfg["num_samples"])
+    if share and not 0 < validation_count(n, share) < n:
+        raise ConfigError("validation", f"got {quote(share)}; of {n} training examples it holds out "
+                          f"{validation_count(n, share)}: must leave some on each side")
+    n -= validation_count(n, share)  # the clients are dealt what the validation split leaves
     if cfg["clients"] > n:
         raise ConfigError("clients", f"got {cfg['clients']}; must be <= {n}, the training examples of "
                           f"{dataset} with num_samples={cfg['num_samples']}")
@@ -70,6 +78,9 @@ def _check_data_fit(cfg: dict[str, Any]) -> None:
         if cfg["num_samples"] is not None:
             raise ConfigError("num_samples", f"got {cfg['num_samples']}; a split file indexes the whole training set, "
                               "leave num_samples unset")
+        if share:
+            raise ConfigError("validation", f"got {quote(share)}; a split file indexes the whole training set, "
+                              "leave validation at 0")
     elif cfg["split_file"] is not None or cfg["split_sha256"] is not None:
         name = "split_file" if cfg["split_file"] is not None else "split_sha256"
         raise ConfigError(name, f"partition {partition!r} does not read {name}; only partition 'file' does")

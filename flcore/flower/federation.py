@@ -9,7 +9,7 @@ from flwr.app import ArrayRecord
 from torch import nn
 
 from flcore.config import ExperimentConfig, resolve_config
-from flcore.data import load_dataset
+from flcore.data import hold_out_validation, load_dataset
 from flcore.errors import ConfigError
 from flcore.flat import FlatModel
 from flcore.sim import FederatedData, Simulation, resolve_device
@@ -105,8 +105,8 @@ def _partitioned(config, partitioner, device) -> tuple[ExperimentConfig, Federat
     if cfg.partition != "flwr":
         raise ConfigError("partition", f"got {cfg.partition!r} with a flwr-datasets partitioner; "
                           "its partitions are the clients: use partition 'flwr'")
-    dataset = load_dataset(cfg.dataset, cfg.data_root, download=cfg.download, num_samples=cfg.num_samples,
-                           seed=cfg.seed)
+    dataset = hold_out_validation(load_dataset(cfg.dataset, cfg.data_root, download=cfg.download,
+                                               num_samples=cfg.num_samples, seed=cfg.seed), cfg.validation)
     parts = partition_indices(partitioner, dataset.train_y)
     if clients is not None and int(clients) != len(parts):
         raise ConfigError("clients", f"got {clients!r} but the partitioner has {len(parts)} partitions")

@@ -303,8 +303,25 @@ def _sd_text(comparison: dict) -> str:
 def _absent_text(comparison: dict) -> str:
     """Why a comparison is *absent*: its 90 % interval inside its margin, and the margin's reason."""
     low, high = comparison["interval_90"]
-    return (f"absent: the 90 % interval ({low:+.2f}, {high:+.2f}) lies inside \u00b1{comparison['margin']:.2f}, "
-            f"the margin ({comparison['margin_reason']})")
+    margin = comparison["margin"]
+    return (f"absent: the 90 % interval [{low:+.2f}, {high:+.2f}] lies inside the margins [{-margin:+.2f}, "
+            f"{margin:+.2f}] ({comparison['margin_reason']})")
+
+
+def left_out_text(comparison: dict) -> str:
+    """Which seeds a comparison's gap leaves out of the seeds its cells show, and why (a seed's
+    flag: diverged, collapsed, censored; or no run of the other cell to pair it with)."""
+    left = comparison.get("left_out") or {}
+    if not any(left.get(side) for side in ("better", "worse")):
+        return ""
+    _, better, worse = comparison_cells(comparison)
+    parts = []
+    for side, name in (("better", better), ("worse", worse)):
+        flags = {row["seed"]: row["flag"] for row in (comparison.get("per_seed") or {}).get(side) or []}
+        for seed in left.get(side) or []:
+            parts.append(f"seed {seed} of {name} ({flags.get(seed) or 'no run of the other cell to pair'})")
+    used = ", ".join(str(s) for s in comparison.get("seeds") or []) or "none"
+    return f"the gap pairs seeds {used}; left out: {'; '.join(parts)}"
 
 
 def _comparison_verdict(comparison: dict) -> str:
@@ -314,9 +331,12 @@ def _comparison_verdict(comparison: dict) -> str:
         return "not checked"
     size = comparison.get("size")
     words = comparison.get("verdict_text") or VERDICT_TEXT[comparison["verdict"]]
+    if size and size.get("ratio") is None:
+        return f"{words}; {size['note']}"
     if size:  # our gap over the published one, beside the verdict
         low, high = size["interval"]
-        return f"{words}; {size['ratio']:.2f} x paper's ({low:.2f} to {high:.2f})"
+        relative = "relative " if size.get("basis") == "relative" else ""
+        return f"{words}; {size['ratio']:.2f} x paper's {relative}gap [{low:.2f}, {high:.2f}]"
     return words
 
 
@@ -429,6 +449,7 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
             said = [comparison.get("note")] + ([comparison.get("reason")] if comparison.get("reason") else [])
             if comparison["verdict"] == "absent":
                 said.append(_absent_text(comparison))
+            said.append(left_out_text(comparison))
             said = [text for text in said if text and not CAPPED_REASON.fullmatch(text)]
             if said:
                 notes.setdefault("; ".join(dict.fromkeys(said)), []).append(str(number))

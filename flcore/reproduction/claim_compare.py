@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from flcore.config import chance_accuracy
+from flcore.config.presets import tuning_of
 from flcore.reproduction.claim_cells import CellValues, cell_text, stand_in_needs, untestable_reason
 from flcore.reproduction.claim_metrics import METRICS, resolution_of
 from flcore.reproduction.claim_registry import Claim, Comparison
@@ -107,14 +108,36 @@ def margin_of(claim: Claim, comparison: Comparison, scale: str) -> tuple[float |
     return None, f"no margin stated for {unit or 'this metric'} on the stand-in"
 
 
-def size_of(gap: float, half_width: float, published_gap: float) -> dict | None:
-    """``{"ratio", "interval"}``: our gap over the published gap, with the 95 % interval on
-    our gap divided the same way; None when the source prints no gap (0 or None: a later
-    claim without numbers)."""
+def size_of(gap: float, half_width: float, published_gap: float,
+            relative_to: tuple[float | None, float | None] | None = None) -> dict | None:
+    """``{"ratio", "interval", "basis", "note"}``: our gap over the published gap, with the 95 %
+    interval on our gap divided the same way; None when the source prints no gap (0 or None:
+    a later claim without numbers).
+
+    ``relative_to``: ``(our worse cell, the paper's worse cell)`` for a metric whose scale
+    depends on the data and model (flatness: lambda_max of another network is not in our
+    units): each gap is first divided by its own worse cell, so the ratio compares relative
+    gaps (``basis`` "relative").  A published gap smaller than ``half_width`` is within the
+    noise of a gap measured under this protocol (the papers print one run, so their own noise is
+    unknown; ours on these seeds stands for it): no ratio, ``note`` says so (a ratio over a
+    published -0.10 says nothing)."""
     if not published_gap or not math.isfinite(gap):
         return None
-    ends = sorted(((gap - half_width) / published_gap, (gap + half_width) / published_gap))
-    return {"ratio": _round(gap / published_gap), "interval": [_round(ends[0]), _round(ends[1])]}
+    if abs(published_gap) < half_width:
+        return {"ratio": None, "interval": None, "basis": None,
+                "note": f"no ratio: the paper's gap {published_gap:+.2f} is within the 95 % half-width "
+                        f"{half_width:.2f} of a gap on these seeds"}
+    basis, ours, theirs = "absolute", 1.0, 1.0
+    if relative_to is not None:
+        our_worse, their_worse = relative_to
+        if not our_worse or not their_worse:
+            return {"ratio": None, "interval": None, "basis": None,
+                    "note": "no ratio: a relative gap needs both worse cells"}
+        basis, ours, theirs = "relative", abs(our_worse), abs(their_worse)
+    scale = (published_gap / theirs) * ours
+    ends = sorted(((gap - half_width) / scale, (gap + half_width) / scale))
+    return {"ratio": _round(gap / scale), "interval": [_round(ends[0]), _round(ends[1])], "basis": basis,
+            "note": None}
 
 
 def _state_fields(decision: Decision, seeds: Sequence[int]) -> dict:
@@ -143,6 +166,16 @@ def runs_on(configs) -> dict | None:
     return {"dataset": dataset, "model": model}
 
 
+def tuned_of(configs) -> list[dict]:
+    """The hyper-parameters the comparison's runs took from a tuning record, and where each
+    came from (:func:`flcore.config.presets.tuning_of`), once per method, field and value."""
+    seen: dict[tuple, dict] = {}
+    for cfg in configs:
+        for item in tuning_of(cfg):
+            seen.setdefault((item["method"], item["field"], item["value"]), item)
+    return list(seen.values())
+
+
 def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues, scale: str,
             planned: int = MIN_OWN_SEEDS) -> dict:
     """The verdict of one comparison from its two cells' values (module docstring); the
@@ -163,6 +196,7 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
         "left_out": {"better": sorted(hi.diverged), "worse": sorted(lo.diverged)},
         "note": None, "runs_on": runs_on(hi.configs + lo.configs),
         "per_seed": {"better": per_seed(hi), "worse": per_seed(lo)},
+        "tuned": tuned_of(hi.configs + lo.configs),
     }
     if hi.configs and lo.configs:
         reason = untestable_reason(claim, comparison, hi.configs + lo.configs, scale)
@@ -240,7 +274,9 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
                    interval_90=[_round(v) for v in decision.interval_90],
                    interval_95=[_round(v) for v in decision.interval_95], p_tost=_round(decision.p_tost, 6),
                    # our gap over the paper's only where both are in the same units: the paper's data
-                   size=size_of(decision.gap, half95, comparison.published_gap) if scale == "paper" else None)
+                   size=size_of(decision.gap, half95, comparison.published_gap,
+                                (_mean(lo.values[s] for s in used), comparison.published_worse)
+                                if metric.flatness else None) if scale == "paper" else None)
         if claim.metric == "accuracy":
             out.update(_settling(claim, hi, lo, used, margin))
     out["verdict_text"] = decision.text if decision.verdict == out["verdict"] else VERDICT_TEXT[out["verdict"]]

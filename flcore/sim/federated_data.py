@@ -19,7 +19,15 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from flcore.data import DatasetError, load_dataset, normalize, partition, read_split_file, split_indices
+from flcore.data import (
+    DatasetError,
+    hold_out_validation,
+    load_dataset,
+    normalize,
+    partition,
+    read_split_file,
+    split_indices,
+)
 from flcore.data import partition as make_partition
 from flcore.data.datasets import pixels_to_images
 from flcore.data.partition import LABEL_PARTITION_KINDS as PARTITION_KINDS
@@ -405,6 +413,6 @@ def client_partition(cfg, data) -> list:
 def build_federated_data(cfg, device: torch.device) -> FederatedData:
     """Load ``cfg.dataset``, partition it over ``cfg.clients`` and move it to ``device``."""
     _refuse_flwr_partition(cfg)
-    data = load_dataset(cfg.dataset, cfg.data_root, download=cfg.download,
-                        num_samples=cfg.num_samples, seed=cfg.seed)
+    data = hold_out_validation(load_dataset(cfg.dataset, cfg.data_root, download=cfg.download,
+                                            num_samples=cfg.num_samples, seed=cfg.seed), cfg.validation)
     return federated_data_from_split(data, client_partition(cfg, data), device)

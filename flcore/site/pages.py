@@ -26,7 +26,7 @@ from pathlib import Path
 from flcore.config.presets import DEFAULT_DATASET
 from flcore.report.page import claims_markdown, later_claims_markdown, totals_text
 from flcore.report.run_settings import DATASET_LABELS
-from flcore.reproduction.budget import load_device_rates
+from flcore.reproduction.budget import load_device_rates, read_rows
 from flcore.reproduction.claim_plan import plan_claims, price_line, size_text
 from flcore.reproduction.claims import (
     DECIDED,
@@ -287,8 +287,8 @@ def _equivalence_text(results: list[dict]) -> str:
                 return (text + f" For example, in *{result['text']}* ({result['id']}) the gap is "
                         f"{comparison['gap']:+.2f} {comparison['units']} over n = {len(comparison['seeds'])} seeds "
                         f"(sd {comparison['sd']:.2f}): its 95 % half-width {comparison['threshold']:.2f} does not "
-                        f"exclude 0, and its 90 % interval ({low:+.2f}, {high:+.2f}) lies inside "
-                        f"\u00b1{comparison['margin']:.2f}, so the effect is absent.")
+                        f"exclude 0, and its 90 % interval [{low:+.2f}, {high:+.2f}] lies inside the margins "
+                        f"[{-comparison['margin']:+.2f}, {comparison['margin']:+.2f}], so the effect is absent.")
     return text + " No comparison is absent at this scale."
 
 
@@ -393,6 +393,12 @@ def paper_page(paper: str, rows: list[dict], results: list[dict], root: Path, sc
     return "\n".join(lines) + "\n"
 
 
+def _plateau_search_rows(root: Path) -> list[dict]:
+    """``benchmarks/results/plateau_search.jsonl`` under ``root`` (none in a copy without it)."""
+    path = root / "benchmarks" / "results" / "plateau_search.jsonl"
+    return read_rows(path) if path.is_file() else []
+
+
 def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: dict | None = None) -> list[Path]:
     """Write the generated pages under ``root`` (module docstring) and the papers' part of
     its ``_toc.yml`` (:func:`flcore.site.toc.update_toc`); returns the pages' paths."""
@@ -404,7 +410,7 @@ def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: d
     results = evaluate_claims(scale, store, seeds)
     pages = {"book/coverage.md": coverage_page(rows, root, scale, results),
              "book/claims.md": claims_page(results, root, scale, paper_prices(root, store)),
-             "book/stand-in.md": stand_in_page(results, scale)}
+             "book/stand-in.md": stand_in_page(results, scale, _plateau_search_rows(root))}
     for paper in paper_ids():
         pages[f"book/{paper}/index.md"] = paper_page(paper, rows, results, root, scale)
     written = write_verdict_files(root, results)

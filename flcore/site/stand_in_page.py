@@ -6,13 +6,15 @@ from the same verdicts: the stand-in's data, model and protocol; what each model
 claim (:mod:`flcore.models.traits`) against what the claims need; the heterogeneity gap the
 stand-in reproduces (the claim ``fedsam-heterogeneity-costs-accuracy``, ours beside the
 paper's); how many of the accuracy cells the claims read were at a plateau, and the
-comparisons that were not settled; the claims it cannot decide, with their reasons; and
-what it does not do yet (tune each method on its own validation data).
+comparisons that were not settled; the protocols tried to reach a plateau
+(``benchmarks/plateau_search.py``); the claims it cannot decide, with their reasons; and the
+hyper-parameters tuned on its own validation data (:mod:`flcore.config.tuned`).
 """
 from __future__ import annotations
 
 from flcore.config import DATASET_FACTS, resolve_config
-from flcore.config.presets import DEFAULT_DATASET
+from flcore.config.presets import DEFAULT_DATASET, method_defaults
+from flcore.config.tuned import records
 from flcore.models import build_model, count_parameters, default_model_for
 from flcore.models.traits import MODEL_TRAITS, TRAITS
 from flcore.report.escaping import page_text
@@ -97,8 +99,80 @@ def _not_settled(results: list[dict]) -> list[str]:
             "|---|---|---|", *rows]
 
 
-def stand_in_page(results: list[dict], scale: str) -> str:
-    """The page (module docstring); ``results``: :func:`flcore.reproduction.claims.evaluate_claims`."""
+def _search(rows: list[dict]) -> list[str]:
+    """The protocols ``benchmarks/plateau_search.py`` tried (its latest row per candidate)."""
+    latest = {row["candidate"]: row for row in rows if row.get("benchmark") == "plateau_search"}
+    if not latest:
+        return []
+    cells = next(iter(latest.values()))["cells"]
+    heads = " | ".join(f"{c['method']}, alpha {c['alpha']:g}" for c in cells)
+    lines = ["", "### Is there a protocol that reaches it?", "",
+             "`python benchmarks/plateau_search.py` trains FedAvg and FedSAM at the two heterogeneity extremes "
+             "the claims read on three seeds under candidate protocols (each the stand-in's, a few fields changed) "
+             "and applies the criterion above. Cost: client steps per run against today's protocol, the factor by "
+             "which the book's training would grow; each cell: its accuracy over the last fifth of the rounds "
+             "(the change over that fifth).", "",
+             f"| protocol | cost | at a plateau | {heads} | commit |", "|---|---|---|" + "---|" * len(cells) + "---|"]
+    for name, row in latest.items():
+        values = " | ".join(f"{c['accuracy']:.1f} % ({c['change']:+.2f})" for c in row["cells"])
+        lines.append(f"| {page_text(name)} | x{row['cost']:g} | {row['reached']} of {row['cells_total']} | {values} "
+                     f"| {page_text(str(row.get('commit')))} |")
+    within = [row for row in latest.values() if row["cost"] <= 1]
+    best = max((row["reached"] for row in within), default=0)
+    beyond = [row for row in latest.values() if row["cost"] > 1]
+    further = "; ".join(f"{page_text(r['candidate'])} (x{r['cost']:g}) brings {r['reached']}" for r in beyond)
+    lines += ["", f"Within the book's budget (cost x1 or less) at most {best} of the {len(cells)} cells reach a "
+              "plateau" + (f"; {further}" if further else "")
+              + ". A decaying learning rate flattens the curves by stopping the training, not by finishing it: its "
+              "cells end lower. Until a protocol reaches the papers' plateau on this hardware, a comparison with a "
+              "climbing cell reads *not settled* rather than a verdict on final accuracy."]
+    return lines
+
+
+def _paper_value(method: str, field: str, dataset: str, alpha: float):
+    return method_defaults(method, dataset, alpha, "paper").get(field)
+
+
+def _tuned(scale: str, dataset: str) -> list[str]:
+    """The section on tuning: the records' choices beside the papers' CIFAR values."""
+    found = records(scale, dataset)
+    if not found:
+        return ["## Not tuned", "",
+                "No tuning record exists for this scale: each method runs with the hyper-parameters its paper sets "
+                "for CIFAR, not values tuned on the stand-in's own validation data."]
+    lines = ["## Tuned on its own validation data", "",
+             "Where a paper tuned a hyper-parameter on its data, the stand-in runs the paper's grid on its own "
+             "validation split and the verdict runs use the choice (`flcore tune --scale "
+             f"{scale} --plan` prices the sweep; `tuned` in `flcore claims --json` names, for each comparison, the "
+             "values its runs took and where from). The split is a fixed share of the training set, never the test "
+             "set; the tuning seeds are seeds no verdict run uses."]
+    for record in found:
+        seeds = ", ".join(f"{int(s)}" for s in record["seeds"])
+        command = str(record["command"]).replace("`", "").replace("\n", " ")
+        lines += ["", f"**{page_text(record['paper'])}** (`{command}`, commit "
+                      f"{page_text(str(record['commit'])[:12])}): {float(record['validation']):g} of the "
+                      f"training set held out, seeds {seeds}; criterion: {page_text(record['criterion'])}.", "",
+                  "| study | row (tuned at alpha) | grid | chosen | validation accuracy | the paper's CIFAR-10 / "
+                  "CIFAR-100 value |", "|---|---|---|---|---|---|"]
+        for study in record["studies"]:
+            fields = list(study["fields"])
+            grid = "; ".join(f"{page_text(k)} {{{', '.join(f'{float(v):g}' for v in study['grid'][k])}}}"
+                             for k in fields)
+            for row in study["rows"]:
+                best = max(row["points"], key=lambda p: p["mean"])
+                chosen = ", ".join(f"{page_text(k)} {float(row['choice'][k]):g}" for k in fields)
+                paper = ", ".join(
+                    f"{page_text(k)} " + " / ".join(f"{_paper_value(study['method'], k, ds, row['alpha']):g}"
+                                                    for ds in ("cifar10", "cifar100")) for k in fields)
+                method = str(study["method"]).replace("`", "")
+                lines.append(f"| {page_text(study['name'])} (`{method}`) | {row['row']} ({float(row['alpha']):g}) "
+                             f"| {grid} | {chosen} | {float(best['mean']):.2f} % | {paper} |")
+    return lines
+
+
+def stand_in_page(results: list[dict], scale: str, search_rows: list[dict] = ()) -> str:
+    """The page (module docstring); ``results``: :func:`flcore.reproduction.claims.evaluate_claims`;
+    ``search_rows``: the rows of ``benchmarks/results/plateau_search.jsonl``."""
     if scale == "paper":
         return ("# The stand-in\n\nThis book was built at the `paper` scale: every run trains the paper's own data "
                 "and model, and no stand-in is used.\n")
@@ -131,13 +205,8 @@ def stand_in_page(results: list[dict], scale: str) -> str:
         "The claims this scale cannot decide, and why:", "", *_untestable(results), "",
         "## Trained to a plateau", "",
         f"{criterion_text(1.0)[0].upper()}{criterion_text(1.0)[1:]}, the stand-in's margin being 1 point. {plateau}",
-        *_not_settled(results), "",
-        "## Not tuned", "",
-        "The stand-in runs each method with the hyper-parameters its paper sets for CIFAR (rho, learning rates, "
-        "momentum, the regularisers' weights), not values tuned on the stand-in's own validation data. Where a "
-        "paper tuned a value on its data, a verdict here may measure that value's fit to MNIST-1D rather than "
-        "the method; the FedSAM paper's rho sweep (its Fig. 9) run on the stand-in shows how far the best "
-        "value can move.", "",
+        *_not_settled(results), *_search(list(search_rows)), "",
+        *_tuned(scale, DEFAULT_DATASET[scale]), "",
         f"The verdicts themselves: [Claims](claims.md); the same as JSON: `flcore claims --scale {scale} --json`.",
     ]
     return "\n".join(lines) + "\n"
