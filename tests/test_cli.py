@@ -211,3 +211,20 @@ def test_fmnist_data_rejects_a_model_for_other_inputs(tmp_path, capsys):
     code = main(["run", *SMOKE, "--dataset", "fmnist", "--model", "vgg11gn", "--store", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and "'model'" in err and "fmnist_cnn" in err and "[1, 28, 28]" in err
+
+
+def test_a_closed_stdout_ends_the_command_without_a_traceback():
+    """``flcore methods | head -1``: the reader is gone when flcore writes (here: the pipe's
+    read end is closed before the command starts, so every write fails); flcore stops with
+    the shell's status for it (141) and prints nothing on stderr."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "flcore", "methods"], stdout=write_end, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == ""

@@ -242,13 +242,16 @@ def test_the_claims_and_landing_pages_show_a_later_claim_beside_the_one_it_conte
     by_id = {r["id"]: r for r in results}
     later, contested = by_id["fedsam-later-fedswa-sam-worse-than-fedavg"], by_id["fedsam-sam-improves-fedavg"]
     verdict_text = claims_module.VERDICT_TEXT
-    row = (f"| {later['text']} | {later['later_source']['citation']} | **{verdict_text[later['verdict']]}** "
-           f"| {contested['text']} (fedsam-sam-improves-fedavg) | **{verdict_text[contested['verdict']]}** |")
+    from flcore.report.escaping import page_text
+    row = (f"| {page_text(later['text'])} | {page_text(later['later_source']['citation'])} "
+           f"| **{verdict_text[later['verdict']]}** "
+           f"| {page_text(contested['text'])} (fedsam-sam-improves-fedavg) "
+           f"| **{verdict_text[contested['verdict']]}** |")
     landing = paper_page("fedsam", coverage({}), [r for r in results if r["paper"] == "fedsam"], tmp_path, "small")
     claims = claims_page(results, tmp_path, "small", None)
     for page in (landing, claims):
         assert row in page and "Later claims against it" in page
-        assert later["later_source"]["quote"] in page
+        assert page_text(later["later_source"]["quote"], limit=2000) in page
     # the landing page's summary counts the paper's own claims
     own = sum(r["paper"] == "fedsam" and r["later_source"] is None for r in results)
     assert f"**{own} claims at the `small` scale" in landing

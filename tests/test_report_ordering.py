@@ -346,7 +346,7 @@ def test_the_verdict_box_names_the_verdict_and_its_reason_in_one_line():
     # the title counts the claims by verdict (the worst alone would hide the hold)
     assert head == ":::{admonition} Verdicts at the small scale: 1 hold, 1 fail" and cls == ":class: flcore-verdict"
     assert reason.startswith("Of the 2 claims this page checks: 1 hold, 1 fail (the worst verdict: "
-                             "\u201cFedGF beats FedSAM at alpha = 0\u201d fails).") and end == ":::"
+                             "\u201cFedGF beats FedSAM at alpha \\= 0\u201d fails).") and end == ":::"
     none = verdict_box([], "smoke")
     assert none.split("\n")[0].endswith(": no claim") and "No headline claim" in none
     assert "at the end of the page" not in none  # there is nothing there to read

@@ -365,6 +365,19 @@ def _cmd_methods(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The exit status of a command whose standard output was closed: 128 + SIGPIPE, as a shell reports it.
+EXIT_CLOSED_STDOUT = 141
+
+
+def closed_stdout() -> int:
+    """Point stdout at the null device, so that the interpreter's last flush cannot raise a
+    second ``BrokenPipeError`` with a traceback, and return :data:`EXIT_CLOSED_STDOUT`."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+    return EXIT_CLOSED_STDOUT
+
+
 def main(argv: list[str] | None = None) -> int:
     from flcore.cli.analyze import run_analyze
 
@@ -377,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with handled():
             return handlers[args.command](args)
+    except BrokenPipeError:  # the reader of stdout went away (``| head -1``): stop as a pipeline would
+        return closed_stdout()
     except KeyboardInterrupt as exc:  # the commands without their own message
         print("flcore: interrupted", file=sys.stderr)
         return exit_status(exc)

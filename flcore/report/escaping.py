@@ -33,4 +33,21 @@ def page_text(value: object, limit: int = 500) -> str:
     return html.escape(_MARKDOWN_SPECIAL.sub(r"\\\1", text), quote=True)
 
 
-__all__ = ["page_text"]
+def link_text(label: object, url: object) -> str:
+    """``label`` as a Markdown link to ``url`` when ``url`` is a well-formed http(s) address
+    (a host, and none of the characters that could close the link or the page around it),
+    else ``label`` followed by the address as text; both escaped (:func:`page_text`)."""
+    from urllib.parse import urlsplit
+
+    address = str(url or "")
+    try:
+        parts = urlsplit(address)
+    except ValueError:
+        parts = None
+    if (parts is not None and parts.scheme in ("http", "https") and parts.netloc and len(address) <= 2000
+            and not re.search(r"[\s<>()\[\]\\\"'`|{}^]", address)):
+        return f"[{page_text(label)}]({address})"
+    return page_text(label) + (f" ({page_text(address)})" if address else "")
+
+
+__all__ = ["link_text", "page_text"]

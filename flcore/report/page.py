@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
+from flcore.report.escaping import link_text, page_text
 from flcore.report.numbers import csv_frame, display_frame
 from flcore.report.run_settings import (
     DATASET_LABELS,
@@ -428,7 +429,7 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
         read = sorted({seed for comparison in result["comparisons"] for seed in comparison.get("seeds") or []})
         seeds = f" Its comparisons read seed{'s' if len(read) > 1 else ''} {', '.join(map(str, read))}." if read else ""
         anchor = f'<a id="claim-{result["id"]}"></a>' if result.get("id") else ""
-        lines += [f'{anchor}**{result["text"]}**: {verdict}. Checked by {checked_by}'
+        lines += [f'{anchor}**{page_text(result["text"])}**: {verdict}. Checked by {checked_by}'
                   + (f"; in {units}." if units else ".")
                   + seeds,
                   *([_later_source_text(result)] if result.get("later_source") else []),
@@ -472,9 +473,9 @@ def claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] 
 def _later_source_text(result: dict) -> str:
     """Who makes a later claim, in its words, and what it contests."""
     source = result["later_source"]
-    cited = f"[{source['citation']}]({source['url']})" if source.get("url") else source["citation"]
-    against = f" Against {result['against']}." if result.get("against") else ""
-    return f"A later claim, by {cited}: “{source['quote']}”{against}"
+    cited = link_text(source["citation"], source.get("url"))
+    against = f" Against {page_text(result['against'])}." if result.get("against") else ""
+    return f"A later claim, by {cited}: “{page_text(source['quote'], limit=2000)}”{against}"
 
 
 def later_claims_markdown(results: list[dict], scale: str, link: Callable[[str], str] | None = None) -> str:
@@ -490,9 +491,9 @@ def later_claims_markdown(results: list[dict], scale: str, link: Callable[[str],
              "|---|---|---|---|---|"]
     for result in later:
         contested = by_id.get(result.get("against") or "")
-        theirs = (f"{contested['text']} ({contested['id']})", f"**{VERDICT_TEXT[contested['verdict']]}**") \
-            if contested else ("none in the registry", "\u2013")
-        lines.append(f"| {result['text']} | {result['later_source']['citation']} "
+        theirs = ((f"{page_text(contested['text'])} ({contested['id']})", f"**{VERDICT_TEXT[contested['verdict']]}**")
+                  if contested else ("none in the registry", "\u2013"))
+        lines.append(f"| {page_text(result['text'])} | {page_text(result['later_source']['citation'])} "
                      f"| **{VERDICT_TEXT[result['verdict']]}** | {theirs[0]} | {theirs[1]} |")
     return "\n".join(lines) + "\n\n" + claims_markdown(later, scale, link, explain=False)
 
@@ -548,7 +549,8 @@ def verdict_box(results: Sequence[dict], scale: str, what: str = "page") -> str:
                                                     else ("holds",))]
         if named and verdict != "not testable":
             which = "the worst verdict" if len(own) > 1 else "the verdict"
-            reason += f" ({which}: \u201c{_short(named[0]['text'])}\u201d {VERDICT_TEXT[named[0]['verdict']]})"
+            quoted = page_text(_short(named[0]["text"]))
+            reason += f" ({which}: \u201c{quoted}\u201d {VERDICT_TEXT[named[0]['verdict']]})"
         elif verdict == "not testable":
             reasons = [r["reason"] for r in own if r.get("reason")]
             if reasons:

@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from flcore.config.presets import DEFAULT_DATASET
+from flcore.report.escaping import page_text
 from flcore.report.page import claims_markdown, later_claims_markdown, totals_text
 from flcore.report.run_settings import DATASET_LABELS
 from flcore.reproduction.budget import load_device_rates, read_rows
@@ -284,7 +285,7 @@ def _equivalence_text(results: list[dict]) -> str:
         for comparison in result["comparisons"]:
             if comparison["verdict"] == "absent":
                 low, high = comparison["interval_90"]
-                return (text + f" For example, in *{result['text']}* ({result['id']}) the gap is "
+                return (text + f" For example, in *{page_text(result['text'])}* ({result['id']}) the gap is "
                         f"{comparison['gap']:+.2f} {comparison['units']} over n = {len(comparison['seeds'])} seeds "
                         f"(sd {comparison['sd']:.2f}): its 95 % half-width {comparison['threshold']:.2f} does not "
                         f"exclude 0, and its 90 % interval [{low:+.2f}, {high:+.2f}] lies inside the margins "

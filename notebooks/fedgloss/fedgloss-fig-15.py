@@ -31,7 +31,7 @@
 # SGD panel lacks FedDyn and SCAFFOLD (not run at that scale).
 #
 # **How to rerun.** `flcore reproduce fedgloss-fig-15 --scale small`; `--scale paper` on a
-# GPU, or open this notebook in Colab and set `scale = "paper"`.
+# GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

@@ -27,7 +27,7 @@
 # Figure 15 (the same configuration).
 #
 # **How to rerun.** `flcore reproduce fedgloss-fig-16 --scale small`; `--scale paper` on a
-# GPU, or open this notebook in Colab and set `scale = "paper"`.
+# GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

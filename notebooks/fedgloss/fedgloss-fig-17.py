@@ -28,7 +28,7 @@
 # this page says so instead of drawing them twice.
 #
 # **How to rerun.** `flcore reproduce fedgloss-fig-17 --scale paper` on a GPU (22 runs per
-# seed), or open this notebook in Colab and set `scale = "paper"`.
+# seed).
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

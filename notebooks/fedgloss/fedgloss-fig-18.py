@@ -34,7 +34,7 @@
 # runs), and the captions say which panels draw both methods.
 #
 # **How to rerun.** `flcore reproduce fedgloss-fig-18 --scale small`; `--scale paper` on a
-# GPU, or open this notebook in Colab and set `scale = "paper"`.
+# GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

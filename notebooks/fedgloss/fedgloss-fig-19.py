@@ -33,7 +33,7 @@
 # the accuracy only.
 #
 # **How to rerun.** `flcore reproduce fedgloss-fig-19 --scale small`; `--scale paper` on a
-# GPU, or open this notebook in Colab and set `scale = "paper"`.
+# GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

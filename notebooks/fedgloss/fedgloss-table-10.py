@@ -29,7 +29,7 @@
 # column, the ResNet-18 columns and (at every scale) the Landmarks column are not run.
 #
 # **How to rerun.** `flcore reproduce fedgloss-table-10 --scale small`; `--scale paper` on
-# a GPU, or open this notebook in Colab and set `scale = "paper"`.
+# a GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

@@ -37,8 +37,7 @@
 # SCAFFOLD (no claim reads them), and the page compares the methods' *orderings*.
 #
 # **How to rerun.** `flcore reproduce fedgloss-table-3 --scale small` (minutes on a CPU);
-# `--scale paper` on a GPU (132 CNN and 66 ResNet-18 runs with three seeds), or open this
-# notebook in Colab and set `scale = "paper"`.
+# `--scale paper` on a GPU (132 CNN and 66 ResNet-18 runs with three seeds).
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

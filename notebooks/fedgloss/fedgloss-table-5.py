@@ -36,7 +36,7 @@
 # column needs data that cannot be had offline (Table 4's page).
 #
 # **How to rerun.** `flcore reproduce fedgloss-table-5 --scale small` (the runs of Table 3);
-# `--scale paper` on a GPU, or open this notebook in Colab and set `scale = "paper"`.
+# `--scale paper` on a GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

@@ -35,7 +35,7 @@
 # alpha = 0 only and the CIFAR-100 alpha = 0 cells are the CIFAR-10 runs.
 #
 # **How to rerun.** `flcore reproduce fedgloss-table-6 --scale small`; `--scale paper` on a
-# GPU, or open this notebook in Colab and set `scale = "paper"`.
+# GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

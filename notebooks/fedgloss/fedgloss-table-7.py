@@ -30,7 +30,7 @@
 # runs and only the CNN columns exist; the page compares the orderings of each ladder.
 #
 # **How to rerun.** `flcore reproduce fedgloss-table-7 --scale small`; `--scale paper` on a
-# GPU, or open this notebook in Colab and set `scale = "paper"`.
+# GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

@@ -31,7 +31,7 @@
 # pages (Table 8), not here.
 #
 # **How to rerun.** `flcore reproduce fedgloss-table-9 --scale small`; `--scale paper` on a
-# GPU, or open this notebook in Colab and set `scale = "paper"`.
+# GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

@@ -31,7 +31,7 @@
 # so one panel is drawn.
 #
 # **How to rerun.** `flcore reproduce fedsam-fig-11 --scale small`; `--scale paper` on a
-# GPU, or in Colab with `scale = "paper"`.
+# GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

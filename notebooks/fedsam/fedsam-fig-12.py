@@ -31,7 +31,7 @@
 # below `paper`). Below the `paper` scale MNIST-1D stands in for CIFAR-100.
 #
 # **How to rerun.** `flcore reproduce fedsam-fig-12 --scale small`; `--scale paper` on a
-# GPU, or in Colab with `scale = "paper"`.
+# GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

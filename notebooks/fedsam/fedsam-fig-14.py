@@ -32,7 +32,7 @@
 # scale MNIST-1D stands in for CIFAR-100.
 #
 # **How to rerun.** `flcore reproduce fedsam-fig-14 --scale small`; `--scale paper` on a
-# GPU, or in Colab with `scale = "paper"`.
+# GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

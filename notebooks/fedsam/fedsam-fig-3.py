@@ -33,7 +33,7 @@
 # instead.
 #
 # **How to rerun.** `flcore reproduce fedsam-fig-3 --scale small`; `--scale paper` on a
-# GPU (the long run is 200,000 rounds), or in Colab with `scale = "paper"`.
+# GPU (the long run is 200,000 rounds).
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

@@ -40,8 +40,7 @@
 # for CIFAR-100, so the page compares the *orderings* of the methods, not the values.
 #
 # **How to rerun.** `flcore reproduce fedsam-table-1 --scale small` (a minute on a CPU
-# once Table 2's runs exist); `--scale paper` on a GPU, or open this notebook in Colab,
-# set `scale = "paper"` and run all cells.
+# once Table 2's runs exist); `--scale paper` on a GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

@@ -39,8 +39,7 @@
 # (Kendall's tau per block). Rows of methods flcore does not implement yet are *pending*.
 #
 # **How to rerun.** `flcore reproduce fedsam-table-2 --scale small` (minutes on a CPU);
-# `--scale paper` on a GPU, or open this notebook in Colab, set `scale = "paper"` and
-# run all cells.
+# `--scale paper` on a GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the

@@ -33,7 +33,7 @@
 # the numbers at the paper scale.
 #
 # **How to rerun.** `flcore reproduce fedsam-table-4 --scale small` (minutes on a CPU); `--scale paper`
-# on a GPU, or open this notebook in Colab, set `scale = "paper"` and run all cells.
+# on a GPU.
 
 # %% [markdown]
 # The first cell installs flcore when it is missing (on Colab); the second holds the
