@@ -425,6 +425,25 @@ def test_partition_flwr_mistakes_get_one_line():
         ff.partition_indices(used, torch.arange(40) % 2)
 
 
+@pytest.mark.parametrize("rows", [[-1, 0, 1], [0, 1, 40], [0, 1, 10**9]])
+def test_a_partition_outside_the_training_set_is_one_error(rows):
+    """A partitioner whose partition names a row that is not there (a negative index would
+    alias another sample, a large one crash) is refused with one line naming the range."""
+    from datasets import Dataset
+    from flwr_datasets.partitioner import Partitioner
+
+    class Crafted(Partitioner):
+        @property
+        def num_partitions(self):
+            return 1
+
+        def load_partition(self, partition_id):
+            return Dataset.from_dict({"label": [0] * len(rows), "index": rows})
+
+    with pytest.raises(ValueError, match=r"indexes samples outside 0\.\.39"):
+        ff.partition_indices(Crafted(), torch.arange(40) % 2)
+
+
 def test_without_flower_the_import_says_how_to_install():
     probe = ("import sys; sys.modules['flwr'] = None\n"
              "try:\n    import flcore.flower\nexcept ImportError as e:\n    print(e)\n")

@@ -96,6 +96,9 @@ def test_changing_the_url_in_config_rewrites_every_copy(tmp_path):
     shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
     (tmp_path / "book").mkdir()
     shutil.copy(ROOT / "book" / "intro.md", tmp_path / "book" / "intro.md")
+    # a notebook that links to another repository (a paper's official code) keeps that link
+    other = tmp_path / "notebooks" / "fedsam" / "fedsam-table-2.py"
+    other.write_text(other.read_text() + "\n# The official code: https://github.com/debcaldarola/fedsam\n")
     config = yaml.safe_load((tmp_path / "_config.yml").read_text())
     config["repository"]["url"] = "https://github.com/lab/fork"
     (tmp_path / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -107,6 +110,8 @@ def test_changing_the_url_in_config_rewrites_every_copy(tmp_path):
     out_of_sync(tmp_path, write=True)
     assert out_of_sync(tmp_path) == []
     assert "flcore @ git+https://github.com/lab/fork" in (tmp_path / "notebooks/fedsam/fedsam-table-2.py").read_text()
+    assert "https://github.com/debcaldarola/fedsam" in other.read_text()
+    assert "[flcore](https://github.com/lab/fork)" in (tmp_path / "book" / "intro.md").read_text()
 
 
 def _clone_of_the_working_tree(tmp_path: Path) -> Path:

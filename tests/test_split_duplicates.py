@@ -78,3 +78,14 @@ def test_entries_on_one_training_image_are_refused_where_names_become_indices():
     with pytest.raises(DatasetError, match=r"by users 'a' and 'b': entry 0 'img_1_label_1.png' of user 'a' "
                                            r"and entry 0 'img_0001_label_1.png' of user 'b'"):
         split_indices(split, "cifar10", LABELS10)
+
+
+def test_a_key_given_twice_in_the_json_is_refused(tmp_path):
+    """A split file whose user appears twice under ``user_data`` would keep the last entry
+    silently: refused, naming the key."""
+    path = _write(tmp_path, {"a": [("img_1_label_1.png", 1)], "b": [("img_2_label_2.png", 2)]})
+    text = path.read_text().replace('"b": {"x": ["img_2_label_2.png"]', '"a": {"x": ["img_3_label_3.png"], "y": [3]}, '
+                                    '"b": {"x": ["img_2_label_2.png"]')
+    path.write_text(text)
+    with pytest.raises(DatasetError, match="key 'a' given twice"):
+        read_split_file(path)

@@ -5,6 +5,7 @@ import argparse
 import os
 
 from flcore.config import parse_int
+from flcore.cpus import available_cpus
 from flcore.errors import ConfigError, quote
 
 
@@ -23,9 +24,32 @@ def count_option(low: int, high: int | None = None):
     return parse
 
 
+def add_workers_option(p: argparse.ArgumentParser, default_help: str) -> None:
+    """``--workers``: worker processes, at most the CPUs this process may run on (each starts
+    its own torch; more than the cores only slows every one of them)."""
+    limit = available_cpus()
+
+    def parse(text: str) -> int:
+        try:
+            return count_option(1, limit)(text)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{exc} (the CPUs this process may use: {limit})") from None
+    p.add_argument("--workers", type=parse, default=None, help=f"worker processes, 1..{limit} ({default_help})")
+
+
+def store_path(text: str) -> str:
+    """An argparse type: ``--store`` names a directory, or nothing yet (never a file or a device)."""
+    from pathlib import Path
+
+    path = Path(text).expanduser()
+    if os.path.lexists(path) and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{quote(str(path))} is not a directory (a run store is one)")
+    return text
+
+
 def add_store_option(p: argparse.ArgumentParser) -> None:
     """``--store``: the run store, ``$FLCORE_STORE`` or ``runs`` by default."""
-    p.add_argument("--store", default=os.environ.get("FLCORE_STORE") or "runs",
+    p.add_argument("--store", type=store_path, default=os.environ.get("FLCORE_STORE") or "runs",
                    help="run store directory (default: $FLCORE_STORE or runs)")
 
 

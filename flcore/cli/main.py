@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from flcore.api import run_experiment
-from flcore.cli.arguments import count_option
+from flcore.cli.arguments import add_workers_option, count_option
 from flcore.cli.interrupts import exit_status, handled
 from flcore.config import (
     MAX_COUNT,
@@ -68,7 +68,6 @@ EXIT_DAMAGED = 3
 EXIT_BUSY = 4
 EXIT_INTERRUPTED = 130
 #: Most worker processes ``--workers`` may ask for.
-MAX_WORKERS = 1024
 _BOOL_FIELDS = {f.name for f in fields(ExperimentConfig) if str(f.type) == "bool"}
 
 
@@ -111,8 +110,7 @@ def _add_sweep_parser(sub) -> None:
     p = sub.add_parser("sweep", help="run a grid of experiments (every run flag takes a comma list)")
     _add_input_and_output(p, "YAML or JSON file of config fields (the grid's base)",
                           "print one JSON object per run on stdout")
-    p.add_argument("--workers", type=count_option(1, MAX_WORKERS), default=None,
-                   help="worker processes (default: the CPU cores on a CPU, 1 on a GPU)")
+    add_workers_option(p, "default: the CPU cores on a CPU, 1 on a GPU")
     p.add_argument("--max-runs", type=count_option(1, 10**9), default=DEFAULT_MAX_RUNS,
                    help=f"refuse a grid of more points (counted before it is built; default {DEFAULT_MAX_RUNS})")
     p.add_argument("--plan", action="store_true",

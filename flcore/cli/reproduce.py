@@ -42,11 +42,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from flcore.cli.arguments import add_seeds_option, add_store_option, count_option
+import yaml
+
+from flcore.cli.arguments import add_seeds_option, add_store_option, add_workers_option, count_option
 from flcore.cli.claim_commands import check_claim_options, train_claim, usage_error
 from flcore.cli.claim_commands import print_plan as print_claims_plan
+from flcore.config import MAX_ROUNDS
 from flcore.data import DATASET_NAMES
 from flcore.executors.ray_executor import ExecutorError
+from flcore.report.repository import configured_url
 from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for
 from flcore.reproduction.budget import book_specs, load_device_rates
 from flcore.reproduction.claim_plan import DECIDE_SEEDS
@@ -65,9 +69,9 @@ from flcore.reproduction.inventory import coverage
 from flcore.reproduction.papers import paper_ids
 from flcore.reproduction.plateau import NOT_SETTLED, is_not_settled
 from flcore.reproduction.pricing import plan_text, price_runs
-from flcore.reproduction.runner import results_frame, training_estimate
+from flcore.reproduction.runner import default_max_rounds, results_frame, training_estimate
 from flcore.reproduction.table_check import disagreements
-from flcore.site.manifest import flcore_fingerprint, load_manifest, stale_reason
+from flcore.site.manifest import flcore_fingerprint, load_manifest, one_line_error, stale_reason
 from flcore.site.pages import write_site_pages
 from flcore.site.reproduce import (
     build_book,
@@ -91,7 +95,31 @@ def _check_root(args: argparse.Namespace) -> bool:
         print(f"flcore: error: --root {str(root)[:200]} holds no notebooks/ folder: give the repository root "
               "(the folder with notebooks/, book/ and _toc.yml)", file=sys.stderr)
         return False
+    problem = _config_problem(root)
+    if problem:
+        print(f"flcore: error: {problem}", file=sys.stderr)
+        return False
     return True
+
+
+def _config_problem(root: Path) -> str | None:
+    """Why the book's ``_config.yml`` under ``root`` cannot be built from (not YAML, not a
+    mapping, a repository URL that is no GitHub address), or None; checked before any run
+    trains or any page is written, since the build reads it last."""
+    path = root / "_config.yml"
+    if not path.exists():
+        return None
+    try:
+        config = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        return f"{path} is not readable YAML ({one_line_error(exc)[:200]})"
+    if not isinstance(config, dict):
+        return f"{path} must hold a mapping of the book's settings"
+    try:
+        configured_url(root)
+    except (ValueError, AttributeError) as exc:
+        return f"{path}: {one_line_error(exc)[:300]}"
+    return None
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -100,8 +128,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     add_store_option(p)
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
     add_seeds_option(p)
-    p.add_argument("--workers", type=count_option(1), default=None,
-                   help="runs trained at once on a CPU (default: one per core)")
+    add_workers_option(p, "runs trained at once on a CPU; default: one per core")
     p.add_argument("--data-root", default="data",
                    help="data folder (paper scale): CIFAR, PACS or Fashion-MNIST, e.g. Debian's "
                         "/usr/share/datasets/fashion-mnist")
@@ -122,8 +149,23 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="Ray: GPUs per run (default: 1 on a cluster with GPUs, else 0)")
 
 
-def _cmd_reproduce(args: argparse.Namespace) -> int:
+def _env_cap(args: argparse.Namespace) -> str | None:
+    """Without ``--max-rounds``, ``$FLCORE_MAX_ROUNDS`` (read by the one function the notebooks'
+    runs read it with, :func:`~flcore.reproduction.runner.default_max_rounds`) caps the runs,
+    ``--plan`` included; a value that is no positive integer is the returned one-line error."""
+    if args.max_rounds is None:
+        try:
+            args.max_rounds = default_max_rounds()
+        except ValueError as exc:
+            return str(exc)
+    return None
 
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    problem = _env_cap(args)
+    if problem:
+        print(f"flcore: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     known = artifact_ids()
     if args.list:
         return _list(args)
@@ -239,7 +281,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     if unknown:
         print(f"flcore: error: --paper {', '.join(unknown)}: allowed values: {', '.join(papers)}", file=sys.stderr)
         return EXIT_USAGE
-    problem = check_claim_options(args)
+    problem = check_claim_options(args) or ((args.plan or args.decide is not None) and _env_cap(args))
     if problem:
         return usage_error(problem)
     if args.plan:
@@ -366,7 +408,7 @@ def _plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plan", action="store_true",
                    help="print the runs to train, their groups, store size and estimated hours per device kind "
                         "(from benchmarks/results); nothing trains")
-    p.add_argument("--max-rounds", type=count_option(1), default=None, metavar="N",
+    p.add_argument("--max-rounds", type=count_option(1, MAX_ROUNDS), default=None, metavar="N",
                    help="cap every run at N rounds (a preview; the pages say so, the claims are not checked); "
                         "rerun with a higher cap or none to continue the runs from their checkpoints")
 
@@ -419,7 +461,7 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     c.add_argument("--decide", default=None, metavar="CLAIM_ID",
                    help="train the runs that decide this claim at --scale and --seeds (default 0,1,2), batched and "
                         "resumable as flcore reproduce trains them, then print its verdict")
-    c.add_argument("--max-rounds", type=count_option(1), default=None, metavar="N",
+    c.add_argument("--max-rounds", type=count_option(1, MAX_ROUNDS), default=None, metavar="N",
                    help="with --plan or --decide: cap every run at N rounds (a preview: its verdict reads not "
                         "checked); run again with a higher cap or none to continue the runs from their checkpoints")
     _common(c)

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from flcore.cli.arguments import add_store_option, count_option
+from flcore.cli.arguments import add_store_option, add_workers_option
 from flcore.planning.sweep import run_sweep
 from flcore.reproduction.budget import load_device_rates
 from flcore.reproduction.pricing import plan_text, price_runs
@@ -36,8 +36,7 @@ def register(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     p.add_argument("--paper", default=None, choices=papers_tuned(), help="one paper's studies (default: all)")
     p.add_argument("--plan", action="store_true", help="print the runs and their estimated time; train nothing")
     p.add_argument("--json", action="store_true", help="with --plan: the plan as JSON")
-    p.add_argument("--workers", type=count_option("--workers"), default=None,
-                   help="worker processes (default: the CPU cores on a CPU)")
+    add_workers_option(p, "default: the CPU cores on a CPU")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     p.add_argument("--root", default=".", help="the repository root holding benchmarks/results (for --plan)")
     add_store_option(p)

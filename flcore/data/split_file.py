@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from flcore.data.errors import DatasetError
+from flcore.safe_io import unique_json_keys
 
 #: A split file larger than this is refused (the published ones are about 1.5 MB).
 MAX_SPLIT_FILE_BYTES = 64 << 20
@@ -109,8 +110,8 @@ def _cached_split(path: str, size: int, mtime_ns: int) -> SplitFile:
     data = _read_bytes(path)
     digest = hashlib.sha256(data).hexdigest()
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        doc = json.loads(data.decode("utf-8"), object_pairs_hook=unique_json_keys)
+    except (UnicodeDecodeError, ValueError) as exc:  # a key given twice too: which would win is a guess
         raise _bad(path, f"is not JSON ({str(exc).splitlines()[0][:120]})") from None
     if not isinstance(doc, dict) or not {"users", "num_samples", "user_data"} <= set(doc):
         raise _bad(path, 'expected a JSON object with "users", "num_samples" and "user_data"')

@@ -44,6 +44,9 @@ def partition_indices(partitioner, labels) -> list[np.ndarray]:
         idx = np.asarray(partitioner.load_partition(k)[INDEX], dtype=np.int64)
         if idx.size == 0:
             raise ValueError(f"partitioner: partition {k} is empty; every flcore client needs samples")
+        if idx.min() < 0 or idx.max() >= len(labels):
+            raise ValueError(f"partitioner: partition {k} indexes samples outside 0..{len(labels) - 1} (got "
+                             f"{int(idx.min())}..{int(idx.max())}); a partition names rows of the training set")
         if seen[idx].any() or np.unique(idx).size != idx.size:
             raise ValueError(f"partitioner: partition {k} shares samples with another partition")
         seen[idx] = True

@@ -27,6 +27,9 @@ import yaml
 
 #: A GitHub repository URL as the synced files write it.
 URL_PATTERN = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
+#: A copy of the URL: what the notebooks hand to pip, or the text files' link named flcore.
+#: Any other GitHub address (a paper's official code) is someone else's and stays as it is.
+COPY_PATTERN = re.compile(r"(flcore @ git\+|\[flcore\]\()" + URL_PATTERN.pattern)
 #: The files that hold a copy, relative to the repository root.
 TEXT_FILES = ("README.md", "book/intro.md")
 NOTEBOOK_GLOBS = ("notebooks/**/*.py", "notebooks/**/*.ipynb")
@@ -127,7 +130,7 @@ def out_of_sync(root: Path, write: bool = False) -> list[Path]:
     stale = []
     for path in synced_files(root):
         text = path.read_text()
-        fixed = URL_PATTERN.sub(url, text)
+        fixed = COPY_PATTERN.sub(lambda match: match.group(1) + url, text)
         if fixed != text:
             stale.append(path)
             if write:

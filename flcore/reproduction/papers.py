@@ -10,6 +10,7 @@ knows no paper by name; the order of registration is the order of the book.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -46,12 +47,18 @@ class Paper:
 
 
 PAPERS: dict[str, Paper] = {}
+#: What a paper id may be: it prefixes artifact ids (``<paper>-table-N``) and names folders
+#: and pages (``book/<paper>/``), so it is a short lowercase word, never a path.
+PAPER_ID = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 
 def register_paper(paper_id: str, name: str, folder: str | Path) -> Paper:
     """Register the paper whose data files are in ``folder`` (call it from the paper's
     package ``__init__``, before its modules register their artifacts)."""
     folder = Path(folder)
+    if not isinstance(paper_id, str) or not PAPER_ID.fullmatch(paper_id):
+        raise ValueError(f"paper id {str(paper_id)[:60]!r}: must match {PAPER_ID.pattern} (a lowercase word: it "
+                         "prefixes artifact ids and names the paper's folder and pages)")
     if paper_id in PAPERS:
         raise ValueError(f"paper {paper_id!r} registered twice")
     if not (folder / "paper.yaml").is_file():
