@@ -82,6 +82,7 @@ from flcore.site.reproduce import (
     print_summary,
     reproduce,
 )
+from flcore.site.toc import TocError, planned_toc
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -363,8 +364,12 @@ def _disconnect_executor(args: argparse.Namespace) -> None:
 
 
 def _cmd_book(args: argparse.Namespace) -> int:
-
     if not _check_root(args):
+        return EXIT_USAGE
+    try:
+        planned_toc(Path(args.root).resolve())  # before any run trains or any page is written
+    except TocError as exc:
+        print(f"flcore: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.plan:
         return _print_plan(args, book_specs(args.scale, args.root, args.seeds), f"the book at the {args.scale} scale")
@@ -379,7 +384,11 @@ def _cmd_book(args: argparse.Namespace) -> int:
             _disconnect_executor(args)
         print_summary(results)
 
-    write_site_pages(Path(args.root).resolve(), args.scale, Path(args.store).expanduser(), args.seeds)
+    try:
+        write_site_pages(Path(args.root).resolve(), args.scale, Path(args.store).expanduser(), args.seeds)
+    except TocError as exc:  # _toc.yml changed since the check above
+        print(f"flcore: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if args.no_build:
         print(f"generated pages and _toc.yml written under {Path(args.root).resolve()}; no site built (--no-build)")
         return EXIT_FAILED if any(e["status"] == "failed" for e in results.values()) else 0

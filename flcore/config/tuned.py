@@ -6,7 +6,7 @@ need not be the best.  ``flcore tune`` (:mod:`flcore.reproduction.tuning`) runs 
 grid on a validation split held out from the training set (:mod:`flcore.data.holdout`) on
 tuning seeds that no verdict uses, and writes one record per paper and scale:
 ``flcore/config/tuning/<paper>-<scale>.json``.  The presets read the records' choices
-(:func:`tuned_values`), so every run of that scale and data set -- the book's, a user's
+(:func:`tuned_entries`), so every run of that scale and data set -- the book's, a user's
 ``flcore run`` -- starts from the tuned values unless it sets its own.
 
 The records sit beside the presets that read them, not in the paper's package: the

@@ -1,6 +1,6 @@
 """Tuning the stand-in as the papers tuned: the paper's grid, a validation split, seeds of its own.
 
-``flcore tune --scale small [--paper P] [--plan]`` (:mod:`flcore.cli.tune`).  Each study of
+``flcore tune --scale small [--paper P] [--plan]`` (the command line's ``tune``).  Each study of
 :data:`STUDIES` tunes one method's hyper-parameters over the grid its paper searched (the
 FedSAM paper's App. C.2: SAM rho in {0.01, 0.02, 0.05, 0.1, 0.2, 0.5}; ASAM rho in
 {0.05, 0.1, 0.2, 0.5, 0.7, 1.0, 2.0} x eta in {0, 0.01, 0.1, 0.2}; the server learning
@@ -40,6 +40,7 @@ TUNING_SEEDS = (1000, 1001)
 ROW_ALPHAS = {"pathological": 0.0, "heterogeneous": 0.5, "homogeneous": 100.0}
 #: The scales a record is made for (the paper scale runs the papers' own values).
 TUNABLE_SCALES = ("small",)
+#: How a grid point is chosen (module docstring), as the records and the pages say it.
 CRITERION = ("the mean validation accuracy over the last eval_last rounds of the protocol (the FedSAM paper "
              "averages its results over the last 100 rounds), averaged over the tuning seeds; the highest wins, "
              "the first grid point on a tie")
@@ -64,6 +65,7 @@ class Study:
         return [dict(zip(self.grid, values)) for values in itertools.product(*self.grid.values())]
 
 
+#: The studies, paper by paper: each one method's grid as its paper searched it.
 STUDIES = (
     Study("fedsam", "sam", "fedsam", {"rho": (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)},
           "FedSAM paper, App. C.2 (CIFAR grid)"),

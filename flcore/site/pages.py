@@ -404,7 +404,9 @@ def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: d
     """Write the generated pages under ``root`` (module docstring) and the papers' part of
     its ``_toc.yml`` (:func:`flcore.site.toc.update_toc`); returns the pages' paths."""
     from flcore.site.manifest import load_manifest
-    from flcore.site.toc import update_toc
+    from flcore.site.toc import planned_toc, write_toc
+
+    toc = planned_toc(root)  # checked before any page is written
 
     manifest = manifest if manifest is not None else load_manifest(root)
     rows = coverage(manifest)
@@ -420,8 +422,7 @@ def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: d
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         written.append(path)
-    if (root / "_toc.yml").is_file():
-        update_toc(root)
+    write_toc(toc)
     return written
 
 
