@@ -5,8 +5,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from cli_runner import run_cli
+
 from flcore.site import toc
 from flcore.site.toc import TocError, papers_part, planned_toc, update_toc, with_papers_part
 
