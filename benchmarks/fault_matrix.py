@@ -28,7 +28,11 @@ Categories and what "handled" means for each case:
 - ``bundle_content``, ``bundle_archives``, ``page_injection``, ``split_files``,
   ``failure_cleanup``, ``disk_full``: results bundles crafted with every digest right,
   split files naming one image twice, failures beside other work and full disks
-  (``benchmarks/fault_bundles.py``).  Nothing outside a store's root may change in any case.
+  (``benchmarks/fault_bundles.py``);
+- ``command_limits``, ``book_files``, ``paper_text``, ``verdict_caches``: the command line's
+  limits, the book's configuration files, text from a paper's files on the pages and the
+  caches a verdict reads (``benchmarks/fault_round4.py``).  Nothing outside a store's root
+  may change in any case.
 
 Everything runs on the CPU at the smoke scale (MNIST-1D, 10 clients) in a temporary
 directory; the whole matrix takes a few minutes on two cores.
@@ -669,9 +673,12 @@ def run_poisoned(tmp: Path) -> Category:
 CATEGORIES = ("bad_configs", "kills", "store_corruptions", "data_faults", "concurrent_runs", "poisoned_files",
               "links_and_special_files", "trust_without_proof", "listing_records", "interruption",
               "read_only_stores", "unbounded_inputs", "bundle_content", "bundle_archives", "page_injection",
-              "split_files", "failure_cleanup", "disk_full")
+              "split_files", "failure_cleanup", "disk_full", "command_limits", "book_files", "paper_text",
+              "verdict_caches")
 #: The categories of ``benchmarks/fault_bundles.py``.
-BUNDLE_CATEGORIES = CATEGORIES[12:]
+BUNDLE_CATEGORIES = CATEGORIES[12:18]
+#: The categories of ``benchmarks/fault_round4.py``.
+ROUND4_CATEGORIES = CATEGORIES[18:]
 
 
 def _make_interrupted(store: Path) -> None:
@@ -723,6 +730,17 @@ def _bundle_runner(tmp: Path, name: str, templates: dict):
     return go
 
 
+def _round4_runner(tmp: Path, name: str):
+    """A runner of one of :mod:`fault_round4`'s categories."""
+    def go() -> Category:
+        import fault_round4
+
+        cat = Category(name)
+        getattr(fault_round4, f"run_{name}")(cat, tmp, cli)
+        return cat
+    return go
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -746,6 +764,7 @@ def main(argv: list[str] | None = None) -> int:
         templates: dict = {}
         runners.update({name: _class_runner(tmp, name, templates) for name in CATEGORIES[6:12]})
         runners.update({name: _bundle_runner(tmp, name, templates) for name in BUNDLE_CATEGORIES})
+        runners.update({name: _round4_runner(tmp, name) for name in ROUND4_CATEGORIES})
         for name in args.only.split(","):
             t0 = time.perf_counter()
             cat = runners[name]()

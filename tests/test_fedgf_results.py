@@ -154,12 +154,31 @@ def test_extra_round_equals_a_run_one_round_longer(store, method):
 def test_global_flatness_is_cached_and_uses_the_fedsam_radius(store):
     run_dir = _run_dir(store, "fedavg", 2)
     first = fedgf_analysis.global_flatness(run_dir, "smoke")
-    cache = json.loads((run_dir / fedgf_analysis.CACHE_FILE).read_text())
+    cache_path = run_dir / "analysis" / f"{fedgf_analysis.CACHE_NAME}.json"
+    cache = json.loads(cache_path.read_text())
     assert list(cache.values()) == [first]
     assert first["rho"] == resolve_config(scale="smoke", method="fedsam").rho
     assert first["lambda_max"] > 0 and first["flatness_discrepancy"] >= 0
     assert first["flatness_discrepancy"] == pytest.approx(abs(first["global_sharpness"] - first["local_sharpness"]))
     assert fedgf_analysis.global_flatness(run_dir, "smoke") == first
+
+
+def test_an_edited_analysis_cache_is_computed_again_and_verify_names_it(store, monkeypatch, capsys):
+    """Made-up numbers written into a run's cache (a verdict reads them) are never shown: the
+    cache's digest no longer matches, so the numbers are computed again, and
+    ``flcore runs --verify`` reports the file (exit 3) until then."""
+    from cli_runner import run_cli
+
+    run_dir = _run_dir(store, "fedavg", 2)
+    first = fedgf_analysis.global_flatness(run_dir, "smoke")
+    cache_path = run_dir / "analysis" / f"{fedgf_analysis.CACHE_NAME}.json"
+    made_up = {key: {**value, "flatness_discrepancy": 123.0} for key, value in json.loads(cache_path.read_text()).items()}
+    cache_path.write_text(json.dumps(made_up))
+    code, out, _ = run_cli(capsys, "runs", "--store", str(store), "--verify")
+    assert code == 3 and "DAMAGED: analysis/fedgf.json: " in out
+    assert fedgf_analysis.global_flatness(run_dir, "smoke") == first  # recomputed, not read
+    code, _, _ = run_cli(capsys, "runs", "--store", str(store), "--verify")
+    assert code == 0  # the rewritten cache is the one its digest names
 
 
 def test_claims_metrics_read_stored_runs(store, monkeypatch):

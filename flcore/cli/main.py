@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from flcore.api import run_experiment
-from flcore.cli.arguments import add_workers_option, count_option
+from flcore.cli.arguments import add_workers_option, count_option, store_path
 from flcore.cli.interrupts import exit_status, handled
 from flcore.config import (
     MAX_COUNT,
@@ -83,7 +83,7 @@ def _add_input_and_output(p: argparse.ArgumentParser, config_help: str, json_hel
     """The options ``run`` and ``sweep`` share: a config file, the store, JSON output and
     no progress bars."""
     p.add_argument("--config", help=config_help)
-    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
+    p.add_argument("--store", type=store_path, default="runs", help="run store directory (default: runs)")
     p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
 
@@ -129,7 +129,7 @@ def _add_sweep_parser(sub) -> None:
 
 def _add_runs_parser(sub) -> None:
     p = sub.add_parser("runs", help="list the runs of a store")
-    p.add_argument("--store", default="runs", help="run store directory (default: runs)")
+    p.add_argument("--store", type=store_path, default="runs", help="run store directory (default: runs)")
     p.add_argument("--json", action="store_true", help="print a JSON list of runs")
     p.add_argument("--verify", action="store_true",
                    help="re-check every record, checking every tensor file against its digest; exit 3 if any is "

@@ -302,7 +302,8 @@ def check_run(run: Run, deep: bool = False) -> list[str]:
 
 
 def file_problems(run: Run, status: str | None, upto: int) -> list[str]:
-    """Every tensor file against its digest (and the checkpoint's stamp and round)."""
+    """Every tensor file and analysis cache against its digest (and the checkpoint's stamp
+    and round)."""
     problems = []
     try:
         checkpoint = run.load_checkpoint()
@@ -322,6 +323,8 @@ def file_problems(run: Run, status: str | None, upto: int) -> list[str]:
             problems += [f"{FINAL_MODEL_FILE}: {p}" for p in final_model_problems(run, final)]
     except StoreError as exc:
         problems.append(_short(exc, FINAL_MODEL_FILE))
+    for name in run.analysis_names():  # the caches of numbers a page or a verdict reads
+        problems += run.analysis_problems(name)
     for name in run.tensor_files():
         if name in (CHECKPOINT_FILE, FINAL_MODEL_FILE):
             continue

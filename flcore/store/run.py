@@ -63,9 +63,17 @@ from typing import IO, Any
 import torch
 
 from flcore.config import MAX_COUNT, MAX_ROUNDS
-from flcore.safe_io import UnsafePathError, check_real_directory, open_regular_file
-from flcore.store.atomic import TEMP_SUFFIX, atomic_torch_save_digest, atomic_write_json
+from flcore.config.parsing import one_line
+from flcore.safe_io import (
+    UnsafePathError,
+    check_real_directory,
+    open_regular_file,
+    read_regular_bytes,
+    unique_json_keys,
+)
+from flcore.store.atomic import TEMP_SUFFIX, atomic_torch_save_digest, atomic_write_json, atomic_write_text
 from flcore.store.errors import DamagedLogError, DamagedRunError, InvalidRecordError, StoreError, UnsafeFileError
+from flcore.store.jsonable import dumps_json
 from flcore.store.metrics_log import MAX_LOG_BYTES, append_jsonl, read_jsonl, rewrite_jsonl, sync_jsonl
 from flcore.store.records import Int, JSONValue, ListOf, Nullable, Number, Record, Text, safe_read_json
 from flcore.tensor_tree import to_device
@@ -86,6 +94,11 @@ SUMMARY_FILE = "summary.json"
 DIGESTS_FILE = "files.json"
 #: The folder of the snapshot files.
 SNAPSHOT_DIR = "snapshots"
+#: Where a run's analysis caches are (:meth:`Run.save_analysis`).
+ANALYSIS_DIR = "analysis"
+#: An analysis cache's name, and the largest one read.
+ANALYSIS_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+MAX_ANALYSIS_BYTES = 16 << 20
 #: Where an imported run was trained (only in runs copied in from a results bundle).
 PROVENANCE_FILE = "provenance.json"
 
@@ -572,6 +585,71 @@ class Run:
         ``commit``, ``bundle``), or ``{}`` for a run trained into this store."""
         record = self._read_json(PROVENANCE_FILE, PROVENANCE_SCHEMA)
         return record if isinstance(record, dict) else {}
+
+    # -- analysis caches ------------------------------------------------------------------
+
+    def save_analysis(self, name: str, value: Mapping[str, Any]) -> None:
+        """Write ``value`` (a JSON object of numbers computed from this run) as
+        ``analysis/<name>.json`` atomically, its digest recorded in ``files.json`` beside the
+        tensor files', so that :meth:`load_analysis` and ``flcore runs --verify`` can tell an
+        edited cache from the one flcore wrote."""
+        self._require_created()
+        if not ANALYSIS_NAME.fullmatch(name):
+            raise ValueError(f"analysis cache name {name[:40]!r}: must match {ANALYSIS_NAME.pattern}")
+        data = (dumps_json(dict(value), sort_keys=True) + "\n").encode()
+        if len(data) > MAX_ANALYSIS_BYTES:
+            raise ValueError(f"analysis cache {name!r}: {len(data)} bytes, more than {MAX_ANALYSIS_BYTES}")
+        relative = f"{ANALYSIS_DIR}/{name}.json"
+        folder = self.path / ANALYSIS_DIR
+        folder.mkdir(exist_ok=True)
+        try:
+            check_real_directory(folder, self.root)
+        except UnsafePathError as exc:
+            raise UnsafeFileError(f"{exc}; fix: remove it") from None
+        record = self._digests_for_update()
+        record["files"][relative] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+        atomic_write_json(self.path / DIGESTS_FILE, record, sort_keys=True)  # the proof first: a crash
+        atomic_write_text(self.path / relative, data.decode())  # between leaves a cache that is refused
+
+    def load_analysis(self, name: str) -> dict[str, Any] | None:
+        """``analysis/<name>.json`` when it is a bounded regular file whose digest ``files.json``
+        records for this run and config and which holds a JSON object; None otherwise (none
+        written, or one that cannot be trusted: the caller computes it again)."""
+        return None if self.analysis_problems(name) else self._analysis_value(name)
+
+    def analysis_problems(self, name: str) -> list[str]:
+        """Why ``analysis/<name>.json`` cannot be trusted (``[]`` when it can, or is absent)."""
+        relative = f"{ANALYSIS_DIR}/{name}.json"
+        path = self.path / relative
+        try:
+            data = read_regular_bytes(path, MAX_ANALYSIS_BYTES, self.root)
+        except FileNotFoundError:
+            return []
+        except (UnsafePathError, OSError) as exc:
+            return [f"{relative}: {one_line(exc)[:200]}"]
+        problems, _ = self._digest_problems(relative, hashlib.sha256(data).hexdigest(), len(data), True)
+        if problems:
+            return problems
+        try:
+            value = json.loads(data, object_pairs_hook=unique_json_keys)
+        except ValueError as exc:
+            return [f"{relative}: not JSON ({one_line(exc)[:120]})"]
+        return [] if isinstance(value, dict) else [f"{relative}: not a JSON object"]
+
+    def _analysis_value(self, name: str) -> dict[str, Any] | None:
+        try:
+            data = read_regular_bytes(self.path / ANALYSIS_DIR / f"{name}.json", MAX_ANALYSIS_BYTES, self.root)
+        except FileNotFoundError:
+            return None
+        return json.loads(data, object_pairs_hook=unique_json_keys)
+
+    def analysis_names(self) -> list[str]:
+        """The analysis caches present (their names, without ``.json``)."""
+        folder = self.path / ANALYSIS_DIR
+        if not os.path.isdir(folder) or os.path.islink(folder):
+            return []
+        with os.scandir(folder) as entries:
+            return sorted(e.name[:-len(".json")] for e in entries if e.name.endswith(".json"))
 
     # -- housekeeping -----------------------------------------------------------------------
 

@@ -66,7 +66,8 @@ SETTINGS = {
     "paper": {"samples": 10000, "power_iters": 50, "lpf_draws": 100, "grid": 21, "curve_samples": 10},
 }
 LPF_SIGMA = 0.01
-CACHE_FILE = Path("analysis") / "fedgf.json"
+#: The run's analysis cache this page's numbers are kept in (``analysis/fedgf.json``).
+CACHE_NAME = "fedgf"
 
 
 def settings_for(scale: str) -> dict:
@@ -79,27 +80,17 @@ one_thread = one_torch_thread
 
 # --------------------------------------------------------------------------- cache
 
-def _cache_path(run_dir) -> Path:
-    return Path(run_dir) / CACHE_FILE
-
-
 def _cached(run_dir, key: str, compute):
-    """``compute()`` (a JSON-able value) cached under ``key`` in the run's folder."""
-    path = _cache_path(run_dir)
-    data = {}
-    if path.is_file():
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            data = {}
+    """``compute()`` (a JSON-able value) cached under ``key`` in the run's analysis cache
+    ``fedgf`` (:meth:`flcore.store.Run.save_analysis`: its digest is recorded, so an edited or
+    damaged cache is computed again, never read)."""
+    run = run_handle(run_dir)
+    data = run.load_analysis(CACHE_NAME) or {}
     if key in data:
         return data[key]
     value = compute()
     data[key] = value
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data))
-    tmp.replace(path)
+    run.save_analysis(CACHE_NAME, data)
     return value
 
 
