@@ -15,7 +15,8 @@ reads.
   a paper id that is a path is refused at registration;
 - ``verdict_caches``: a run's analysis cache edited after it was written is never read
   (``Run.load_analysis`` gives None) and ``flcore runs --verify`` exits 3 naming it; a
-  split file with a key given twice is refused.
+  decoded data entry whose arrays are not data is ignored (one warning) and decoded again,
+  even with its digest recomputed; a split file with a key given twice is refused.
 """
 from __future__ import annotations
 
@@ -186,6 +187,38 @@ def run_verdict_caches(cat, tmp: Path, cli: Callable) -> None:
     run.save_analysis("fedgf", {"key": {"flatness_discrepancy": 0.5}})
     rc, _, _ = cli(["runs", "--store", str(store), "--verify"])
     cat.record("the cache as written passes --verify", rc == 0, f"exit {rc}")
+    import warnings
+
+    import numpy as np
+
+    from flcore.data import write_fake_fmnist
+    from flcore.data.cache import cache_dir, read_decoded, write_decoded
+    from flcore.data.fmnist import load_fmnist
+
+    os.environ["FLCORE_CACHE"] = str(tmp / "decoded-cache")
+    try:
+        md5s = write_fake_fmnist(tmp / "fmnist", num_train=23, num_test=7, seed=3)
+        first = load_fmnist(tmp / "fmnist", checksums=md5s)
+        for case, change in [("a missing train_y", lambda a: a.pop("train_y")),
+                             ("a label of 200", lambda a: a.__setitem__("train_y", a["train_y"] * 0 + 200)),
+                             ("images of another shape", lambda a: a.__setitem__("test_x", a["test_x"][:, :14]))]:
+            (path,) = sorted((cache_dir() / "decoded").glob("*.arrays"))
+            arrays, sources = read_decoded(path)
+            arrays = dict(arrays)
+            change(arrays)
+            write_decoded(path, arrays, sources)  # its own digest recomputed
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    again = load_fmnist(tmp / "fmnist", checksums=md5s)
+                    ok = (np.array_equal(again.train_y.numpy(), first.train_y.numpy())
+                          and any("not data" in str(w.message) for w in caught))
+                    detail = "loaded the entry" if not ok else ""
+                except Exception as exc:  # noqa: BLE001 - an escaped exception is an unhandled case
+                    ok, detail = False, f"{type(exc).__name__}: {exc}"[:200]
+            cat.record(f"a decoded Fashion-MNIST entry with {case}, its digest recomputed", ok, detail)
+    finally:
+        del os.environ["FLCORE_CACHE"]
     split = tmp / "dup-key.json"
     split.write_text('{"users": ["a"], "num_samples": [1], "user_data": {"a": {"x": ["img_1_label_1.png"], '
                      '"y": [1]}, "a": {"x": ["img_2_label_2.png"], "y": [2]}}}')

@@ -194,3 +194,44 @@ def test_fmnist_archive_replaced_after_caching_is_checked_again(tmp_path):
     (root / "t10k-labels-idx1-ubyte.gz").write_bytes((tmp_path / "other" / "t10k-labels-idx1-ubyte.gz").read_bytes())
     with pytest.raises(DatasetError, match="checksum mismatch for t10k-labels-idx1-ubyte.gz"):
         fmnist.load_fmnist(root, checksums=md5s)
+
+
+def _rewrite_entry(change) -> None:
+    """Edit the one cache entry's arrays and write it back whole, its digest recomputed (what
+    a careless tool or a hostile user would do): its own digest then vouches for it."""
+    from flcore.data.cache import write_decoded
+
+    (path,) = cache_files()
+    arrays, sources = read_decoded(path)
+    arrays = dict(arrays)
+    change(arrays)
+    write_decoded(path, arrays, sources)
+
+
+@pytest.mark.parametrize("case,change", [
+    ("a missing train_y", lambda a: a.pop("train_y")),
+    ("a label of 200", lambda a: a.__setitem__("train_y", np.where(np.arange(len(a["train_y"])) == 0, 200,
+                                                                      a["train_y"]))),
+    ("images of another shape", lambda a: a.__setitem__("test_x", a["test_x"][:, :14])),
+    ("float images", lambda a: a.__setitem__("train_x", a["train_x"].astype(np.float32))),
+    ("labels of another length", lambda a: a.__setitem__("test_y", a["test_y"][:-1])),
+])
+def test_an_entry_that_is_not_data_is_ignored_and_decoded_again(tmp_path, monkeypatch, case, change):
+    md5s = write_fake_fmnist(tmp_path / "data", num_train=23, num_test=7, seed=3)
+    first = fmnist.load_fmnist(tmp_path / "data", checksums=md5s)
+    _rewrite_entry(change)
+    calls = counting(monkeypatch, fmnist)
+    with pytest.warns(UserWarning, match="not data"):
+        again = fmnist.load_fmnist(tmp_path / "data", checksums=md5s)
+    assert len(calls) == 1  # the sources were decoded again
+    same_dataset(first, again)
+    assert read_decoded(cache_files()[0]) is not None and fmnist.load_fmnist(tmp_path / "data", checksums=md5s)
+
+
+def test_pacs_domains_out_of_range_are_not_data(tmp_path, monkeypatch):
+    counts = write_fake_pacs(tmp_path / "data", per_class=2, side=10, seed=3)
+    first = pacs.load_pacs(tmp_path / "data", image_size=8, counts=counts)
+    _rewrite_entry(lambda a: a.__setitem__("train_d", a["train_d"] + 9))
+    with pytest.warns(UserWarning, match="train_d: values outside 0..3"):
+        again = pacs.load_pacs(tmp_path / "data", image_size=8, counts=counts)
+    assert torch.equal(first.train_domain, again.train_domain)

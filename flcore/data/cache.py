@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import tempfile
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -262,18 +263,49 @@ def sources_unchanged(recorded: dict[str, dict], files: dict[str, Path], md5s: d
     return None if stale else True
 
 
+def decoded_problem(arrays: dict[str, np.ndarray], side: tuple[int, ...], num_classes: int,
+                    groups: dict[str, int] | None = None) -> str | None:
+    """Why ``arrays`` are not what a loader decodes (None: they are): ``train_x`` / ``test_x``
+    uint8 pixels ``[N, *side]``, ``train_y`` / ``test_y`` integer labels ``[N]`` in
+    ``0..num_classes-1``, and each array of ``groups`` (name -> its number of values, e.g.
+    PACS's domains) integers ``[N]`` in range.  A cache entry is used only when this finds
+    nothing: its own digest proves only that it was not damaged since it was written, not
+    that what was written is data."""
+    for split in ("train", "test"):
+        x, y = arrays.get(f"{split}_x"), arrays.get(f"{split}_y")
+        if not isinstance(x, np.ndarray) or not isinstance(y, np.ndarray):
+            return f"{split}_x or {split}_y missing"
+        if x.dtype != np.uint8 or x.ndim != 1 + len(side) or tuple(x.shape[1:]) != tuple(side):
+            return f"{split}_x: {x.dtype} {tuple(x.shape)}, expected uint8 [N, {', '.join(map(str, side))}]"
+        extra = {f"{split}_{name}": count for name, count in (groups or {}).items()}
+        for name, count in {f"{split}_y": num_classes, **extra}.items():
+            values = arrays.get(name)
+            if not isinstance(values, np.ndarray) or values.shape != (x.shape[0],) or values.dtype.kind not in "iu":
+                return f"{name}: expected {x.shape[0]} integers"
+            if values.size and (int(values.min()) < 0 or int(values.max()) >= count):
+                return f"{name}: values outside 0..{count - 1}"
+    return None
+
+
 def cached_decode(dataset: str, params: dict, files: dict[str, Path], md5s: dict[str, str] | None,
-                  decode, file_md5) -> dict[str, np.ndarray]:
+                  decode, file_md5, check=None) -> dict[str, np.ndarray]:
     """The arrays ``decode()`` makes from the source ``files``, read from the cache when it
     holds them for these sources (:func:`sources_unchanged`), decoded and cached otherwise.
 
     ``decode()`` verifies the sources itself (and raises when they are missing or corrupt)
     and returns ``(arrays, md5s)``: the arrays and the md5 of every source file.  A cache
     that cannot be written (a read-only folder, a full disk) is skipped silently: the data
-    are decoded again next time.
+    are decoded again next time.  ``check`` (the loader's own test of its arrays,
+    :func:`decoded_problem`) turns away an entry that is not data, with one warning, and the
+    sources are decoded again.
     """
     path = decoded_cache_path(dataset, params)
     hit = read_decoded(path)
+    problem = check(hit[0]) if hit is not None and check is not None else None
+    if problem:
+        warnings.warn(f"{path}: a decoded {dataset} entry that is not data ({problem}): ignored, the source files "
+                      "are decoded again", stacklevel=2)
+        hit = None
     if hit is not None:
         arrays, recorded = hit
         unchanged = sources_unchanged(recorded, files, md5s, file_md5)

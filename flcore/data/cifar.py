@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from flcore.data.cache import cached_decode
+from flcore.data.cache import cached_decode, decoded_problem
 from flcore.data.checksums import checksum_override, expected_checksums
 from flcore.data.cifar_format import PUBLISHED_MD5S, cifar_folder, file_md5
 from flcore.data.cifar_stats import CIFAR10_MEAN, CIFAR10_STD, CIFAR100_MEAN, CIFAR100_STD
@@ -73,7 +73,8 @@ def load_cifar(name: str, root: str | Path = "data", *, download: bool = False,
     root = Path(root).expanduser().resolve()
     folder = root / cifar_folder(name)
     arrays = cached_decode(name, {"md5s": md5s}, {f: folder / f for f in md5s}, md5s,
-                           lambda: (_decode(name, root, checksums, download), md5s), file_md5)
+                           lambda: (_decode(name, root, checksums, download), md5s), file_md5,
+                           check=lambda a: decoded_problem(a, (32, 32, 3), variant.num_classes))
     total = len(arrays["train_y"])
     if num_samples is not None and not 0 < num_samples <= total:
         raise ValueError(f"num_samples must be in 1..{total} for {name}, "

@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from flcore.data.cache import cached_decode
+from flcore.data.cache import cached_decode, decoded_problem
 from flcore.data.checksums import check_checksums, checksum_override
 from flcore.data.cifar_format import file_md5
 from flcore.data.datasets import Dataset
@@ -122,7 +122,8 @@ def load_fmnist(root: str | Path = "data", *, download: bool = False, num_sample
                              None if expected[idx] else expected[path.name])
                  for idx, path in sources.items()}
     arrays = cached_decode("fmnist", {"content_md5s": key}, files, file_md5s,
-                           lambda: _decode(root, sources, expected), file_md5)
+                           lambda: _decode(root, sources, expected), file_md5,
+                           check=lambda a: decoded_problem(a, (IMAGE_SIDE, IMAGE_SIDE, 1), NUM_CLASSES))
     total = len(arrays["train_y"])
     if num_samples is not None and not 0 < num_samples <= total:
         raise ValueError(f"num_samples must be in 1..{total} for fmnist, got {num_samples}")

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from flcore.data.cache import cached_decode
+from flcore.data.cache import cached_decode, decoded_problem
 from flcore.data.cifar_format import file_md5
 from flcore.data.datasets import Dataset
 from flcore.data.errors import DatasetError
@@ -97,7 +97,9 @@ def load_pacs(root: str | Path = "data", *, image_size: int = PACS_IMAGE_SIZE, n
     files = _list_images(folder, counts)
     sources = {str(path.relative_to(folder)): path for domain in DOMAINS for path in files[domain][0]}
     out = cached_decode("pacs", {"image_size": image_size, "counts": dict(counts), "folder": str(folder)},
-                        sources, None, lambda: _decode(files, image_size, folder), file_md5)
+                        sources, None, lambda: _decode(files, image_size, folder), file_md5,
+                        check=lambda a: decoded_problem(a, (image_size, image_size, 3), len(CLASSES),
+                                                        {"d": len(DOMAINS)}))
     keep = slice(None)
     if num_samples is not None:
         n = len(out["train_y"])
