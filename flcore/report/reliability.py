@@ -92,6 +92,21 @@ CATEGORY_TEXT = {
     "disk_full": ("A full disk",
                   "`ENOSPC` at each file a run writes: one line naming the file, exit 3 during training (2 "
                   "before it), and the same command, once space is free, ends equal to an uninterrupted run"),
+    "command_limits": ("The command line's limits",
+                       "`--workers` above the CPUs, `--max-rounds` above the configs' cap, a `$FLCORE_MAX_ROUNDS` "
+                       "that is no positive integer, `--store` naming a file (every command): one line, exit 2, "
+                       "nothing written; a closed standard output: exit 141, no traceback"),
+    "book_files": ("The book's configuration files",
+                   "a `_config.yml` that is not YAML, not a mapping or names no GitHub repository, a `_toc.yml` "
+                   "that is a link, lacks the papers' part or holds a user's chapter in it: one line, exit 2, "
+                   "before any run trains or page is written, the link's target untouched"),
+    "paper_text": ("Text from a paper's files",
+                   "a claim text, a later claim's citation, quote and URL holding markup, rendered by a CommonMark "
+                   "parser: no tag, no link of its own, no extra table cell; a paper id that is a path refused"),
+    "verdict_caches": ("Caches a verdict reads",
+                       "a run's analysis cache edited after it was written is never read and `flcore runs "
+                       "--verify` names it; a decoded data entry that is not data (its digest recomputed) is "
+                       "ignored with one warning and decoded again; a split file with a key given twice refused"),
 }
 
 

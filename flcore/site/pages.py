@@ -126,7 +126,7 @@ def _inventory_table(rows: list[dict], links: _Links, results: list[dict] | None
     lines = ["| artifact | caption | class | status | claims' verdicts |", "|---|---|---|---|---|"]
     for row in rows:
         item = entry(row["id"])
-        lines.append(f"| {links.artifact(row['id'], item.label)} | {_escape(row['caption'])} | {row['class']} "
+        lines.append(f"| {links.artifact(row['id'], item.label)} | {page_text(row['caption'])} | {row['class']} "
                      f"| {_escape(_status_cell(row))} | {_verdicts_cell(row, by_id)} |")
     return lines
 
@@ -377,8 +377,8 @@ def paper_page(paper: str, rows: list[dict], results: list[dict], root: Path, sc
     mine = [row for row in rows if row["paper"] == paper]
     counts = _counts(mine)
     claims = [r for r in results if r["paper"] == paper]
-    lines = [f"# {get_paper(paper).name}", "", verdict_map(claims), "",
-             f"*{info['title']}*, {info['authors']}, {info['venue']}.", "",
+    lines = [f"# {page_text(get_paper(paper).name)}", "", verdict_map(claims), "",
+             f"*{page_text(info['title'])}*, {page_text(info['authors'])}, {page_text(info['venue'])}.", "",
              landing_stand_in(paper, scale), "",
              verdict_summary([r for r in claims if not r.get("later_source")], scale)
              + f" How verdicts are decided: [Claims](../claims.md); every verdict as a file: {links_html(2)}.", "",
