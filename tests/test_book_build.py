@@ -477,6 +477,7 @@ def test_artifact_pages_name_scale_and_data_first_and_offer_csv(smoke_book):
 
 @pytest.mark.slow
 def test_coverage_and_claims_pages_agree_with_the_cli(smoke_book, tmp_path_factory):
+    from flcore.report.escaping import page_text
     from flcore.reproduction.claims import all_claims
 
     root, _ = smoke_book
@@ -490,10 +491,10 @@ def test_coverage_and_claims_pages_agree_with_the_cli(smoke_book, tmp_path_facto
     assert (f"| **all** | **110** | **{counts['regenerated']}** | **{counts['pending']}** "
             f"| **{counts['not_regenerable']}** |") in coverage
     for row in rows:
-        assert row["caption"].replace("|", "\\|") in coverage
+        assert page_text(row["caption"]) in coverage  # a paper file's text, escaped
     claims = (root / "book" / "claims.md").read_text()
     for claim in all_claims():
-        assert claim.text in claims, claim.id
+        assert page_text(claim.text) in claims, claim.id
     # the verdicts as files at the site's root: the command's output, and one CSV row per comparison
     store = tmp_path_factory.getbasetemp() / "smoke-store"
     printed = subprocess.run([sys.executable, "-m", "flcore", "claims", "--scale", "smoke", "--store", str(store),

@@ -198,7 +198,8 @@ def test_the_claims_page_prices_each_claim_on_a_line_under_its_verdict_not_in_a_
     plan = plan_claims("smoke", tmp_path / "store", RATES, claims=two_claims)
     prices = {row["id"]: price_line(row) + f"; `{row['decide']}`" for row in plan["claims"]}
     page = claims_page([_result("test-sam"), _result("test-asam")], tmp_path, "small", (prices, plan["book"]))
-    blocks = page.split("**claim test-sam**: **holds**")[1]
+    from flcore.report.escaping import page_text
+    blocks = page.split(f"**{page_text('claim test-sam')}**: **holds**")[1]
     lead, price, table = blocks.split("\n\n")[:3]
     assert price.startswith("*To decide it at the paper scale:* 6 runs (3 shared with test-asam), ")
     assert "the store grows by " in price and price.endswith("`flcore claims --decide test-sam --scale smoke`.")

@@ -172,7 +172,8 @@ def test_an_edited_analysis_cache_is_computed_again_and_verify_names_it(store, m
     run_dir = _run_dir(store, "fedavg", 2)
     first = fedgf_analysis.global_flatness(run_dir, "smoke")
     cache_path = run_dir / "analysis" / f"{fedgf_analysis.CACHE_NAME}.json"
-    made_up = {key: {**value, "flatness_discrepancy": 123.0} for key, value in json.loads(cache_path.read_text()).items()}
+    written = json.loads(cache_path.read_text())
+    made_up = {key: {**value, "flatness_discrepancy": 123.0} for key, value in written.items()}
     cache_path.write_text(json.dumps(made_up))
     code, out, _ = run_cli(capsys, "runs", "--store", str(store), "--verify")
     assert code == 3 and "DAMAGED: analysis/fedgf.json: " in out

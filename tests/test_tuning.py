@@ -78,43 +78,67 @@ def test_no_verdict_seed_is_a_tuning_seed():
                for cfg in tuning.tuning_configs(tuning.STUDIES, "small"))
 
 
-def test_the_committed_record_names_its_protocol_and_the_presets_read_it():
-    record = load_record("fedsam", "small")
+@pytest.mark.parametrize("paper", tuning.papers_tuned())
+def test_each_committed_record_names_its_protocol_and_follows_from_its_numbers(paper):
+    record = load_record(paper, "small")
     assert record is not None
-    assert record["command"] == "flcore tune --scale small --paper fedsam" and record["commit"]
+    assert record["command"] == f"flcore tune --scale small --paper {paper}" and record["commit"]
     assert record["seeds"] == list(tuning.TUNING_SEEDS) and record["validation"] == tuning.VALIDATION
     assert record["criterion"] == tuning.CRITERION
     studies = {s["name"]: s for s in record["studies"]}
-    assert set(studies) == {s.name for s in tuning.STUDIES}
-    for study in tuning.STUDIES:
+    assert set(studies) == {s.name for s in tuning.studies_of(paper)}
+    for study in tuning.studies_of(paper):
+        assert studies[study.name]["grid"] == {k: list(v) for k, v in study.grid.items()}
         rows = studies[study.name]["rows"]
         assert [r["row"] for r in rows] == list(tuning.ROW_ALPHAS)
         for row in rows:
-            assert len(row["points"]) == len(study.points())
+            assert [p["values"] for p in row["points"]] == study.points()
             best = tuning.choose(row["points"])
             assert row["choice"] == best["values"]  # the record's choice follows from its numbers
             assert all(p["mean"] == pytest.approx(sum(p["accuracy"].values()) / len(p["accuracy"]), abs=1e-3)
                        for p in row["points"])
-    # the presets take the choice for the methods each study covers, at its row
-    asam_homogeneous = next(r for r in studies["asam"]["rows"] if r["row"] == "homogeneous")["choice"]
+
+
+def _choice(paper, study, row):
+    found = {s["name"]: s for s in load_record(paper, "small")["studies"]}[study]
+    return next(r for r in found["rows"] if r["row"] == row)["choice"]
+
+
+def test_the_presets_read_the_records():
+    # a study of a method's parts: every method with that step, at its row
+    asam = _choice("fedsam", "asam", "homogeneous")
     cfg = resolve_config(scale="small", method="fedasam", alpha=1000)
-    assert (cfg.rho, cfg.eta) == (asam_homogeneous["rho"], asam_homogeneous["eta"])
-    sam_pathological = next(r for r in studies["sam"]["rows"] if r["row"] == "pathological")["choice"]
-    assert resolve_config(scale="small", method="fedsam", alpha=0).rho == sam_pathological["rho"]
-    assert resolve_config(scale="small", method="fedgf", alpha=0).rho == sam_pathological["rho"]
-    # a value the method's own paper sets wins; the paper scale keeps Table 11
+    assert (cfg.rho, cfg.eta) == (asam["rho"], asam["eta"])
+    sam = _choice("fedsam", "sam", "pathological")
+    assert resolve_config(scale="small", method="fedsam", alpha=0).rho == sam["rho"]
+    assert resolve_config(scale="small", method="fedgf", alpha=0).rho == sam["rho"]
+    # a value the method's own paper sets wins over a study of its parts; the paper scale keeps Table 11
     assert resolve_config(scale="small", method="fedlesam", alpha=0).rho == 0.01
     assert resolve_config(scale="paper", dataset="cifar10", method="fedasam", alpha=0).rho == 0.7
+    # a study of the method itself wins over everything: FedSpeed's rho is its own study's, not SAM's
+    speed = _choice("fedgloss", "fedspeed", "heterogeneous")
+    cfg_speed = resolve_config(scale="small", method="fedspeed", alpha=0.05)
+    assert (cfg_speed.rho, cfg_speed.fedspeed_alpha, cfg_speed.fedspeed_lambda) == (
+        speed["rho"], speed["fedspeed_alpha"], speed["fedspeed_lambda"])
+    smoo = _choice("fedgloss", "fedsmoo", "pathological")
+    cfg_smoo = resolve_config(scale="small", method="fedsmoo", alpha=0)
+    assert (cfg_smoo.rho, cfg_smoo.smoo_beta) == (smoo["rho"], smoo["smoo_beta"])
+    assert resolve_config(scale="small", method="fedprox", alpha=100).mu == _choice("fedgloss", "fedprox",
+                                                                                     "homogeneous")["mu"]
     # and a run says where its values came from
     (item,) = [i for i in tuning_of(cfg) if i["field"] == "rho"]
-    assert item["value"] == asam_homogeneous["rho"] and item["source"].startswith("tuned: flcore/config/tuning/")
+    assert item["value"] == asam["rho"] and item["source"].startswith("tuned: flcore/config/tuning/fedsam-small.json")
     assert item["grid"] == [0.05, 0.1, 0.2, 0.5, 0.7, 1.0, 2.0]
     own = resolve_config(scale="small", method="fedasam", alpha=1000, rho=3.0)
     assert [i["source"] for i in tuning_of(own) if i["field"] == "rho"] == ["set by the run (not the tuned value)"]
+    lesam = resolve_config(scale="small", method="fedlesam", alpha=0)
+    assert all(i["source"] == "the method's own paper sets it (not tuned here)" for i in tuning_of(lesam))
+    speed_items = {i["field"]: i for i in tuning_of(cfg_speed)}
+    assert speed_items["rho"]["source"].startswith("tuned: flcore/config/tuning/fedgloss-small.json")
 
 
 def test_a_record_that_cannot_be_trusted_is_one_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(tuned_module, "TUNING_DIR", tmp_path)
+    monkeypatch.setattr(tuned_module, "tuning_dir", lambda: tmp_path)
     tuned_module.load_record.cache_clear()
     try:
         (tmp_path / "fedsam-small.json").write_text('{"paper": "fedsam", "paper": "x"}')
@@ -138,15 +162,17 @@ def test_tune_plan_prices_the_sweep_and_trains_nothing(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_a_regenerated_part_of_the_record_equals_the_committed_one(tmp_path):
+@pytest.mark.parametrize("paper", tuning.papers_tuned())
+def test_a_regenerated_part_of_the_record_equals_the_committed_one(tmp_path, paper):
     """One grid point of each study at one row, on the first tuning seed, trained again."""
     from flcore.planning.sweep import run_sweep
 
-    record = load_record("fedsam", "small")
-    studies = {s["name"]: s for s in record["studies"]}
-    for study in tuning.STUDIES:
+    studies = {s["name"]: s for s in load_record(paper, "small")["studies"]}
+    configs, expected = [], []
+    for study in tuning.studies_of(paper):
         row = next(r for r in studies[study.name]["rows"] if r["row"] == "pathological")
         point = row["points"][len(row["points"]) // 2]
-        cfg = tuning.tuning_config(study, point["values"], row["alpha"], tuning.TUNING_SEEDS[0], "small")
-        (summary,) = run_sweep([cfg], str(tmp_path), progress=False)
-        assert tuning.score(summary) == pytest.approx(point["accuracy"][str(tuning.TUNING_SEEDS[0])], abs=1e-6)
+        configs.append(tuning.tuning_config(study, point["values"], row["alpha"], tuning.TUNING_SEEDS[0], "small"))
+        expected.append(point["accuracy"][str(tuning.TUNING_SEEDS[0])])
+    summaries = run_sweep(configs, str(tmp_path), progress=False)
+    assert [tuning.score(s) for s in summaries] == pytest.approx(expected, abs=1e-6)

@@ -24,7 +24,7 @@ nearest listed heterogeneity level is used (documented per entry below).
 from __future__ import annotations
 
 from flcore.algorithms import METHODS
-from flcore.config.tuned import study_for, tuned_entries
+from flcore.config.tuned import method_study, study_for, tuned_entries
 from flcore.errors import ConfigError, quote
 
 #: The data set of each scale when none is given.
@@ -181,8 +181,9 @@ def method_defaults(method: str, dataset: str, alpha: float, scale: str) -> dict
     if any("P5" in p for p in parts):  # FedGF: SAM radius of Table 11 for both perturbations
         out["rho"] = table["sam_rho"]
     out.update(_SERVER_DEFAULTS.get(base, {}))
-    for entry in tuned_entries(scale, dataset, alpha):  # tuned on this data set's validation split
-        if study_for(entry["study"], parts, base):
+    tuned = [e for e in tuned_entries(scale, dataset, alpha) if study_for(e["study"], parts, base)]
+    for entry in tuned:  # a study of the method's parts, tuned on this data set's validation split
+        if not method_study(entry["study"]):
             out.update(entry["choice"])
     out.update(_METHOD_VALUES.get(base, {}))
     if base.startswith("fedgloss") or base == "naivefedgloss":
@@ -205,6 +206,9 @@ def method_defaults(method: str, dataset: str, alpha: float, scale: str) -> dict
         out.update(rounds=epochs, eval_every=1, eval_last=epochs, checkpoint_every=max(1, epochs // 10))
     if method.endswith(("+swa", "+swalr")) or base.endswith("-swa"):
         out["swa_cycle"] = 20 if dataset == "cifar100" else 10
+    for entry in tuned:  # a study of the method itself wins over the values above
+        if method_study(entry["study"]):
+            out.update(entry["choice"])
     return out
 
 
@@ -218,9 +222,11 @@ def tuning_of(cfg) -> list[dict]:
     parts = METHODS[base].parts if base in METHODS else ()
     defaults = None
     out = []
-    for entry in tuned_entries(cfg.scale, cfg.dataset, cfg.alpha):
-        if not study_for(entry["study"], parts, base):
-            continue
+    entries = [e for e in tuned_entries(cfg.scale, cfg.dataset, cfg.alpha) if study_for(e["study"], parts, base)]
+    own = {field for e in entries if method_study(e["study"]) for field in e["fields"]}
+    for entry in entries:
+        if not method_study(entry["study"]) and own & set(entry["fields"]):
+            continue  # the method's own study sets these fields
         if defaults is None:
             defaults = method_defaults(cfg.method, cfg.dataset, cfg.alpha, cfg.scale)
         for field in entry["fields"]:

@@ -32,15 +32,19 @@ from typing import Any
 
 from flcore.safe_io import read_regular_bytes, unique_json_keys
 
-#: Where the records are.
-TUNING_DIR = Path(__file__).resolve().parent / "tuning"
+
+def tuning_dir() -> Path:
+    """Where the records are: ``flcore/config/tuning/``."""
+    return Path(__file__).resolve().parent / "tuning"
 #: The largest record read.
 MAX_RECORD_BYTES = 4_000_000
 #: What each study tunes, by the parts a method is built of (:mod:`flcore.algorithms`): a
 #: SAM client step (P1, and FedGF's P5) takes the ``sam`` study's rho, an ASAM step (P2) the
-#: ``asam`` study's rho and eta; FedAvgM its own study's server lr.
+#: ``asam`` study's rho and eta; a study of one method by name (FedAvgM's server lr, the
+#: FedGloSS paper's baselines) applies to that method, over the studies of its parts.
 STUDY_PARTS = {"sam": ("P1", "P5"), "asam": ("P2",)}
-STUDY_METHODS = {"fedavgm": ("fedavgm", "fedavgm+asam")}
+STUDY_METHODS = {"fedavgm": ("fedavgm", "fedavgm+asam"), "fedprox": ("fedprox",), "feddyn": ("feddyn",),
+                 "fedspeed": ("fedspeed",), "fedsmoo": ("fedsmoo",)}
 #: The keys every record has.
 _RECORD_KEYS = ("paper", "scale", "dataset", "validation", "seeds", "criterion", "command", "commit", "studies")
 
@@ -59,7 +63,7 @@ def heterogeneity_row(alpha: float) -> str:
 
 
 def record_path(paper: str, scale: str) -> Path:
-    return TUNING_DIR / f"{paper}-{scale}.json"
+    return tuning_dir() / f"{paper}-{scale}.json"
 
 
 def _check(record: Any, where: str) -> dict:
@@ -102,11 +106,17 @@ def load_record(paper: str, scale: str) -> dict | None:
 def records(scale: str, dataset: str) -> list[dict]:
     """Every record for ``scale`` and ``dataset``."""
     out = []
-    for path in sorted(TUNING_DIR.glob(f"*-{scale}.json")):
+    for path in sorted(tuning_dir().glob(f"*-{scale}.json")):
         record = load_record(path.name[: -len(f"-{scale}.json")], scale)
         if record is not None and record["dataset"] == dataset:
             out.append(record)
     return out
+
+
+def method_study(name: str) -> bool:
+    """Whether study ``name`` tunes one method by name (it then wins over a study of its parts
+    and over the values the presets hold for the method; :func:`flcore.config.presets.method_defaults`)."""
+    return name in STUDY_METHODS
 
 
 def study_for(name: str, parts: tuple[str, ...], method: str) -> bool:

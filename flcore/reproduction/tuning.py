@@ -4,7 +4,9 @@
 :data:`STUDIES` tunes one method's hyper-parameters over the grid its paper searched (the
 FedSAM paper's App. C.2: SAM rho in {0.01, 0.02, 0.05, 0.1, 0.2, 0.5}; ASAM rho in
 {0.05, 0.1, 0.2, 0.5, 0.7, 1.0, 2.0} x eta in {0, 0.01, 0.1, 0.2}; the server learning
-rate in {0.001, 0.01, 0.1, 1}, here FedAvgM's) once per heterogeneity row of
+rate in {0.001, 0.01, 0.1, 1}, here FedAvgM's; the FedGloSS paper's Table 13, CIFAR-10 CNN
+column, for the baselines it tuned: FedProx's mu, FedDyn's alpha, FedSpeed's rho x alpha x
+lambda, FedSMOO's rho x beta) once per heterogeneity row of
 :func:`flcore.config.tuned.heterogeneity_row`, at the alpha named in :data:`ROW_ALPHAS`.
 
 Every run of a study is the scale's protocol with :data:`VALIDATION` of the training set
@@ -30,7 +32,7 @@ from typing import Any
 
 from flcore.config import resolve_config
 from flcore.config.presets import DEFAULT_DATASET
-from flcore.config.tuned import TUNING_DIR, heterogeneity_row, record_path
+from flcore.config.tuned import heterogeneity_row, record_path
 
 #: The share of the training set held out as the validation split of every tuning run.
 VALIDATION = 0.2
@@ -74,6 +76,15 @@ STUDIES = (
           "FedSAM paper, App. C.2 (CIFAR grid)"),
     Study("fedsam", "fedavgm", "fedavgm", {"server_lr": (0.001, 0.01, 0.1, 1.0)},
           "FedSAM paper, App. C.2 (server learning rate grid)"),
+    Study("fedgloss", "fedprox", "fedprox", {"mu": (0.001, 0.01, 0.1)}, "FedGloSS paper, Table 13 (CIFAR-10 CNN)"),
+    Study("fedgloss", "feddyn", "feddyn", {"feddyn_alpha": (0.001, 0.01, 0.1)},
+          "FedGloSS paper, Table 13 (CIFAR-10 CNN)"),
+    Study("fedgloss", "fedspeed", "fedspeed",
+          {"rho": (0.05, 0.1, 0.15, 0.2), "fedspeed_alpha": (0.9, 0.95, 0.99),
+           "fedspeed_lambda": (10.0, 100.0, 1000.0)},
+          "FedGloSS paper, Table 13 (CIFAR-10 CNN)"),
+    Study("fedgloss", "fedsmoo", "fedsmoo", {"rho": (0.05, 0.1, 0.15, 0.2), "smoo_beta": (5.0, 10.0, 100.0)},
+          "FedGloSS paper, Table 13 (CIFAR-10 CNN)"),
 )
 
 
@@ -141,10 +152,10 @@ def make_record(paper: str, scale: str, summaries: dict[str, dict], commit: str 
     }
 
 
-def write_record(record: dict, directory: Path = TUNING_DIR) -> Path:
+def write_record(record: dict) -> Path:
     """Write ``record`` to its file (atomically: a reader sees the old record or the new)."""
-    path = directory / record_path(record["paper"], record["scale"]).name
-    directory.mkdir(parents=True, exist_ok=True)
+    path = record_path(record["paper"], record["scale"])
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     tmp.replace(path)

@@ -13,7 +13,7 @@ hyper-parameters tuned on its own validation data (:mod:`flcore.config.tuned`).
 from __future__ import annotations
 
 from flcore.config import DATASET_FACTS, resolve_config
-from flcore.config.presets import DEFAULT_DATASET, method_defaults
+from flcore.config.presets import DEFAULT_DATASET
 from flcore.config.tuned import records
 from flcore.models import build_model, count_parameters, default_model_for
 from flcore.models.traits import MODEL_TRAITS, TRAITS
@@ -130,7 +130,7 @@ def _search(rows: list[dict]) -> list[str]:
 
 
 def _paper_value(method: str, field: str, dataset: str, alpha: float):
-    return method_defaults(method, dataset, alpha, "paper").get(field)
+    return getattr(resolve_config(scale="paper", dataset=dataset, method=method, alpha=alpha), field)
 
 
 def _tuned(scale: str, dataset: str) -> list[str]:
@@ -152,7 +152,7 @@ def _tuned(scale: str, dataset: str) -> list[str]:
         lines += ["", f"**{page_text(record['paper'])}** (`{command}`, commit "
                       f"{page_text(str(record['commit'])[:12])}): {float(record['validation']):g} of the "
                       f"training set held out, seeds {seeds}; criterion: {page_text(record['criterion'])}.", "",
-                  "| study | row (tuned at alpha) | grid | chosen | validation accuracy | the paper's CIFAR-10 / "
+                  "| study | row (tuned at alpha) | grid | chosen | validation accuracy | the paper scale's CIFAR-10 / "
                   "CIFAR-100 value |", "|---|---|---|---|---|---|"]
         for study in record["studies"]:
             fields = list(study["fields"])
