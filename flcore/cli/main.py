@@ -380,6 +380,11 @@ def main(argv: list[str] | None = None) -> int:
     from flcore.cli.analyze import run_analyze
 
     args = build_parser().parse_args(argv)
+    from flcore.papers import EXTERNAL_PAPER_ERRORS
+
+    if EXTERNAL_PAPER_ERRORS:  # before anything runs: the registry lacks what the user asked for
+        print(f"flcore: error: {EXTERNAL_PAPER_ERRORS[0]}", file=sys.stderr)
+        return EXIT_USAGE
     limit_threads()  # a taskset or container limit sizes torch's threads and the workers
 
     handlers = {"run": _cmd_run, "sweep": _cmd_sweep, "runs": _cmd_runs, "methods": _cmd_methods,
