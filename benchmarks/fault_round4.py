@@ -12,7 +12,9 @@ reads.
   the link's target untouched;
 - ``paper_text``: a claim text, a later claim's citation, quote and URL holding markup,
   rendered through a CommonMark parser: no tag, no link of its own, no extra table cell;
-  a paper id that is a path is refused at registration;
+  a paper id that is a path is refused at registration; a package named in
+  ``$FLCORE_PAPERS`` that cannot be registered leaves ``flcore --help`` working and makes
+  every command one line, exit 2;
 - ``verdict_caches``: a run's analysis cache edited after it was written is never read
   (``Run.load_analysis`` gives None) and ``flcore runs --verify`` exits 3 naming it; a
   decoded data entry whose arrays are not data is ignored (one warning) and decoded again,
@@ -162,6 +164,25 @@ def run_paper_text(cat, tmp: Path, cli: Callable) -> None:
         except ValueError as exc:
             ok, detail = "must match" in str(exc), str(exc)[:200]
         cat.record(f"paper id {paper_id!r}", ok, detail)
+    packages = tmp / "external-papers"
+    cases = {"raises": "raise RuntimeError('boom')\n", "syntax": "def broken(:\n",
+             "collides": ("from pathlib import Path\nfrom flcore.reproduction.papers import register_paper\n"
+                          "(Path(__file__).parent / 'paper.yaml').write_text('title: T\\n')\n"
+                          "register_paper('fedsam', 'Again', Path(__file__).parent)\n"),
+             "missing_package": None}
+    for name, code in cases.items():
+        if code is not None:
+            (packages / name).mkdir(parents=True, exist_ok=True)
+            (packages / name / "__init__.py").write_text(code)
+        env = {**os.environ, "PYTHONPATH": f"{packages}{os.pathsep}{ROOT}", "FLCORE_PAPERS": name}
+        helped = subprocess.run([sys.executable, "-m", "flcore", "--help"], capture_output=True, text=True,
+                                env=env, timeout=300, cwd=tmp)
+        done = subprocess.run([sys.executable, "-m", "flcore", "runs", "--store", str(tmp / "ext-store")],
+                              capture_output=True, text=True, env=env, timeout=300, cwd=tmp)
+        problem = one_line(done.returncode, done.stderr) or (None if helped.returncode == 0 else "--help failed")
+        what = {"raises": "raises on import", "syntax": "has a syntax error",
+                "collides": "registers a built-in paper's id", "missing_package": "is not installed"}[name]
+        cat.record(f"$FLCORE_PAPERS naming a package that {what}", problem is None, problem or "")
 
 
 def run_verdict_caches(cat, tmp: Path, cli: Callable) -> None:

@@ -102,7 +102,9 @@ CATEGORY_TEXT = {
                    "before any run trains or page is written, the link's target untouched"),
     "paper_text": ("Text from a paper's files",
                    "a claim text, a later claim's citation, quote and URL holding markup, rendered by a CommonMark "
-                   "parser: no tag, no link of its own, no extra table cell; a paper id that is a path refused"),
+                   "parser: no tag, no link of its own, no extra table cell; a paper id that is a path refused; a "
+                   "package in `$FLCORE_PAPERS` that cannot be registered: `--help` works, every command one "
+                   "line, exit 2"),
     "verdict_caches": ("Caches a verdict reads",
                        "a run's analysis cache edited after it was written is never read and `flcore runs "
                        "--verify` names it; a decoded data entry that is not data (its digest recomputed) is "
