@@ -139,17 +139,17 @@ def test_the_presets_read_the_records():
 
 def test_a_record_that_cannot_be_trusted_is_one_error(tmp_path, monkeypatch):
     monkeypatch.setattr(tuned_module, "tuning_dir", lambda: tmp_path)
-    tuned_module.load_record.cache_clear()
+    tuned_module.forget_records()
     try:
         (tmp_path / "fedsam-small.json").write_text('{"paper": "fedsam", "paper": "x"}')
         with pytest.raises(TuningRecordError, match="given twice"):
             load_record("fedsam", "small")
-        tuned_module.load_record.cache_clear()
+        tuned_module.forget_records()
         (tmp_path / "fedsam-small.json").write_text(json.dumps({"paper": "fedsam"}))
         with pytest.raises(TuningRecordError, match="expected an object with"):
             load_record("fedsam", "small")
     finally:
-        tuned_module.load_record.cache_clear()
+        tuned_module.forget_records()
 
 
 def test_tune_plan_prices_the_sweep_and_trains_nothing(tmp_path, capsys):

@@ -38,11 +38,8 @@ def _rewrite(buttons):
                 button["url"] = button["url"].replace(EXECUTED, CLEAN)
 
 
-def _cell_around(body: str, at: int) -> tuple[int, int] | None:
-    """``(start, end)`` of the notebook cell ``<div class="cell ...">`` holding ``body[at]``."""
-    start = max(body.rfind('<div class="cell ', 0, at), body.rfind('<div class="cell"', 0, at))
-    if start < 0:
-        return None
+def _div_end(body: str, start: int) -> int | None:
+    """The end of the ``<div`` opened at ``start`` (nested divs counted), or None."""
     depth, position = 0, start
     while True:
         opening, closing = body.find("<div", position), body.find("</div>", position)
@@ -53,7 +50,16 @@ def _cell_around(body: str, at: int) -> tuple[int, int] | None:
         else:
             depth, position = depth - 1, closing + len("</div>")
             if depth == 0:
-                return (start, position) if position > at else None
+                return position
+
+
+def _cell_around(body: str, at: int) -> tuple[int, int] | None:
+    """``(start, end)`` of the notebook cell ``<div class="cell ...">`` holding ``body[at]``."""
+    start = max(body.rfind('<div class="cell ', 0, at), body.rfind('<div class="cell"', 0, at))
+    if start < 0:
+        return None
+    end = _div_end(body, start)
+    return (start, end) if end is not None and end > at else None
 
 
 def drop_install_prose(body: str) -> str:
@@ -81,21 +87,6 @@ def drop_install_cells(body: str, note: str) -> str:
         body = body[:cell[0]] + replacement + body[cell[1]:]
         at = body.find(INSTALL_MARK, cell[0] + len(replacement))
     return body
-
-
-def _div_end(body: str, start: int) -> int | None:
-    """The end of the ``<div`` opened at ``start`` (nested divs counted), or None."""
-    depth, position = 0, start
-    while True:
-        opening, closing = body.find("<div", position), body.find("</div>", position)
-        if closing < 0:
-            return None
-        if 0 <= opening < closing:
-            depth, position = depth + 1, opening + 4
-        else:
-            depth, position = depth - 1, closing + len("</div>")
-            if depth == 0:
-                return position
 
 
 def drop_repository_blocks(body: str) -> str:

@@ -103,14 +103,21 @@ def load_record(paper: str, scale: str) -> dict | None:
     return _check(record, str(path))
 
 
-def records(scale: str, dataset: str) -> list[dict]:
-    """Every record for ``scale`` and ``dataset``."""
+@functools.cache
+def records(scale: str, dataset: str) -> tuple[dict, ...]:
+    """Every record for ``scale`` and ``dataset`` (read once a process: every resolved config asks)."""
     out = []
     for path in sorted(tuning_dir().glob(f"*-{scale}.json")):
         record = load_record(path.name[: -len(f"-{scale}.json")], scale)
         if record is not None and record["dataset"] == dataset:
             out.append(record)
-    return out
+    return tuple(out)
+
+
+def forget_records() -> None:
+    """Read the records again at the next call (after ``flcore tune`` wrote one)."""
+    load_record.cache_clear()
+    records.cache_clear()
 
 
 def method_study(name: str) -> bool:

@@ -32,7 +32,7 @@ from typing import Any
 
 from flcore.config import resolve_config
 from flcore.config.presets import DEFAULT_DATASET
-from flcore.config.tuned import heterogeneity_row, record_path
+from flcore.config.tuned import forget_records, heterogeneity_row, record_path
 
 #: The share of the training set held out as the validation split of every tuning run.
 VALIDATION = 0.2
@@ -159,4 +159,5 @@ def write_record(record: dict) -> Path:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     tmp.replace(path)
+    forget_records()
     return path

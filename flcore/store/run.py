@@ -615,33 +615,30 @@ class Run:
         """``analysis/<name>.json`` when it is a bounded regular file whose digest ``files.json``
         records for this run and config and which holds a JSON object; None otherwise (none
         written, or one that cannot be trusted: the caller computes it again)."""
-        return None if self.analysis_problems(name) else self._analysis_value(name)
+        value, problems = self._read_analysis(name)
+        return None if problems else value
 
     def analysis_problems(self, name: str) -> list[str]:
         """Why ``analysis/<name>.json`` cannot be trusted (``[]`` when it can, or is absent)."""
+        return self._read_analysis(name)[1]
+
+    def _read_analysis(self, name: str) -> tuple[dict[str, Any] | None, list[str]]:
+        """The cache's value (None when absent) and what is wrong with it, from one read."""
         relative = f"{ANALYSIS_DIR}/{name}.json"
-        path = self.path / relative
         try:
-            data = read_regular_bytes(path, MAX_ANALYSIS_BYTES, self.root)
+            data = read_regular_bytes(self.path / relative, MAX_ANALYSIS_BYTES, self.root)
         except FileNotFoundError:
-            return []
+            return None, []
         except (UnsafePathError, OSError) as exc:
-            return [f"{relative}: {one_line(exc)[:200]}"]
+            return None, [f"{relative}: {one_line(exc)[:200]}"]
         problems, _ = self._digest_problems(relative, hashlib.sha256(data).hexdigest(), len(data), True)
         if problems:
-            return problems
+            return None, problems
         try:
             value = json.loads(data, object_pairs_hook=unique_json_keys)
         except ValueError as exc:
-            return [f"{relative}: not JSON ({one_line(exc)[:120]})"]
-        return [] if isinstance(value, dict) else [f"{relative}: not a JSON object"]
-
-    def _analysis_value(self, name: str) -> dict[str, Any] | None:
-        try:
-            data = read_regular_bytes(self.path / ANALYSIS_DIR / f"{name}.json", MAX_ANALYSIS_BYTES, self.root)
-        except FileNotFoundError:
-            return None
-        return json.loads(data, object_pairs_hook=unique_json_keys)
+            return None, [f"{relative}: not JSON ({one_line(exc)[:120]})"]
+        return (value, []) if isinstance(value, dict) else (None, [f"{relative}: not a JSON object"])
 
     def analysis_names(self) -> list[str]:
         """The analysis caches present (their names, without ``.json``)."""
