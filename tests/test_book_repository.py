@@ -5,6 +5,7 @@ one-page book."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -144,3 +145,39 @@ def test_the_favicon_is_a_small_png_the_config_names():
     assert path.parent == ROOT / "book" / "_static" and len(data) < 4096
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
     assert struct.unpack(">II", data[16:24]) == (32, 32)
+
+
+#: The page that documents the repository URL and its buttons: its subject is how to set them.
+ABOUT_PUBLISHING = "book/reference/publishing.md"
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [block.strip() for block in re.split(r"\n\s*\n", text) if block.strip()]
+
+
+def _outside_containers(markdown: str) -> str:
+    """``markdown`` without its ``flcore-needs-repository`` containers (dropped with the buttons)."""
+    return re.sub(r"(?ms)^:::\{container\} flcore-needs-repository\n.*?^:::\s*$", "", markdown)
+
+
+def test_colab_and_install_prose_is_only_where_a_build_without_a_repository_drops_it():
+    """Every paragraph that speaks of Colab is one the build drops with the buttons: a
+    notebook's install prose (it starts with ``INSTALL_PROSE``) or cell (``INSTALL_MARK``),
+    or a page's ``flcore-needs-repository`` block."""
+    links = _colab_links()
+    stale = []
+    for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                if re.search("colab", cell.source, re.I) and links.INSTALL_MARK not in cell.source:
+                    stale.append(f"{path.relative_to(ROOT)}: a code cell")
+                continue
+            stale += [f"{path.relative_to(ROOT)}: {p[:60]!r}" for p in _paragraphs(cell.source)
+                      if re.search("colab", p, re.I) and not p.startswith(links.INSTALL_PROSE)]
+    for path in sorted((ROOT / "book").rglob("*.md")):
+        name = path.relative_to(ROOT).as_posix()
+        if name == ABOUT_PUBLISHING or name.startswith(("book/artifacts/", "book/_build/")):
+            continue
+        stale += [f"{name}: {p[:60]!r}" for p in _paragraphs(_outside_containers(path.read_text()))
+                  if re.search("colab", p, re.I)]
+    assert not stale, stale

@@ -145,6 +145,34 @@ def test_no_ratio_over_a_published_gap_within_the_noise_and_relative_gaps_for_fl
     assert claim_compare.size_of(-1.0, 0.5, -10.0)["ratio"] == pytest.approx(0.1)
 
 
+def test_a_gap_in_rounds_is_compared_as_a_share_of_each_run():
+    # ours: 30 rounds fewer of a 100-round run (30 %); the paper's: 85 fewer of 400 (21.25 %)
+    size = claim_compare.size_of(-30.0, 6.0, -85.0, lengths=(100, 400))
+    assert size["basis"] == "run length" and size["ratio"] == pytest.approx(0.30 / 0.2125, abs=1e-4)
+    assert size["interval"] == pytest.approx([24 / 21.25, 36 / 21.25], abs=1e-4)
+    # in absolute rounds the same numbers would read 0.35 x the paper's gap
+    assert claim_compare.size_of(-30.0, 6.0, -85.0)["ratio"] == pytest.approx(30 / 85, abs=1e-4)
+    # no length stated by the paper: no ratio, and why
+    assert claim_compare.size_of(-30.0, 6.0, -85.0, lengths=(100, None))["note"].startswith(
+        "no ratio: the paper does not state its runs' length")
+    # the noise test in our units: -85 of 400 is -21.25 of 100, inside a half-width of 25
+    note = claim_compare.size_of(-30.0, 25.0, -85.0, lengths=(100, 400))["note"]
+    assert note.startswith("no ratio: the paper's gap -85.00 is within") and "scaled to 100 rounds: -21.25" in note
+
+
+def test_the_paper_states_the_run_length_of_its_claims_in_rounds():
+    from flcore.reproduction.claim_metrics import METRICS
+    from flcore.reproduction.claim_registry import _published_rounds, all_claims
+
+    rounds = [c for c in all_claims() if METRICS[c.metric].in_rounds]
+    assert rounds and {c.id: c.published_rounds for c in rounds if c.paper == "fedima"} == {
+        "fedima-ima-reaches-target-faster": 400, "fedima-early-ima-halves-rounds": 400}
+    assert all(c.published_rounds is None for c in rounds if c.paper == "fedlesam")  # T is lost in that paper
+    for bad in (0, -3, 2.5, True, "400"):
+        with pytest.raises(ValueError, match="published_rounds must be a whole number"):
+            _published_rounds(bad, "claims.yaml: claim x")
+
+
 def test_evaluate_claims_corrects_the_book_s_claims_with_benjamini_hochberg(monkeypatch):
     claims = (_claim([_vs("B"), _vs("D")], claim_id="x-one"), _claim([_vs("D")], claim_id="x-two"),
               _claim([_vs("C")], claim_id="x-three"))

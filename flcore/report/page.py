@@ -336,8 +336,8 @@ def _comparison_verdict(comparison: dict) -> str:
         return f"{words}; {size['note']}"
     if size:  # our gap over the published one, beside the verdict
         low, high = size["interval"]
-        relative = "relative " if size.get("basis") == "relative" else ""
-        return f"{words}; {size['ratio']:.2f} x paper's {relative}gap [{low:.2f}, {high:.2f}]"
+        gap = {"relative": "relative gap", "run length": "gap as a share of its run"}.get(size.get("basis"), "gap")
+        return f"{words}; {size['ratio']:.2f} x paper's {gap} [{low:.2f}, {high:.2f}]"
     return words
 
 

@@ -109,7 +109,8 @@ def margin_of(claim: Claim, comparison: Comparison, scale: str) -> tuple[float |
 
 
 def size_of(gap: float, half_width: float, published_gap: float,
-            relative_to: tuple[float | None, float | None] | None = None) -> dict | None:
+            relative_to: tuple[float | None, float | None] | None = None,
+            lengths: tuple[float | None, float | None] | None = None) -> dict | None:
     """``{"ratio", "interval", "basis", "note"}``: our gap over the published gap, with the 95 %
     interval on our gap divided the same way; None when the source prints no gap (0 or None:
     a later claim without numbers).
@@ -117,27 +118,43 @@ def size_of(gap: float, half_width: float, published_gap: float,
     ``relative_to``: ``(our worse cell, the paper's worse cell)`` for a metric whose scale
     depends on the data and model (flatness: lambda_max of another network is not in our
     units): each gap is first divided by its own worse cell, so the ratio compares relative
-    gaps (``basis`` "relative").  A published gap smaller than ``half_width`` is within the
+    gaps (``basis`` "relative").  ``lengths``: ``(our runs' rounds, the paper's)`` for a
+    metric that counts rounds: each gap is first divided by its own run's length (``basis``
+    "run length": 30 rounds of 100 is 120 of 400); no ratio when the paper does not state
+    its length.  A published gap smaller than ``half_width`` is within the
     noise of a gap measured under this protocol (the papers print one run, so their own noise is
     unknown; ours on these seeds stands for it): no ratio, ``note`` says so (a ratio over a
     published -0.10 says nothing)."""
     if not published_gap or not math.isfinite(gap):
         return None
-    if abs(published_gap) < half_width:
-        return {"ratio": None, "interval": None, "basis": None,
-                "note": f"no ratio: the paper's gap {published_gap:+.2f} is within the 95 % half-width "
-                        f"{half_width:.2f} of a gap on these seeds"}
     basis, ours, theirs = "absolute", 1.0, 1.0
     if relative_to is not None:
         our_worse, their_worse = relative_to
         if not our_worse or not their_worse:
-            return {"ratio": None, "interval": None, "basis": None,
-                    "note": "no ratio: a relative gap needs both worse cells"}
+            return _no_ratio("no ratio: a relative gap needs both worse cells")
         basis, ours, theirs = "relative", abs(our_worse), abs(their_worse)
+    elif lengths is not None:
+        our_length, their_length = lengths
+        if not their_length:
+            return _no_ratio("no ratio: the paper does not state its runs' length, and rounds out of "
+                             "different lengths are not one unit")
+        if not our_length:
+            return _no_ratio("no ratio: the runs' length is not known")
+        basis, ours, theirs = "run length", float(our_length), float(their_length)
+    # the noise test in our units: the published gap as it would read on our runs
+    if abs(published_gap / theirs * ours) < half_width:
+        return _no_ratio(f"no ratio: the paper's gap {published_gap:+.2f} is within the 95 % half-width "
+                         f"{half_width:.2f} of a gap on these seeds"
+                         + (f" (its gap scaled to {ours:g} rounds: {published_gap / theirs * ours:+.2f})"
+                            if basis == "run length" and ours != theirs else ""))
     scale = (published_gap / theirs) * ours
     ends = sorted(((gap - half_width) / scale, (gap + half_width) / scale))
     return {"ratio": _round(gap / scale), "interval": [_round(ends[0]), _round(ends[1])], "basis": basis,
             "note": None}
+
+
+def _no_ratio(note: str) -> dict:
+    return {"ratio": None, "interval": None, "basis": None, "note": note}
 
 
 def _state_fields(decision: Decision, seeds: Sequence[int]) -> dict:
@@ -276,7 +293,9 @@ def compare(claim: Claim, comparison: Comparison, hi: CellValues, lo: CellValues
                    # our gap over the paper's only where both are in the same units: the paper's data
                    size=size_of(decision.gap, half95, comparison.published_gap,
                                 (_mean(lo.values[s] for s in used), comparison.published_worse)
-                                if metric.flatness else None) if scale == "paper" else None)
+                                if metric.flatness else None,
+                                (hi.configs[0].rounds, claim.published_rounds) if metric.in_rounds else None)
+                   if scale == "paper" else None)
         if claim.metric == "accuracy":
             out.update(_settling(claim, hi, lo, used, margin))
     out["verdict_text"] = decision.text if decision.verdict == out["verdict"] else VERDICT_TEXT[out["verdict"]]

@@ -48,7 +48,9 @@ class Metric:
     FedAvg's run on the same setting and seed), trained with the claims' seeds;
     ``flatness``: it measures how flat the trained model is, which ranks nothing when a
     model did not learn; ``censored(row)``: whether the run's value stands for "never
-    reached the target" (ranked worst, decided by a sign test)."""
+    reached the target" (ranked worst, decided by a sign test); ``in_rounds``: its values
+    count rounds of a run, so a gap is compared with the paper's as a share of each run's
+    length (rounds out of 100 and out of 400 are not one unit)."""
 
     name: str
     function: Callable[[dict], float | None]
@@ -60,6 +62,7 @@ class Metric:
     companions: Callable[[Any], list] | None = None
     flatness: bool = False
     censored: Callable[[dict], bool] | None = None
+    in_rounds: bool = False
 
     def __call__(self, row: dict) -> float | None:
         return self.function(row)
@@ -79,10 +82,12 @@ METRICS: dict[str, Metric] = {"accuracy": Metric("accuracy", accuracy_points, "p
 def register_metric(name: str, function: Callable[[dict], float | None], unit: str, *, accuracy: bool = False,
                     by_construction: bool = False, timed: bool = False, seeded: bool = True,
                     companions: Callable[[Any], list] | None = None,
-                    censored: Callable[[dict], bool] | None = None, flatness: bool = False) -> Metric:
+                    censored: Callable[[dict], bool] | None = None, flatness: bool = False,
+                    in_rounds: bool = False) -> Metric:
     """Register ``function(row)`` as the claims' metric ``name`` (see :class:`Metric`)."""
     METRICS[name] = Metric(name, function, unit, accuracy=accuracy, by_construction=by_construction, timed=timed,
-                           seeded=seeded, companions=companions, censored=censored, flatness=flatness)
+                           seeded=seeded, companions=companions, censored=censored, flatness=flatness,
+                           in_rounds=in_rounds)
     return METRICS[name]
 
 

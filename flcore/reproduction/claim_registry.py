@@ -12,7 +12,8 @@ same runs at every scale.  A claim may state a ``margin`` (``{stand_in, paper_fr
 reason}``) and ``seeds`` (``{n, reason}``) for itself or a comparison, and may be made *by*
 a later source than its paper (``by: {citation, quote, url}``, ``against``: the paper's claim
 it contests), and may declare what its runs must offer (``needs: [images]``, with the
-paper's words as ``needs_reason``; :mod:`flcore.models.traits`).
+paper's words as ``needs_reason``; :mod:`flcore.models.traits`).  A claim on a metric that
+counts rounds states the paper's run length (``published_rounds``) where the paper gives it.
 :mod:`flcore.reproduction.claims` decides them.
 """
 from __future__ import annotations
@@ -104,6 +105,7 @@ class Claim:
     seeds: Seeds | None = None  # its comparisons' seeds at the small scale, over the plan
     needs: tuple[str, ...] = ()  # traits its runs' model must offer (flcore.models.traits)
     needs_reason: str = ""  # why, in the paper's words
+    published_rounds: int | None = None  # the paper's run length, for a metric counted in rounds
 
     @property
     def sign(self) -> int:
@@ -210,6 +212,15 @@ def _published(raw: dict, by: By | None, where: str) -> tuple[float | None, floa
     return values[0], values[1]
 
 
+def _published_rounds(raw, where: str) -> int | None:
+    """A claim's ``published_rounds`` (the paper's total rounds T), checked."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise ValueError(f"{where}: published_rounds must be a whole number of rounds, at least 1, got {raw!r}")
+    return raw
+
+
 def _parse(paper_file: Path) -> list[Claim]:
     data = read_yaml(paper_file)
     paper = data["paper"]
@@ -240,7 +251,8 @@ def _parse(paper_file: Path) -> list[Claim]:
                          metric=raw.get("metric", "accuracy"), direction=direction, comparisons=comparisons,
                          about=dict(raw["about"]), main_setting=main, one_seed=raw.get("one_seed", ""),
                          margin=_margin(raw.get("margin"), where), by=by, against=against,
-                         seeds=_seeds(raw.get("seeds"), where), needs=needs, needs_reason=needs_reason))
+                         seeds=_seeds(raw.get("seeds"), where), needs=needs, needs_reason=needs_reason,
+                         published_rounds=_published_rounds(raw.get("published_rounds"), where)))
     return out
 
 

@@ -40,16 +40,18 @@
 #
 # ## Install
 #
-# In a fresh virtual environment:
+# In a fresh virtual environment, from flcore's checkout:
 #
 # ```bash
 # python -m venv .venv && . .venv/bin/activate
-# pip install "flcore[flower]"
+# pip install -e ".[flower]"
 # ```
 #
-# `flcore[flower]` brings a pinned Flower (`flwr`), Flower Datasets and Ray, the engine
-# under Flower's simulation. The first cell does it for you on Colab; the second holds
-# the parameters of this page.
+# The `flower` extra brings a pinned Flower (`flwr`), Flower Datasets and Ray, the engine
+# under Flower's simulation.
+#
+# The first cell installs flcore with Flower when they are missing (on Colab); the second
+# holds the parameters of this page.
 
 # %%
 import importlib.util

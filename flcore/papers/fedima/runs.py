@@ -410,7 +410,7 @@ def _never_reached(row) -> bool:
     return bool(row.get("run_dir")) and run_rounds_to_target(row["run_dir"]) is None
 
 
-register_metric("rounds", _rounds, "rounds", censored=_never_reached)
+register_metric("rounds", _rounds, "rounds", censored=_never_reached, in_rounds=True)
 
 
 # ----------------------------------------------------------------------------- pages

@@ -330,7 +330,7 @@ def _register_metrics() -> None:
     register_metric("wallclock_seconds_per_round", _seconds_per_round, "seconds per round", timed=True)
     register_metric("backprops_per_step", _backprops_per_step, "backprops per step", by_construction=True)
     register_metric("lesam_rounds", _field("rounds"), "rounds", companions=_fedavg_companion,
-                    censored=_never_reached)
+                    censored=_never_reached, in_rounds=True)
     # a run that never reached the target spent at least its cost and time: a lower bound, censored
     register_metric("communication_cost_ratio", _field("cost_ratio"), "x FedAvg's communication cost",
                     companions=_fedavg_companion, censored=_never_reached)
