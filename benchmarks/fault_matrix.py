@@ -674,7 +674,7 @@ CATEGORIES = ("bad_configs", "kills", "store_corruptions", "data_faults", "concu
               "links_and_special_files", "trust_without_proof", "listing_records", "interruption",
               "read_only_stores", "unbounded_inputs", "bundle_content", "bundle_archives", "page_injection",
               "split_files", "failure_cleanup", "disk_full", "command_limits", "book_files", "paper_text",
-              "verdict_caches")
+              "verdict_caches", "paper_files")
 #: The categories of ``benchmarks/fault_bundles.py``.
 BUNDLE_CATEGORIES = CATEGORIES[12:18]
 #: The categories of ``benchmarks/fault_round4.py``.

@@ -15,6 +15,11 @@ reads.
   a paper id that is a path is refused at registration; a package named in
   ``$FLCORE_PAPERS`` that cannot be registered leaves ``flcore --help`` working and makes
   every command one line, exit 2;
+- ``paper_files``: a paper package named in ``$FLCORE_PAPERS`` (the guide's toy paper) with one
+  wrong data file -- a missing title, an inventory that is a mapping, an id without its kind,
+  no ``claims:``, a comparison's ``better:`` that is a string, a built-in claim's id, a
+  misspelt key, a published file that is a path, an alias bomb, a file over the bound, a
+  link: every command is one line naming the file and the key, exit 2, nothing written;
 - ``verdict_caches``: a run's analysis cache edited after it was written is never read
   (``Run.load_analysis`` gives None) and ``flcore runs --verify`` exits 3 naming it; a
   decoded data entry whose arrays are not data is ignored (one warning) and decoded again,
@@ -183,6 +188,60 @@ def run_paper_text(cat, tmp: Path, cli: Callable) -> None:
         what = {"raises": "raises on import", "syntax": "has a syntax error",
                 "collides": "registers a built-in paper's id", "missing_package": "is not installed"}[name]
         cat.record(f"$FLCORE_PAPERS naming a package that {what}", problem is None, problem or "")
+
+
+GUIDE = ROOT / "book" / "reference" / "adding-a-paper.md"
+#: (what is wrong, file, old text, new text; None: the file replaced by new): the toy paper's edits.
+PAPER_FILE_CASES = [
+    ("a missing title", "paper.yaml", 'title: "A toy paper"\n', ""),
+    ("an inventory that is a mapping", "inventory.yaml", "- id: toy-table-1\n", "toy-table-1:\n"),
+    ("an artifact id without its kind", "inventory.yaml", "- id: toy-table-1", "- id: toy-1"),
+    ("claims.yaml without claims:", "claims.yaml", "claims:\n", "claimz:\n"),
+    ("a comparison whose better: is a string", "claims.yaml", "- better: {algorithm: FedSAM, alpha: 0.0}",
+     "- better: FedSAM"),
+    ("a built-in claim's id", "claims.yaml", "id: toy-fedsam-beats-fedavg", "id: fedsam-sam-improves-fedavg"),
+    ("a misspelt key", "claims.yaml", "    metric: accuracy", "    metrc: accuracy"),
+    ("a published file that is a path", "published/sources.yaml", "file: toy-table-1.csv", "file: ../../x.csv"),
+    ("a YAML alias bomb", "paper.yaml", "order: 6", "order: 6\na: &a [x, x, x, x, x, x, x, x, x]\n"
+     "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+     "d: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"),
+    ("a claims file over the bound", "claims.yaml", None, "# " + "x" * 2_100_000 + "\n"),
+]
+
+
+def _guide_toy(root: Path) -> Path:
+    """The toy paper's package as the guide writes it, in ``root/toy``."""
+    import re
+
+    block = re.compile(r"```\{code-block\} \w+\n:caption: `papers/toy/(?P<name>[^`]+)`\n\n(?P<body>.*?)```", re.S)
+    for match in block.finditer(GUIDE.read_text()):
+        (root / "toy" / match["name"]).parent.mkdir(parents=True, exist_ok=True)
+        (root / "toy" / match["name"]).write_text(match["body"])
+    return root / "toy"
+
+
+def run_paper_files(cat, tmp: Path, cli: Callable) -> None:
+    cases = [*PAPER_FILE_CASES, ("claims.yaml a link out of the package", "claims.yaml", None, "link")]
+    for number, (what, name, old, new) in enumerate(cases):
+        root = tmp / f"paper-files-{number}"
+        path = _guide_toy(root) / name
+        if new == "link":
+            (root / "elsewhere.yaml").write_text(path.read_text())
+            path.unlink()
+            path.symlink_to(root / "elsewhere.yaml")
+        elif old is None:
+            path.write_text(new)
+        else:
+            path.write_text(path.read_text().replace(old, new, 1))
+        env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{ROOT}", "FLCORE_PAPERS": "toy"}
+        done = subprocess.run([sys.executable, "-m", "flcore", "runs", "--store", str(root / "store")],
+                              capture_output=True, text=True, env=env, timeout=300, cwd=root)
+        problem = one_line(done.returncode, done.stderr)
+        if problem is None and f"toy: {name}" not in done.stderr:
+            problem = f"the line does not name toy: {name}: {done.stderr.strip()[:200]}"
+        if problem is None and (root / "store").exists():
+            problem = "the store was written"
+        cat.record(f"a paper package with {what}", problem is None, problem or "")
 
 
 def run_verdict_caches(cat, tmp: Path, cli: Callable) -> None:

@@ -34,7 +34,7 @@ RESNET = ("fedlesam-later-reproduction-fedsam-beats-fedlesam", "fedlesam-later-f
 def _parse(tmp_path: Path, extra: str):
     path = tmp_path / "claims.yaml"
     path.write_text(CLAIM + extra)
-    return claim_registry._parse(path)
+    return claim_registry.parse_claims(path)
 
 
 def test_every_model_has_its_traits_and_images_or_signals_not_both():

@@ -77,7 +77,7 @@ CLAIM = """  - id: x-later
 
 
 def test_parse_reads_a_later_claim_whose_source_prints_no_numbers(tmp_path):
-    claim, = claim_registry._parse(_write(tmp_path, CLAIM + "    by: {citation: Someone, quote: B beats A}\n"
+    claim, = claim_registry.parse_claims(_write(tmp_path, CLAIM + "    by: {citation: Someone, quote: B beats A}\n"
                                                  "    against: fedsam-sam-improves-fedavg\n"))
     assert claim.by == By("Someone", "B beats A") and claim.against == "fedsam-sam-improves-fedavg"
     assert claim.quote == "B beats A"  # the later source's words
@@ -91,7 +91,7 @@ def test_parse_reads_a_later_claim_whose_source_prints_no_numbers(tmp_path):
 ])
 def test_parse_rejects_with_one_line(tmp_path, extra, expected):
     with pytest.raises(ValueError) as error:
-        claim_registry._parse(_write(tmp_path, CLAIM + extra))
+        claim_registry.parse_claims(_write(tmp_path, CLAIM + extra))
     assert "\n" not in str(error.value) and expected in str(error.value)
     assert str(error.value).startswith("claims.yaml: claim x-later")
 

@@ -443,7 +443,8 @@ def test_the_reliability_page_is_the_rendered_fault_matrix():
                                          "trust_without_proof", "listing_records", "interruption",
                                          "read_only_stores", "unbounded_inputs", "bundle_content",
                                          "bundle_archives", "page_injection", "split_files", "failure_cleanup",
-                                         "disk_full", "command_limits", "book_files", "paper_text", "verdict_caches"}
+                                         "disk_full", "command_limits", "book_files", "paper_text", "verdict_caches",
+                                         "paper_files"}
     assert all(c["tried"] > 0 and c["handled"] == c["tried"] for c in report["categories"].values())
     assert (ROOT / "book" / "reliability.md").read_text() == render_reliability(results), (
         "regenerate: python -m flcore.report.reliability benchmarks/results/fault_matrix.json > book/reliability.md")

@@ -221,7 +221,8 @@ def _published_rounds(raw, where: str) -> int | None:
     return raw
 
 
-def _parse(paper_file: Path) -> list[Claim]:
+def parse_claims(paper_file: Path) -> list[Claim]:
+    """The claims of one paper's ``claims.yaml``, checked (one ``ValueError`` line, else)."""
     data = read_yaml(paper_file)
     paper = data["paper"]
     main = dict(data.get("main_setting") or {})
@@ -271,7 +272,7 @@ def _all_claims(papers: tuple[str, ...]) -> tuple[Claim, ...]:
     for paper in papers:
         path = get_paper(paper).folder / "claims.yaml"
         if path.is_file():
-            claims.extend(_parse(path))
+            claims.extend(parse_claims(path))
     ids = [c.id for c in claims]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:

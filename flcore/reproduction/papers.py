@@ -20,12 +20,49 @@ import yaml
 
 from flcore.reproduction.lookup import registered
 
+#: The largest data file of a paper read (YAML, published CSV): bounded before it is parsed.
+MAX_FILE_BYTES = 2_000_000
 
-def read_yaml(path: Path) -> Any:
-    """A YAML data file shipped in a paper's folder (part of the package, so trusted),
-    parsed by libyaml's safe loader where PyYAML has it: the pure-Python loader takes about
-    2 s over the five papers' claims files, in every notebook kernel."""
-    return yaml.load(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+
+class PaperFileError(ValueError):
+    """A paper's data file that cannot be trusted: one line naming the file and the key."""
+
+
+def _no_aliases(text: str, label: str) -> None:
+    """Refuse YAML anchors and aliases: a few lines of nested aliases expand into gigabytes
+    (an alias bomb), and no paper file needs them."""
+    for event in yaml.parse(text, Loader=_LOADER):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            line = event.start_mark.line + 1
+            raise PaperFileError(f"{label}: line {line}: YAML anchors and aliases (&name, *name) are refused in "
+                                 "paper files")
+
+
+#: libyaml's safe loader where PyYAML has it: the pure-Python loader takes about 2 s over
+#: the five papers' claims files, in every notebook kernel.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_yaml(path: Path, where: str | None = None) -> Any:
+    """A YAML data file of a paper's folder, checked before it is parsed: a regular file of at
+    most :data:`MAX_FILE_BYTES`, UTF-8, valid YAML without anchors or aliases; else one
+    :class:`PaperFileError` line starting with ``where`` (default: the file's name)."""
+    path, label = Path(path), where or Path(path).name
+    if path.is_symlink() or not path.is_file():
+        raise PaperFileError(f"{label}: not a regular file")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise PaperFileError(f"{label}: over {MAX_FILE_BYTES:,} bytes")
+    try:
+        text = path.read_text(encoding="utf-8")
+        _no_aliases(text, label)
+        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - the safe loader
+    except UnicodeDecodeError:
+        raise PaperFileError(f"{label}: not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise PaperFileError(f"{label}: not valid YAML ({problem}{at})") from None
 
 
 @dataclass(frozen=True)
@@ -63,8 +100,24 @@ def register_paper(paper_id: str, name: str, folder: str | Path) -> Paper:
         raise ValueError(f"paper {paper_id!r} registered twice")
     if not (folder / "paper.yaml").is_file():
         raise FileNotFoundError(f"{folder / 'paper.yaml'}: a registered paper needs its paper.yaml")
+    if not _ships_with_flcore(folder):  # flcore's own papers are checked by its tests
+        _check_files(paper_id, folder)
     PAPERS[paper_id] = Paper(paper_id, name, folder)
     return PAPERS[paper_id]
+
+
+def _ships_with_flcore(folder: Path) -> bool:
+    return Path(folder).resolve().is_relative_to(Path(__file__).resolve().parents[1])
+
+
+def _check_files(paper_id: str, folder: Path) -> None:
+    """A paper from outside flcore: its files against their schema, and its ids against the
+    papers registered before it (:mod:`flcore.reproduction.paper_files`)."""
+    from flcore.reproduction.claim_registry import all_claims
+    from flcore.reproduction.inventory import inventory
+    from flcore.reproduction.paper_files import check_paper_files
+
+    check_paper_files(paper_id, folder, {item.id for item in inventory()}, {claim.id for claim in all_claims()})
 
 
 def paper_ids() -> tuple[str, ...]:
