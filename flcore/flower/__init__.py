@@ -14,7 +14,13 @@ of :mod:`flcore.algorithms`:
   (local training with its perturbation and corrections), keeping the per-client state
   (SCAFFOLD controls, FedDyn and FedGloSS duals, FedLESAM's old model) in the node's
   ``Context.state`` across rounds;
-- :func:`run_simulation` runs them under Flower's simulation engine (its Ray backend).
+- :mod:`flcore.flower.app` is the Flower App of a method (a ``ServerApp`` and a ``ClientApp``
+  that build the federation from the run's configuration on every node), for Flower's
+  supported launcher, ``flwr run``; :mod:`flcore.flower.launcher` starts a SuperLink and
+  one SuperNode per client on 127.0.0.1 and runs it (``local_deployment``, ``flwr_run``);
+- :func:`run_simulation` runs them in one call under Flower's simulation engine (its Ray
+  backend), through ``flwr.simulation.run_simulation``, which Flower deprecates for
+  ``flwr run``: kept while Flower has it.
 
 A run of a few rounds equals :class:`flcore.Simulation`'s run of the same federation to
 rounding (``tests/test_flower.py``, every family): both sample the same clients and the

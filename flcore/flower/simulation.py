@@ -21,8 +21,6 @@ import threading
 import warnings
 from collections.abc import Iterator
 
-from flwr.simulation import run_simulation as flwr_run_simulation
-
 from flcore.cpus import available_cpus
 
 from .client import client_app
@@ -85,6 +83,20 @@ def quiet_output(prefixes: tuple[str, ...] = ("ray", "flwr")) -> Iterator[None]:
                 sys.stderr.write("output of the simulation (last lines):\n" + printed[-QUIET_TAIL_CHARS:] + "\n")
 
 
+def deprecated_run_simulation():
+    """Flower's ``flwr.simulation.run_simulation``, which Flower deprecates for ``flwr run``:
+    kept as the in-process route (one call, no SuperLink); when Flower removes it, one
+    error names the supported route (:mod:`flcore.flower.launcher`)."""
+    try:
+        from flwr.simulation import run_simulation as found
+    except ImportError:
+        found = None
+    if not callable(found):
+        raise RuntimeError("this Flower no longer has flwr.simulation.run_simulation; run the app with Flower's "
+                           "launcher instead: flcore.flower.launcher.local_deployment and flwr_run")
+    return found
+
+
 def run_simulation(federations, rounds: int, *, num_cpus: int | None = None, client_cpus: float = 1,
                    evaluate: bool = False, verbose: bool = False) -> list[FlcoreStrategy]:
     """Run ``rounds`` rounds of each federation (one :class:`Federation` or several, one
@@ -99,6 +111,7 @@ def run_simulation(federations, rounds: int, *, num_cpus: int | None = None, cli
     whose capture a failure carries).  Returns the strategies, holding the final model and
     server state.
     """
+    flwr_run_simulation = deprecated_run_simulation()
     federations = [federations] if isinstance(federations, Federation) else list(federations)
     if not federations:
         raise ValueError("federations: give at least one")

@@ -204,6 +204,47 @@ for federation, strategy in ((fedsam, sam_strategy), (fedgloss, gloss_strategy))
     assert clients == [row["clients"] for row in strategy.history] and difference <= 1e-6
 
 # %% [markdown]
+# ## With Flower's launcher: `flwr run`
+#
+# `ff.run_simulation` calls `flwr.simulation.run_simulation`, which Flower deprecates in
+# favour of its launcher, `flwr run`: a Flower App (a folder whose `pyproject.toml` names
+# the server and client apps and the run's configuration) submitted to a running
+# SuperLink, whose SuperNodes run the clients. `flcore.flower.app` is that app for any
+# method: its server app and its client app build the same `Federation` from the run's
+# configuration (flcore's config fields) on every node, so all nodes hold the same split
+# and $w^0$. `write_app` writes the folder; `local_deployment` starts a SuperLink and one
+# SuperNode per client on 127.0.0.1 (Flower's home in a temporary folder) and stops them
+# all when the block ends; `flwr_run` runs `flwr run` and asks the SuperLink how the run
+# ended:
+#
+# ```python
+# from flcore.flower.app import read_result, write_app
+# from flcore.flower.launcher import flwr_run, local_deployment
+#
+# config = {"method": "fedsam", "scale": "smoke", "rounds": 6, "clients": 10, "per_round": 5, "seed": 0}
+# app = write_app("fedsam-app", {**config, "evaluate": True, "result-file": "fedsam.npz"})
+# with local_deployment(clients=10) as deployment:
+#     flwr_run(app, deployment)
+# result = read_result("fedsam.npz")   # the final model, SWA's average if any, the history
+# ```
+#
+# By hand, with `FLWR_HOME` naming a folder whose `config.toml` holds the connection
+# `[superlink.local-deployment]` (`address = "127.0.0.1:9100"`, `insecure = true`):
+#
+# ```bash
+# flower-superlink --insecure --host 127.0.0.1 --port 9100 &
+# for k in $(seq 0 9); do
+#   flower-supernode --insecure --superlink 127.0.0.1:9100 --port $((9101 + k)) --node-config "partition-id=$k" &
+# done
+# flwr run fedsam-app local-deployment --stream
+# ```
+#
+# The final model of such a run equals flcore's engine on the same configuration bit for
+# bit (`tests/test_flower_launcher.py` runs FedSAM and SCAFFOLD this way in the extended
+# tier, `make test-extended`). Every SuperNode starts the client app in a process of its
+# own, so a round costs a few seconds more than in the simulation above.
+
+# %% [markdown]
 # ## What Flower's protocol changes
 #
 # - **Which node is which client.** Before the first round the strategy asks every node
