@@ -108,3 +108,42 @@ def test_register_returns_the_handlers():
     assert set(handlers) == {"reproduce", "book", "claims"}
     args = parser.parse_args(["book", "--scale", "smoke", "--no-reproduce", "--lax"])
     assert args.scale == "smoke" and args.no_reproduce and args.lax
+
+
+@pytest.mark.parametrize("text, says", [
+    ('{"artifacts": [1, 2', "is not JSON"),
+    ("[]", "is not a mapping with a mapping of artifacts"),
+    ('{"artifacts": ["fedsam-table-2"]}', "is not a mapping with a mapping of artifacts"),
+    ('{"artifacts": {"fedsam-table-2": 5, "fedsam-table-1": {"status": "ok", "scale": "smoke"}}}',
+     "entry 'fedsam-table-2' is not a mapping"),
+    ('{"artifacts": {"fedsam-table-2": {"status": "ok", "built": ["smoke"]}}}', "fedsam-table-2: built is not a dict"),
+])
+def test_a_corrupt_manifest_is_read_as_never_built_with_one_warning(tmp_path, capsys, text, says):
+    from flcore.reproduction.artifacts import get_artifact
+    from flcore.site.manifest import MANIFEST, load_manifest, stale_reason
+
+    (tmp_path / MANIFEST).parent.mkdir(parents=True)
+    (tmp_path / MANIFEST).write_text(text)
+    manifest = load_manifest(tmp_path)
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and warning[0].startswith("flcore: warning: book/_artifacts.json") and says in warning[0]
+    assert "fedsam-table-2" not in manifest["artifacts"]
+    assert stale_reason(get_artifact("fedsam-table-2"), manifest["artifacts"].get("fedsam-table-2"), tmp_path,
+                        "smoke", [0], "x") == "never run"
+    kept = manifest["artifacts"].get("fedsam-table-1")
+    assert kept is None or kept == {"status": "ok", "scale": "smoke"}
+
+
+def test_a_corrupt_manifest_gives_no_traceback_on_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "notebooks", root / "notebooks")
+    shutil.copy(ROOT / "_toc.yml", root / "_toc.yml")
+    (root / "book").mkdir()
+    (root / "book" / "_artifacts.json").write_text("[]")
+    done = subprocess.run([sys.executable, "-m", "flcore", "reproduce", "--list", "--root", str(root)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "stale: never run" in done.stdout

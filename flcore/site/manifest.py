@@ -44,15 +44,53 @@ def notebook_hash(path: Path) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+#: The largest manifest read (one small entry per page).
+MAX_MANIFEST_BYTES = 16_000_000
+#: The manifest entry's fields that have a type, and that type.
+ENTRY_TYPES = {"status": str, "scale": str, "seeds": list, "built": dict, "notebook": str, "flcore": str}
+
+
+def _entry_problem(artifact_id, entry) -> str | None:
+    if not isinstance(artifact_id, str) or not isinstance(entry, dict):
+        return f"entry {str(artifact_id)[:60]!r} is not a mapping"
+    for key, kind in ENTRY_TYPES.items():
+        if key in entry and not isinstance(entry[key], kind):
+            return f"{artifact_id}: {key} is not a {kind.__name__}"
+    return None
+
+
 def load_manifest(root: Path) -> dict[str, Any]:
+    """The manifest, checked before it is trusted: a regular file of at most
+    :data:`MAX_MANIFEST_BYTES`, JSON, a mapping whose ``artifacts`` map ids to entries of
+    the right types.  What fails is left out with one warning on the standard error: its
+    pages count as never built, so the next build runs them again (the manifest is the
+    build's own record; nothing else is lost)."""
+    import sys
+
     path = root / MANIFEST
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return {"artifacts": {}}
-    try:
-        data = json.loads(path.read_text())
-    except ValueError:
+    problem, data = None, None
+    if path.is_symlink() or not path.is_file():
+        problem = "not a regular file"
+    elif path.stat().st_size > MAX_MANIFEST_BYTES:
+        problem = f"over {MAX_MANIFEST_BYTES:,} bytes"
+    else:
+        try:
+            data = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError) as exc:
+            problem = f"not JSON ({str(exc)[:100]})"
+    if problem is None and not (isinstance(data, dict) and isinstance(data.get("artifacts", {}), dict)):
+        problem, data = "not a mapping with a mapping of artifacts", None
+    if data is None:
+        print(f"flcore: warning: {MANIFEST} is {problem}: every page counts as never built", file=sys.stderr)
         return {"artifacts": {}}
-    data.setdefault("artifacts", {})
+    entries = data.setdefault("artifacts", {})
+    for artifact_id in list(entries):
+        problem = _entry_problem(artifact_id, entries[artifact_id])
+        if problem:
+            print(f"flcore: warning: {MANIFEST}: {problem}: that page counts as never built", file=sys.stderr)
+            del entries[artifact_id]
     return data
 
 
