@@ -98,3 +98,55 @@ def test_a_toy_paper_added_as_the_page_says_builds_its_page(tmp_path):
                                                               ("fedsam", "fedgloss", "fedgf", "fedlesam", "fedima")]
     landing = (tmp_path / "book" / "toy" / "index.md").read_text()
     assert landing.startswith("# Toy") and "Does FedSAM beat FedAvg" in landing
+
+
+SWITCH = 'from flcore.reproduction.stand_in import register_stand_in\nregister_stand_in("toy", "smoke", "fmnist")\n'
+#: Run in a process of its own with the toy paper registered: its runs and its page's words
+#: at the smoke scale, and one of its runs trained on Fashion-MNIST files written here.
+SWITCHED = r"""
+import json, sys
+from flcore.data import write_fake_fmnist
+from flcore.data.checksums import expected_checksums
+from flcore.report.page import Page, scale_banner
+from flcore.reproduction.artifacts import get_artifact
+from flcore.reproduction.runner import ensure_runs
+
+specs = get_artifact("toy-table-1").runs("smoke", [0])
+banner = scale_banner("smoke", specs, paper_specs=get_artifact("toy-table-1").runs("paper", [0]))
+page = Page("toy-table-1", scale="smoke", seeds=[0])
+md5s = write_fake_fmnist(sys.argv[1] + "/data", num_train=200, num_test=40, seed=1, layout="idx")
+with expected_checksums("fmnist", md5s):
+    frame = ensure_runs(specs[:1], store=sys.argv[1] + "/runs", device="cpu", workers=1,
+                        data_root=sys.argv[1] + "/data")
+print(json.dumps({"datasets": sorted({s.resolve().dataset for s in specs}),
+                  "models": sorted({s.resolve().model for s in specs}), "banner": banner,
+                  "caption": page.stand_in.data_name("CIFAR-10"), "status": list(frame["status"])}))
+"""
+
+
+def test_one_line_switches_the_toy_papers_stand_in_and_its_page_says_so(tmp_path):
+    import json
+
+    for name, body in page_blocks().items():
+        if name.startswith("papers/"):
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_text(body)
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path / 'papers'}{os.pathsep}{ROOT}", "FLCORE_PAPERS": "toy",
+           "OMP_NUM_THREADS": "1"}
+
+    def switched() -> dict:
+        done = subprocess.run([sys.executable, "-c", SWITCHED, str(tmp_path)], env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    before = switched()
+    assert before["datasets"] == ["mnist1d"] and before["models"] == ["mnist1d_cnn"]
+    assert before["caption"] == "MNIST-1D (smoke scale, standing in for CIFAR-10)"
+    init = tmp_path / "papers" / "toy" / "__init__.py"
+    init.write_text(init.read_text().replace("register_paper(", SWITCH + "register_paper(", 1))
+    after = switched()
+    assert after["datasets"] == ["fmnist"] and after["models"] == ["fmnist_cnn"]
+    assert after["caption"] == "Fashion-MNIST (smoke scale, standing in for CIFAR-10)"
+    assert "**Fashion-MNIST** with the Fashion-MNIST CNN stands in for the paper's CIFAR-10" in after["banner"]
+    assert after["status"] == ["finished"]

@@ -23,6 +23,7 @@ from flcore.config.experiment import (
 from flcore.config.fields import (
                          DATASET_DOMAINS,
                          DATASET_FACTS,
+                         DATASET_LABELS,
                          DEFAULTS,
                          ENGINES,
                          MAX_COUNT,
@@ -45,6 +46,7 @@ from flcore.config.validation import check_method_reads, check_partition_reads
 __all__ = [
     "CENTRALIZED_PROTOCOL",
     "DATASET_DOMAINS",
+    "DATASET_LABELS",
     "DATASET_FACTS",
     "DEFAULTS",
     "DEFAULT_DATASET",

@@ -267,6 +267,9 @@ DATASET_FACTS: dict[str, tuple[tuple[int, ...], int, int | None]] = {
     "pacs": ((3, 224, 224), 7, 8_991),  # 90% of the 9,991 images (flcore.data.pacs)
     "synthetic": ((40,), 10, None),
 }
+#: How the pages name flcore's data sets.
+DATASET_LABELS = {"mnist1d": "MNIST-1D", "cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "fmnist": "Fashion-MNIST",
+                  "pacs": "PACS", "synthetic": "synthetic data"}
 #: Number of domains of the multi-domain data sets (the "domains" partition needs one).
 DATASET_DOMAINS = {"pacs": 4}
 #: Default ``num_samples`` of the generated sets (``flcore.data.load_dataset``).

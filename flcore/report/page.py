@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
+from flcore.config import DATASET_LABELS
 from flcore.report.escaping import link_text, page_text
 from flcore.report.numbers import csv_frame, display_frame
 from flcore.report.run_settings import (
-    DATASET_LABELS,
     models_text,
     names,
     protocol_text,
@@ -44,6 +44,7 @@ from flcore.reproduction.claims import (
 )
 from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import cap_rounds, ensure_runs
+from flcore.reproduction.stand_in import StandIn, stand_in_for
 
 
 def _display(obj, metadata: dict | None = None) -> None:
@@ -118,6 +119,14 @@ class Page:
             from IPython.display import Markdown
 
             _display(Markdown(capped_banner(max_rounds)), metadata={CAPPED_BANNER_KEY: True})
+
+    @property
+    def stand_in(self) -> StandIn:
+        """What the page's runs train for the paper's data sets at its scale: their names on
+        the page, which labels are distinct runs (:mod:`flcore.reproduction.stand_in`)."""
+        from flcore.reproduction.papers import paper_of
+
+        return stand_in_for(self.scale, paper_of(self.artifact_id).id)
 
     def runs(self, specs: Sequence | None = None) -> pd.DataFrame:
         """The runs of ``specs`` (default: the artifact's own at the page's scale and seeds),

@@ -10,9 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-#: How the pages name flcore's data sets.
-DATASET_LABELS = {"mnist1d": "MNIST-1D", "cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "fmnist": "Fashion-MNIST",
-                  "pacs": "PACS", "synthetic": "synthetic data"}
 #: How the pages name flcore's models.
 MODEL_LABELS = {"cnn": "the CIFAR CNN", "resnet18gn": "ResNet-18 (GroupNorm)", "fmnist_cnn": "the Fashion-MNIST CNN",
                 "vgg11gn": "VGG-11 (GroupNorm)", "alexnet_gn": "AlexNet (GroupNorm)",

@@ -28,12 +28,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from flcore.config.presets import DEFAULT_DATASET
-from flcore.models import default_model_for
 from flcore.models.traits import TRAITS, missing_traits
 from flcore.record_format import CAPPED
 from flcore.reproduction.claim_metrics import METRICS, accuracy_points
 from flcore.reproduction.claim_registry import Claim, Comparison, datasets_of
+from flcore.reproduction.stand_in import stand_in_for
 from flcore.store import RunStore
 
 
@@ -220,10 +219,10 @@ def unmet_needs(claim: Claim, dataset: str, model: str, scale: str) -> str:
 def stand_in_needs(claim: Claim, scale: str) -> str:
     """:func:`unmet_needs` for the scale's stand-in (its data set and model below the paper
     scale), for a comparison with no runs at ``scale``: the claim's needs decide it even so."""
-    if scale == "paper" or not claim.needs:
+    stand_in = stand_in_for(scale, claim.paper)
+    if stand_in.is_paper or not claim.needs:
         return ""
-    dataset = DEFAULT_DATASET[scale]
-    return unmet_needs(claim, dataset, default_model_for(dataset), scale)
+    return unmet_needs(claim, stand_in.dataset, stand_in.model, scale)
 
 
 def untestable_reason(claim: Claim, comparison: Comparison, configs: Iterable, scale: str) -> str:
@@ -232,10 +231,8 @@ def untestable_reason(claim: Claim, comparison: Comparison, configs: Iterable, s
     about = claim.about_of(comparison)
     wanted_datasets = datasets_of(about["dataset"])
     main_datasets = datasets_of(claim.main_setting.get("dataset", ()))
-    stand_in = None
-    if scale != "paper":
-        dataset = DEFAULT_DATASET[scale]
-        stand_in = (dataset, default_model_for(dataset))
+    ours = stand_in_for(scale, claim.paper)
+    stand_in = None if ours.is_paper else (ours.dataset, ours.model)
     for cfg in configs:
         unmet = unmet_needs(claim, cfg.dataset, cfg.model, scale)
         if unmet:

@@ -26,6 +26,7 @@ from flcore.data import partition, read_split_file
 from flcore.data.cifar import load_cifar
 from flcore.data.cifar_stats import CIFAR_SIZES
 from flcore.data.errors import DatasetError
+from flcore.reproduction.stand_in import paper_dataset
 
 NOT_IN_FLCORE = "not in flcore"
 #: The heterogeneity levels both papers run (Dirichlet alpha; 0 = one class per client).
@@ -182,7 +183,8 @@ def _dataset_stats(splits: Sequence[Split], dataset: str) -> dict:
 
 
 #: The published data-set names that are flcore's CIFAR data sets.
-CIFAR_NAMES = {"CIFAR-10": "cifar10", "CIFAR-100": "cifar100"}
+#: The CIFAR labels whose statistics flcore computes.
+CIFAR_LABELS = ("CIFAR-10", "CIFAR-100")
 
 
 def dataset_stats_ours(datasets: Sequence[str], splits: Sequence[Split],
@@ -193,8 +195,8 @@ def dataset_stats_ours(datasets: Sequence[str], splits: Sequence[Split],
     rows = []
     for label in datasets:
         row = {"dataset": label}
-        if label in CIFAR_NAMES:
-            stats = _dataset_stats(splits, CIFAR_NAMES[label])
+        if label in CIFAR_LABELS:
+            stats = _dataset_stats(splits, paper_dataset(label))
             if task:
                 row["task"] = "Classification"
             row.update({c: stats[c] for c in columns})

@@ -23,10 +23,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from flcore.config.presets import DEFAULT_DATASET
+from flcore.config import DATASET_LABELS
 from flcore.report.escaping import page_text
 from flcore.report.page import claims_markdown, later_claims_markdown, totals_text
-from flcore.report.run_settings import DATASET_LABELS
 from flcore.reproduction.budget import load_device_rates, read_rows
 from flcore.reproduction.claim_plan import plan_claims, price_line, size_text
 from flcore.reproduction.claims import (
@@ -42,6 +41,7 @@ from flcore.reproduction.inventory import InventoryEntry, coverage, entry, inven
 from flcore.reproduction.papers import get_paper, paper_ids
 from flcore.reproduction.plateau import criterion_text, plateau_counts
 from flcore.reproduction.settling import settled_shares
+from flcore.reproduction.stand_in import stand_in_for
 from flcore.site.stand_in_page import stand_in_page
 from flcore.site.verdict_files import links_html, write_verdict_files
 from flcore.site.verdict_map import verdict_map
@@ -77,10 +77,7 @@ class _Links:
 def stand_in(scale: str) -> str:
     """What a page built at ``scale`` trains on, in words: ``"MNIST-1D"`` below the paper
     scale (the scale's stand-in data set), ``"the paper's data"`` at it."""
-    if scale == "paper":
-        return "the paper's data"
-    dataset = DEFAULT_DATASET[scale]
-    return DATASET_LABELS.get(dataset, dataset)
+    return stand_in_for(scale).name
 
 
 def _status_cell(row: dict) -> str:

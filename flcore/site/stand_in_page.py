@@ -12,15 +12,14 @@ hyper-parameters tuned on its own validation data (:mod:`flcore.config.tuned`).
 """
 from __future__ import annotations
 
-from flcore.config import DATASET_FACTS, resolve_config
-from flcore.config.presets import DEFAULT_DATASET
+from flcore.config import DATASET_FACTS, DATASET_LABELS, resolve_config
 from flcore.config.tuned import records
 from flcore.models import build_model, count_parameters, default_model_for
 from flcore.models.traits import MODEL_TRAITS, TRAITS
 from flcore.report.escaping import page_text
 from flcore.report.page import comparison_cells
-from flcore.report.run_settings import DATASET_LABELS
 from flcore.reproduction.plateau import criterion_text, is_not_settled, plateau_counts
+from flcore.reproduction.stand_in import stand_in_for
 
 #: The claim whose comparisons show the heterogeneity gap the stand-in reproduces.
 HETEROGENEITY_CLAIM = "fedsam-heterogeneity-costs-accuracy"
@@ -32,7 +31,7 @@ PAPERS_MODELS = {"cnn": "the CIFAR CNN of FedSAM, FedGloSS and FedGF", "resnet18
 
 def _protocol(scale: str) -> tuple[str, str]:
     """The stand-in's data set label and its protocol in words."""
-    dataset = DEFAULT_DATASET[scale]
+    dataset = stand_in_for(scale).dataset
     cfg = resolve_config(scale=scale, dataset=dataset, method="fedavg")
     model = default_model_for(dataset)
     shape, classes, _ = DATASET_FACTS[dataset]
@@ -177,7 +176,7 @@ def stand_in_page(results: list[dict], scale: str, search_rows: list[dict] = ())
         return ("# The stand-in\n\nThis book was built at the `paper` scale: every run trains the paper's own data "
                 "and model, and no stand-in is used.\n")
     label, protocol = _protocol(scale)
-    model = default_model_for(DEFAULT_DATASET[scale])
+    model = default_model_for(stand_in_for(scale).dataset)
     comparisons = [c for r in results for c in r["comparisons"] if not c.get("counted_in")]
     counts = plateau_counts(comparisons)
     if counts["cells"]:
@@ -206,7 +205,7 @@ def stand_in_page(results: list[dict], scale: str, search_rows: list[dict] = ())
         "## Trained to a plateau", "",
         f"{criterion_text(1.0)[0].upper()}{criterion_text(1.0)[1:]}, the stand-in's margin being 1 point. {plateau}",
         *_not_settled(results), *_search(list(search_rows)), "",
-        *_tuned(scale, DEFAULT_DATASET[scale]), "",
+        *_tuned(scale, stand_in_for(scale).dataset), "",
         f"The verdicts themselves: [Claims](claims.md); the same as JSON: `flcore claims --scale {scale} --json`.",
     ]
     return "\n".join(lines) + "\n"

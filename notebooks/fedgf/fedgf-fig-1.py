@@ -85,7 +85,7 @@ page.table(mean, "Per alpha, the mean over the seeds with its sd and n (what the
 
 # %%
 fig = fc.sweep_figure(sweep, algorithm_color("FedSAM"))
-data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale)"
+data_name = page.stand_in.short_name("CIFAR-100")
 tau_acc = kendall_tau(list(mean["alpha"]), list(mean["accuracy"])) if len(mean) > 1 else float("nan")
 tau_df = kendall_tau(list(mean["alpha"]), list(-mean["flatness_discrepancy"])) if len(mean) > 1 else float("nan")
 page.figure(fig, f"FedSAM on {data_name}, the mean over the seeds (lines) and every seed (dots): accuracy against "

@@ -81,9 +81,9 @@ page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finis
 # ## The figure
 
 # %%
-panels = list(fedgf.DATASETS) if scale == "paper" else [fedgf.DATASETS[0]]
+panels = page.stand_in.distinct(fedgf.DATASETS)
 metrics = run_metrics(runs[runs["dataset"].isin(panels)], store=store)
-if scale != "paper":
+if not page.stand_in.is_paper:
     metrics["dataset"] = f"MNIST-1D ({scale} scale, standing in for CIFAR)"
 order = [a for a in fedgf.FLATNESS_ALGORITHMS if a in set(runs["algorithm"])]
 figure = accuracy_curves(metrics, hue="algorithm", col="dataset", hue_order=order)
@@ -91,7 +91,7 @@ cells = ours_accuracy(runs[runs["dataset"] == panels[0]], ["algorithm"]).set_ind
 final = cells["ours"].dropna().sort_values(ascending=False)
 ending = ", ".join(f"{name} {value:.1f}% (n = {int(cells.loc[name, 'seeds'])})" for name, value in final.items())
 leader = final.index[0] if len(final) else "none"
-data_name = "CIFAR-10 and CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale)"
+data_name = page.stand_in.short_name("CIFAR-10 and CIFAR-100")
 rounds = int(metrics["round"].max()) if len(metrics) else 0
 page.figure(figure, (f"Test accuracy against rounds at alpha = 0 with 5 clients per round on {data_name}; a method "
                      "run at several seeds (those the claims' verdicts read) is drawn as their mean with a band "

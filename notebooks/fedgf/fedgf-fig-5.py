@@ -108,7 +108,7 @@ rises = curves.groupby(["alpha", "algorithm"]).apply(
     include_groups=False) if len(curves) else pd.Series(dtype=float)
 non_iid = rises.loc[0.0].sort_values() if 0.0 in rises.index.get_level_values(0) else pd.Series(dtype=float)
 lowest = curves[(curves["alpha"] == 0.0) & (curves["magnitude"] == max(magnitudes))].groupby("algorithm")["loss"].mean()
-data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale)"
+data_name = page.stand_in.short_name("CIFAR-100")
 page.figure(fig, f"Loss against perturbation magnitude on {data_name}. Non-IID, the flattest curve (smallest rise) is "
                  f"{non_iid.index[0] if len(non_iid) else 'none'}'s and the lowest loss at r = {max(magnitudes)} is "
                  f"{lowest.idxmin() if len(lowest) else 'none'}'s (the paper: FedGF lowest by more than 1.0).",

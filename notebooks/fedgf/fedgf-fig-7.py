@@ -103,7 +103,7 @@ ax_c.legend()
 ax_d.axhline(threshold, linestyle="--", color="0.4")
 ax_d.set_xlabel("round")
 ax_d.set_ylabel("D^r (mean client-to-global distance)")
-data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale)"
+data_name = page.stand_in.short_name("CIFAR-100")
 order = summary["mean_c"].sort_values(ascending=False)
 page.figure(fig, f"FedGF's c (left) and D^r (right) against rounds on {data_name}: the mean c is largest for alpha = "
                  f"{order.index[0]:g} and smallest for alpha = {order.index[-1]:g} (the paper: c grows as alpha "

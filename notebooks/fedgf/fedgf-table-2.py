@@ -111,7 +111,7 @@ at_chance = fc.at_chance_methods(ours, chance)
 non_iid = comparison[comparison["alpha"] == 0]
 page.table(comparison, show=format_comparison(comparison, ["alpha", "algorithm"], ["metric"],
                                               index_order={"algorithm": list(paper_values["algorithm"].unique())},
-                                              delta=scale == "paper"),
+                                              delta=page.stand_in.is_paper),
            caption=f"LPF, lambda_max and Delta_F, paper beside ours (mean \u00b1 sd over the seeds, n). Non-IID, the "
                    f"paper's lowest lambda_max is {fc.flattest_learning(non_iid, 'lambda_max', 'paper')}'s, ours is "
                    f"{fc.flattest_learning(non_iid, 'lambda_max', 'ours', at_chance)}'s; the lowest LPF: paper "
@@ -146,7 +146,7 @@ verdicts = page.check_claims()
 agreement = (f"agree with the paper's with a mean Kendall's \u03c4 of {mean_tau:.2f}" if len(orderings)
              else "cannot be compared with the paper's (no block has two ranked methods)")
 lines = [f"At the **{scale}** scale the flatness rankings of our seed means {agreement}; {verdict_counts(verdicts)}."]
-if scale != "paper":
+if not page.stand_in.is_paper:
     lines.append("Flatness is measured on MNIST-1D models here, whose scale of loss and curvature differs from the "
                  "CIFAR CNN's: compare the orderings, not the numbers.")
 page.findings(lines)

@@ -130,7 +130,7 @@ page.table(first_to_target(per_run), "FedGF against FedSMOO, one pair of runs of
 verdicts = page.check_claims()
 counts = verdict_counts(verdicts)
 lines = [f"At the **{scale}** scale, {finding} {counts[:1].upper()}{counts[1:]}."]
-if scale != "paper":
+if not page.stand_in.is_paper:
     lines.append("Below the paper scale FedSMOO and FedGF run at alpha = 0 (both CIFAR labels name the same runs) "
                  "and at CIFAR-100's IID alpha only.")
 page.findings(lines)

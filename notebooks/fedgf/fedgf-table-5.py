@@ -97,7 +97,7 @@ cells = ours_accuracy(runs, keys, datasets)
 comparison = paper_vs_ours(paper_values, cells, keys)
 comparison["algorithm"] = comparison["c"]
 order = {"c": ["0", "0.5", "1", "adaptive"]}
-at_paper = scale == "paper"
+at_paper = page.stand_in.is_paper
 
 
 def best(frame, column):

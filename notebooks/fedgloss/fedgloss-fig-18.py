@@ -111,7 +111,7 @@ for ax in figure.axes:
 panel_table = gloss.fig18_panels(federated)
 ends = gloss.fig18_ends(panel_table)
 coverage = gloss.fig18_coverage(panel_table, scale)
-data_name = "CIFAR" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR)"
+data_name = page.stand_in.data_name("CIFAR")
 page.figure(figure, f"FedGloSS and NaiveFedGloSS against rounds on {data_name}, with the centralized SAM (dashed) and "
                     f"SAM~ (dotted) bounds; a method with several seeds is their mean, the band their range. {coverage} "
                     f"Final accuracy (mean of the last 100 rounds; over the seeds: mean \u00b1 sd, n): {ends}.",

@@ -92,7 +92,8 @@ page.table(runs[["model", "alpha", "rho_server", "status", "rounds_done", "accur
 sweep = runs.groupby(["model", "rho_server"], sort=True)["accuracy"].mean().reset_index()
 fig, ax = plt.subplots(figsize=(5.5, 3.6))
 for model, part in sweep.groupby("model", sort=False):
-    label = f"{model} (alpha = {0 if model == 'CNN' else 0.5})" if scale == "paper" else f"MNIST-1D CNN ({scale} scale)"
+    label = (f"{model} (alpha = {0 if model == 'CNN' else 0.5})" if page.stand_in.is_paper
+             else f"{page.stand_in.name} CNN ({scale} scale)")
     ax.plot(part["rho_server"], part["accuracy"], marker="o", label=label)
 ax.set_xscale("log")
 ax.set_xlabel("server radius rho_s")

@@ -68,7 +68,7 @@ set_style()
 artifact = get_artifact("fedgloss-fig-7")
 page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
             data_root=data_root, download=download, max_rounds=max_rounds)
-at_paper = scale == "paper"
+at_paper = page.stand_in.is_paper
 
 # %% [markdown]
 # ## The runs

@@ -69,7 +69,7 @@ set_style()
 artifact = get_artifact("fedgloss-fig-9")
 page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
             data_root=data_root, download=download, max_rounds=max_rounds)
-data_name = "CIFAR" if scale == "paper" else f"MNIST-1D ({scale} scale)"
+data_name = page.stand_in.short_name("CIFAR")
 
 # %% [markdown]
 # ## The runs
@@ -102,7 +102,7 @@ for ax, (dataset, lines) in zip(axes[0], curves.items()):
     ax.axvline(1, color="grey", lw=0.6)
     ax.set_xlabel("g (0: NaiveFedGloSS, 1: FedGloSS)")
     ax.set_ylabel("loss")
-    ax.set_title(dataset if scale == "paper" else f"{dataset} setting on {data_name}")
+    ax.set_title(dataset if page.stand_in.is_paper else f"{dataset} setting on {data_name}")
     ax.legend()
 figure.tight_layout()
 worst = barriers["barrier"].max() if len(barriers) else float("nan")

@@ -114,7 +114,7 @@ def equal_communication(frame):
 
 gaps = equal_communication(ours)
 gap_text = "; ".join(f"{d} alpha = {a:g}: {g:+.1f} points" for (d, a), g in gaps.items()) or "no complete pair"
-stand_in = "" if scale == "paper" else f" (ours: MNIST-1D at the {scale} scale)"
+stand_in = page.stand_in.ours()
 page.table(table, f"Accuracy (%) of FedGloSS-SAM (1x) and NaiveFedGloSS (2x) at half and all of the rounds{stand_in}. "
                   f"At equal communication, FedGloSS's Acc@100% minus NaiveFedGloSS's Acc@50%: {gap_text}.",
            show=wide, downloads={"published": published_fed, "ours": ours})
@@ -133,7 +133,7 @@ bound_text = ", ".join(f"{d}: SAM {sam.get((d, 'Centralized SAM'), float('nan'))
                        f"SAM~ {sam.get((d, 'Centralized SAM~'), float('nan')):.1f}%"
                        for d in dict.fromkeys(central_table["dataset"]))
 page.table(central_table, f"Centralized SAM and SAM~ on the pooled training set (accuracy %, mean over the last "
-                          f"evaluations): {bound_text}" + ("" if scale == "paper" else
+                          f"evaluations): {bound_text}" + ("" if page.stand_in.is_paper else
                           f"; at the {scale} scale both CIFAR labels are the same MNIST-1D runs") + ".")
 display(Markdown(f"Published values: {source('fedgloss-table-6')['source']}."))
 

@@ -99,7 +99,7 @@ marks = paper_values.drop_duplicates("algorithm").set_index("algorithm")[["globa
 comparison["consistency / flatness"] = [f"{marks.loc[a, 'global_consistency']} / {marks.loc[a, 'global_flatness']}"
                                         for a in comparison["algorithm"]]
 order = {"algorithm": ["FedSAM", "FedDyn+SAM", "FedGloSS-SAM", "FedAvg", "FedDyn", "FedGloSS-SGD"]}
-at_paper = scale == "paper"
+at_paper = page.stand_in.is_paper
 show = format_comparison(comparison, ["block", "algorithm", "consistency / flatness"], ["model", "dataset"], order,
                          delta=at_paper)
 

@@ -94,7 +94,7 @@ paper_values = gloss.published_numeric("fedgloss-table-9")
 cells = ours_accuracy(runs, keys, datasets)
 comparison = paper_vs_ours(paper_values, cells, keys)
 order = {"algorithm": list(gloss.HOMOG_ALGORITHMS)}
-at_paper = scale == "paper"
+at_paper = page.stand_in.is_paper
 ours_by = run_here(comparison).set_index("algorithm")["ours"]
 with_admm, without = ours_by.get("FedGloSS-SAM", float("nan")), ours_by.get("FedGloSS-SAM w/o ADMM", float("nan"))
 stand_in = "" if at_paper else f" (ours: MNIST-1D at alpha = 100, {specs[0].resolve().rounds} rounds, {scale} scale)"

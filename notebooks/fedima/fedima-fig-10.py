@@ -82,7 +82,7 @@ page.table(runs[[c for c in ("fl", "lr_decay", "partition", "dataset", "model", 
 panels = []
 for row in runs.itertuples():
     last = analysis.stage_rounds(scale, row.fl)[-1]
-    setting = f"{row.dataset} {row.model}, {row.partition}" if scale == "paper" else f"{row.model}, {row.partition}"
+    setting = f"{row.dataset} {row.model}, {row.partition}" if page.stand_in.is_paper else f"{row.model}, {row.partition}"
     panels.append((setting, setting, analysis.client_plane(row.run_dir, last, grid=grid, samples=samples)))
 fig, table = analysis.draw_planes(panels)
 lower = int((table["mean loss"] < table["best model loss"]).sum())

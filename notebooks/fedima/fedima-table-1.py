@@ -124,7 +124,7 @@ improved = gains.dropna(subset=["ours gain"])
 distinct = improved[fedima.distinct_comparisons(improved, runs, keys)]  # a shared stand-in run counts once
 wins = int((distinct["ours gain"] > 0).sum())
 paper_wins, paper_all = int((gains["paper gain"] > 0).sum()), int((every_gain["paper gain"] > 0).sum())
-stand_in = "" if scale == "paper" else f" (ours: MNIST-1D at the {scale} scale)"
+stand_in = page.stand_in.ours()
 shared = (f" ({len(improved)} (setting, method) cells: rows of one partition share runs, and each comparison "
           "is counted once)" if len(distinct) < len(improved) else "")
 page.table(gains, f"IMA improves {wins} of our {len(distinct)} distinct comparisons{shared}{stand_in}; "
@@ -134,7 +134,7 @@ page.table(gains, f"IMA improves {wins} of our {len(distinct)} distinct comparis
 others = paper_values[~paper_values.set_index(keys).index.isin(run_rows)]
 wide = others.pivot_table(index=keys, columns="algorithm", values="accuracy", sort=False)
 absent = "CIFAR-100's second row (its model label was lost), Digit-Five (not in flcore)" + (
-    "" if scale == "paper" else " and PACS (multi-domain data: run at the paper scale only)")
+    "" if page.stand_in.is_paper else " and PACS (multi-domain data: run at the paper scale only)")
 page.table(others, f"The rows flcore does not run at the {scale} scale (published only): {absent}.", show=wide)
 display(Markdown(f"Published values: {source('fedima-table-1')['source']}."))
 

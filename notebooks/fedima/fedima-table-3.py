@@ -95,7 +95,7 @@ keys = ["algorithm", "client_decay"]
 paper_values = published("fedima-table-3")
 cells = ours_accuracy(runs, keys)
 comparison = paper_vs_ours(paper_values, cells, keys)
-wide = format_comparison(comparison, ["algorithm"], ["client_decay"], delta=scale == "paper")
+wide = format_comparison(comparison, ["algorithm"], ["client_decay"], delta=page.stand_in.is_paper)
 
 
 def exponential_beats_none(column):

@@ -85,7 +85,7 @@ set_style()
 artifact = get_artifact("fedlesam-fig-2")
 page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
             data_root=data_root, download=download, max_rounds=max_rounds)
-data_name = "CIFAR-10" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-10)"
+data_name = page.stand_in.data_name("CIFAR-10")
 
 # %% [markdown]
 # ## The runs

@@ -100,7 +100,7 @@ for ax, (label, block) in zip(axes[0], table.groupby("dataset", sort=False)):
     ax.set_xscale("log")
     ax.set_xlabel("rho")
     ax.set_ylabel("test accuracy (%)")
-    ax.set_title(label if scale == "paper" else f"MNIST-1D ({scale}) for {label}")
+    ax.set_title(label if page.stand_in.is_paper else f"{page.stand_in.name} ({scale}) for {label}")
     ax.legend()
     if len(sweep) and len(fedavg):
         best = sweep.loc[sweep["accuracy"].idxmax()]

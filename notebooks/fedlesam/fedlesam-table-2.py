@@ -114,7 +114,7 @@ for label in fedlesam.datasets_for(scale):
     wide = block.pivot_table(index="algorithm", columns=["population", "split"], values="ours", sort=False)
     wide = wide.reindex([a for a in order if a in wide.index])
     best = wide.mean(axis=1).sort_values(ascending=False)
-    stand_in = "" if scale == "paper" else f" (ours: MNIST-1D at the {scale} scale)"
+    stand_in = page.stand_in.ours()
     lesam_rank = list(best.index).index("FedLESAM-S") + 1 if "FedLESAM-S" in best.index else None
     page.table(block, f"{label}{stand_in}: accuracy (%) by method and setting. Best on average: {best.index[0]}; "
                       f"FedLESAM-S ranks {lesam_rank} of {len(best)} (the paper: best or second best in most cases).",

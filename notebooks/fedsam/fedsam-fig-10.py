@@ -94,16 +94,16 @@ page.table(settings, "What differs between the methods' runs; every run shares "
 # Solid: the methods; dashed: their SWA versions (same colour).
 
 # %%
-panels = list(fedsam.DATASETS) if scale == "paper" else [robustness.FIG10_SMALL_PANEL]
+panels = list(fedsam.DATASETS) if page.stand_in.is_paper else [robustness.FIG10_SMALL_PANEL]
 metrics = run_metrics(runs[runs["dataset"].isin(panels)], store=store)
-data_name = "CIFAR-10 and CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale)"
-if scale != "paper":
+data_name = page.stand_in.short_name("CIFAR-10 and CIFAR-100")
+if not page.stand_in.is_paper:
     metrics["dataset"] = f"MNIST-1D ({scale} scale, standing in for CIFAR)"
 figure = accuracy_curves(metrics, hue="algorithm", col="dataset", hue_order=order)
 final = ours_accuracy(runs.drop_duplicates("run_id"), ["dataset", "algorithm"]).set_index(["dataset", "algorithm"])["ours"]
 final = final[final.index.get_level_values(0).isin(panels)].dropna().sort_values(ascending=False)
 rounds = int(metrics["round"].max()) if len(metrics) else 0
-ending = ", ".join(f"{a} ({d}) {v:.1f}%" if scale == "paper" else f"{a} {v:.1f}%" for (d, a), v in final.items())
+ending = ", ".join(f"{a} ({d}) {v:.1f}%" if page.stand_in.is_paper else f"{a} {v:.1f}%" for (d, a), v in final.items())
 page.figure(figure, f"Test accuracy against rounds at alpha = 0 with {robustness.CLIENTS[scale]} clients per round on "
                     f"{data_name}; mean of the last 100 rounds: {ending}.",
             alt=f"Line chart of test accuracy in percent against communication rounds (0 to {rounds}) on {data_name} "
@@ -113,7 +113,7 @@ page.figure(figure, f"Test accuracy against rounds at alpha = 0 with {robustness
 # ## What we found
 
 # %%
-reference = "CIFAR-10" if scale == "paper" else panels[0]  # Table 6's quoted numbers are CIFAR-10's
+reference = "CIFAR-10" if page.stand_in.is_paper else panels[0]  # Table 6's quoted numbers are CIFAR-10's
 values = final.xs(reference, level=0).to_dict() if reference in final.index.get_level_values(0) else {}
 lines = [f"At the **{scale}** scale (mean test accuracy of the last 100 rounds): {ending}."]
 if {"FedAvgM", "FedAvgM+ASAM"} <= set(values):

@@ -88,9 +88,9 @@ page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finis
 # Solid: the methods; dashed: their SWA versions (same colour).
 
 # %%
-panels = list(fedsam.DATASETS) if scale == "paper" else [fedsam.DATASETS[0]]
+panels = page.stand_in.distinct(fedsam.DATASETS)
 metrics = run_metrics(runs[runs["dataset"].isin(panels)], store=store)
-if scale != "paper":
+if not page.stand_in.is_paper:
     metrics["dataset"] = f"MNIST-1D ({scale} scale, standing in for CIFAR)"
 figure = accuracy_curves(metrics, hue="algorithm", col="dataset", hue_order=list(fedsam.FIG11_ALGORITHMS))
 cells = ours_accuracy(runs[runs["dataset"] == panels[0]], ["algorithm"]).dropna(subset=["ours"])
@@ -100,7 +100,7 @@ final = {name: mean_sd_text(row["ours"], row["ours_std"], row["seeds"], digits=1
 leader = cells.index[0] if len(cells) else "none"
 n_seeds = int(cells["seeds"].max()) if len(cells) else 0
 lines_are = f"each line the mean of {n_seeds} seeds, the band their range" if n_seeds > 1 else "one seed per line"
-data_name = "CIFAR-10 and CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale)"
+data_name = page.stand_in.short_name("CIFAR-10 and CIFAR-100")
 rounds = int(metrics["round"].max()) if len(metrics) else 0
 page.figure(figure, f"Test accuracy against rounds at alpha = 0 with 5 clients per round on {data_name} ({lines_are}): "
                     f"{leader} ends highest (mean test accuracy of the last 100 rounds, %: {final[leader]})." if len(cells) else

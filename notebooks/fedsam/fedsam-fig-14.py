@@ -75,7 +75,7 @@ artifact = get_artifact("fedsam-fig-14")
 page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
             data_root=data_root, download=download, max_rounds=max_rounds)
 analysis_device = str(resolve_device(device))
-data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
+data_name = page.stand_in.data_name("CIFAR-100")
 names = [label.replace(" E=1", "") for label in fedsam_analysis.PLANE_ALGORITHMS]
 
 # %% [markdown]

@@ -80,7 +80,7 @@ artifact = get_artifact("fedsam-fig-6")
 page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
             data_root=data_root, download=download, max_rounds=max_rounds)
 order = list(robustness.FIG6_ALGORITHMS)
-stand_in = "" if scale == "paper" else f" (MNIST-1D at the {scale} scale, corrupted by flcore)"
+stand_in = "" if page.stand_in.is_paper else f" ({page.stand_in.name} at the {scale} scale, corrupted by flcore)"
 
 # %% [markdown]
 # ## The runs
@@ -99,7 +99,7 @@ scores = robustness.corrupted_scores(runs, device=device, data_root=data_root)
 
 # %%
 if scores is not None:
-    if scale != "paper":  # both CIFAR settings are the same MNIST-1D runs at alpha = 0
+    if not page.stand_in.is_paper:  # both CIFAR settings are the same MNIST-1D runs at alpha = 0
         scores["dataset"] = "MNIST-1D"
     top = scores[scores["severity"] == robustness.FIGURE_SEVERITY]
     table = top.pivot_table(index="corruption", columns=["dataset", "algorithm"], values="accuracy (%)")
@@ -128,7 +128,7 @@ if scores is not None:
             if "SWA" in label:
                 for bar in bar_group:
                     bar.set_hatch("//")
-        ax.set_title(f"{panel}-C" if scale == "paper" else f"MNIST-1D, corrupted by flcore ({scale} scale)")
+        ax.set_title(f"{panel}-C" if page.stand_in.is_paper else f"{page.stand_in.name}, corrupted by flcore ({scale} scale)")
         ax.tick_params(axis="x", rotation=45)
         ax.set_xlabel("")
         if ax is axes[0, 0]:

@@ -78,7 +78,7 @@ set_style()
 artifact = get_artifact("fedsam-fig-7")
 page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
             data_root=data_root, download=download, max_rounds=max_rounds)
-data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
+data_name = page.stand_in.data_name("CIFAR-100")
 
 # %% [markdown]
 # ## The runs

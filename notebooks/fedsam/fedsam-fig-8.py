@@ -80,7 +80,7 @@ order = list(robustness.FIG8_ALGORITHMS)
 
 
 def panel_name(dataset):
-    return f"{dataset}-C" if scale == "paper" else f"MNIST-1D, {dataset} alphas ({scale} scale)"
+    return f"{dataset}-C" if page.stand_in.is_paper else f"{page.stand_in.name}, {dataset} alphas ({scale} scale)"
 
 
 # %% [markdown]
@@ -95,7 +95,7 @@ robustness.show_evaluated_runs(page, runs, "{finished} finished of {total} (at a
 # ## Mean accuracy over the corruptions against alpha
 
 # %%
-subset = None if scale == "paper" else robustness.FIG8_SUBSET  # keeps the page's own compute short on a CPU
+subset = None if page.stand_in.is_paper else robustness.FIG8_SUBSET  # keeps the page's own compute short on a CPU
 scores = robustness.corrupted_scores(runs, device=device, data_root=data_root,
                                      severities=[robustness.FIGURE_SEVERITY], samples=subset)
 
@@ -149,7 +149,7 @@ if scores is not None:
     lines.append(f"The paper: ASAM, alone or with SWA, generalizes best to the corrupted test sets. Ours at the "
                  f"**{scale}** scale: an ASAM variant has the best mean accuracy over the corruptions in {asam_best} "
                  f"of {len(best)} (data set, alpha) settings.")
-    if scale != "paper":
+    if not page.stand_in.is_paper:
         lines.append("Both panels run on MNIST-1D at this scale; their alpha = 0 points are the same runs.")
 else:
     lines.append("No figure: the corrupted test sets are not on this machine (see above).")

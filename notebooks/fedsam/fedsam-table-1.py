@@ -87,7 +87,7 @@ artifact = get_artifact("fedsam-table-1")
 page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
             data_root=data_root, download=download, max_rounds=max_rounds)
 analysis_device = str(resolve_device(device))
-at_paper = scale == "paper"
+at_paper = page.stand_in.is_paper
 
 # %% [markdown]
 # ## The runs

@@ -54,6 +54,7 @@ from flcore.cpus import one_torch_thread
 from flcore.report.analysis_plots import plot_surface_2d
 from flcore.report.page import SMOKE_NOTE
 from flcore.reproduction.lookup import by_scale
+from flcore.reproduction.stand_in import stand_in_for
 from flcore.reproduction.targets import accuracy_curve, rounds_to_target, transmissions_per_round
 from flcore.seeding import generator
 from flcore.sim.engine import Simulation
@@ -282,7 +283,8 @@ def show_loss_surfaces(page, runs: pd.DataFrame, scale: str, method: str) -> dic
             plot_surface_2d(surfaces[key], ax=ax, title=text)
     rises = dict(zip(summary["surface"], summary["largest rise on the grid"])) if len(summary) else {}
     by_key = {key: rises[text] for key, text in SURFACE_PANELS.items() if text in rises}
-    data = "CIFAR-100" if scale == "paper" else "MNIST-1D, " + scale + " scale"
+    stand_in = stand_in_for(scale, "fedgf")
+    data = "CIFAR-100" if stand_in.is_paper else f"{stand_in.name}, {scale} scale"
     page.figure(fig, f"{method}'s loss surfaces at alpha = 0 ({data}): the local model's surface on its own data "
                      f"rises {'less' if local_flatter(by_key) else 'no less'} than the global model's on the global "
                      "data over the same grid.",

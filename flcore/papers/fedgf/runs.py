@@ -36,6 +36,7 @@ from flcore.config.presets import scale_defaults
 from flcore.papers.fedsam import runs as fedsam
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
+from flcore.reproduction.stand_in import stand_in_for
 from flcore.store import RunStore
 
 PAPER = "fedgf"
@@ -107,7 +108,7 @@ def static_c_run(dataset: str, c: float, alpha: float, seed: int, scale: str) ->
 
 def algorithms_run(dataset: str, alpha: float, scale: str, algorithms: Sequence[str] = ALGORITHMS) -> list[str]:
     """The ``algorithms`` run in a (data set, alpha) cell at ``scale`` (all at ``paper``)."""
-    if scale == "paper":
+    if stand_in_for(scale, PAPER).is_paper:
         return list(algorithms)
     allowed = REDUCED_ROWS[(dataset, position(dataset, alpha))]
     return [a for a in algorithms if a in allowed]
@@ -115,7 +116,9 @@ def algorithms_run(dataset: str, alpha: float, scale: str, algorithms: Sequence[
 
 def static_c_run_at(dataset: str, alpha: float, scale: str) -> tuple[float, ...]:
     """Table 5's static c run in a (data set, alpha) cell at ``scale``."""
-    return STATIC_C if scale == "paper" else REDUCED_STATIC_C.get((dataset, position(dataset, alpha)), ())
+    if stand_in_for(scale, PAPER).is_paper:
+        return STATIC_C
+    return REDUCED_STATIC_C.get((dataset, position(dataset, alpha)), ())
 
 
 def table1_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:

@@ -79,6 +79,7 @@ from flcore.report.landscape_figures import local_global_panels, net_over_solid
 from flcore.reproduction.artifacts import RunSpec, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.runner import run_metrics
+from flcore.reproduction.stand_in import stand_in_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -173,7 +174,7 @@ def gloss_run(dataset_label: str, algorithm: str, alpha: float, per_round: int, 
 
 def _settings(scale: str, aliases: bool = True) -> list[tuple[str, float]]:
     settings = list(CNN_SETTINGS[scale])
-    if aliases and scale != "paper":
+    if aliases and not stand_in_for(scale, PAPER).is_paper:
         settings += [s for s in ALIASED_SETTINGS if s not in settings]
     return settings
 
@@ -255,7 +256,7 @@ def _mild(scale: str) -> list[tuple[str, float]]:
 def fig4_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Fig. 4: FedGloSS-SAM with and without ADMM, delta_eps recorded (alpha = 0)."""
     specs = []
-    for ds in (["CIFAR-10", "CIFAR-100"] if scale == "paper" else ["CIFAR-10"]):
+    for ds in (["CIFAR-10", "CIFAR-100"] if stand_in_for(scale, PAPER).is_paper else ["CIFAR-10"]):
         for seed in seeds:
             specs.append(recorded_run(ds, "FedGloSS-SAM", 0.0, seed, scale))
             specs.append(recorded_run(ds, "FedGloSS-SAM-noADMM", 0.0, seed, scale, snapshot=False))
@@ -265,7 +266,7 @@ def fig4_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 def fig8_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Fig. 8: ||w^t|| of the SAM-based methods; ResNet-18 at ``paper``, the recorded
     MNIST-1D runs below it."""
-    if scale != "paper":
+    if not stand_in_for(scale, PAPER).is_paper:
         return [s for s in recorded_runs(FIG8_ALGORITHMS, scale, seeds) if s.labels["dataset"] == "CIFAR-10"]
     specs = []
     for ds, alpha in RESNET_SETTINGS:
@@ -281,7 +282,7 @@ def fig14_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Fig. 14: ResNet-18 global models at ``paper``; the MNIST-1D CNN runs of the milder
     alphas below it."""
     algorithms = ("FedAvg", "FedSAM", "FedSMOO", "FedGloSS-SAM")
-    if scale != "paper":
+    if not stand_in_for(scale, PAPER).is_paper:
         return cnn_runs(algorithms, scale, seeds, settings=_mild(scale))
     specs = []
     for ds, alpha in RESNET_SETTINGS:
@@ -296,7 +297,7 @@ def fig6_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Fig. 6: CNN at alpha = 0 (both data sets); the ResNet-18 panel is Fig. 14's setting."""
     algorithms = ("FedSAM", "FedSMOO", "FedGloSS-SAM")
     specs = cnn_runs(algorithms, scale, seeds, settings=[s for s in CNN_SETTINGS[scale] if s[1] == 0])
-    if scale == "paper":
+    if stand_in_for(scale, PAPER).is_paper:
         specs += [s for s in fig14_runs(scale, seeds)
                   if s.labels["dataset"] == "CIFAR-10" and s.labels["algorithm"] in algorithms]
     return specs
@@ -304,7 +305,7 @@ def fig6_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 
 def fig9_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Fig. 9: NaiveFedGloSS and FedGloSS-SAM final models of the same seed (alpha = 0)."""
-    datasets = ("CIFAR-10", "CIFAR-100") if scale == "paper" else ("CIFAR-10",)
+    datasets = ("CIFAR-10", "CIFAR-100") if stand_in_for(scale, PAPER).is_paper else ("CIFAR-10",)
     return cnn_runs(("NaiveFedGloSS", "FedGloSS-SAM"), scale, seeds, settings=[(ds, 0.0) for ds in datasets])
 
 
@@ -677,7 +678,7 @@ def show_client_landscapes(page, runs, seed: int, panels: Sequence[tuple[str, Se
     import pandas as pd
 
 
-    data_name = "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
+    data_name = stand_in_for(scale, PAPER).data_name("CIFAR-100")
     finished = runs[(runs["status"] == "finished") & (runs["seed"] == seed)].set_index("algorithm")["run_dir"]
     paper_class = dict(enumerate(TABLE1_CLIENTS["CIFAR-100"], start=1))
     rows, figures = [], []
@@ -739,7 +740,7 @@ def show_probe_curves(page, runs, seed: int, probe: str, label: str, scale: str,
     import matplotlib.pyplot as plt
 
 
-    data_name = "CIFAR" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR)"
+    data_name = stand_in_for(scale, PAPER).data_name("CIFAR")
     metrics = run_metrics(runs[runs["seed"] == seed], store=store)
     curves = metrics.dropna(subset=[probe]) if probe in metrics else metrics.iloc[0:0]
     settings = list(dict.fromkeys(zip(curves["dataset"], curves["alpha"])))
@@ -750,7 +751,7 @@ def show_probe_curves(page, runs, seed: int, probe: str, label: str, scale: str,
             ax.plot(line["round"], line[probe], label=algorithm)
         ax.set_xlabel("round")
         ax.set_ylabel(label)
-        on = "" if scale == "paper" else f" (on {data_name.split(' (')[0]})"
+        on = "" if stand_in_for(scale, PAPER).is_paper else f" (on {data_name.split(' (')[0]})"
         ax.set_title(f"{dataset}, alpha = {alpha:g}{on}")
         ax.legend(fontsize=8)
     figure.tight_layout()
@@ -784,7 +785,7 @@ def show_net_over_solid(page, runs, net: str, solids: Sequence[str], scale: str)
     over each of ``solids`` as a solid surface, one panel per setting and compared method, and
     :func:`landscape_summary` as a table; returns :func:`flatter_net_finding`."""
 
-    data_name = "CIFAR" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR)"
+    data_name = stand_in_for(scale, PAPER).data_name("CIFAR")
     solids = list(solids)
     panels = landscape_settings(runs, [net, *solids])
     pairs = [(f"{q['dataset']} alpha={q['alpha']:g} ({q['model']}): {s}", q["surfaces"][s], q["surfaces"][net])

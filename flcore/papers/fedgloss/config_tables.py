@@ -22,7 +22,8 @@ import pandas as pd
 from flcore.algorithms import get_method
 from flcore.config import grad_evals_per_step, resolve_config
 from flcore.config.method_catalog import client_state_of, server_state_of
-from flcore.reproduction.splits import CIFAR_NAMES, NOT_IN_FLCORE
+from flcore.reproduction.splits import CIFAR_LABELS, NOT_IN_FLCORE
+from flcore.reproduction.stand_in import paper_dataset
 
 NO_PRESET = "no preset"
 #: The paper's heterogeneous levels (the main tables' alphas) per data set.
@@ -135,12 +136,12 @@ def table12_ours(rows: Sequence[tuple[str, str]]) -> pd.DataFrame:
     out = []
     for label, model in rows:
         row = {"dataset": label, "model": model}
-        if label not in CIFAR_NAMES or model not in MODEL_NAMES:
+        if label not in CIFAR_LABELS or model not in MODEL_NAMES:
             row.update({c: NOT_IN_FLCORE for c in _T12})
             out.append(row)
             continue
-        cfg = resolve_config(method="fedavg", dataset=CIFAR_NAMES[label], scale="paper",
-                             model=MODEL_NAMES[model], alpha=MAIN_ALPHAS[CIFAR_NAMES[label]][0])
+        cfg = resolve_config(method="fedavg", dataset=paper_dataset(label), scale="paper",
+                             model=MODEL_NAMES[model], alpha=MAIN_ALPHAS[paper_dataset(label)][0])
         row.update({"rounds": cfg.rounds, "clients_per_round": cfg.per_round, "local_epochs": cfg.local_epochs,
                     "lr": cfg.lr, "weight_decay": cfg.weight_decay, "momentum": cfg.momentum,
                     "batch_size": cfg.batch_size})
@@ -202,12 +203,12 @@ def table13_ours(paper: pd.DataFrame) -> pd.DataFrame:
         row = {"method": cell["method"], "hparam": cell["hparam"], "dataset": cell["dataset"],
                "model": cell["model"], "flcore_method": method, "flcore_field": field}
         model = MODEL_NAMES.get(cell["model"])
-        if cell["dataset"] not in CIFAR_NAMES or model is None:
+        if cell["dataset"] not in CIFAR_LABELS or model is None:
             row.update(flcore=NOT_IN_FLCORE, match=NOT_IN_FLCORE)
         elif model not in PRESET_MODELS:
             row.update(flcore=NO_PRESET, match=f"{NO_PRESET} for {model}")
         else:
-            values = preset_values(method, field, CIFAR_NAMES[cell["dataset"]])
+            values = preset_values(method, field, paper_dataset(cell["dataset"]))
             grid = _grid(cell["grid"])
             inside = all(any(abs(float(v) - g) <= 1e-12 * max(1.0, abs(g)) for g in grid) for v in values)
             row.update(flcore=" / ".join(f"{v:g}" for v in values), match="in grid" if inside else "not in grid")

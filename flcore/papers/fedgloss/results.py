@@ -61,6 +61,7 @@ from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import run_metrics
+from flcore.reproduction.stand_in import paper_dataset, stand_in_for
 from flcore.reproduction.targets import accuracy_curve, cost_row
 from flcore.store.run import Run
 
@@ -135,10 +136,10 @@ def gloss_resnet_run(dataset_label: str, algorithm_label: str, alpha: float, see
                      **extra: Any) -> RunSpec:
     """One run of ``gloss-resnet-main``: ResNet-18-GN on CIFAR, 10 clients per round, 10k
     rounds (Table 12).  Only the ``paper`` scale runs it (module docstring)."""
-    if scale != "paper":
+    if not stand_in_for(scale, PAPER).is_paper:
         raise ValueError(f"scale: the ResNet-18 runs exist at the paper scale only, got {scale!r}")
     algorithm = ALGORITHM[algorithm_label]
-    config = {"method": algorithm.method, "dataset": fedsam.PAPER_DATASET[dataset_label], "scale": scale,
+    config = {"method": algorithm.method, "dataset": paper_dataset(dataset_label), "scale": scale,
               "alpha": float(alpha), "seed": int(seed), **RESNET_CONFIG, **algorithm.overrides, **extra}
     return RunSpec(_labels(dataset_label, algorithm, alpha, RESNET_CONFIG["per_round"], seed, "ResNet-18"),
                    config)
@@ -169,13 +170,14 @@ def cnn_main_runs(scale: str, seeds: Sequence[int] = (0,),
 
 def runs_cell(dataset_label: str, alpha: float, algorithm_label: str, scale: str) -> bool:
     """Whether ``scale`` runs this (dataset, alpha, algorithm) cell (see :data:`SMALL_SKIPPED_CELLS`)."""
-    return scale == "paper" or (dataset_label, float(alpha), algorithm_label) not in SMALL_SKIPPED_CELLS
+    skipped = (dataset_label, float(alpha), algorithm_label) in SMALL_SKIPPED_CELLS
+    return stand_in_for(scale, PAPER).is_paper or not skipped
 
 
 def resnet_main_runs(scale: str, seeds: Sequence[int] = (0,),
                      algorithms: Sequence[str] = tuple(a.label for a in GLOSS_ALGORITHMS)) -> list[RunSpec]:
     """``gloss-resnet-main`` at the paper scale; nothing below it (module docstring)."""
-    if scale != "paper":
+    if not stand_in_for(scale, PAPER).is_paper:
         return []
     return [gloss_resnet_run(ds, label, alpha, seed, scale)
             for ds, alpha in RESNET_SETTINGS for label in algorithms for seed in seeds]
@@ -222,8 +224,8 @@ def table9_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     and the rows :data:`SMALL_HOMOG_ALGORITHMS` (the ADMM ablation of FedGloSS-SAM is the
     table's point), with a quarter of the rounds
     like the rho_s sweep (:func:`sweep_rounds`)."""
-    datasets = DATASETS if scale == "paper" else ("CIFAR-10",)
-    labels = HOMOG_ALGORITHMS if scale == "paper" else SMALL_HOMOG_ALGORITHMS
+    datasets = DATASETS if stand_in_for(scale, PAPER).is_paper else ("CIFAR-10",)
+    labels = HOMOG_ALGORITHMS if stand_in_for(scale, PAPER).is_paper else SMALL_HOMOG_ALGORITHMS
     rounds = sweep_rounds(scale)
     extra = {} if rounds is None else {"rounds": rounds}
     return [gloss_cnn_run(ds, label, HOMOG_ALPHA[ds], seed, scale, **extra)
@@ -238,7 +240,7 @@ def cost_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 def central_references(scale: str) -> tuple[str, ...]:
     """The dashed references of Figs. 15-16: centralized SAM, and at the paper scale
     centralized SGD too (below it SAM only, to keep the book's budget)."""
-    return ("SAM", "SGD") if scale == "paper" else ("SAM",)
+    return ("SAM", "SGD") if stand_in_for(scale, PAPER).is_paper else ("SAM",)
 
 
 def fig15_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
@@ -263,7 +265,7 @@ def fig18_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 
 
 def rho_server_grid(model: str, scale: str) -> tuple[float, ...]:
-    return RHO_SERVER_GRID[model] if scale == "paper" else SMALL_RHO_SERVER_GRID
+    return RHO_SERVER_GRID[model] if stand_in_for(scale, PAPER).is_paper else SMALL_RHO_SERVER_GRID
 
 
 def sweep_rounds(scale: str) -> int | None:
@@ -284,7 +286,7 @@ def fig19_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
         for seed in seeds:
             spec = gloss_cnn_run("CIFAR-100", "FedGloSS-SAM", 0.0, seed, scale, gloss_rho_server=rho, **extra)
             specs.append(RunSpec({**spec.labels, "rho_server": rho}, spec.config))
-    if scale == "paper":
+    if stand_in_for(scale, PAPER).is_paper:
         for rho in rho_server_grid("ResNet-18", scale):
             for seed in seeds:
                 spec = gloss_resnet_run("CIFAR-100", "FedGloSS-SAM", 0.5, seed, scale, gloss_rho_server=rho)
@@ -591,7 +593,8 @@ def show_cost_tables(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
         published_part = part.dropna(subset=["cost_B"])
         paper_fewest = (published_part.loc[published_part["cost_B"].idxmin(), "algorithm"]
                         if len(published_part) else "none")
-        stand_in = "" if scale == "paper" else f" (ours: MNIST-1D CNN at the {scale} scale)"
+        ours = stand_in_for(scale, PAPER)
+        stand_in = "" if ours.is_paper else f" (ours: {ours.name} CNN at the {scale} scale)"
         target = part["target"].dropna()
         target_text = f"; FedAvg's accuracy {target.iloc[0]:.1f}%" if len(target) else ""
         same = {"published": paper_values, "ours": ours}
@@ -673,7 +676,7 @@ def show_accuracy_curves(page, runs: pd.DataFrame, dataset_label: str, scale: st
             ax.annotate(f"centralized {block}", (0.02, value), xycoords=("axes fraction", "data"), fontsize=8,
                         va="bottom", color="0.3")
     final, leaders = final_accuracy_leaders(federated, panels)
-    data_name = dataset_label if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for {dataset_label})"
+    data_name = stand_in_for(scale, PAPER).data_name(dataset_label)
     page.figure(figure, f"Test accuracy against rounds on {data_name} with the CNN. Highest at the end (mean of the "
                         "last 100 rounds): " + "; ".join(f"{p}: {name}" for p, name in leaders.items()) + ".",
                 alt=f"Line charts of test accuracy in percent against communication rounds on {data_name}, one "
@@ -698,10 +701,10 @@ def show_table3(page, comparison: pd.DataFrame, paper_values: pd.DataFrame, cell
     ours beside them (the difference at the ``paper`` scale only), captioned with the best
     SGD and SAM method per alpha, the paper's and ours, among the cells run here; the CSVs
     are ``paper_values`` and our ``cells`` of the table."""
-    at_paper = scale == "paper"
+    at_paper = stand_in_for(scale, PAPER).is_paper
     order = {"algorithm": [a.label for a in GLOSS_ALGORITHMS]}
     for (model, label), part in comparison.groupby(["model", "dataset"], sort=False):
-        stand_in = "" if at_paper else f" (ours: MNIST-1D CNN at the {scale} scale)"
+        stand_in = "" if at_paper else f" (ours: {stand_in_for(scale, PAPER).name} CNN at the {scale} scale)"
         ran = run_here(part)
         if len(ran):
             findings = "; ".join(

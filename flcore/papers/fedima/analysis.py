@@ -34,10 +34,10 @@ from flcore.analysis.interpolation import interpolate
 from flcore.analysis.io import client_indices, load_run, split_data
 from flcore.analysis.landscape import loss_plane
 from flcore.analysis.recording import load_snapshot, snapshot_rounds_of
-from flcore.config.presets import DEFAULT_DATASET
 from flcore.report.analysis_plots import plot_surface_2d
 from flcore.report.figure_layout import panel_figure
 from flcore.reproduction.artifacts import RunSpec
+from flcore.reproduction.stand_in import stand_in_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,13 +96,14 @@ def vis_run(scale: str, fl: str = "cross-device", lr_decay: bool = False, partit
         raise ValueError(f"(dataset, model) must be one of {sorted(VIS_DATA)}, got {(dataset, model)!r}")
     config: dict[str, Any] = {"method": "fedavg", "scale": scale, "seed": int(seed), "rounds": ROUNDS[scale][fl],
                               "snapshot_rounds": list(snapshot_plan(scale, fl, lr_decay))}
-    if scale == "paper":
+    if stand_in_for(scale, "fedima").is_paper:
         flcore_dataset, flcore_model = VIS_DATA[dataset, model]
         config.update(dataset=flcore_dataset, model=flcore_model, local_epochs=5, batch_size=50, lr=0.01, momentum=0.9,
                       weight_decay=1e-3, clients=100 if fl == "cross-device" else 10,
                       per_round=10, eval_every=10, eval_last=10)
     else:
-        config.update(dataset=DEFAULT_DATASET[scale], eval_every=max(1, ROUNDS[scale][fl] // 10), eval_last=1)
+        config.update(dataset=stand_in_for(scale, "fedima").dataset, eval_every=max(1, ROUNDS[scale][fl] // 10),
+                      eval_last=1)
         if fl == "cross-silo":
             config.update(clients=10, per_round=10, num_samples=CROSS_SILO_SAMPLES[scale])
     if lr_decay:
@@ -290,6 +291,6 @@ def fig8_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 def fig10_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Fig. 10: cross-device runs per data set and model (CIFAR-10 CNN and ResNet-18, FMNIST
     CNN at the paper scale; the one MNIST-1D model below it) and label skew."""
-    pairs = tuple(VIS_DATA) if scale == "paper" else (("CIFAR-10", "CNN"),)
+    pairs = tuple(VIS_DATA) if stand_in_for(scale, "fedima").is_paper else (("CIFAR-10", "CNN"),)
     return [vis_run(scale, partition=partition, model=model, dataset=dataset, seed=seed) for dataset, model in pairs
             for partition in ("shards", "dirichlet") for seed in seeds[:1]]

@@ -21,11 +21,11 @@ from flcore.config import DATASET_FACTS, hyperparameters_of, resolve_config
 from flcore.models import build_model, count_parameters
 from flcore.report import compare_settings
 from flcore.reproduction.artifacts import ARTIFACTS
+from flcore.reproduction.stand_in import paper_dataset
 
 NOT_IN_FLCORE = "not in flcore"
 
 #: The paper's data sets -> flcore's (absent: not in flcore).
-DATASETS = {"FMNIST": "fmnist", "CIFAR-10": "cifar10", "CIFAR-100": "cifar100", "PACS": "pacs"}
 #: The paper's models (Tables IV, VI, VII spell them so) -> flcore's model registry names,
 #: per data set: the paper's "CNN" is one network on FMNIST and another on CIFAR (absent:
 #: not in flcore).
@@ -43,6 +43,9 @@ BASELINES = {"FedAvg": "fedavg", "FedProx": "fedprox", "FedASAM": "fedasam", "Fe
 HYPERPARAMETER_FIELDS = {"mu": "mu", "lambda": "fa_lambda", "rho": "rho", "eta": "eta", "server_lr": "server_lr",
                          "beta1": "server_beta1", "beta2": "server_beta2", "tau": "server_tau",
                          "threshold": "gma_tau"}
+
+#: The paper's data sets flcore has (their flcore names: flcore.reproduction.stand_in.paper_dataset).
+DATASETS = ("FMNIST", "CIFAR-10", "CIFAR-100", "PACS")
 
 
 # ----------------------------------------------------------------------------- Table IV
@@ -73,7 +76,7 @@ def flcore_model(model: str, dataset: str = "CIFAR-10") -> nn.Module | None:
     name = flcore_model_name(model, dataset)
     if name is None:
         return None
-    shape, classes, _ = DATASET_FACTS[DATASETS[dataset]]
+    shape, classes, _ = DATASET_FACTS[paper_dataset(dataset)]
     return build_model(name, shape, classes)
 
 
@@ -217,7 +220,8 @@ def table6_ours(settings: pd.DataFrame) -> pd.DataFrame:
         cfg = configs[0]
         decays = "/".join(f"{_decay(c.lr_decay):g}" for c in configs)
         # the data sets the analysis runs use; one flcore has but these runs do not: "(not run)"
-        datasets = [DATASETS.get(d.strip(), NOT_IN_FLCORE) for d in str(row.dataset).split(",")]
+        labels = [d.strip() for d in str(row.dataset).split(",")]
+        datasets = [paper_dataset(d) if d in DATASETS else NOT_IN_FLCORE for d in labels]
         run = {spec.resolve().dataset for n in re.findall(r"\d+", str(row.figures))
                if f"fedima-fig-{n}" in ARTIFACTS for spec in ARTIFACTS[f"fedima-fig-{n}"].runs("paper", (0,))}
         datasets = [d if d in run | {NOT_IN_FLCORE} else f"{d} (not run)" for d in datasets]

@@ -27,6 +27,7 @@ from flcore.report import mean_sd_text, ours_values
 from flcore.report.numbers import MISSING
 from flcore.report.ordering import kendall_tau, mean_tau_text
 from flcore.reproduction.claims import METRICS
+from flcore.reproduction.stand_in import stand_in_for
 
 #: The column of Table II without IMA.
 FMA = "FMA"
@@ -142,7 +143,7 @@ def sooner(cells: pd.DataFrame) -> tuple[int, int]:
 def target_text(cells: pd.DataFrame, scale: str) -> str:
     """The target accuracy as the caption names it: the paper's 60 %, or below the paper
     scale where FedAvg (FMA) ends, the mean over the seeds' targets."""
-    if scale == "paper":
+    if stand_in_for(scale, "fedima").is_paper:
         return f"the target accuracy is {100 * fedima.TARGET_PAPER:.0f} %"
     fedavg = cells[(cells["algorithm"] == "FedAvg") & (cells["ima_start"] == FMA)]["target"].dropna()
     mean = fedavg.iloc[0] if len(fedavg) else cells["target"].mean()

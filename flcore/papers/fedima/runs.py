@@ -56,10 +56,10 @@ from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.interpolation import interpolate
 from flcore.analysis.io import load_run, split_data
 from flcore.config import FIELD_NAMES, resolve_config
-from flcore.config.presets import DEFAULT_DATASET
 from flcore.papers.fedima import analysis as _analysis
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
+from flcore.reproduction.stand_in import PAPER_DATASETS, paper_dataset, stand_in_for
 from flcore.reproduction.targets import rounds_to_target as first_reach
 from flcore.store import Run
 
@@ -151,7 +151,6 @@ SETTINGS = (Setting("FMNIST", "CNN", "shards", 300), Setting("FMNIST", "CNN", "d
 #: The setting of Tables II and III and Figs. 6 and 7: CIFAR-10, CNN, Dirichlet.
 MAIN = SETTINGS[3]
 #: flcore's data set for the paper's (absent: not in flcore).
-PAPER_DATASET = {"FMNIST": "fmnist", "CIFAR-10": "cifar10", "CIFAR-100": "cifar100", "PACS": "pacs"}
 #: flcore's model for the paper's (data set, model) (absent: not in flcore): the paper's
 #: "CNN" is a different network on FMNIST and on CIFAR-10 (Table IV).
 PAPER_MODEL = {("FMNIST", "CNN"): "fmnist_cnn", ("CIFAR-10", "CNN"): "cnn",
@@ -177,26 +176,26 @@ FIG7_WINDOWS = {"paper": (2, 5, 10, 20), "small": (2, 5, 10), "smoke": (2, 5)}
 def runnable(setting: Setting, scale: str) -> bool:
     """Whether flcore runs ``setting`` at ``scale`` (below the paper scale: on MNIST-1D, every
     label-skew row; the label + feature skew rows need multi-domain data)."""
-    if scale != "paper":
+    if not stand_in_for(scale, PAPER).is_paper:
         return setting.partition != "domains"
-    return setting.dataset in PAPER_DATASET and (setting.dataset, setting.model) in PAPER_MODEL
+    return setting.dataset in PAPER_DATASETS and (setting.dataset, setting.model) in PAPER_MODEL
 
 
 def scaled_round(paper_round: int, scale: str, paper_rounds: int = PAPER_ROUNDS) -> int:
     """The round of ``scale`` that stands for the paper's ``paper_round`` of ``paper_rounds``."""
-    if scale == "paper":
+    if stand_in_for(scale, PAPER).is_paper:
         return int(paper_round)
     return int(round(paper_round * ROUNDS[scale] / paper_rounds))
 
 
 def protocol(setting: Setting, scale: str) -> dict[str, Any]:
     """Config values shared by every run of ``setting`` at ``scale`` (module docstring)."""
-    if scale == "paper":
+    if stand_in_for(scale, PAPER).is_paper:
         out = {**PAPER_PROTOCOL, **PAPER_FEDERATION.get(setting.dataset, {}),
-               "dataset": PAPER_DATASET[setting.dataset],
+               "dataset": paper_dataset(setting.dataset),
                "model": PAPER_MODEL[setting.dataset, setting.model], "rounds": setting.rounds}
     else:
-        out = {**SMALL_PROTOCOL, "dataset": DEFAULT_DATASET[scale], "rounds": ROUNDS[scale]}
+        out = {**SMALL_PROTOCOL, "dataset": stand_in_for(scale, PAPER).dataset, "rounds": ROUNDS[scale]}
         if scale == "smoke":
             out["eval_last"] = 2
     if setting.partition == "shards":
@@ -252,7 +251,7 @@ def table2_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 
 
 def table3_methods(scheme: str, scale: str) -> tuple[str, ...]:
-    if scale == "paper" or scheme == "exponential":
+    if stand_in_for(scale, PAPER).is_paper or scheme == "exponential":
         return TABLE3_METHODS
     return TABLE3_SMALL[scheme]
 
@@ -280,7 +279,7 @@ def fig6_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 def fig7_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Fig. 7: FedAvg+IMA (and FedFA+IMA at the paper scale) by IMA start round (a) and
     FedAvg+IMA by window size (b), with the FMA runs for reference."""
-    algorithms = ("FedAvg", "FedFA") if scale == "paper" else ("FedAvg",)
+    algorithms = ("FedAvg", "FedFA") if stand_in_for(scale, PAPER).is_paper else ("FedAvg",)
     specs = []
     for seed in seeds:
         for algorithm in algorithms:

@@ -26,6 +26,7 @@ from flcore.analysis.landscape import Landscape2D, grid_points, landscape_2d, ra
 from flcore.report.analysis_plots import plot_surface_2d
 from flcore.report.figure_layout import panel_figure
 from flcore.reproduction.published import source
+from flcore.reproduction.stand_in import stand_in_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,7 +77,7 @@ def show_global_surfaces(page, runs, scale: str, name: str = "algorithm") -> pd.
     from IPython.display import Markdown, display
 
 
-    data_name = "CIFAR-10" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-10)"
+    data_name = stand_in_for(scale, "fedlesam").data_name("CIFAR-10")
     finished = runs[runs["status"] == "finished"].drop_duplicates("run_id")
     surfaces = {row[name]: global_surface(row["run_dir"], num=PAGE_GRID[scale], samples=PAGE_SAMPLES[scale],
                                           device="cpu")

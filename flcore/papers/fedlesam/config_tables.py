@@ -15,10 +15,12 @@ import pandas as pd
 
 from flcore.data import DatasetError, load_dataset
 from flcore.report import compare_settings
+from flcore.reproduction.stand_in import paper_dataset
 
 NOT_IN_FLCORE = "not in flcore"
 #: The papers' data set names -> flcore's.
-DATASETS = {"CIFAR10": "cifar10", "CIFAR-10": "cifar10", "CIFAR100": "cifar100", "CIFAR-100": "cifar100"}
+#: The paper's data set labels flcore has (both spellings the paper uses).
+DATASETS = ("CIFAR10", "CIFAR-10", "CIFAR100", "CIFAR-100")
 COLUMNS = ("total_images", "classes", "domains", "image_size")
 
 
@@ -32,7 +34,7 @@ def dataset_statistics(labels: Sequence[str], root: str = "data",
     :func:`flcore.data.write_fake_cifar`)."""
     rows = []
     for label in labels:
-        name = DATASETS.get(label)
+        name = paper_dataset(label) if label in DATASETS else None
         if name is None:
             rows.append({"dataset": label, **{c: NOT_IN_FLCORE for c in COLUMNS}})
             continue

@@ -41,6 +41,7 @@ import pandas as pd
 from flcore.report.ordering import kendall_tau, ordering_table
 from flcore.report.tables import mean_sd_text, ours_values
 from flcore.reproduction.published import published, source
+from flcore.reproduction.stand_in import stand_in_for
 from flcore.reproduction.targets import rounds_to_target, transmissions_per_round
 from flcore.store import RunStore
 
@@ -53,7 +54,7 @@ PAPER_TARGETS = (68, 74)
 
 def target_accuracy(target: float, scale: str, fedavg_curve: list[dict]) -> float:
     """The accuracy (fraction) standing for the paper's ``target`` % at ``scale`` (module docstring)."""
-    if scale == "paper":
+    if stand_in_for(scale, "fedlesam").is_paper:
         return target / 100.0
     accs = [r["test_accuracy"] for r in fedavg_curve if r.get("test_accuracy") is not None]
     if not accs:
@@ -387,8 +388,9 @@ def show_seconds_per_round(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame
                       + (f" One timed run (no verdict reads more, so no spread): {', '.join(single)}."
                          if single else ""),
                show=view, downloads={"table": table, "runs": per_run})
+    stand_in = stand_in_for(scale, "fedlesam")
     display(Markdown(f"Published values: {source(page.artifact_id)['source']}. Ours were measured on the machine "
-                     f"that trained the runs, at the {scale} scale" + ("" if scale == "paper" else
-                     " (MNIST-1D stands in for CIFAR-10: the model is smaller, so the fixed costs of a round weigh "
-                     "more)") + "."))
+                     f"that trained the runs, at the {scale} scale" + ("" if stand_in.is_paper else
+                     f" ({stand_in.name} stands in for CIFAR-10: the model is smaller, so the fixed costs of a round "
+                     "weigh more)") + "."))
     return table

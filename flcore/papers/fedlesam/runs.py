@@ -46,13 +46,12 @@ from typing import Any
 
 from flcore.analysis.recording import register_probe
 from flcore.config import grad_evals_per_step
-from flcore.config.presets import DEFAULT_DATASET
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
+from flcore.reproduction.stand_in import stand_in_for
 
 PAPER = "fedlesam"
 DATASETS = ("CIFAR-10", "CIFAR-100")
-PAPER_DATASET = {"CIFAR-10": "cifar10", "CIFAR-100": "cifar100"}
 NUM_CLASSES = {"cifar10": 10, "cifar100": 100, "mnist1d": 10, "synthetic": 10}
 
 
@@ -109,21 +108,21 @@ PROBE_EVERY = {"smoke": 2, "small": 10, "paper": 10}
 
 
 def dataset_for(label: str, scale: str) -> str:
-    """flcore dataset for the paper's dataset ``label`` at ``scale`` (CIFAR only at paper)."""
-    return PAPER_DATASET[label] if scale == "paper" else DEFAULT_DATASET[scale]
+    """flcore's data set for the paper's data set ``label`` at ``scale`` (:mod:`flcore.reproduction.stand_in`)."""
+    return stand_in_for(scale, PAPER).dataset_for(label)
 
 
 def datasets_for(scale: str) -> tuple[str, ...]:
     """Both CIFAR data sets at the paper scale; below it they would be the same runs."""
-    return DATASETS if scale == "paper" else ("CIFAR-10",)
+    return DATASETS if stand_in_for(scale, PAPER).is_paper else ("CIFAR-10",)
 
 
 def splits_for(scale: str) -> tuple[str, ...]:
-    return tuple(SPLITS) if scale == "paper" else ("Dir-0.1",)
+    return tuple(SPLITS) if stand_in_for(scale, PAPER).is_paper else ("Dir-0.1",)
 
 
 def populations_for(scale: str) -> tuple[str, ...]:
-    return tuple(POPULATIONS) if scale == "paper" else ("100 clients, 10%",)
+    return tuple(POPULATIONS) if stand_in_for(scale, PAPER).is_paper else ("100 clients, 10%",)
 
 
 def partition_config(split: str, dataset: str) -> dict:
@@ -139,7 +138,7 @@ def partition_config(split: str, dataset: str) -> dict:
 def protocol(dataset_label: str, population: str, scale: str) -> dict:
     """The FedLESAM protocol's config values (module docstring) for one data set and population."""
     values: dict[str, Any] = {"clip_norm": 10.0, "weight_decay": 1e-3}
-    if scale != "paper":
+    if not stand_in_for(scale, PAPER).is_paper:
         return values
     clients, per_round, samples = POPULATIONS[population]
     cifar10 = dataset_label == "CIFAR-10"
@@ -168,7 +167,7 @@ def lesam_run(dataset_label: str, algorithm: Algorithm | str, split: str, popula
               **protocol(dataset_label, population, scale)}
     if timed_setting(dataset_label, split, population, extra):
         config["timed"] = True
-    if algorithm.method == "fedadam" and scale == "paper":
+    if algorithm.method == "fedadam" and stand_in_for(scale, PAPER).is_paper:
         config["server_lr"] = 0.1  # FL-Simulator's recommendation; the paper's value is lost
     config.update(extra)
     run_labels = {"dataset": dataset_label, "algorithm": algorithm.label, "split": split,
@@ -195,7 +194,7 @@ def table4_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 
 def efficiency_runs(case: str, scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Tables 5 / 9: the methods at the case's setting, one spec per target (same run)."""
-    split = CASES[case] if scale == "paper" else "Dir-0.1"
+    split = CASES[case] if stand_in_for(scale, PAPER).is_paper else "Dir-0.1"
     return [lesam_run("CIFAR-10", algo, split, "100 clients, 10%", seed, scale,
                       labels={"case": case, "target": target})
             for target in TARGETS for algo in EFFICIENCY_ALGORITHMS for seed in seeds]
@@ -218,7 +217,7 @@ def table8_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 def fig1_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Figure 1 (a)-(c): centralized SGD on the pooled data, FedAvg at Dirichlet 0.6 and 0.06."""
     dataset = dataset_for("CIFAR-10", scale)
-    rounds = {} if scale == "paper" else {"rounds": FIG1_ROUNDS[scale]}
+    rounds = {} if stand_in_for(scale, PAPER).is_paper else {"rounds": FIG1_ROUNDS[scale]}
     specs = []
     for seed in seeds:
         central = {"method": "centralized-sgd", "dataset": dataset, "scale": scale, "seed": int(seed),
@@ -237,7 +236,7 @@ def fig2_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Figure 2: the methods at CIFAR-10 Dirichlet 0.1 with the ``perturbation`` probe
     recorded every :data:`PROBE_EVERY` rounds, shorter below the paper scale, and Figure 1's
     centralized run (the reference of the sharpness panel)."""
-    rounds = {} if scale == "paper" else {"rounds": SHORT_ROUNDS[scale]}
+    rounds = {} if stand_in_for(scale, PAPER).is_paper else {"rounds": SHORT_ROUNDS[scale]}
     probed = [lesam_run("CIFAR-10", algo, "Dir-0.1", "100 clients, 10%", seed, scale,
                         labels={"probe": "perturbation"}, probes=["perturbation"],
                         probe_every=PROBE_EVERY[scale], **rounds)
@@ -256,7 +255,7 @@ def fig3_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 def fig4_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Figure 4: FedLESAM-S over :data:`RHO_GRID` and FedAvg, on the CIFAR panels
     (Dirichlet 0.1), shorter below the paper scale."""
-    rounds = {} if scale == "paper" else {"rounds": SHORT_ROUNDS[scale]}
+    rounds = {} if stand_in_for(scale, PAPER).is_paper else {"rounds": SHORT_ROUNDS[scale]}
     specs = []
     for ds in datasets_for(scale):
         for seed in seeds:
@@ -268,7 +267,7 @@ def fig4_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 
 def fig6_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Figure 6: final global models at CIFAR-10, pathological with 3 classes per client."""
-    rounds = {} if scale == "paper" else {"rounds": SHORT_ROUNDS[scale]}
+    rounds = {} if stand_in_for(scale, PAPER).is_paper else {"rounds": SHORT_ROUNDS[scale]}
     return [lesam_run("CIFAR-10", algo, "Path-3", "100 clients, 10%", seed, scale, **rounds)
             for algo in FIG6_ALGORITHMS for seed in seeds]
 

@@ -46,6 +46,7 @@ from flcore.reproduction.run_geometry import (
     spectrum_of_row,
 )
 from flcore.reproduction.runner import run_metrics
+from flcore.reproduction.stand_in import stand_in_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -157,7 +158,7 @@ register_artifacts(PAPER, {
 # ----------------------------------------------------------------------------- figure pages
 
 def _data_name(scale: str) -> str:
-    return "CIFAR-100" if scale == "paper" else f"MNIST-1D ({scale} scale, standing in for CIFAR-100)"
+    return stand_in_for(scale, PAPER).data_name("CIFAR-100")
 
 
 def _short(algorithm: str) -> str:

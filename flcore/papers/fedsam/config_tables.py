@@ -15,15 +15,16 @@ from typing import Any
 import pandas as pd
 
 from flcore.config import resolve_config
-from flcore.papers.fedsam.runs import CLIENTS_PER_ROUND, PAPER_DATASET, dataset_for
+from flcore.papers.fedsam.runs import CLIENTS_PER_ROUND, DATASETS, dataset_for
 from flcore.planning import registered_methods
+from flcore.reproduction.stand_in import paper_dataset
 
 NOT_IN_FLCORE = "not in flcore"
 PENDING = "pending"
 
 
 def _paper_config(method: str, label: str, alpha: float = 0.0, **extra: Any):
-    return resolve_config(method=method, dataset=PAPER_DATASET[label], scale="paper", alpha=alpha, **extra)
+    return resolve_config(method=method, dataset=paper_dataset(label), scale="paper", alpha=alpha, **extra)
 
 
 def _row_of(label: str, columns, value: str) -> dict:
@@ -34,7 +35,7 @@ def _row_of(label: str, columns, value: str) -> dict:
 def _dataset_rows(datasets: list[str], columns, row) -> pd.DataFrame:
     """One row per dataset: ``row(label)`` where flcore has the dataset, "not in flcore"
     in every column elsewhere."""
-    return pd.DataFrame([row(label) if label in PAPER_DATASET else _row_of(label, columns, NOT_IN_FLCORE)
+    return pd.DataFrame([row(label) if label in DATASETS else _row_of(label, columns, NOT_IN_FLCORE)
                          for label in datasets])
 
 
@@ -57,7 +58,7 @@ def table11_ours(rows: list[tuple[str, Any]]) -> pd.DataFrame:
     """Table 11 (SAM rho; ASAM rho and eta) for ``(dataset, alpha)`` rows."""
     out = []
     for label, alpha in rows:
-        if label not in PAPER_DATASET or alpha in ("", None):
+        if label not in DATASETS or alpha in ("", None):
             out.append({"dataset": label, "alpha": alpha, "sam_rho": NOT_IN_FLCORE,
                         "asam_rho": NOT_IN_FLCORE, "asam_eta": NOT_IN_FLCORE})
             continue

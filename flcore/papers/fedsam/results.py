@@ -50,6 +50,7 @@ from flcore.report.tables import NOT_RUN, run_here
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.inventory import entry
 from flcore.reproduction.published import published, source
+from flcore.reproduction.stand_in import stand_in_for
 
 PAPER = fedsam.PAPER
 
@@ -91,7 +92,7 @@ SMALL_GRID = {
 
 
 def _paper(scale: str) -> bool:
-    return scale == "paper"
+    return stand_in_for(scale, PAPER).is_paper
 
 
 # ----------------------------------------------------------------------------- sam-aug
@@ -587,11 +588,11 @@ def show_comparison(page, runs: pd.DataFrame, scale: str, rows: Sequence[str], c
     from IPython.display import Markdown, display
 
 
-    at_paper = scale == "paper"
+    at_paper = stand_in_for(scale, PAPER).is_paper
     table = comparison(page.artifact_id, runs, scale)
     paper_values = published_cells(page.artifact_id)
     for label, block in table.groupby("dataset", sort=False):
-        stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
+        stand_in = stand_in_for(scale, PAPER).ours()
         paper_best, best = best_items(block)
         caption = (f"{label}{stand_in}: accuracy (%) {layout}. Among the cells run here the paper's best is "
                    f"{paper_best}, ours is {best}.")
@@ -628,7 +629,8 @@ def show_improvements(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
                *SPREAD_COLUMNS.values()]
     table = improvement_comparison(page.artifact_id, runs, scale)[columns]
     larger, compared = larger_federated_gains(table)
-    stand_in = "" if scale == "paper" else f" Ours: MNIST-1D at the {scale} scale."
+    ours = stand_in_for(scale, PAPER)
+    stand_in = "" if ours.is_paper else f" Ours: {ours.name} at the {scale} scale."
     page.table(table, f"Accuracy (%) and improvements over the reference of each setting; our accuracy is a cell's "
                       f"mean over its seeds, ± their sd (n) where it has several, and our improvements are "
                       f"differences of those means.{stand_in} In our runs the "
@@ -648,7 +650,7 @@ def table_findings(verdicts: pd.DataFrame, mean_tau: float, scale: str, stand_in
     lines = [f"At the **{scale}** scale, {verdict_counts(verdicts)}."]
     if mean_tau == mean_tau:
         lines.insert(0, f"The paper's and our rankings agree with a mean Kendall's \u03c4 of {mean_tau:.2f}.")
-    if scale != "paper":
+    if not stand_in_for(scale, PAPER).is_paper:
         lines.append(stand_in)
     if scale == "smoke":
         lines.append(SMOKE_NOTE)

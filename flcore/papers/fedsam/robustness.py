@@ -30,6 +30,7 @@ from flcore.analysis.robustness import corrupted_accuracy_of_runs
 from flcore.data import DatasetError
 from flcore.papers.fedsam.runs import DATASETS, PAPER, Algorithm, alphas_for, sam_main_run
 from flcore.reproduction.artifacts import RunSpec, register_artifacts
+from flcore.reproduction.stand_in import stand_in_for
 
 #: Clients per round of Figs. 6, 8 and 10 (the paper: 20; below it Table 2's 5).
 CLIENTS = {"smoke": 5, "small": 5, "paper": 20}
@@ -77,7 +78,7 @@ SWEEP_ALPHAS = {"paper": (0.0, 0.5, 1000.0), "small": (0.0, 0.5, 1000.0), "smoke
 def _panel_datasets(scale: str) -> tuple[str, ...]:
     """Both CIFAR panels at the paper scale; below it one (they name the same MNIST-1D runs
     at alpha = 0)."""
-    return DATASETS if scale == "paper" else DATASETS[:1]
+    return DATASETS if stand_in_for(scale, PAPER).is_paper else DATASETS[:1]
 
 
 def fig6_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
@@ -109,7 +110,7 @@ def fig9_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
 def fig10_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     """Fig. 10: alpha = 0, FedAvgM and its ASAM / SWA versions, and FedSAM+SWA (CIFAR-100) or
     FedASAM+SWA (CIFAR-10); below the paper scale one MNIST-1D panel with both."""
-    if scale == "paper":
+    if stand_in_for(scale, PAPER).is_paper:
         panels = [(ds, [FIG10_SWA[ds]]) for ds in DATASETS]
     else:
         panels = [(FIG10_SMALL_PANEL, list(FIG10_SWA.values()))]

@@ -25,13 +25,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flcore.config.presets import DEFAULT_DATASET, scale_defaults
+from flcore.config.presets import scale_defaults
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import set_spread_reference
+from flcore.reproduction.stand_in import stand_in_for
 
 PAPER = "fedsam"
 DATASETS = ("CIFAR-100", "CIFAR-10")
-PAPER_DATASET = {"CIFAR-10": "cifar10", "CIFAR-100": "cifar100"}
 #: Table 2's heterogeneity levels (Dirichlet alpha; 0 = one class per client).
 ALPHAS = {"CIFAR-10": (0.0, 0.05, 100.0), "CIFAR-100": (0.0, 0.5, 1000.0)}
 #: Alphas run at the smoke scale (the extremes).
@@ -70,9 +70,9 @@ ALGORITHM = {a.label: a for a in ALGORITHMS}
 FIG11_ALGORITHMS = ("FedAvg E=1", "FedSAM", "FedASAM", "FedAvg+SWA", "FedSAM+SWA", "FedASAM+SWA")
 
 
-def dataset_for(label: str, scale: str) -> str:
-    """flcore dataset for the paper's dataset ``label`` at ``scale`` (CIFAR only at paper)."""
-    return PAPER_DATASET[label] if scale == "paper" else DEFAULT_DATASET[scale]
+def dataset_for(label: str, scale: str, paper: str = PAPER) -> str:
+    """flcore's data set for the paper's data set ``label`` at ``scale`` (:mod:`flcore.reproduction.stand_in`)."""
+    return stand_in_for(scale, paper).dataset_for(label)
 
 
 def alphas_for(label: str, scale: str) -> tuple[float, ...]:
