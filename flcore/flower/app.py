@@ -64,6 +64,7 @@ def federation_of(run_config) -> Federation:
     return _federation(json.dumps(config_of(run_config), sort_keys=True))
 
 
+#: The Flower ``ClientApp`` each SuperNode runs: one client's local training per message.
 client = ClientApp()
 
 
@@ -77,6 +78,7 @@ def _query(message: Message, context: Context) -> Message:
     return FlcoreClient(federation_of(context.run_config)).query(message, context)
 
 
+#: The Flower ``ServerApp`` the SuperLink runs: the method's server part over the run's rounds.
 server = ServerApp()
 
 

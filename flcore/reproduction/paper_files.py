@@ -6,7 +6,7 @@ A paper kept outside flcore (``$FLCORE_PAPERS``) brings ``paper.yaml``, ``invent
 (:func:`flcore.reproduction.papers.register_paper`), so a wrong file is one line naming the
 paper's folder, the file and the key, before any command reads it or writes anything:
 
-- every file is a regular file of at most :data:`MAX_FILE_BYTES`, and YAML without anchors
+- every file is a regular file of at most :data:`~flcore.reproduction.papers.MAX_FILE_BYTES`, and YAML without anchors
   or aliases (:func:`flcore.reproduction.papers.read_yaml`: an alias bomb expands a few
   lines into gigabytes);
 - each file is the type it must be (a mapping, a list of mappings), with its required keys
@@ -216,7 +216,7 @@ def _check_sources(folder: Path, paper_id: str, artifacts: set[str]) -> None:
 def check_paper_files(paper_id: str, folder: Path, taken_artifacts: Iterable[str] = (),
                       taken_claims: Iterable[str] = ()) -> None:
     """Check the data files of ``paper_id`` in ``folder`` (module docstring); ``taken_*``:
-    the ids the papers registered before it hold.  Raises :class:`PaperFileError`, one line."""
+    the ids the papers registered before it hold.  Raises :class:`~flcore.reproduction.papers.PaperFileError`, one line."""
     folder = Path(folder)
     _check_paper_yaml(folder, paper_id)
     artifacts = _check_inventory(folder, paper_id, set(taken_artifacts))
