@@ -216,7 +216,8 @@ def _check_sources(folder: Path, paper_id: str, artifacts: set[str]) -> None:
 def check_paper_files(paper_id: str, folder: Path, taken_artifacts: Iterable[str] = (),
                       taken_claims: Iterable[str] = ()) -> None:
     """Check the data files of ``paper_id`` in ``folder`` (module docstring); ``taken_*``:
-    the ids the papers registered before it hold.  Raises :class:`~flcore.reproduction.papers.PaperFileError`, one line."""
+    the ids the papers registered before it hold.  Raises
+    :class:`~flcore.reproduction.papers.PaperFileError`, one line."""
     folder = Path(folder)
     _check_paper_yaml(folder, paper_id)
     artifacts = _check_inventory(folder, paper_id, set(taken_artifacts))

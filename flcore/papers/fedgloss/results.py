@@ -593,8 +593,8 @@ def show_cost_tables(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
         published_part = part.dropna(subset=["cost_B"])
         paper_fewest = (published_part.loc[published_part["cost_B"].idxmin(), "algorithm"]
                         if len(published_part) else "none")
-        ours = stand_in_for(scale, PAPER)
-        stand_in = "" if ours.is_paper else f" (ours: {ours.name} CNN at the {scale} scale)"
+        trained = stand_in_for(scale, PAPER)
+        stand_in = "" if trained.is_paper else f" (ours: {trained.name} CNN at the {scale} scale)"
         target = part["target"].dropna()
         target_text = f"; FedAvg's accuracy {target.iloc[0]:.1f}%" if len(target) else ""
         same = {"published": paper_values, "ours": ours}

@@ -629,8 +629,8 @@ def show_improvements(page, runs: pd.DataFrame, scale: str) -> pd.DataFrame:
                *SPREAD_COLUMNS.values()]
     table = improvement_comparison(page.artifact_id, runs, scale)[columns]
     larger, compared = larger_federated_gains(table)
-    ours = stand_in_for(scale, PAPER)
-    stand_in = "" if ours.is_paper else f" Ours: {ours.name} at the {scale} scale."
+    trained = stand_in_for(scale, PAPER)
+    stand_in = "" if trained.is_paper else f" Ours: {trained.name} at the {scale} scale."
     page.table(table, f"Accuracy (%) and improvements over the reference of each setting; our accuracy is a cell's "
                       f"mean over its seeds, ± their sd (n) where it has several, and our improvements are "
                       f"differences of those means.{stand_in} In our runs the "
