@@ -197,7 +197,7 @@ def precision_part(args, device) -> list[dict]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from flcore.sim.engine import resolve_device
+    from flcore.devices import resolve_device
 
     device = resolve_device(args.device)
     context = {"device": str(device), "machine": machine_description(device), "torch_version": torch.__version__,

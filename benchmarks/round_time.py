@@ -270,7 +270,7 @@ def worker_main(conn, role: str, method: str, engine: str, settings: dict) -> No
     try:
         if settings["threads"] is not None:
             torch.set_num_threads(settings["threads"])
-        from flcore.sim.engine import resolve_device
+        from flcore.devices import resolve_device
 
         device = resolve_device(settings["device"])
         dataset, parts = make_data(settings)
@@ -564,7 +564,7 @@ def machine_description(device: torch.device) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # reference_loop, in workers too
-    from flcore.sim.engine import resolve_device
+    from flcore.devices import resolve_device
 
     device = resolve_device(args.device)
     load = warn_if_busy()

@@ -127,9 +127,10 @@ def time_gradient(engine: str, config: dict, clients: int, device: str, out, ste
 
     from flcore.algorithms.local import Batch
     from flcore.config import resolve_config
+    from flcore.devices import resolve_device
     from flcore.flat import FlatModel
     from flcore.models import build_model
-    from flcore.sim import build_federated_data, resolve_device
+    from flcore.sim import build_federated_data
 
     if device == "cpu":
         torch.set_num_threads(1)
@@ -208,8 +209,9 @@ def main(argv=None) -> int:
     from flcore.cpus import available_cpus
     workers = args.workers or (1 if args.gpu else available_cpus())
     from flcore.config import resolve_config
+    from flcore.devices import resolve_device
     from flcore.planning.planner import plan_groups, run_cost
-    from flcore.sim import build_federated_data, resolve_device
+    from flcore.sim import build_federated_data
 
     build_federated_data(resolve_config(configs[0]), resolve_device(device))  # generate/cache the data once
     cost = sum(run_cost(resolve_config(c)) for c in configs)

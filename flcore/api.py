@@ -37,8 +37,9 @@ from typing import Any
 
 from flcore.analysis.recording import recording_callbacks
 from flcore.config import ExperimentConfig, resolve_config
+from flcore.devices import resolve_device
 from flcore.record_format import CAPPED, trained_enough
-from flcore.sim import Simulation, build_federated_data, resolve_device
+from flcore.sim import Simulation, build_federated_data
 from flcore.store import (
     CONFIG_FILE,
     DamagedRunError,

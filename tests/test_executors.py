@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from flcore.executors import LocalExecutor, group_runs, make_executor, train_group
+from flcore.executors import LocalExecutor, group_runs, make_executor, train_specs
 from flcore.reproduction.artifacts import RunSpec
 from flcore.reproduction.runner import ensure_runs
 from flcore.store import RunStore
@@ -61,7 +61,7 @@ def test_group_runs_batches_what_may_share_a_batch_and_separates_the_rest(tmp_pa
 def test_a_raising_run_is_recorded_failed_with_its_traceback_and_the_others_finish(tmp_path):
     store = tmp_path / "store"
     store.mkdir()
-    results = train_group([_bad(tmp_path)], str(store), OVERRIDES) + train_group([_good()], str(store), OVERRIDES)
+    results = train_specs([_bad(tmp_path)], str(store), OVERRIDES) + train_specs([_good()], str(store), OVERRIDES)
     assert [r["status"] for r in results] == ["failed", "finished"]
     failed = RunStore(store).run(results[0]["run_id"]).status()
     assert failed["status"] == "failed" and failed["error"] == results[0]["error"]
@@ -71,12 +71,12 @@ def test_a_raising_run_is_recorded_failed_with_its_traceback_and_the_others_fini
 
 def test_a_store_the_worker_cannot_see_fails_with_its_path(tmp_path):
     with pytest.raises(FileNotFoundError, match="shared filesystem"):
-        train_group([_good()], str(tmp_path / "elsewhere"), OVERRIDES)
+        train_specs([_good()], str(tmp_path / "elsewhere"), OVERRIDES)
 
 
 def _driver(store: str, specs, queue) -> None:
     torch.set_num_threads(1)
-    queue.put(train_group(specs, store, OVERRIDES))
+    queue.put(train_specs(specs, store, OVERRIDES))
 
 
 @pytest.mark.slow

@@ -29,6 +29,7 @@ import torch
 
 from flcore.config import resolve_config
 from flcore.data import DatasetError, hold_out_validation, load_dataset, normalize
+from flcore.devices import resolve_device
 from flcore.errors import ConfigError, quote
 from flcore.flat import FlatModel
 from flcore.models import build_model
@@ -53,20 +54,6 @@ SPLITS = ("train", "test")
 
 class RunLoadError(ValueError):
     """A run directory cannot be analysed (missing files, incompatible models)."""
-
-
-def resolve_device(name: str | torch.device) -> torch.device:
-    """``auto`` -> CUDA when available, else CPU; an unavailable CUDA is an error."""
-    if isinstance(name, torch.device):
-        return name
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise RunLoadError(f"device {quote(name)} requested but CUDA is not available here")
-    try:
-        return torch.device(name)
-    except RuntimeError as exc:
-        raise RunLoadError(f"unknown device {quote(name)}: {exc}") from None
 
 
 @dataclass

@@ -24,8 +24,8 @@ _LAYOUT = {
     "cifar100": {"folder": "cifar-100-python", "train": ["train"], "test": ["test"],
                  "meta": "meta", "classes": 100},
 }
-_CIFAR10_CLASS_NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog",
-                        "horse", "ship", "truck"]
+#: CIFAR-10's class names, by label (its ``batches.meta``).
+CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 _CIFAR100_COARSE_CLASSES = 20
 _IMAGE_BYTES = 3 * 32 * 32
 
@@ -114,7 +114,7 @@ def _batch(rng: np.random.Generator, name: str, batch_label: str, count: int,
 
 def _metadata(name: str) -> dict:
     if name == "cifar10":
-        return {"label_names": _CIFAR10_CLASS_NAMES, "num_cases_per_batch": 10000,
+        return {"label_names": list(CIFAR10_CLASSES), "num_cases_per_batch": 10000,
                 "num_vis": _IMAGE_BYTES}
     return {"fine_label_names": [f"class_{i}" for i in range(100)],
             "coarse_label_names": [f"superclass_{i}" for i in range(_CIFAR100_COARSE_CLASSES)]}

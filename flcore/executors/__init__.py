@@ -7,7 +7,7 @@ on this machine; ``ray`` (:mod:`.ray_executor`) hands the groups to a Ray cluste
 """
 from __future__ import annotations
 
-from flcore.executors.groups import group_runs, train_group
+from flcore.executors.groups import group_runs, train_specs
 from flcore.executors.local import LocalExecutor
 
 #: The executors :func:`make_executor` makes.
@@ -27,4 +27,4 @@ def make_executor(name: str = "local", *, workers: int | None = None, device: st
     raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {name!r}")
 
 
-__all__ = ["EXECUTORS", "LocalExecutor", "group_runs", "make_executor", "train_group"]
+__all__ = ["EXECUTORS", "LocalExecutor", "group_runs", "make_executor", "train_specs"]

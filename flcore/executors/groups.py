@@ -3,7 +3,7 @@
 :func:`group_runs` turns the missing runs into groups with the planner
 (:func:`flcore.planning.planner.plan_groups`: duplicates removed, runs that may share a
 batch -- same model and protocol shape, differing in seed, partition or a column
-hyper-parameter -- grouped to fit the device's memory), and :func:`train_group` trains
+hyper-parameter -- grouped to fit the device's memory), and :func:`train_specs` trains
 one group as one batched computation (:func:`flcore.planning.planner.train_group`),
 returning one result dict per run.  The executors (:mod:`flcore.executors.local`,
 :mod:`flcore.executors.ray_executor`) see groups only.
@@ -33,8 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from flcore.planning.planner import RunGroup, plan_groups
-from flcore.planning.planner import train_group as train_batched
+from flcore.planning.planner import RunGroup, plan_groups, train_group
 from flcore.planning.spec import RunSpec
 from flcore.store import RunStore
 
@@ -72,7 +71,7 @@ def interleave_timed(groups: list[list[RunSpec]]) -> list[list[RunSpec]]:
     return out
 
 
-def train_group(specs: Sequence[RunSpec], store: str, overrides: dict[str, Any],
+def train_specs(specs: Sequence[RunSpec], store: str, overrides: dict[str, Any],
                 threads: int | None = None) -> list[dict[str, Any]]:
     """Train the runs of a group into ``store`` as one computation; one result dict per
     spec (module docstring)."""
@@ -93,7 +92,7 @@ def train_group(specs: Sequence[RunSpec], store: str, overrides: dict[str, Any],
     group = RunGroup(configs=tuple(spec.config for spec in specs), run_ids=tuple(run_ids),
                      labels=tuple(spec.labels for spec in specs))
     results = []
-    for spec, result in zip(specs, train_batched(group, store, overrides)):  # holds the runs' locks
+    for spec, result in zip(specs, train_group(group, store, overrides)):  # holds the runs' locks
         result = {key: value for key, value in result.items() if key != "summary"}
         if result["status"] == "failed":
             record_failure(runs, spec, overrides, result)

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from flcore.executors.groups import failed_group, train_group
+from flcore.executors.groups import failed_group, train_specs
 from flcore.planning import RunSpec, default_workers
 from flcore.planning.workers import submit, worker_pool
 
@@ -54,7 +54,7 @@ class LocalExecutor:
         from concurrent.futures import as_completed
 
         def submit_all(pool):
-            return {submit(pool, train_group, group, store, overrides, 1): i for i, group in enumerate(groups)}
+            return {submit(pool, train_specs, group, store, overrides, 1): i for i, group in enumerate(groups)}
 
         with worker_pool(n_workers, submit_all=submit_all) as (_, futures):
             for future in as_completed(futures):
@@ -68,6 +68,6 @@ class LocalExecutor:
 
 def _guarded(group, store, overrides, threads) -> list[dict[str, Any]]:
     try:
-        return train_group(group, store, overrides, threads)
+        return train_specs(group, store, overrides, threads)
     except Exception as exc:  # noqa: BLE001 - reported per run
         return failed_group(group, overrides, f"{type(exc).__name__}: {exc}", traceback.format_exc())

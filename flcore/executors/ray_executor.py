@@ -14,7 +14,7 @@ to the driver.  This is what makes faults cheap: a worker killed mid-run is retr
 checkpoint, and since every random draw derives from ``(seed, purpose, round, client)``,
 its final record equals an uninterrupted run's.  A task whose node cannot see the store
 fails its runs with an error naming the path.  A run that raises is recorded ``failed``
-with its traceback by :func:`~flcore.executors.groups.train_group` and the other tasks go
+with its traceback by :func:`~flcore.executors.groups.train_specs` and the other tasks go
 on; Ray does not retry it (``retry_exceptions=False``): the same code on the same config
 would raise again.
 
@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from flcore.executors.groups import failed_group, train_group
+from flcore.executors.groups import failed_group, train_specs
 from flcore.planning.spec import RunSpec
 
 INSTALL_HINT = 'the Ray executor needs Ray; install it with: pip install "flcore[cluster]"'
@@ -52,7 +52,7 @@ def import_ray():
 def _train_group_task(specs: list[RunSpec], store: str, overrides: dict[str, Any],
                       threads: int | None) -> list[dict[str, Any]]:
     """Body of the Ray task (module level, so workers import it from flcore)."""
-    return train_group(specs, store, overrides, threads)
+    return train_specs(specs, store, overrides, threads)
 
 
 class RayExecutor:

@@ -10,9 +10,10 @@ from torch import nn
 
 from flcore.config import ExperimentConfig, resolve_config
 from flcore.data import hold_out_validation, load_dataset
+from flcore.devices import resolve_device
 from flcore.errors import ConfigError
 from flcore.flat import FlatModel
-from flcore.sim import FederatedData, Simulation, resolve_device
+from flcore.sim import FederatedData, Simulation
 from flcore.sim.federated_data import federated_data_from_split
 
 from .partitioners import partition_indices

@@ -32,11 +32,11 @@ from flcore.analysis.recording import recording_callbacks
 from flcore.api import lookup_finished
 from flcore.config import DATASET_FACTS, ExperimentConfig, grad_evals_per_step, hyperparameters_of, resolve_config
 from flcore.cpus import available_cpus
+from flcore.devices import resolve_device
 from flcore.flat import FlatModel
 from flcore.models import build_model
 from flcore.planning.workers import submit, worker_pool
 from flcore.record_format import stop_round
-from flcore.sim import resolve_device
 from flcore.sim.multi_run import group_key, run_group
 from flcore.store import RunStore, prepare_resume, run_locks
 from flcore.store.errors import full_path, is_disk_full

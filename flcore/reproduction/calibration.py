@@ -50,8 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from flcore.cpus import available_cpus
-from flcore.planning.planner import RunGroup, run_cost
-from flcore.planning.planner import train_group as train_batched
+from flcore.planning.planner import RunGroup, run_cost, train_group
 from flcore.planning.workers import submit, worker_pool
 from flcore.reproduction.budget import CostModel, DeviceRates, EvaluationCost, evaluation_key
 from flcore.safe_io import read_regular_bytes
@@ -215,11 +214,11 @@ def _probe_once(start_at: float | None) -> tuple[float, float, float]:
         return RunGroup(configs=tuple(configs), run_ids=ids, labels=tuple({} for _ in configs))
 
     for configs in probe_groups(1000):
-        train_batched(group(configs, 2), None, {**overrides, "max_rounds": 2})
+        train_group(group(configs, 2), None, {**overrides, "max_rounds": 2})
     if start_at is not None:
         time.sleep(max(0.0, start_at - time.time()))
     started = time.perf_counter()
-    results = [r for configs in probe_groups(0) for r in train_batched(group(configs, PROBE_ROUNDS), None, overrides)]
+    results = [r for configs in probe_groups(0) for r in train_group(group(configs, PROBE_ROUNDS), None, overrides)]
     seconds = time.perf_counter() - started
     failed = [r["error"] for r in results if r["status"] not in ("capped", "finished")]
     if failed:

@@ -17,9 +17,10 @@ import pandas as pd
 import torch
 
 from flcore.config import resolve_config
+from flcore.devices import resolve_device
 from flcore.flat import FlatModel
 from flcore.models import build_model
-from flcore.sim import build_federated_data, resolve_device
+from flcore.sim import build_federated_data
 from flcore.store import Run
 
 METRIC_KEY = "client_accuracy"

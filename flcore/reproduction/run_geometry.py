@@ -53,12 +53,13 @@ import torch
 
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.hvp import DatasetHVP
-from flcore.analysis.io import load_run, resolve_device
+from flcore.analysis.io import load_run
 from flcore.analysis.landscape import grid_points, landscape_2d, loss_plane, random_directions
 from flcore.analysis.recording import load_snapshot, snapshot_path, snapshot_rounds_of
 from flcore.analysis.spectrum import top_eigenvalues
 from flcore.cpus import one_torch_thread
 from flcore.data.cache import cache_dir, cache_key, load_arrays, save_arrays
+from flcore.devices import resolve_device
 from flcore.reproduction.lookup import by_scale
 from flcore.store.run import CONFIG_FILE, FINAL_MODEL_FILE
 

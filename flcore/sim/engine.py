@@ -32,6 +32,7 @@ from torch import nn
 from flcore.algorithms import aggregate, get_method
 from flcore.algorithms.schedules import local_epochs_at
 from flcore.config import ExperimentConfig, resolve_config
+from flcore.devices import resolve_device
 from flcore.errors import ConfigError
 from flcore.flat import FlatModel
 from flcore.models import build_model
@@ -41,21 +42,10 @@ from flcore.sim.cpu_memory import retain_freed_memory
 from flcore.sim.cuda_graphs import StepGraphs
 from flcore.sim.precision import precision_mode
 from flcore.sim.round_draws import RoundDraws, stack_plans, static_width
-from flcore.sim.round_driver import RoundDriver, RoundTiming  # noqa: F401  (RoundTiming: re-exported)
+from flcore.sim.round_driver import RoundDriver
 from flcore.sim.row_engine import ROW_KERNEL_MODELS, evaluate_rows
 from flcore.sim.sampling import plan_client_round, sample_clients
 from flcore.tensor_tree import to_device
-
-
-def resolve_device(name: str) -> torch.device:
-    """``auto`` picks CUDA when available; an unavailable device is a config error."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError("device", f"got {name!r} but CUDA is not available here; allowed values: cpu, auto")
-    if name == "mps" and not torch.backends.mps.is_available():
-        raise ConfigError("device", "got 'mps' but MPS is not available here; allowed values: cpu, auto")
-    return torch.device(name)
 
 
 def resolve_engine(name: str, device: torch.device, model: str | None = None) -> str:

@@ -25,7 +25,7 @@
 # **How it is made here.** Seconds depend on the machine, so this page compares *ratios to
 # FedAvg*, measured on the machine that trained the runs. Every run trained alone records
 # in its status the mean and spread of its training rounds' wall-clock time (local training,
-# aggregation and the server step; not the evaluations) -- `flcore.sim.engine.RoundTiming`.
+# aggregation and the server step; not the evaluations) -- `flcore.sim.round_driver.RoundTiming`.
 # The runs are Table 2's at the Dirichlet 0.1 setting, 100 clients with 10% per round
 # (MNIST-1D and 5 clients per round below the paper scale); a method's number is the mean over
 # its timed runs, the seeds the claims' verdicts read (three at `small`). Runs trained earlier on another

@@ -65,7 +65,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 from IPython.display import Markdown, display
 
-from flcore.analysis.io import resolve_device
+from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.report import set_style
 from flcore.report.page import Page

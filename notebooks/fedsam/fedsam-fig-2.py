@@ -69,7 +69,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.analysis.io import resolve_device
+from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.report import set_style
 from flcore.report.geometry_plots import plane_panel

@@ -69,8 +69,8 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import pandas as pd
 from IPython.display import Markdown, display
 
-from flcore.analysis.io import resolve_device
 from flcore.config.fields import chance_accuracy
+from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as analysis
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import format_comparison, paper_vs_ours, set_style

@@ -63,7 +63,7 @@ from flcore.analysis.probes import client_top_eigenvalue
 from flcore.analysis.recording import load_snapshot, snapshot_path, snapshot_rounds_of
 from flcore.config import chance_accuracy
 from flcore.config.presets import scale_defaults
-from flcore.data import normalize
+from flcore.data import CIFAR10_CLASSES, normalize
 from flcore.papers.fedgloss import runs as gloss_runs
 from flcore.papers.fedgloss.runs import (
     ALGORITHM,
@@ -140,7 +140,6 @@ ANALYSIS = {
     "paper": {"samples": None, "client_samples": None, "iters": 20, "client_iters": 20, "grid": 21,
               "interp_points": 31},
 }
-CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 
 # --------------------------------------------------------------------------- run specs

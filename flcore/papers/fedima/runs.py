@@ -60,6 +60,7 @@ from flcore.papers.fedima import analysis as _analysis
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import register_metric
 from flcore.reproduction.stand_in import PAPER_DATASETS, paper_dataset, stand_in_for
+from flcore.reproduction.targets import accuracy_curve
 from flcore.reproduction.targets import rounds_to_target as first_reach
 from flcore.store import Run
 
@@ -324,10 +325,6 @@ def rounds_to_target(curve: Sequence[tuple[int, float]], target: float, smooth: 
     rounds = [r for r, _ in curve]
     values = smoothed([a for _, a in curve], smooth)
     return first_reach(list(zip(rounds, values))[smooth - 1:], target)
-
-
-def accuracy_curve(metrics: Sequence[dict]) -> list[tuple[int, float]]:
-    return [(int(m["round"]), float(m["test_accuracy"])) for m in metrics if m.get("test_accuracy") is not None]
 
 
 #: Table II's target below the paper scale: the accuracy FedAvg (FMA) ends at, its mean over

@@ -10,7 +10,7 @@
 - **computation time** (Tables 5, 9: "computational times of all clients"): rounds x the
   run's measured seconds per training round, as a ratio to FedAvg's.
 - **wall-clock seconds per round** (Table 8): the mean time of a run's training rounds
-  (:class:`flcore.sim.engine.RoundTiming`, recorded in the run's status; a run trained in
+  (:class:`flcore.sim.round_driver.RoundTiming`, recorded in the run's status; a run trained in
   a batch of ``r`` runs records its share, the round's time over ``r``), so all methods are
   timed on the machine that trained them.
 

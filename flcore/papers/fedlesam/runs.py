@@ -31,7 +31,7 @@ the Dirichlet 0.1 runs ("Table 5") and, at the paper scale, the Dirichlet 0.6 ru
 ("Table 9": the paper calls it "an additional case" without naming it; our choice).
 Below the paper scale both cases are the same runs, and the targets are relative to
 FedAvg (:func:`target_accuracy`).  Times are the seconds per training round each run
-records in its status (:class:`flcore.sim.engine.RoundTiming`), so the ratios to FedAvg
+records in its status (:class:`flcore.sim.round_driver.RoundTiming`), so the ratios to FedAvg
 are measured on the machine that trained the runs.  The runs of these settings are
 *timed* (config ``timed``, :func:`timed_setting`): each trains alone, never in a batch
 (whose runs record a share of a shared round), and a timing claim's repeats are their

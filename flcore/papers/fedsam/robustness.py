@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from flcore.analysis.io import resolve_device
 from flcore.analysis.robustness import corrupted_accuracy_of_runs
 from flcore.data import DatasetError
+from flcore.devices import resolve_device
 from flcore.papers.fedsam.runs import DATASETS, PAPER, Algorithm, alphas_for, sam_main_run
 from flcore.reproduction.artifacts import RunSpec, register_artifacts
 from flcore.reproduction.stand_in import stand_in_for
