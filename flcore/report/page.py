@@ -29,6 +29,7 @@ from flcore.report.run_settings import (
     span,
 )
 from flcore.report.settling_figure import settling_svg
+from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.claims import (
     CAPPED_PREFIX,
     CAPPED_REASON,
@@ -41,6 +42,7 @@ from flcore.reproduction.claims import (
     is_capped_reason,
     spread_specs,
     verdict_totals,
+    with_claim_seeds,
 )
 from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import cap_rounds, ensure_runs
@@ -128,14 +130,18 @@ class Page:
 
         return stand_in_for(self.scale, paper_of(self.artifact_id).id)
 
+    def specs(self) -> list:
+        """The artifact's runs at the page's scale and seeds, plus the seeds its claims'
+        verdicts read where they plan more (:func:`flcore.reproduction.claims.with_claim_seeds`)."""
+        return with_claim_seeds(get_artifact(self.artifact_id).runs(self.scale, self.seeds), self.scale,
+                                self.artifact_id)
+
     def runs(self, specs: Sequence | None = None) -> pd.DataFrame:
-        """The runs of ``specs`` (default: the artifact's own at the page's scale and seeds),
-        trained in the page's store on its device when missing
+        """The runs of ``specs`` (default: :meth:`specs`, the artifact's own and the seeds its
+        claims read), trained in the page's store on its device when missing
         (:func:`flcore.reproduction.runner.ensure_runs`): one row per run."""
         if specs is None:
-            from flcore.reproduction.artifacts import get_artifact
-
-            specs = get_artifact(self.artifact_id).runs(self.scale, self.seeds)
+            specs = self.specs()
         return ensure_runs(specs, store=self.store, device=self.device, workers=self.workers,
                            data_root=self.data_root, download=self.download)
 

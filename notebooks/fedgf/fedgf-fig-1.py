@@ -60,7 +60,6 @@ from flcore.report import algorithm_color, set_style
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import with_claim_seeds
 
 set_style()
 artifact = get_artifact("fedgf-fig-1")
@@ -71,8 +70,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs and their flatness discrepancy
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = page.runs(specs)
+runs = page.runs()  # with the seeds the verdicts read
 sweep = fc.alpha_sweep(runs)
 page.table(sweep, f"FedSAM at the {scale} scale, one row per run (the seeds the claims' verdicts read): accuracy (%, "
                   f"mean of the last 100 rounds) and Delta_F of the final global model for each alpha and seed.")

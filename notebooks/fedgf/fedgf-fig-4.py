@@ -59,7 +59,6 @@ from flcore.report import ours_accuracy, set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.runner import run_metrics
 
 set_style()
@@ -71,8 +70,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = page.runs(specs)
+runs = page.runs()  # with the seeds the verdicts read
 listing = runs[["dataset", "algorithm", "seed", "status", "rounds_done", "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "
                     f"{len(runs)}; mean_last_100 is the mean test accuracy of the last 100 rounds (a fraction).")

@@ -73,7 +73,6 @@ from flcore.report.page import Page, ranking_findings
 from flcore.report.run_status import show_run_status
 from flcore.report.tables import show_accuracy_tables
 from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import published
 
 set_style()
@@ -85,7 +84,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 

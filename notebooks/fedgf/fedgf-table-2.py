@@ -72,7 +72,6 @@ from flcore.report import format_comparison, set_style
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import published, source
 
 set_style()
@@ -86,8 +85,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # One row per run (the seeds the claims' verdicts read); the tables below average them per cell.
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = page.runs(specs)
+runs = page.runs()  # with the seeds the verdicts read
 analysis = settings_for(scale)
 ours = fc.flatness_runs(runs)
 page.table(ours, f"Flatness of each run's final global model at the {scale} scale: accuracy (%, mean of the last 100 "

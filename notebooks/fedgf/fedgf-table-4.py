@@ -67,7 +67,6 @@ from flcore.papers.fedgf.analysis import first_to_target, transmissions_table
 from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import run_metrics
 
@@ -80,8 +79,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = page.runs(specs)
+runs = page.runs()  # with the seeds the verdicts read
 listing = runs[["dataset", "algorithm", "alpha", "seed", "status", "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the table at the {scale} scale: {int((runs['status'] == 'finished').sum())} "
                     f"finished of {len(runs)}; mean_last_100 is the final accuracy (a fraction).")

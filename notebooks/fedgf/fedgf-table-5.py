@@ -65,7 +65,6 @@ from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, verdict_counts
 from flcore.report.tables import run_here
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import published, source
 
 set_style()
@@ -77,8 +76,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = page.runs(specs)
+runs = page.runs()  # with the seeds the verdicts read
 runs["c"] = [{"FedSAM": "0", "FedGF": "adaptive"}.get(a, f"{c:g}") for a, c in zip(runs["algorithm"], runs["c"])] \
     if "c" in runs else ["0" if a == "FedSAM" else "adaptive" for a in runs["algorithm"]]
 listing = runs[["dataset", "alpha", "c", "algorithm", "status", "mean_last_100", "run_id"]]

@@ -67,7 +67,6 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.runner import run_metrics
 
 set_style()
@@ -79,8 +78,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = page.runs(specs)
+runs = page.runs()  # with the seeds the verdicts read
 listing = runs.drop_duplicates("run_id")[["dataset", "algorithm", "alpha", "seed", "status", "rounds_done",
                                           "mean_last_100", "run_id"]]
 page.table(listing, f"The {len(listing)} runs behind the curves at the {scale} scale.")

@@ -61,7 +61,6 @@ from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import published
 
 set_style()
@@ -74,7 +73,7 @@ at_paper = page.stand_in.is_paper
 # ## The runs
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
 run_status = show_run_status(page, shown, scale, artifact.kind)

@@ -65,7 +65,6 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import with_claim_seeds
 
 set_style()
 artifact = get_artifact(ARTIFACT_ID)
@@ -76,8 +75,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = page.runs(specs)
+runs = page.runs()  # with the seeds the verdicts read
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]

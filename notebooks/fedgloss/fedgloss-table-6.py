@@ -68,7 +68,6 @@ from flcore.papers.fedgloss import results as gloss
 from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import source
 
 set_style()
@@ -80,8 +79,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = page.runs(specs)
+runs = page.runs()  # with the seeds the verdicts read
 listing = runs.drop_duplicates("run_id")[["dataset", "algorithm", "alpha", "status", "rounds_done", "run_id"]]
 page.table(listing, f"The {runs['run_id'].nunique()} runs behind the table at the {scale} scale.")
 

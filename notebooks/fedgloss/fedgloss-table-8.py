@@ -68,7 +68,6 @@ from flcore.report.ordering import mean_tau_text, ordering_table
 from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import published, source
 
 set_style()
@@ -81,7 +80,7 @@ at_paper = page.stand_in.is_paper
 # ## The runs
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
 run_status = show_run_status(page, shown, scale, artifact.kind)

@@ -78,7 +78,6 @@ from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.published import published, source
 
 set_style()
@@ -90,7 +89,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ## The runs
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
 runs = fedima.with_last_10(runs)
 run_status = show_run_status(page, runs, scale, artifact.kind)

@@ -64,7 +64,6 @@ from flcore.report import ours_accuracy, set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
 from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.runner import run_metrics
 
 set_style()
@@ -79,7 +78,7 @@ order = list(robustness.FIG10_ALGORITHMS)
 # A `diverged` run's loss became non-finite; its curve stops there.
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
 listing = runs[["dataset", "algorithm", "clients_per_round", "status", "rounds_done", "mean_last_100", "run_id"]]
 page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "

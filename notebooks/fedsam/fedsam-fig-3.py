@@ -67,7 +67,6 @@ from flcore.report import mean_sd_text, ours_accuracy, set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves, client_accuracy_curves, client_accuracy_final
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import with_claim_seeds
 from flcore.reproduction.per_client import client_accuracy_history, final_client_accuracy
 from flcore.reproduction.runner import run_metrics
 
@@ -84,8 +83,7 @@ data_name = page.stand_in.data_name("CIFAR-100")
 # mean over the seeds the claims' verdicts read, with their range as a band.
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = page.runs(specs)
+runs = page.runs()  # with the seeds the verdicts read
 runs["length"] = runs["length"].fillna("normal") if "length" in runs else "normal"
 listing = runs[["alpha", "length", "seed", "status", "rounds_done", "mean_last_100", "run_id"]]
 page.table(listing, f"The FedAvg runs of this figure: one per alpha and seed, and the alpha = 0 run trained longer; "

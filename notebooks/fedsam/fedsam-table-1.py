@@ -78,7 +78,7 @@ from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.claims import reference_spread, with_claim_seeds
+from flcore.reproduction.claims import reference_spread
 from flcore.reproduction.published import published, source
 from flcore.reproduction.run_geometry import geometry_settings, settings_rows
 
@@ -96,8 +96,7 @@ at_paper = page.stand_in.is_paper
 # finished runs come from the store, missing ones are trained now.
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
-runs = page.runs(specs)
+runs = page.runs()  # with the seeds the verdicts read
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
 # %% [markdown]

@@ -66,7 +66,6 @@ from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
 from flcore.reproduction.artifacts import get_artifact, settings_table
-from flcore.reproduction.claims import with_claim_seeds
 
 set_style()
 artifact = get_artifact("fedsam-table-17")
@@ -80,7 +79,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ones are trained now (runs shared with other tables are the same runs).
 
 # %%
-specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)  # the seeds the verdicts read
+specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
 run_status = show_run_status(page, runs, scale, artifact.kind)
 
