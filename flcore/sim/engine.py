@@ -1,4 +1,4 @@
-"""The round loop: sample clients -> local training -> server step -> evaluate.
+"""A simulation of one run: its global model, server state and record, over the round driver.
 
 A :class:`Simulation` owns the global model as a flat vector, the server optimizer state
 and the run record.  It checkpoints every ``checkpoint_every`` rounds (atomically, through
