@@ -5,7 +5,8 @@ The paper's data files are beside this package: ``paper.yaml``, ``inventory.yaml
 package registers the paper, then its modules register their artifacts, claims' metrics
 and probes:
 
-- :mod:`.runs`: the 12-method run group, the probe and the claims' metrics;
+- :mod:`.runs`: the 12-method run group and the probe;
+- :mod:`.metrics`: the claims' metrics;
 - :mod:`.results`: Tables 5 and 9 (rounds, communication and compute to a target);
 - :mod:`.probe`: Fig. 2's perturbation drift and sharpness;
 - :mod:`.analysis`: the loss surfaces of Figs. 1, 3, 6;
@@ -16,3 +17,4 @@ from flcore.reproduction.papers import register_paper
 register_paper("fedlesam", "FedLESAM", __path__[0])
 
 from flcore.papers.fedlesam import runs  # noqa: E402,F401,I001  (they register the artifacts)
+from flcore.papers.fedlesam import metrics  # noqa: E402,F401,I001  (the claims' metrics)

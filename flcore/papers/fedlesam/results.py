@@ -38,6 +38,7 @@ from typing import Any
 
 import pandas as pd
 
+from flcore.papers.fedlesam import runs as fedlesam
 from flcore.report.ordering import kendall_tau, ordering_table
 from flcore.report.tables import mean_sd_text, ours_values
 from flcore.reproduction.published import published, source
@@ -117,9 +118,6 @@ def run_efficiency(run_dir: str, fedavg_dir: str, target: float) -> dict[str, An
 
 def fedavg_dir_of(row: dict) -> str:
     """The run directory of FedAvg on the same setting as the efficiency-table ``row``."""
-
-    from flcore.papers.fedlesam import runs as fedlesam
-
     cfg, _, _ = _read_run(str(row["run_dir"]))
     spec = fedlesam.lesam_run(row["dataset"], "FedAvg", row["split"], row["population"], row["seed"], cfg["scale"])
     return str(Path(row["run_dir"]).parent / spec.run_id())
