@@ -54,7 +54,7 @@ def _entry_problem(artifact_id, entry) -> str | None:
     if not isinstance(artifact_id, str) or not isinstance(entry, dict):
         return f"entry {str(artifact_id)[:60]!r} is not a mapping"
     for key, kind in ENTRY_TYPES.items():
-        if key in entry and not isinstance(entry[key], kind):
+        if entry.get(key) is not None and not isinstance(entry[key], kind):  # None: not recorded
             return f"{artifact_id}: {key} is not a {kind.__name__}"
     return None
 
