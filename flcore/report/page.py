@@ -45,6 +45,7 @@ from flcore.reproduction.claims import (
     with_claim_seeds,
 )
 from flcore.reproduction.inventory import artifact_class
+from flcore.reproduction.papers import paper_of
 from flcore.reproduction.runner import cap_rounds, ensure_runs
 from flcore.reproduction.stand_in import StandIn, stand_in_for
 
@@ -126,8 +127,6 @@ class Page:
     def stand_in(self) -> StandIn:
         """What the page's runs train for the paper's data sets at its scale: their names on
         the page, which labels are distinct runs (:mod:`flcore.reproduction.stand_in`)."""
-        from flcore.reproduction.papers import paper_of
-
         return stand_in_for(self.scale, paper_of(self.artifact_id).id)
 
     def specs(self) -> list:

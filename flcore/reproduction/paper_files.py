@@ -184,6 +184,7 @@ def _check_claims(folder: Path, paper_id: str, artifacts: set[str], taken: set[s
             for side in ("better", "worse", "about", "stand_in_labels"):
                 if side in comparison:
                     _mapping(comparison[side], where, f"{key}.{side}")
+    # imported here: claim_registry reads the papers through papers.py, which calls this module
     from flcore.reproduction.claim_registry import parse_claims
 
     try:  # the claims' own rules (margins, seeds, by, needs, directions)

@@ -28,6 +28,11 @@ class PaperFileError(ValueError):
     """A paper's data file that cannot be trusted: one line naming the file and the key."""
 
 
+#: libyaml's safe loader where PyYAML has it: the pure-Python loader takes about 2 s over
+#: the five papers' claims files, in every notebook kernel.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _no_aliases(text: str, label: str) -> None:
     """Refuse YAML anchors and aliases: a few lines of nested aliases expand into gigabytes
     (an alias bomb), and no paper file needs them."""
@@ -36,11 +41,6 @@ def _no_aliases(text: str, label: str) -> None:
             line = event.start_mark.line + 1
             raise PaperFileError(f"{label}: line {line}: YAML anchors and aliases (&name, *name) are refused in "
                                  "paper files")
-
-
-#: libyaml's safe loader where PyYAML has it: the pure-Python loader takes about 2 s over
-#: the five papers' claims files, in every notebook kernel.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def read_yaml(path: Path, where: str | None = None) -> Any:
@@ -113,6 +113,7 @@ def _ships_with_flcore(folder: Path) -> bool:
 def _check_files(paper_id: str, folder: Path) -> None:
     """A paper from outside flcore: its files against their schema, and its ids against the
     papers registered before it (:mod:`flcore.reproduction.paper_files`)."""
+    # imported here: these modules read the registry this module holds
     from flcore.reproduction.claim_registry import all_claims
     from flcore.reproduction.inventory import inventory
     from flcore.reproduction.paper_files import check_paper_files

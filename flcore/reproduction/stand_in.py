@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from flcore.config import DATASET_LABELS, DEFAULT_DATASET, SCALES
+from flcore.config import DATASET_LABELS, DEFAULT_DATASET, SCALES, scale_defaults
 from flcore.models import default_model_for
-from flcore.models.traits import model_traits
+from flcore.models.traits import TRAITS, model_traits
 
 #: The papers' names of their data sets, and flcore's.
 PAPER_DATASETS = {"CIFAR-10": "cifar10", "CIFAR10": "cifar10", "CIFAR-100": "cifar100", "CIFAR100": "cifar100",
@@ -60,8 +60,6 @@ class StandIn:
 
     def offers(self) -> frozenset[str]:
         """The traits of the stand-in's model (:mod:`flcore.models.traits`); every trait at the paper scale."""
-        from flcore.models.traits import TRAITS
-
         return frozenset(TRAITS) if self.model is None else model_traits(self.model)
 
     def dataset_for(self, label: str) -> str:
@@ -96,8 +94,6 @@ _PAPER_STAND_INS: dict[tuple[str, str], str] = {}
 def register_stand_in(paper: str, scale: str, dataset: str) -> None:
     """Make ``dataset`` the stand-in of ``paper`` 's data sets at ``scale`` (below the paper
     scale; the data set needs a preset at that scale)."""
-    from flcore.config import scale_defaults
-
     if scale not in SCALES or scale == PAPER_SCALE:
         raise ValueError(f"scale: a stand-in is for {', '.join(s for s in SCALES if s != PAPER_SCALE)}, "
                          f"got {scale!r}")

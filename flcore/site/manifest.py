@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +66,6 @@ def load_manifest(root: Path) -> dict[str, Any]:
     the right types.  What fails is left out with one warning on the standard error: its
     pages count as never built, so the next build runs them again (the manifest is the
     build's own record; nothing else is lost)."""
-    import sys
-
     path = root / MANIFEST
     if not path.exists() and not path.is_symlink():
         return {"artifacts": {}}
