@@ -136,7 +136,7 @@ def test_finish_page_states_the_seeds_a_page_shows_and_those_its_claims_read(tmp
         finish_page(path, "small", [0], "result", artifact=get_artifact(artifact_id))
         return nbformat.read(path, as_version=4).cells[1].source
 
-    reads = banner("fedsam-table-2", "specs = with_claim_seeds(artifact.runs(scale, seeds), scale, artifact.id)")
+    reads = banner("fedsam-table-2", "runs = page.runs()")
     assert "seeds 0, 1, 2, 3, 4, 5 (1 to 6 per configuration)" in reads and "verdicts read" not in reads
     keeps = banner("fedsam-table-2", "specs = artifact.runs(scale, seeds)")
     assert "seed 0." in keeps and "the claims' verdicts read seeds 0, 1, 2, 3, 4, 5" in keeps

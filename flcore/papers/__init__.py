@@ -19,6 +19,7 @@ The skeleton of ``flcore/papers/<paper>/`` (``docs/paper-skeleton.md``; the book
       analysis.py       page helpers of the analysis (geometry) artifacts     (optional)
       config_tables.py  the configuration tables, built from the registries  (optional)
       method_costs.py   the paper's per-method compute and communication     (optional)
+      metrics.py        the claims' metrics, where they need the page helpers (optional)
       pages.py          the book's own pages under the paper's chapter       (optional)
 
 An artifact is registered one way: ``register_artifacts(PAPER, {artifact id: runs})``

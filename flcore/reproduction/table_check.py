@@ -5,16 +5,16 @@ The page of a cell is the one whose runs the verdict reads (:func:`~flcore.repro
 the claim's first artifact that runs it).  That page's table shows, per cell, the mean of
 the claim's metric over the runs it reads -- its runs at the page's seeds, with the
 claims' seeds of its cells where its notebook reads them
-(:func:`~flcore.reproduction.claims.with_claim_seeds`) -- leaving diverged runs out, as
+(:meth:`flcore.report.page.Page.specs`) -- leaving diverged runs out, as
 :func:`flcore.report.ours_accuracy` does, and prints it to :data:`PRINTED_DIGITS` decimals.
 :func:`disagreements` recomputes those two printed numbers and names every comparison whose
 gap is not their difference to the printed precision: a page whose table reads other runs
 than its verdict (seed 0 beside a three-seed verdict) is caught, by the tests on a
 generated store and by the book build on the real one (``flcore book`` fails).
 
-Every page whose cells a claim reads at more seeds reads them too (its notebook calls
-:func:`~flcore.reproduction.claims.with_claim_seeds`; the tests check every page, not only a
-claim's first), so no page shows seed 0 beside a three-seed verdict.
+Every page whose cells a claim reads at more seeds reads them too (its notebook trains the
+page's own runs, ``page.runs()``; the tests check every page, not only a claim's first), so
+no page shows seed 0 beside a three-seed verdict.
 
 A comparison with a diverged run left out reads only the seeds both cells finished (its
 note says so, with n), while the table prints each cell over its own finished seeds: such a
@@ -37,17 +37,25 @@ from flcore.reproduction.claims import (
 
 #: Decimals the pages print a cell's mean and a gap with (:func:`flcore.report.tables.format_comparison`).
 PRINTED_DIGITS = 2
-#: What in a notebook says it reads the claims' seeds.
-READS_CLAIM_SEEDS = "with_claim_seeds("
+#: What in a notebook's code says its tables read the claims' seeds: the page's own runs
+#: (``page.runs()`` or ``page.specs()``: :meth:`flcore.report.page.Page.specs` adds them), or
+#: the claims' seeds added by hand.
+READS_CLAIM_SEEDS = ("page.runs()", "page.specs()", "with_claim_seeds(")
 # The repository root (holds notebooks/); not documented: its value is this machine's path.
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def code_reads_claim_seeds(code: str) -> bool:
+    """Whether notebook ``code`` builds its tables from the seeds the verdicts read
+    (:data:`READS_CLAIM_SEEDS`)."""
+    return any(marker in code for marker in READS_CLAIM_SEEDS)
 
 
 def reads_claim_seeds(artifact, root: Path | None = None) -> bool:
     """Whether ``artifact``'s notebook builds its tables from the seeds the verdicts read
     (``root``: the repository, default: the repository this module is in)."""
     path = Path(root or ROOT) / artifact.notebook_path
-    return path.is_file() and READS_CLAIM_SEEDS in path.read_text(encoding="utf-8")
+    return path.is_file() and code_reads_claim_seeds(path.read_text(encoding="utf-8"))
 
 
 def page_specs(artifact, scale: str, seeds: Sequence[int] = (0,), root: Path | None = None) -> list:

@@ -56,7 +56,7 @@ from flcore.reproduction.claims import claim_specs, evaluate, evaluate_claims, s
 from flcore.reproduction.estimate import this_machine
 from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
-from flcore.reproduction.table_check import READS_CLAIM_SEEDS
+from flcore.reproduction.table_check import code_reads_claim_seeds
 from flcore.site.kernels import WarmKernel, process_kernel
 from flcore.site.verdict_files import FOLDER as VERDICT_FOLDER
 from flcore.version import __version__
@@ -213,8 +213,8 @@ def verdict_seeds(results) -> list[int]:
 
 def reads_claim_seeds(nb) -> bool:
     """Whether the executed notebook ``nb`` builds its tables from the seeds the verdicts read
-    (its code calls :func:`flcore.reproduction.claims.with_claim_seeds`)."""
-    return any(cell.cell_type == "code" and READS_CLAIM_SEEDS in cell.source for cell in nb.cells)
+    (:func:`flcore.reproduction.table_check.code_reads_claim_seeds`)."""
+    return any(cell.cell_type == "code" and code_reads_claim_seeds(cell.source) for cell in nb.cells)
 
 
 def shown_specs(nb, artifact, scale: str, seeds: list[int]) -> list:
