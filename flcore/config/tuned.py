@@ -44,7 +44,13 @@ MAX_RECORD_BYTES = 4_000_000
 #: FedGloSS paper's baselines) applies to that method, over the studies of its parts.
 STUDY_PARTS = {"sam": ("P1", "P5"), "asam": ("P2",)}
 STUDY_METHODS = {"fedavgm": ("fedavgm", "fedavgm+asam"), "fedprox": ("fedprox",), "feddyn": ("feddyn",),
-                 "fedspeed": ("fedspeed",), "fedsmoo": ("fedsmoo",)}
+                 "fedspeed": ("fedspeed",), "fedsmoo": ("fedsmoo",),
+                 # Table 13 has one FedGloSS row: its ablations and NaiveFedGloSS run the same values
+                 "fedgloss": ("fedgloss-sam", "fedgloss-sgd", "fedgloss-sam-noadmm", "fedgloss-sgd-noadmm",
+                              "naivefedgloss"),
+                 # the static-c ablation changes c only, so it shares FedGF's radius
+                 "fedgf": ("fedgf", "fedgf-static-c"), "mofedsam": ("mofedsam",), "fedgamma": ("fedgamma",),
+                 "fedsmoo-noreg": ("fedsmoo-noreg",), "scaffold": ("scaffold",)}
 #: The keys every record has.
 _RECORD_KEYS = ("paper", "scale", "dataset", "validation", "seeds", "criterion", "command", "commit", "studies")
 

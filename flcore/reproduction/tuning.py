@@ -6,7 +6,10 @@ FedSAM paper's App. C.2: SAM rho in {0.01, 0.02, 0.05, 0.1, 0.2, 0.5}; ASAM rho 
 {0.05, 0.1, 0.2, 0.5, 0.7, 1.0, 2.0} x eta in {0, 0.01, 0.1, 0.2}; the server learning
 rate in {0.001, 0.01, 0.1, 1}, here FedAvgM's; the FedGloSS paper's Table 13, CIFAR-10 CNN
 column, for the baselines it tuned: FedProx's mu, FedDyn's alpha, FedSpeed's rho x alpha x
-lambda, FedSMOO's rho x beta) once per heterogeneity row of
+lambda, FedSMOO's rho x beta, and its own rho_s x rho x beta x T_s; the FedGF paper, whose App. C
+table is missing, through the grids its official script sweeps: FedGF's rho x T_D, MoFedSAM's
+rho x beta, FedGAMMA's, FedSMOO-without-regulariser's rho and SCAFFOLD's server learning rate;
+a baseline both papers tuned keeps the FedGloSS paper's larger grid) once per heterogeneity row of
 :func:`flcore.config.tuned.heterogeneity_row`, at the alpha named in :data:`ROW_ALPHAS`.
 
 Every run of a study is the scale's protocol with :data:`VALIDATION` of the training set
@@ -42,6 +45,12 @@ TUNING_SEEDS = (1000, 1001)
 ROW_ALPHAS = {"pathological": 0.0, "heterogeneous": 0.5, "homogeneous": 100.0}
 #: The scales a record is made for (the paper scale runs the papers' own values).
 TUNABLE_SCALES = ("small",)
+#: FedGloSS's warm-up lengths T_s (Table 13, CIFAR-10 CNN: 1000, 2000, 4000 of T = 10k rounds) as the
+#: same shares of the small protocol's 300 rounds.
+GLOSS_WARMUP_ROUNDS = (30, 60, 120)
+#: Where the FedGF paper's grids come from: its App. C table is missing from the paper, so the
+#: grids are those its official script sweeps (the selected values are not published).
+FEDGF_CODE_GRID = "FedGF official code, tools/experiments/cifar.sh (the paper's App. C table is missing)"
 #: How a grid point is chosen (module docstring), as the records and the pages say it.
 CRITERION = ("the mean validation accuracy over the last eval_last rounds of the protocol (the FedSAM paper "
              "averages its results over the last 100 rounds), averaged over the tuning seeds; the highest wins, "
@@ -85,6 +94,19 @@ STUDIES = (
           "FedGloSS paper, Table 13 (CIFAR-10 CNN)"),
     Study("fedgloss", "fedsmoo", "fedsmoo", {"rho": (0.05, 0.1, 0.15, 0.2), "smoo_beta": (5.0, 10.0, 100.0)},
           "FedGloSS paper, Table 13 (CIFAR-10 CNN)"),
+    Study("fedgloss", "fedgloss", "fedgloss-sam",
+          {"gloss_rho_server": (0.01, 0.1, 0.15), "rho": (0.05, 0.1, 0.15, 0.2), "gloss_beta": (5.0, 10.0, 100.0),
+           "rho_warmup_rounds": GLOSS_WARMUP_ROUNDS},
+          "FedGloSS paper, Table 13 (CIFAR-10 CNN); T_s in {1000, 2000, 4000} of its T = 10k rounds, "
+          "kept as the same shares (0.1, 0.2, 0.4) of the 300 rounds here"),
+    Study("fedgf", "fedgf", "fedgf", {"rho": (0.02, 0.05, 0.1), "fedgf_threshold": (0.2, 0.3)},
+          FEDGF_CODE_GRID + "; T_D is the script's c_o"),
+    Study("fedgf", "mofedsam", "mofedsam", {"rho": (0.02, 0.05, 0.1), "fedcm_alpha": (0.1, 0.7, 0.9)},
+          FEDGF_CODE_GRID + "; MoFedSAM's beta is fedcm_alpha"),
+    Study("fedgf", "fedgamma", "fedgamma", {"rho": (0.02, 0.05, 0.1)}, FEDGF_CODE_GRID),
+    Study("fedgf", "fedsmoo-noreg", "fedsmoo-noreg", {"rho": (0.02, 0.05, 0.1)}, FEDGF_CODE_GRID),
+    Study("fedgf", "scaffold", "scaffold", {"server_lr": (0.001, 0.01, 1.0)},
+          FEDGF_CODE_GRID + " {0.001, 0.01}, with 1 (SCAFFOLD's own and the FedSAM paper's value) added"),
 )
 
 
