@@ -7,15 +7,22 @@ may read a field on one branch only (FedGloSS-SGD reads the warm-up fields only 
 official code's server-radius schedule), so every choice of every string option the build
 reads is built too, until no new option is read.  The gradient evaluations per local
 step are those of the built client's parts (one, plus SAM's ascent).
+
+The builds read a plain view of the smoke scale's values (the defaults, the scale's and the
+method's presets): the fields a build reads do not depend on validation, so this module sits
+below :mod:`flcore.config.experiment` and :mod:`flcore.config.validation`, which ask it.
 """
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
 from typing import Any
 
 from flcore.algorithms import get_method
 from flcore.algorithms.methods import probe_flat
-from flcore.config.fields import ADDED_OPTIONS, METHOD_FIELDS, NEUTRAL_DEFAULTS, OPTION_CHOICES
+from flcore.config.fields import ADDED_OPTIONS, DEFAULTS, METHOD_FIELDS, NEUTRAL_DEFAULTS, OPTION_CHOICES
+from flcore.config.presets import DEFAULT_DATASET, method_defaults, scale_defaults
+from flcore.models import default_model_for
 
 #: The fields a recipe's hyper-parameters are drawn from: the method fields and the added
 #: options, less those every method reads (``lr_decay``, ``clip_norm``...).
@@ -37,13 +44,23 @@ class RecordingConfig:
         raise AttributeError("a config is read-only")
 
 
+def smoke_values(method: str, options: dict[str, str] | None = None) -> SimpleNamespace:
+    """``method``'s values at the smoke scale, unvalidated: every field's default, then the
+    scale's presets, the method's, and ``options``."""
+    dataset = DEFAULT_DATASET["smoke"]
+    values = {**DEFAULTS, "scale": "smoke", "dataset": dataset, "method": method}
+    values.update(scale_defaults("smoke", dataset))
+    values.update(method_defaults(method, dataset, values["alpha"], "smoke"))
+    values.update(options or {})
+    values["model"] = values["model"] or default_model_for(dataset)
+    return SimpleNamespace(**values)
+
+
 def fields_read_by_build(method: str, options: dict[str, str] | None = None) -> set[str]:
     """Every config field ``method``'s client, server and schedule builders read under its
-    smoke-scale config with ``options`` set."""
-    from flcore.config.experiment import resolve_config
-
+    smoke-scale values with ``options`` set."""
     recipe = get_method(method)
-    cfg = RecordingConfig(resolve_config(scale="smoke", method=method, **(options or {})))
+    cfg = RecordingConfig(smoke_values(method, options))
     recipe.build_client(cfg, probe_flat())
     recipe.build_server(cfg)
     recipe.build_schedule(cfg)
@@ -55,8 +72,6 @@ def hyperparameters_of(method: str) -> tuple[str, ...]:
     """The method fields ``method``'s build reads, in the config's field order: under its
     defaults and under every choice of every string option the build reads (the options
     read on a branch that a choice opens are followed in turn)."""
-    from flcore.config.experiment import FIELD_NAMES
-
     read = fields_read_by_build(method)
     explored: set[str] = set()
     while pending := sorted((read & set(OPTION_CHOICES)) - explored):
@@ -64,14 +79,12 @@ def hyperparameters_of(method: str) -> tuple[str, ...]:
             explored.add(option)
             for value in OPTION_CHOICES[option]:
                 read |= fields_read_by_build(method, {option: value})
-    return tuple(name for name in FIELD_NAMES if name in read and name in METHOD_SCOPE)
+    return tuple(name for name in DEFAULTS if name in read and name in METHOD_SCOPE)
 
 
 @functools.cache
 def grad_evals_per_step(method: str) -> int:
     """Gradient evaluations per local step of ``method`` (the cost model's unit): one plus
     the extra evaluations its built client's parts carry (SAM's ascent: one)."""
-    from flcore.config.experiment import resolve_config
-
-    client = get_method(method).build_client(resolve_config(scale="smoke", method=method), probe_flat())
+    client = get_method(method).build_client(smoke_values(method), probe_flat())
     return client.grad_evals_per_step

@@ -2,10 +2,11 @@
 from flcore.data.augment import apply_crop_flip, draw_crop_flip, normalize
 from flcore.data.cache import cache_dir
 from flcore.data.cifar_format import CIFAR10_CLASSES, write_fake_cifar
-from flcore.data.datasets import DATASET_NAMES, Dataset, load_dataset
+from flcore.data.datasets import DATASET_NAMES, Dataset
 from flcore.data.errors import DatasetError
 from flcore.data.fmnist_format import write_fake_fmnist
 from flcore.data.holdout import MAX_VALIDATION_SHARE, hold_out_validation, validation_count
+from flcore.data.loading import load_dataset
 from flcore.data.pacs_format import write_fake_pacs
 from flcore.data.partition import (
     partition,
