@@ -15,7 +15,8 @@ import pytest
 from flcore.reproduction.claim_registry import all_claims
 from flcore.reproduction.inventory import inventory
 from flcore.reproduction.paper_files import check_paper_files
-from flcore.reproduction.papers import MAX_FILE_BYTES, PAPERS, PaperFileError, read_yaml
+from flcore.reproduction.paper_registry import PAPERS
+from flcore.reproduction.paper_yaml import MAX_FILE_BYTES, PaperFileError, read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "reference" / "adding-a-paper.md"

@@ -12,7 +12,8 @@ from flcore.report import page as page_module
 from flcore.report.page import SMOKE_NOTE, Page
 from flcore.reproduction.artifacts import ARTIFACTS, get_artifact, no_runs, register_artifacts
 from flcore.reproduction.inventory import entry
-from flcore.reproduction.papers import get_paper, paper_ids, read_yaml
+from flcore.reproduction.paper_registry import get_paper, paper_ids
+from flcore.reproduction.paper_yaml import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ROOT / "flcore" / "papers"

@@ -36,7 +36,7 @@ import os
 import pkgutil
 from pathlib import Path
 
-from flcore.reproduction.papers import read_yaml
+from flcore.reproduction.paper_yaml import read_yaml
 
 #: The environment variable naming paper packages kept outside flcore (comma-separated).
 EXTRA_PAPERS_VARIABLE = "FLCORE_PAPERS"

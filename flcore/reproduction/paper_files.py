@@ -6,8 +6,9 @@ A paper kept outside flcore (``$FLCORE_PAPERS``) brings ``paper.yaml``, ``invent
 (:func:`flcore.reproduction.papers.register_paper`), so a wrong file is one line naming the
 paper's folder, the file and the key, before any command reads it or writes anything:
 
-- every file is a regular file of at most :data:`~flcore.reproduction.papers.MAX_FILE_BYTES`, and YAML without anchors
-  or aliases (:func:`flcore.reproduction.papers.read_yaml`: an alias bomb expands a few
+- every file is a regular file of at most
+  :data:`~flcore.reproduction.paper_yaml.MAX_FILE_BYTES`, and YAML without anchors
+  or aliases (:func:`flcore.reproduction.paper_yaml.read_yaml`: an alias bomb expands a few
   lines into gigabytes);
 - each file is the type it must be (a mapping, a list of mappings), with its required keys
   of the right types and no unknown key (a misspelt key would be ignored silently);
@@ -26,7 +27,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from flcore.reproduction.papers import MAX_FILE_BYTES, PaperFileError, read_yaml
+from flcore.reproduction.claim_registry import parse_claims
+from flcore.reproduction.paper_yaml import MAX_FILE_BYTES, PaperFileError, read_yaml
 
 #: What an artifact id is: ``<paper>-table-<n>`` or ``<paper>-fig-<n>``.
 ARTIFACT_KINDS = {"table": "table", "figure": "fig"}
@@ -184,8 +186,6 @@ def _check_claims(folder: Path, paper_id: str, artifacts: set[str], taken: set[s
             for side in ("better", "worse", "about", "stand_in_labels"):
                 if side in comparison:
                     _mapping(comparison[side], where, f"{key}.{side}")
-    # imported here: claim_registry reads the papers through papers.py, which calls this module
-    from flcore.reproduction.claim_registry import parse_claims
 
     try:  # the claims' own rules (margins, seeds, by, needs, directions)
         parse_claims(folder / "claims.yaml")
@@ -218,7 +218,7 @@ def check_paper_files(paper_id: str, folder: Path, taken_artifacts: Iterable[str
                       taken_claims: Iterable[str] = ()) -> None:
     """Check the data files of ``paper_id`` in ``folder`` (module docstring); ``taken_*``:
     the ids the papers registered before it hold.  Raises
-    :class:`~flcore.reproduction.papers.PaperFileError`, one line."""
+    :class:`~flcore.reproduction.paper_yaml.PaperFileError`, one line."""
     folder = Path(folder)
     _check_paper_yaml(folder, paper_id)
     artifacts = _check_inventory(folder, paper_id, set(taken_artifacts))

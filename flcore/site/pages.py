@@ -37,8 +37,9 @@ from flcore.reproduction.claims import (
     evaluate_claims,
     verdict_totals,
 )
-from flcore.reproduction.inventory import InventoryEntry, coverage, entry, inventory
-from flcore.reproduction.papers import get_paper, paper_ids
+from flcore.reproduction.coverage import coverage
+from flcore.reproduction.inventory import InventoryEntry, entry, inventory
+from flcore.reproduction.paper_registry import get_paper, paper_ids
 from flcore.reproduction.plateau import criterion_text, plateau_counts
 from flcore.reproduction.settling import settled_shares
 from flcore.reproduction.stand_in import stand_in_for
