@@ -19,8 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ROOT / "flcore" / "papers"
 REQUIRED = ("__init__.py", "paper.yaml", "inventory.yaml", "claims.yaml", "published/sources.yaml", "runs.py")
 OPTIONAL_MODULES = {"results.py", "analysis.py", "config_tables.py", "method_costs.py", "metrics.py", "pages.py"}
-#: Modules not folded into their role's module yet (docs/paper-skeleton.md); none may be added.
-NOT_YET_IN_THE_SKELETON = {"fedsam/robustness.py", "fedlesam/probe.py", "fedlesam/partition_maps.py"}
 
 
 @pytest.mark.parametrize("paper", sorted(p.name for p in PAPERS.iterdir() if (p / "__init__.py").is_file()))
@@ -29,7 +27,7 @@ def test_every_paper_folder_has_the_skeleton(paper):
     for name in REQUIRED:
         assert (folder / name).is_file(), f"{paper}: {name} is missing"
     modules = {p.name for p in folder.glob("*.py")} - {"__init__.py", "runs.py"}
-    strays = {m for m in modules - OPTIONAL_MODULES if f"{paper}/{m}" not in NOT_YET_IN_THE_SKELETON}
+    strays = modules - OPTIONAL_MODULES
     assert not strays, f"{paper}: modules outside the skeleton: {sorted(strays)}"
     assert isinstance(read_yaml(folder / "paper.yaml").get("order"), int)
 
