@@ -9,7 +9,8 @@ The skeleton of ``flcore/papers/<paper>/`` (``docs/paper-skeleton.md``; the book
 
     <paper>/
       __init__.py       register_paper(...), then imports runs.py and the modules below
-      paper.yaml        title, authors, venue, order, question, method, protocol
+      paper.yaml        title, authors, venue, order, question, method, protocol;
+                        builds_on: the papers whose modules it imports (optional)
       inventory.yaml    every table and figure: kind, class, caption, run groups
       claims.yaml       the headline claims as checkable comparisons
       published/        the published numbers, <artifact-id>.csv, and sources.yaml

@@ -103,9 +103,10 @@ def _load(folder: Path, name: str, *, required: bool) -> Any:
     return read_yaml(path, where=f"{folder.name}: {name}")
 
 
-def _check_paper_yaml(folder: Path, paper_id: str) -> None:
+def _check_paper_yaml(folder: Path, paper_id: str, registered: tuple[str, ...]) -> None:
     where = _Where(folder, "paper.yaml")
-    data = _mapping(_load(folder, "paper.yaml", required=True), where, "", PAPER_TEXTS, ("id", "order", *PAPER_TEXTS))
+    data = _mapping(_load(folder, "paper.yaml", required=True), where, "", PAPER_TEXTS,
+                    ("id", "order", "builds_on", *PAPER_TEXTS))
     for key in PAPER_TEXTS:
         _text(data[key], where, key)
     if "id" in data and data["id"] != paper_id:
@@ -113,6 +114,11 @@ def _check_paper_yaml(folder: Path, paper_id: str) -> None:
     order = data.get("order")
     if order is not None and (isinstance(order, bool) or not isinstance(order, (int, float))):
         raise where.fail("order", f"must be a number, got {_short(order)}")
+    builds_on = data.get("builds_on", [])
+    if not isinstance(builds_on, list) or any(not isinstance(p, str) or p not in registered for p in builds_on):
+        before = ", ".join(registered) or "none"
+        raise where.fail("builds_on",
+                         f"must be a list of papers registered before it ({before}), got {_short(builds_on)}")
 
 
 def _check_inventory(folder: Path, paper_id: str, taken: set[str]) -> set[str]:
@@ -215,12 +221,13 @@ def _check_sources(folder: Path, paper_id: str, artifacts: set[str]) -> None:
 
 
 def check_paper_files(paper_id: str, folder: Path, taken_artifacts: Iterable[str] = (),
-                      taken_claims: Iterable[str] = ()) -> None:
+                      taken_claims: Iterable[str] = (), registered: Iterable[str] = ()) -> None:
     """Check the data files of ``paper_id`` in ``folder`` (module docstring); ``taken_*``:
-    the ids the papers registered before it hold.  Raises
+    the ids the papers registered before it hold; ``registered``: those papers, the ones
+    its ``builds_on`` may name.  Raises
     :class:`~flcore.reproduction.paper_yaml.PaperFileError`, one line."""
     folder = Path(folder)
-    _check_paper_yaml(folder, paper_id)
+    _check_paper_yaml(folder, paper_id, tuple(registered))
     artifacts = _check_inventory(folder, paper_id, set(taken_artifacts))
     _check_claims(folder, paper_id, artifacts, set(taken_claims))
     _check_sources(folder, paper_id, artifacts)

@@ -30,6 +30,12 @@ class Paper:
         return read_yaml(self.folder / "paper.yaml")
 
     @property
+    def builds_on(self) -> tuple[str, ...]:
+        """The papers whose modules this paper's modules may import (``builds_on`` in
+        ``paper.yaml``: e.g. a paper whose tables reuse FedSAM's runs)."""
+        return tuple(self.info.get("builds_on") or ())
+
+    @property
     def published_dir(self) -> Path:
         return self.folder / "published"
 
@@ -52,3 +58,21 @@ def get_paper(paper_id: str) -> Paper:
 def paper_of(artifact_id: str) -> Paper:
     """The paper an artifact id (``<paper>-table-N``, ``<paper>-fig-N``) belongs to."""
     return get_paper(artifact_id.split("-", 1)[0])
+
+
+def import_layers(papers: tuple[str, ...] | None = None) -> list[str]:
+    """The papers as import-linter layers, top first (``pyproject.toml``'s contract on
+    ``flcore.papers``): a paper sits one layer above the highest paper it builds on, and
+    the papers of one layer are independent (``a | b``: neither imports the other)."""
+    papers = paper_ids() if papers is None else papers
+    level: dict[str, int] = {}
+
+    def depth(paper: str) -> int:
+        if paper not in level:
+            level[paper] = 1 + max((depth(p) for p in get_paper(paper).builds_on), default=-1)
+        return level[paper]
+
+    for paper in papers:
+        depth(paper)
+    layers = [[p for p in papers if level[p] == n] for n in range(max(level.values(), default=-1), -1, -1)]
+    return [" | ".join(layer) for layer in layers if layer]

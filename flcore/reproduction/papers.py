@@ -45,4 +45,5 @@ def _ships_with_flcore(folder: Path) -> bool:
 def _check_files(paper_id: str, folder: Path) -> None:
     """A paper from outside flcore: its files against their schema, and its ids against the
     papers registered before it (:mod:`flcore.reproduction.paper_files`)."""
-    check_paper_files(paper_id, folder, {item.id for item in inventory()}, {claim.id for claim in all_claims()})
+    check_paper_files(paper_id, folder, {item.id for item in inventory()}, {claim.id for claim in all_claims()},
+                      tuple(PAPERS))
