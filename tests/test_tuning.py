@@ -67,6 +67,21 @@ def test_the_choice_is_the_highest_mean_and_the_first_on_a_tie():
     assert len(asam.points()) == 7 * 4 and asam.points()[:2] == [{"rho": 0.05, "eta": 0.0}, {"rho": 0.05, "eta": 0.01}]
 
 
+def test_a_diverged_tuning_run_scores_zero_and_its_point_says_so():
+    study = tuning.Study("fedgf", "toy", "fedsam", {"rho": (0.01, 0.1)}, "a test grid")
+    summaries = {}
+    for point, status in (({"rho": 0.01}, "finished"), ({"rho": 0.1}, "diverged")):
+        for seed in tuning.TUNING_SEEDS:
+            cfg = tuning.tuning_config(study, point, 0.0, seed, "small")
+            summaries[cfg.run_id()] = ({"status": "finished", "mean_last_100": 0.125} if status == "finished"
+                                       else {"status": "diverged", "mean_last_100": None})
+    (row,) = tuning.study_rows(study, summaries, "small", rows=["pathological"])
+    finished, diverged = row["points"]
+    assert finished["mean"] == 12.5 and "diverged" not in finished
+    assert diverged["accuracy"] == {str(s): 0.0 for s in tuning.TUNING_SEEDS}
+    assert diverged["diverged"] == list(tuning.TUNING_SEEDS) and row["choice"] == {"rho": 0.01}
+
+
 def test_no_verdict_seed_is_a_tuning_seed():
     from pathlib import Path
 

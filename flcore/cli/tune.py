@@ -53,7 +53,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
               plan_text(plan, f"tuning {', '.join(papers)} at the {args.scale} scale"))
         return 0
     summaries = run_sweep(configs, args.store, workers=args.workers, progress=not args.no_progress)
-    failed = [s for s in summaries if s["status"] != "finished"]
+    failed = [s for s in summaries if s["status"] not in ("finished", "diverged")]  # diverging is a result
     if failed:
         print(f"flcore tune: {len(failed)} of {len(summaries)} tuning runs did not finish (the first: "
               f"{failed[0]['run_id']}, {failed[0].get('error')}); run the same command again to resume them",

@@ -19,8 +19,8 @@ share), ``seeds``, ``criterion``, ``command``, ``commit`` and ``studies``: each 
 ``fields`` of one ``method`` over ``grid`` (field -> values, every combination), says where
 the grid comes from (``source``), and has one entry per heterogeneity row in ``rows``:
 ``row`` (:func:`heterogeneity_row`), the ``alpha`` it was tuned at, its ``points`` (each
-grid point's ``values``, per-seed validation ``accuracy`` in percent, and their ``mean``)
-and its ``choice``.
+grid point's ``values``, per-seed validation ``accuracy`` in percent, and their ``mean``;
+``diverged``: the seeds whose run diverged, scored 0) and its ``choice``.
 """
 from __future__ import annotations
 

@@ -136,7 +136,11 @@ def tuning_configs(studies: Sequence[Study], scale: str, rows: Sequence[str] | N
 
 
 def score(summary: dict[str, Any]) -> float:
-    """A tuning run's validation accuracy (percent) by :data:`CRITERION`."""
+    """A tuning run's validation accuracy (percent) by :data:`CRITERION`; 0 for a run that
+    diverged (its loss went non-finite), so a grid point that diverges on a tuning seed is
+    chosen only where every point does."""
+    if summary.get("status") == "diverged":
+        return 0.0
     return round(100.0 * float(summary["mean_last_100"]), 4)
 
 
@@ -153,10 +157,13 @@ def study_rows(study: Study, summaries: dict[str, dict], scale: str, rows: Seque
         alpha = ROW_ALPHAS[row]
         points = []
         for point in study.points():
-            accuracy = {str(seed): score(summaries[tuning_config(study, point, alpha, seed, scale, rounds).run_id()])
-                        for seed in seeds}
-            points.append({"values": point, "accuracy": accuracy,
-                           "mean": round(statistics.fmean(accuracy.values()), 4)})
+            runs = {seed: summaries[tuning_config(study, point, alpha, seed, scale, rounds).run_id()] for seed in seeds}
+            accuracy = {str(seed): score(summary) for seed, summary in runs.items()}
+            entry = {"values": point, "accuracy": accuracy, "mean": round(statistics.fmean(accuracy.values()), 4)}
+            diverged = [seed for seed, summary in runs.items() if summary.get("status") == "diverged"]
+            if diverged:
+                entry["diverged"] = diverged
+            points.append(entry)
         assert heterogeneity_row(alpha) == row
         out.append({"row": row, "alpha": alpha, "points": points, "choice": choose(points)["values"]})
     return out
