@@ -151,8 +151,8 @@ def _tuned(scale: str, dataset: str) -> list[str]:
         lines += ["", f"**{page_text(record['paper'])}** (`{command}`, commit "
                       f"{page_text(str(record['commit'])[:12])}): {float(record['validation']):g} of the "
                       f"training set held out, seeds {seeds}; criterion: {page_text(record['criterion'])}.", "",
-                  "| study | row (tuned at alpha) | grid | chosen | validation accuracy | grid points diverged | the paper "
-                  "scale's CIFAR-10 / CIFAR-100 value |", "|---|---|---|---|---|---|---|"]
+                  "| study | row (tuned at alpha) | grid | chosen | validation accuracy | grid points diverged "
+                  "| the paper scale's CIFAR-10 / CIFAR-100 value |", "|---|---|---|---|---|---|---|"]
         for study in record["studies"]:
             fields = list(study["fields"])
             grid = "; ".join(f"{page_text(k)} {{{', '.join(f'{float(v):g}' for v in study['grid'][k])}}}"
