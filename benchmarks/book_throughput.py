@@ -3,7 +3,7 @@ and by the row kernel's batched path, in one invocation on one machine.
 
 What is measured
 ----------------
-24 runs the small book trains (``flcore.reproduction.budget.book_specs``; the script
+24 runs the small book trains (``flcore.reproduction.book_runs.book_specs``; the script
 checks that every one is in the book): FedAvg, FedSAM and FedASAM at Dirichlet alpha
 0 and 0.5, FedSAM+SWA at alpha 0 and FedDyn (a control-variate family) at alpha 0, three
 seeds each -- MNIST-1D, 100 clients, 5 per round, 300 rounds with their evaluations.
@@ -69,7 +69,7 @@ def sample_runs(rounds: int | None = None) -> list[dict]:
 def check_in_book(configs: list[dict]) -> None:
     """Every sample run is a run of the small book (same run id)."""
     from flcore.config import resolve_config
-    from flcore.reproduction.budget import book_specs
+    from flcore.reproduction.book_runs import book_specs
 
     book = {spec.run_id() for spec in book_specs("small", ROOT)}
     missing = [c for c in configs if resolve_config({k: v for k, v in c.items() if k != "max_rounds"}).run_id()

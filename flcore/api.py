@@ -52,6 +52,7 @@ from flcore.store import (
     check_run,
     config_digest,
     prepare_resume,
+    remove_unrecorded,
     to_jsonable,
 )
 from flcore.store.errors import full_path, is_disk_full
@@ -102,7 +103,7 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
             _resume_checks(run, sim)
         except BaseException as exc:
             if fresh_dir and not handle.exists():
-                _remove_unrecorded(handle, lock)  # nothing was recorded: leave no run folder
+                remove_unrecorded(handle.path)  # nothing was recorded: leave no run folder
             if isinstance(exc, OSError) and is_disk_full(exc):
                 raise _disk_full(exc, None, None) from None
             raise
@@ -120,17 +121,6 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
         return decorate_summary(summary, cfg, run)
     finally:
         lock.release()
-
-
-def _remove_unrecorded(handle, lock) -> None:
-    """Remove the run folder this call created and recorded nothing in (only its lock
-    file), while holding its lock; a waiting process then takes a fresh lock
-    (:class:`flcore.store.RunLock` checks the file it locked is still there).  Never the
-    store's root: another process may have put a run there meanwhile."""
-    with contextlib.suppress(OSError):
-        if handle.path.is_dir() and not handle.path.is_symlink():
-            os.unlink(lock.path)
-            os.rmdir(handle.path)  # only if empty: nothing else is removed
 
 
 def _disk_full(exc: BaseException, run, rounds_done: int | None) -> StoreFullError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flcore.reproduction.budget import book_specs
+from flcore.reproduction.book_runs import book_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Config fields that only record (evaluations, probes, snapshots, timing): two runs that

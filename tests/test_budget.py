@@ -8,11 +8,10 @@ import pytest
 
 from flcore.config import resolve_config
 from flcore.planning.planner import run_cost
+from flcore.reproduction.book_runs import book_estimate, book_specs
 from flcore.reproduction.budget import (
     MAIN_BUDGET_S,
     CostModel,
-    book_estimate,
-    book_specs,
     calibrate,
     estimate_seconds,
     load_cost_model,

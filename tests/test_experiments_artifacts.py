@@ -9,7 +9,7 @@ import yaml
 
 from flcore.papers.fedsam import runs as fedsam
 from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for, settings_table
-from flcore.reproduction.papers import paper_of
+from flcore.reproduction.paper_registry import paper_of
 from flcore.reproduction.published import has_published_values, published, sources
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ import torch
 
 from flcore import resolve_config, run_experiment
 from flcore.papers.fedlesam import runs as fedlesam
-from flcore.papers.fedlesam.probe import client_perturbations, perturbation_state
+from flcore.papers.fedlesam.analysis import client_perturbations, perturbation_state
 from flcore.papers.fedlesam.results import rounds_to_target, run_efficiency, target_accuracy, transmissions_per_round
 from flcore.sim.engine import Simulation
 from flcore.sim.round_driver import RoundTiming

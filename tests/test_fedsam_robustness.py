@@ -304,7 +304,7 @@ class _RecordingPage:
 def test_figure_pages_count_the_evaluated_runs():
     import pandas as pd
 
-    from flcore.papers.fedsam import robustness as robustness
+    from flcore.papers.fedsam import results as robustness
 
     runs = pd.DataFrame({c: [1, 2, 3] for c in robustness.EVALUATED_COLUMNS} | {
         "status": ["finished", "failed", "finished"], "run_dir": ["a", "b", "c"]})
@@ -320,7 +320,7 @@ def test_figure_pages_count_the_evaluated_runs():
 def test_corrupted_scores_add_percentages_and_are_none_without_the_data(monkeypatch):
     import pandas as pd
 
-    from flcore.papers.fedsam import robustness as robustness
+    from flcore.papers.fedsam import results as robustness
 
     monkeypatch.setattr(robustness, "corrupted_accuracy_of_runs",
                         lambda runs, **kw: pd.DataFrame({"accuracy": [0.25, 0.5], "severity": kw["severities"][:2]}))

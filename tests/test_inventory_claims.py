@@ -34,7 +34,8 @@ from flcore.reproduction.claims import (
     margin_of,
     reference_spread,
 )
-from flcore.reproduction.inventory import coverage, inventory, status
+from flcore.reproduction.coverage import coverage, status
+from flcore.reproduction.inventory import inventory
 from flcore.reproduction.paired import (
     PairedTest,
     detectable_noncentrality,
@@ -43,7 +44,7 @@ from flcore.reproduction.paired import (
     t_cdf,
     t_quantile,
 )
-from flcore.reproduction.papers import paper_ids
+from flcore.reproduction.paper_registry import paper_ids
 
 PAPERS = paper_ids()
 

@@ -234,7 +234,7 @@ def test_flcore_claims_json_gives_every_claims_by(tmp_path):
 
 
 def test_the_claims_and_landing_pages_show_a_later_claim_beside_the_one_it_contests(monkeypatch, tmp_path):
-    from flcore.reproduction.inventory import coverage
+    from flcore.reproduction.coverage import coverage
     from flcore.site.pages import claims_page, paper_page
 
     _store(monkeypatch)

@@ -192,7 +192,8 @@ def test_book_plan_prints_the_estimate_book_prints_before_training_and_writes_no
 
     from flcore.cli.main import main
     from flcore.cpus import available_cpus
-    from flcore.reproduction.budget import book_specs, load_device_rates
+    from flcore.reproduction.book_runs import book_specs
+    from flcore.reproduction.budget import load_device_rates
     from flcore.reproduction.estimate import this_machine
 
     root = Path(__file__).resolve().parents[1]
@@ -225,7 +226,7 @@ def test_book_plan_json_lists_the_groups_and_the_planned_seeds(tmp_path, capsys)
 
     from flcore.cli.main import main
     from flcore.cpus import available_cpus
-    from flcore.reproduction.budget import book_specs
+    from flcore.reproduction.book_runs import book_specs
     from flcore.reproduction.claims import planned_seed_counts
 
     root = Path(__file__).resolve().parents[1]
@@ -295,7 +296,8 @@ def test_the_small_book_replayed_on_a_machine_where_evaluations_cost_their_time_
     from pathlib import Path
 
     from flcore.executors import LocalExecutor
-    from flcore.reproduction.budget import book_specs, evaluation_counts, load_device_rates
+    from flcore.reproduction.book_runs import book_specs
+    from flcore.reproduction.budget import evaluation_counts, load_device_rates
     from flcore.reproduction.runner import missing_runs, plan_training
     from flcore.store import RunStore
 

@@ -184,3 +184,18 @@ def test_a_diverging_run_ends_alone_and_its_group_goes_on():
     assert summaries[0]["status"] == "diverged" and summaries[0]["diverged_round"] <= cfgs[0].rounds
     assert summaries[1]["status"] == "finished" and summaries[1]["rounds_done"] == cfgs[1].rounds
     _assert_same_runs([_alone(cfgs[1])], sims[1:])
+
+
+def test_batchability_is_read_from_the_parts(monkeypatch):
+    """A method trains alone exactly when one of its built parts declares ``trains_alone``."""
+    from flcore.algorithms.perturbation import SAMPerturbation
+    from flcore.sim import multi_run
+
+    assert multi_run.run_batchable("fedsam") and not multi_run.run_batchable("fedfa+ima")
+    multi_run.run_batchable.cache_clear()
+    monkeypatch.setattr(SAMPerturbation, "trains_alone", True, raising=False)
+    try:
+        assert not multi_run.run_batchable("fedsam") and not multi_run.run_batchable("fedsam+swa")
+        assert multi_run.run_batchable("fedavg")
+    finally:
+        multi_run.run_batchable.cache_clear()

@@ -15,7 +15,8 @@ import pytest
 from flcore.reproduction.claim_registry import all_claims
 from flcore.reproduction.inventory import inventory
 from flcore.reproduction.paper_files import check_paper_files
-from flcore.reproduction.papers import MAX_FILE_BYTES, PAPERS, PaperFileError, read_yaml
+from flcore.reproduction.paper_registry import PAPERS
+from flcore.reproduction.paper_yaml import MAX_FILE_BYTES, PaperFileError, read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "reference" / "adding-a-paper.md"
@@ -32,13 +33,14 @@ def _toy(root: Path) -> Path:
 
 
 def _check(folder: Path) -> None:
-    check_paper_files("toy", folder, {item.id for item in inventory()}, {claim.id for claim in all_claims()})
+    check_paper_files("toy", folder, {item.id for item in inventory()}, {claim.id for claim in all_claims()},
+                      list(PAPERS))
 
 
 def test_flcores_own_papers_pass_the_check_against_each_other():
     for paper_id, paper in PAPERS.items():
         check_paper_files(paper_id, paper.folder, {i.id for i in inventory() if i.paper != paper_id},
-                          {c.id for c in all_claims() if c.paper != paper_id})
+                          {c.id for c in all_claims() if c.paper != paper_id}, [p for p in PAPERS if p != paper_id])
 
 
 def test_the_toy_paper_of_the_guide_passes(tmp_path):
@@ -79,6 +81,8 @@ CASES = {  # name: (file, old text, new text, the line says)
     "an alias bomb": ("paper.yaml", "order: 6", f"order: 6\n{BOMB}",
                       "toy: paper.yaml: line 3: YAML anchors and aliases (&name, *name) are refused"),
     "invalid YAML": ("claims.yaml", "claims:\n", "claims: [\n", "toy: claims.yaml: not valid YAML"),
+    "builds on an unknown paper": ("paper.yaml", "order: 6", "order: 6\nbuilds_on: [fedsum]",
+                                   "toy: paper.yaml: builds_on: must be a list of papers registered before it"),
 }
 
 

@@ -3,23 +3,24 @@ one way, from the inventory; the book's table of contents is the registry's; the
 object owns a notebook's parameters."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+import tomllib
 
 import flcore  # noqa: F401  (registers the papers)
 from flcore.report import page as page_module
 from flcore.report.page import SMOKE_NOTE, Page
 from flcore.reproduction.artifacts import ARTIFACTS, get_artifact, no_runs, register_artifacts
 from flcore.reproduction.inventory import entry
-from flcore.reproduction.papers import get_paper, paper_ids, read_yaml
+from flcore.reproduction.paper_registry import get_paper, import_layers, paper_ids
+from flcore.reproduction.paper_yaml import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ROOT / "flcore" / "papers"
 REQUIRED = ("__init__.py", "paper.yaml", "inventory.yaml", "claims.yaml", "published/sources.yaml", "runs.py")
 OPTIONAL_MODULES = {"results.py", "analysis.py", "config_tables.py", "method_costs.py", "metrics.py", "pages.py"}
-#: Modules not folded into their role's module yet (docs/paper-skeleton.md); none may be added.
-NOT_YET_IN_THE_SKELETON = {"fedsam/robustness.py", "fedlesam/probe.py", "fedlesam/partition_maps.py"}
 
 
 @pytest.mark.parametrize("paper", sorted(p.name for p in PAPERS.iterdir() if (p / "__init__.py").is_file()))
@@ -28,7 +29,7 @@ def test_every_paper_folder_has_the_skeleton(paper):
     for name in REQUIRED:
         assert (folder / name).is_file(), f"{paper}: {name} is missing"
     modules = {p.name for p in folder.glob("*.py")} - {"__init__.py", "runs.py"}
-    strays = {m for m in modules - OPTIONAL_MODULES if f"{paper}/{m}" not in NOT_YET_IN_THE_SKELETON}
+    strays = modules - OPTIONAL_MODULES
     assert not strays, f"{paper}: modules outside the skeleton: {sorted(strays)}"
     assert isinstance(read_yaml(folder / "paper.yaml").get("order"), int)
 
@@ -108,3 +109,38 @@ def test_the_findings_end_with_the_smoke_note_at_the_smoke_scale_only(monkeypatc
         assert texts == [f"One. Two. {SMOKE_NOTE}", f"One.\n\n{SMOKE_NOTE}"]
     else:
         assert texts == ["One. Two.", "One."]
+
+
+def _papers_imported(text: str, papers: set[str]) -> set[str]:
+    """The papers an import statement of ``text`` names (``from flcore.papers.x...``,
+    ``import flcore.papers.x``, ``from flcore.papers import x``)."""
+    found = re.findall(r"^\s*(?:from|import)\s+flcore\.papers\.([a-z][a-z0-9_]*)", text, re.M)
+    found += [name.strip() for names in re.findall(r"^\s*from\s+flcore\.papers\s+import\s+([a-z0-9_, ]+)", text, re.M)
+              for name in names.split(",")]
+    return {name.split(" as ")[0].strip() for name in found} & papers
+
+
+@pytest.mark.parametrize("paper", sorted(p.name for p in PAPERS.iterdir() if (p / "__init__.py").is_file()))
+def test_a_paper_imports_only_the_papers_it_builds_on(paper):
+    """Its modules and its notebooks name no other paper than those its paper.yaml's
+    ``builds_on`` lists (import-linter sees the modules only)."""
+    papers = {p.name for p in PAPERS.iterdir() if (p / "__init__.py").is_file()}
+    sources = [*(PAPERS / paper).glob("*.py"), *(ROOT / "notebooks" / paper).glob("*.py")]
+    named = set().union(*(_papers_imported(p.read_text(), papers) for p in sources)) - {paper}
+    assert named <= set(get_paper(paper).builds_on), f"{paper} imports {sorted(named)} but builds on " \
+                                                      f"{list(get_paper(paper).builds_on)}"
+
+
+def test_the_import_contract_is_the_one_the_papers_declare():
+    contract = next(c for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+                    if c.get("containers") == ["flcore.papers"])
+    here = tuple(p for p in paper_ids() if get_paper(p).folder.parent == PAPERS)
+    assert contract["layers"] == import_layers(here)
+
+
+def test_import_layers_put_a_paper_above_what_it_builds_on(monkeypatch):
+    from flcore.reproduction import paper_registry
+
+    declared = {"a": (), "b": ("a",), "c": ("b",), "d": ()}
+    monkeypatch.setattr(paper_registry, "get_paper", lambda p: type("P", (), {"builds_on": declared[p]})())
+    assert paper_registry.import_layers(("a", "b", "c", "d")) == ["c", "b", "a | d"]

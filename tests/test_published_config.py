@@ -137,7 +137,7 @@ def test_table1_marks_read_from_appendix_a_are_quoted_from_the_paper():
 def test_fig5_partitions_use_the_per_class_coefficient_and_cover_the_training_set():
     import numpy as np
 
-    from flcore.papers.fedlesam.partition_maps import dirichlet_counts, flcore_alpha, pathological_counts, skew_summary
+    from flcore.papers.fedlesam.config_tables import dirichlet_counts, flcore_alpha, pathological_counts, skew_summary
 
     assert flcore_alpha(0.1, 100) == pytest.approx(10.0) and flcore_alpha(0.6, 10) == pytest.approx(6.0)
     counts = dirichlet_counts("CIFAR-10", 0.1, 200)
@@ -153,7 +153,7 @@ def test_fig5_partitions_use_the_per_class_coefficient_and_cover_the_training_se
 def test_skew_summary_by_hand():
     import numpy as np
 
-    from flcore.papers.fedlesam.partition_maps import skew_summary
+    from flcore.papers.fedlesam.config_tables import skew_summary
 
     counts = np.array([[6, 3, 1, 0], [5, 5, 0, 0]])
     s = skew_summary(counts)

@@ -63,6 +63,12 @@ def test_the_page_names_the_stand_in_what_it_cannot_decide_the_gap_and_the_plate
     assert (f"| sam (`fedsam`) | homogeneous (100) | rho {{0.01, 0.02, 0.05, 0.1, 0.2, 0.5}} | "
             f"rho {homogeneous['choice']['rho']:g} |") in page
     assert "| rho 0.02 / 0.05 |" in page  # Table 11: CIFAR-10 homogeneous 0.02, CIFAR-100 0.05
+    # a row says how many of its grid points diverged on a tuning seed (FedGAMMA's small radii at alpha 0.5)
+    gamma = next(s for s in load_record("fedgf", "small")["studies"] if s["name"] == "fedgamma")
+    row = next(r for r in gamma["rows"] if r["row"] == "heterogeneous")
+    diverged = sum(1 for p in row["points"] if p.get("diverged"))
+    gamma_row = page.split("| fedgamma (`fedgamma`) | heterogeneous")[1].splitlines()[0]
+    assert diverged and f"| {diverged} of {len(row['points'])} |" in gamma_row
     # the smoke scale has no record: it says so
     assert "## Not tuned" in stand_in_page(RESULTS, "smoke")
 

@@ -87,7 +87,8 @@ def small_book_plan():
     from pathlib import Path
 
     from flcore.executors import LocalExecutor
-    from flcore.reproduction.budget import book_specs, load_device_rates
+    from flcore.reproduction.book_runs import book_specs
+    from flcore.reproduction.budget import load_device_rates
     from flcore.reproduction.calibration import reference_rates
     from flcore.reproduction.estimate import Rates
     from flcore.reproduction.runner import missing_runs, plan_training

@@ -85,7 +85,7 @@ def test_a_diverged_tuning_run_scores_zero_and_its_point_says_so():
 def test_no_verdict_seed_is_a_tuning_seed():
     from pathlib import Path
 
-    from flcore.reproduction.budget import book_specs
+    from flcore.reproduction.book_runs import book_specs
     root = Path(__file__).resolve().parents[1]
     verdict_seeds = {spec.resolve().seed for spec in book_specs("small", root)}
     assert verdict_seeds and not verdict_seeds & set(tuning.TUNING_SEEDS)

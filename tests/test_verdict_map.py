@@ -93,3 +93,14 @@ def test_coverage_counts_an_artifact_s_claims_as_its_verdict_box_does():
     box = verdict_box([own, other, later], "small")
     assert "Verdicts at the small scale: 1 hold, 1 inconclusive\n" in box and "1 later claim" in box
     assert _verdicts_cell({"claims": ["c"]}, results) == "no claim; 1 later: 1 fail"
+
+
+def test_the_summary_says_how_many_claims_each_undecided_verdict_leaves_aside():
+    from flcore.site.pages import verdict_summary
+
+    rows = [{**RESULTS[0], "metric": "accuracy", "verdict": v, "verdict_corrected": v}
+            for v in ("not_testable", "not_testable", "same_runs", "holds")]
+    text = verdict_summary(rows, "small")
+    assert "2 cannot be decided here: they are about a data set or model" in text
+    assert "1 rest on the same runs as another claim" in text
+    assert "by construction" not in text and "did not learn" not in text

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -65,6 +66,10 @@ def calibration_grad(head_w: torch.Tensor, head_b: torch.Tensor, anchors: torch.
 class FeatureAnchorClient:
     """C7: the anchor loss, the classifier calibration and the local anchors (module
     docstring).  ``calibrate_after``: calibration runs in rounds ``t > calibrate_after``."""
+
+    #: The anchors are one ``[C, d]`` matrix read for the whole chunk of clients, so the
+    #: runs of a method with this part train alone (:func:`flcore.sim.multi_run.run_batchable`).
+    trains_alone: ClassVar[bool] = True
 
     flat: object = field(compare=False, repr=False)
     lam: float

@@ -52,7 +52,8 @@ from flcore.data import DATASET_NAMES
 from flcore.executors.ray_executor import ExecutorError
 from flcore.report.repository import configured_url
 from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for
-from flcore.reproduction.budget import book_specs, load_device_rates
+from flcore.reproduction.book_runs import book_specs
+from flcore.reproduction.budget import load_device_rates
 from flcore.reproduction.claim_plan import DECIDE_SEEDS
 from flcore.reproduction.claims import (
     VERDICT_TEXT,
@@ -65,8 +66,8 @@ from flcore.reproduction.claims import (
     rule_text,
     spread_specs,
 )
-from flcore.reproduction.inventory import coverage
-from flcore.reproduction.papers import paper_ids
+from flcore.reproduction.coverage import coverage
+from flcore.reproduction.paper_registry import paper_ids
 from flcore.reproduction.plateau import NOT_SETTLED, is_not_settled
 from flcore.reproduction.pricing import plan_text, price_runs
 from flcore.reproduction.runner import default_max_rounds, results_frame, training_estimate

@@ -44,9 +44,9 @@ class RecordingConfig:
         raise AttributeError("a config is read-only")
 
 
-def smoke_values(method: str, options: dict[str, str] | None = None) -> SimpleNamespace:
-    """``method``'s values at the smoke scale, unvalidated: every field's default, then the
-    scale's presets, the method's, and ``options``."""
+def smoke_values(method: str, options: dict[str, str] | None = None) -> Any:
+    """``method``'s values at the smoke scale as attributes of a namespace, unvalidated: every
+    field's default, then the scale's presets, the method's, and ``options``."""
     dataset = DEFAULT_DATASET["smoke"]
     values = {**DEFAULTS, "scale": "smoke", "dataset": dataset, "method": method}
     values.update(scale_defaults("smoke", dataset))

@@ -9,7 +9,8 @@ The skeleton of ``flcore/papers/<paper>/`` (``docs/paper-skeleton.md``; the book
 
     <paper>/
       __init__.py       register_paper(...), then imports runs.py and the modules below
-      paper.yaml        title, authors, venue, order, question, method, protocol
+      paper.yaml        title, authors, venue, order, question, method, protocol;
+                        builds_on: the papers whose modules it imports (optional)
       inventory.yaml    every table and figure: kind, class, caption, run groups
       claims.yaml       the headline claims as checkable comparisons
       published/        the published numbers, <artifact-id>.csv, and sources.yaml
@@ -36,7 +37,7 @@ import os
 import pkgutil
 from pathlib import Path
 
-from flcore.reproduction.papers import read_yaml
+from flcore.reproduction.paper_yaml import read_yaml
 
 #: The environment variable naming paper packages kept outside flcore (comma-separated).
 EXTRA_PAPERS_VARIABLE = "FLCORE_PAPERS"

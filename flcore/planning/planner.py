@@ -38,7 +38,7 @@ from flcore.models import build_model
 from flcore.planning.workers import submit, worker_pool
 from flcore.record_format import stop_round
 from flcore.sim.multi_run import group_key, run_group
-from flcore.store import RunStore, prepare_resume, run_locks
+from flcore.store import RunStore, prepare_resume, remove_unrecorded, run_locks
 from flcore.store.errors import full_path, is_disk_full
 
 #: Most runs in one group: past this the batch gains nothing on the machines measured
@@ -286,25 +286,9 @@ def train_group(group: RunGroup, store: str | os.PathLike | None, overrides: dic
         try:
             return _train_group_unlocked(group, store, overrides, progress, chunk_size)
         finally:
-            _remove_unrecorded(runs, fresh)
-
-
-def _remove_unrecorded(runs, run_ids) -> None:
-    """Run directories the locks created for runs that recorded nothing (their group
-    failed before starting them): removed while their locks are held, lock file and empty
-    folder only, as ``flcore run`` does (a process waiting on such a lock then locks a
-    fresh one).  Never the store's root: another process may have put a run there."""
-    import contextlib
-    import os
-
-    from flcore.store.lock import LOCK_FILE
-
-    for rid in run_ids:
-        run = runs.run(rid)
-        if run.path.is_dir() and not run.path.is_symlink() and not run.exists():
-            with contextlib.suppress(OSError):
-                os.unlink(run.path / LOCK_FILE)
-                os.rmdir(run.path)  # only if empty
+            for rid in fresh:  # their group failed before starting them: leave no run folder
+                if not runs.run(rid).exists():
+                    remove_unrecorded(runs.run(rid).path)
 
 
 def _train_group_unlocked(group: RunGroup, store, overrides: dict | None, progress: bool,

@@ -45,7 +45,7 @@ from flcore.reproduction.claims import (
     with_claim_seeds,
 )
 from flcore.reproduction.inventory import artifact_class
-from flcore.reproduction.papers import paper_of
+from flcore.reproduction.paper_registry import paper_of
 from flcore.reproduction.runner import cap_rounds, ensure_runs
 from flcore.reproduction.stand_in import StandIn, stand_in_for
 

@@ -227,29 +227,3 @@ def estimate_seconds(specs: Sequence, model: CostModel, cores: int = 2, device: 
     for t in sorted(times, reverse=True):  # longest first, each to the worker free soonest
         finish[finish.index(min(finish))] += t
     return max(finish)
-
-
-def book_specs(scale: str, root: str | Path, seeds: Sequence[int] = (0,)) -> list:
-    """The distinct available runs the book trains: every artifact's whose notebook exists
-    under ``root``, the seeds the claims' cells add (:func:`~flcore.reproduction.claims.claim_specs`)
-    and the reference pairs whose spread decides comparisons with too few seeds."""
-
-    from flcore.reproduction.artifacts import artifact_ids, get_artifact, runs_for
-    from flcore.reproduction.claims import claim_specs, spread_specs
-
-    ids = [a for a in artifact_ids() if (Path(root) / get_artifact(a).notebook_path).exists()]
-    specs = [s for s in runs_for(ids, scale, seeds) if s.available]
-    known = {s.run_id() for s in specs}
-    for spec in claim_specs(scale, ids) + spread_specs(scale):
-        if spec.run_id() not in known:
-            known.add(spec.run_id())
-            specs.append(spec)
-    return specs
-
-
-def book_estimate(scale: str, root: str | Path, model: CostModel, cores: int = 2) -> dict:
-    """``runs``, ``groups`` and ``seconds`` (training only) of the book at ``scale``."""
-
-    specs = book_specs(scale, root)
-    return {"runs": len(specs), "groups": len(plan_groups(specs, device="cpu", workers=cores)),
-            "seconds": math.ceil(estimate_seconds(specs, model, cores))}

@@ -52,7 +52,8 @@ from typing import Any
 from flcore.cpus import available_cpus
 from flcore.planning.planner import RunGroup, run_cost, train_group
 from flcore.planning.workers import submit, worker_pool
-from flcore.reproduction.budget import CostModel, DeviceRates, EvaluationCost, evaluation_key
+from flcore.reproduction.budget import CostModel, DeviceRates, EvaluationCost, evaluation_key, read_rows
+from flcore.reproduction.pricing import cost_rate
 from flcore.safe_io import read_regular_bytes
 from flcore.store.atomic import atomic_write_json
 
@@ -122,11 +123,12 @@ def conditions(workers: int) -> dict[str, Any]:
 
     from flcore.version import __version__
 
-    return {"processor": _processor(), "cpus": available_cpus(), "workers": int(workers),
+    return {"processor": processor_name(), "cpus": available_cpus(), "workers": int(workers),
             "torch": torch.__version__, "flcore": __version__, "probe": PROBE_VERSION}
 
 
-def _processor() -> str:
+def processor_name() -> str:
+    """The CPU model as /proc/cpuinfo names it (else what platform reports, else "unknown")."""
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
             if line.lower().startswith("model name"):
@@ -190,7 +192,6 @@ def reference_rates(rates: dict[str, DeviceRates], kind: str) -> DeviceRates | N
 def priced_probe(reference: DeviceRates) -> float:
     """Seconds the reference rows price the probe at (its groups, each at its size's rate)."""
     from flcore.config import resolve_config
-    from flcore.reproduction.pricing import cost_rate
 
     total = 0.0
     for group in probe_groups():
@@ -283,7 +284,6 @@ def reference_probe(results_dir: str | Path, workers: int) -> float | None:
     """The probe's training seconds (evaluations out) on the reference rows' machine with
     ``workers`` workers: the latest row of :data:`PROBE_TIME_FILE` of this probe's version;
     None without one."""
-    from flcore.reproduction.budget import read_rows
 
     path = Path(results_dir) / PROBE_TIME_FILE
     rows = [r for r in (read_rows(path) if path.is_file() else [])

@@ -30,9 +30,12 @@ from typing import Any
 
 from flcore.models.traits import TRAITS, missing_traits
 from flcore.record_format import CAPPED
+from flcore.reproduction import runner
+from flcore.reproduction.artifacts import artifact_ids, get_artifact
 from flcore.reproduction.claim_metrics import METRICS, accuracy_points
 from flcore.reproduction.claim_registry import Claim, Comparison, datasets_of
 from flcore.reproduction.stand_in import stand_in_for
+from flcore.reproduction.store_state import resolve_store
 from flcore.store import RunStore
 
 
@@ -61,7 +64,6 @@ def cell_specs(claim: Claim, cell: dict, scale: str, seeds: Sequence[int]) -> tu
     """The specs of ``cell`` at ``scale`` and ``seeds`` (from the first of the claim's
     registered artifacts that runs it; a timed metric's: the timed ones), and why there
     are none."""
-    from flcore.reproduction.artifacts import artifact_ids, get_artifact
 
     known = set(artifact_ids())
     registered = [a for a in claim.artifacts if a in known]
@@ -111,7 +113,6 @@ def canonical_specs(specs: Sequence, timed: bool) -> list:
 
 
 def cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], store) -> CellValues:
-    from flcore.reproduction.runner import resolve_store, results_frame
 
     specs, reason = cell_specs(claim, cell, scale, seeds)
     if not specs:
@@ -127,7 +128,7 @@ def cell_values(claim: Claim, cell: dict, scale: str, seeds: Sequence[int], stor
     if metric.by_construction:
         values = {seed_of(s): metric.function({**s.labels, "method": s.method}) for s in specs}
         return CellValues({k: float(v) for k, v in values.items() if v is not None}, run_ids, configs)
-    frame = results_frame(specs, store)
+    frame = runner.results_frame(specs, store)
     capped = capped_reason(frame)
     if capped is not None:  # a preview's runs decide nothing, whatever their numbers
         return CellValues({}, run_ids, configs, f"{CAPPED_PREFIX}{capped}")

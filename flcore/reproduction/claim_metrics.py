@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flcore.reproduction import runner
 from flcore.reproduction.paired import pooled_sd
 
 #: Seeds of the reference pairs.
@@ -131,15 +132,14 @@ def reference_spread(scale: str, store=None, metric: str = "accuracy") -> dict |
     the pairs' configurations (one group per configuration, its seeds the values; a
     configuration whose differences are all equal is left out); None when no configuration
     has two seeds with differing values."""
-    from flcore.reproduction.runner import results_frame
 
     if metric not in METRICS or METRICS[metric].by_construction:
         return None
     pairs = reference_pairs(scale)
     if not pairs:
         return None
-    frame_a = results_frame([a for a, _ in pairs], store).to_dict("records")
-    frame_b = results_frame([b for _, b in pairs], store).to_dict("records")
+    frame_a = runner.results_frame([a for a, _ in pairs], store).to_dict("records")
+    frame_b = runner.results_frame([b for _, b in pairs], store).to_dict("records")
     groups: dict[tuple, list[float]] = {}
     for (a, _), row_a, row_b in zip(pairs, frame_a, frame_b):
         if row_a["status"] != "finished" or row_b["status"] != "finished":

@@ -24,7 +24,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from flcore.reproduction.papers import read_yaml
+from flcore.reproduction.paper_registry import get_paper, paper_ids
+from flcore.reproduction.paper_yaml import read_yaml
 
 
 @dataclass(frozen=True)
@@ -259,14 +260,12 @@ def parse_claims(paper_file: Path) -> list[Claim]:
 
 def all_claims() -> tuple[Claim, ...]:
     """Every claim of the registered papers (``<paper folder>/claims.yaml``), in their order."""
-    from flcore.reproduction.papers import paper_ids
 
     return _all_claims(paper_ids())
 
 
 @lru_cache(maxsize=4)
 def _all_claims(papers: tuple[str, ...]) -> tuple[Claim, ...]:
-    from flcore.reproduction.papers import get_paper
 
     claims: list[Claim] = []
     for paper in papers:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
+from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.claim_cells import artifact_runs, canonical_specs, cell_specs, seed_of, untestable_reason
 from flcore.reproduction.claim_metrics import METRICS, Metric
 from flcore.reproduction.claim_registry import Claim, Comparison, all_claims
@@ -183,7 +184,6 @@ def with_claim_seeds(specs: Sequence, scale: str, artifact_id: str) -> list:
     from them shows per cell the mean over the seeds the verdicts read, not seed 0 alone.
     Added per cell and seed, not per run: two cells may name one run (CIFAR-10 and CIFAR-100
     at alpha = 0 below the paper scale), and each row of the table needs it."""
-    from flcore.reproduction.artifacts import get_artifact
 
     needed = {spec.run_id() for spec in claim_specs(scale, [artifact_id])}
     if not needed:

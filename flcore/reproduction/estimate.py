@@ -35,7 +35,7 @@ from typing import Any
 
 from flcore.planning.planner import run_cost
 from flcore.planning.spec import RunSpec
-from flcore.reproduction.budget import DeviceRates, EvaluationCost, load_device_rates
+from flcore.reproduction.budget import DeviceRates, EvaluationCost, load_device_rates, read_rows
 from flcore.reproduction.calibration import PROBE_VERSION, machine_rates, reference_probe, reference_rates
 from flcore.reproduction.pricing import cost_rate, evaluation_cost, local_kind
 from flcore.reproduction.progress import clock_text, finish_time
@@ -61,7 +61,6 @@ def book_correction(results_dir: str | Path, calibration: str) -> float:
     """The book correction for ``calibration`` (module docstring) from the rows of
     ``results_dir/training_estimate.jsonl``: the latest ``paper: book`` row of the small
     scale recorded under the same calibration; 1 when there is none."""
-    from flcore.reproduction.budget import read_rows
 
     path = Path(results_dir) / "training_estimate.jsonl"
     rows = read_rows(path) if path.is_file() else []

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from flcore.cpus import available_cpus
+from flcore.reproduction.calibration import processor_name
+from flcore.reproduction.estimate import wall_seconds
 from flcore.safe_io import read_regular_bytes
 
 #: The file in the store root (hidden: never taken for a run).
@@ -57,8 +59,6 @@ def training_record(estimates: list[float], measured: list[float], elapsed: floa
     the groups' seconds in the order they started, ``elapsed`` the batch's wall seconds;
     ``correction`` and ``calibration``: the book correction the estimate took and what it
     holds for (:mod:`flcore.reproduction.estimate`)."""
-    from flcore.reproduction.calibration import _processor
-    from flcore.reproduction.estimate import wall_seconds
     from flcore.version import __version__
 
     estimate = wall_seconds(estimates, workers)
@@ -67,7 +67,7 @@ def training_record(estimates: list[float], measured: list[float], elapsed: floa
             "estimate_s": round(estimate, 1), "measured_s": round(elapsed, 1),
             "ratio": round(elapsed / estimate, 3) if estimate > 0 else None,
             "group_s": [[round(e, 1), round(m, 1)] for e, m in zip(estimates, measured)],
-            "scales": sorted(set(scales)), "cpus": cpus, "processor": _processor(),
+            "scales": sorted(set(scales)), "cpus": cpus, "processor": processor_name(),
             "machine": f"CPU, {len(cpus)} cores", "load": None if load is None else round(load, 2),
             "estimate": note, "correction": round(float(correction), 4), "calibration": calibration,
             "flcore": __version__,

@@ -4,7 +4,7 @@ Each registered paper's ``inventory.yaml`` (:mod:`flcore.reproduction.papers`) l
 tables and figures (id, paper, kind, class, caption, the run groups they read); together
 they are checked against the project's master inventory of 110 by a test.
 An artifact's *status* follows from it and from the artifact registry
-(:mod:`flcore.reproduction.artifacts`):
+(:mod:`flcore.reproduction.artifacts`; computed by :mod:`flcore.reproduction.coverage`):
 
 - ``not_regenerable``: class ``heavy`` (its data or pretrained weights cannot be had
   offline or through torchvision) or ``schematic`` (an illustration without data); the
@@ -20,9 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-STATUSES = ("regenerated", "pending", "not_regenerable")
+from flcore.reproduction.paper_registry import get_paper, paper_ids
+from flcore.reproduction.paper_yaml import read_yaml
+
 NOT_REGENERABLE_CLASSES = ("heavy", "schematic")
-SCALES = ("smoke", "small", "paper")
 
 
 @dataclass(frozen=True)
@@ -51,14 +52,12 @@ class InventoryEntry:
 
 def inventory() -> tuple[InventoryEntry, ...]:
     """Every registered paper's entries, papers in their order, tables before figures, by number."""
-    from flcore.reproduction.papers import paper_ids
 
     return _inventory(paper_ids())
 
 
 @lru_cache(maxsize=4)
 def _inventory(papers: tuple[str, ...]) -> tuple[InventoryEntry, ...]:
-    from flcore.reproduction.papers import get_paper, read_yaml
 
     raw = [e for paper in papers for e in read_yaml(get_paper(paper).folder / "inventory.yaml")]
     entries = [InventoryEntry(id=e["id"], paper=e["paper"], kind=e["kind"], cls=e["class"], caption=e["caption"],
@@ -86,36 +85,3 @@ def artifact_class(artifact_id: str) -> str:
         return entry(artifact_id).cls
     except KeyError:
         return "result"
-
-
-def status(item: InventoryEntry) -> str:
-    """``regenerated`` | ``pending`` | ``not_regenerable`` (module docstring)."""
-
-    from flcore.reproduction.artifacts import artifact_ids
-
-    if item.cls in NOT_REGENERABLE_CLASSES:
-        return "not_regenerable"
-    return "regenerated" if item.id in artifact_ids() else "pending"
-
-
-def scales_built(artifact_id: str, manifest: dict) -> list[str]:
-    """Scales at which the page of ``artifact_id`` was last built successfully."""
-    built = (manifest.get("artifacts", {}).get(artifact_id) or {}).get("built", {})
-    return [scale for scale in SCALES if scale in built]
-
-
-def coverage(manifest: dict) -> list[dict]:
-    """One row per table or figure: the fields of ``flcore reproduce --list --json``."""
-
-    from flcore.reproduction.claims import claims_by_artifact
-
-    by_artifact = claims_by_artifact()
-    rows = []
-    for item in inventory():
-        state = status(item)
-        rows.append({"id": item.id, "paper": item.paper, "kind": item.kind, "class": item.cls,
-                     "caption": item.caption, "status": state,
-                     "scales_built": scales_built(item.id, manifest) if state == "regenerated" else [],
-                     "claims": [claim.id for claim in by_artifact.get(item.id, [])],
-                     "reason": item.not_regenerable or None})
-    return rows

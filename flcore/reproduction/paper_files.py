@@ -6,8 +6,9 @@ A paper kept outside flcore (``$FLCORE_PAPERS``) brings ``paper.yaml``, ``invent
 (:func:`flcore.reproduction.papers.register_paper`), so a wrong file is one line naming the
 paper's folder, the file and the key, before any command reads it or writes anything:
 
-- every file is a regular file of at most :data:`~flcore.reproduction.papers.MAX_FILE_BYTES`, and YAML without anchors
-  or aliases (:func:`flcore.reproduction.papers.read_yaml`: an alias bomb expands a few
+- every file is a regular file of at most
+  :data:`~flcore.reproduction.paper_yaml.MAX_FILE_BYTES`, and YAML without anchors
+  or aliases (:func:`flcore.reproduction.paper_yaml.read_yaml`: an alias bomb expands a few
   lines into gigabytes);
 - each file is the type it must be (a mapping, a list of mappings), with its required keys
   of the right types and no unknown key (a misspelt key would be ignored silently);
@@ -26,7 +27,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from flcore.reproduction.papers import MAX_FILE_BYTES, PaperFileError, read_yaml
+from flcore.reproduction.claim_registry import parse_claims
+from flcore.reproduction.paper_yaml import MAX_FILE_BYTES, PaperFileError, read_yaml
 
 #: What an artifact id is: ``<paper>-table-<n>`` or ``<paper>-fig-<n>``.
 ARTIFACT_KINDS = {"table": "table", "figure": "fig"}
@@ -101,9 +103,10 @@ def _load(folder: Path, name: str, *, required: bool) -> Any:
     return read_yaml(path, where=f"{folder.name}: {name}")
 
 
-def _check_paper_yaml(folder: Path, paper_id: str) -> None:
+def _check_paper_yaml(folder: Path, paper_id: str, registered: tuple[str, ...]) -> None:
     where = _Where(folder, "paper.yaml")
-    data = _mapping(_load(folder, "paper.yaml", required=True), where, "", PAPER_TEXTS, ("id", "order", *PAPER_TEXTS))
+    data = _mapping(_load(folder, "paper.yaml", required=True), where, "", PAPER_TEXTS,
+                    ("id", "order", "builds_on", *PAPER_TEXTS))
     for key in PAPER_TEXTS:
         _text(data[key], where, key)
     if "id" in data and data["id"] != paper_id:
@@ -111,6 +114,11 @@ def _check_paper_yaml(folder: Path, paper_id: str) -> None:
     order = data.get("order")
     if order is not None and (isinstance(order, bool) or not isinstance(order, (int, float))):
         raise where.fail("order", f"must be a number, got {_short(order)}")
+    builds_on = data.get("builds_on", [])
+    if not isinstance(builds_on, list) or any(not isinstance(p, str) or p not in registered for p in builds_on):
+        before = ", ".join(registered) or "none"
+        raise where.fail("builds_on",
+                         f"must be a list of papers registered before it ({before}), got {_short(builds_on)}")
 
 
 def _check_inventory(folder: Path, paper_id: str, taken: set[str]) -> set[str]:
@@ -184,8 +192,6 @@ def _check_claims(folder: Path, paper_id: str, artifacts: set[str], taken: set[s
             for side in ("better", "worse", "about", "stand_in_labels"):
                 if side in comparison:
                     _mapping(comparison[side], where, f"{key}.{side}")
-    # imported here: claim_registry reads the papers through papers.py, which calls this module
-    from flcore.reproduction.claim_registry import parse_claims
 
     try:  # the claims' own rules (margins, seeds, by, needs, directions)
         parse_claims(folder / "claims.yaml")
@@ -215,12 +221,13 @@ def _check_sources(folder: Path, paper_id: str, artifacts: set[str]) -> None:
 
 
 def check_paper_files(paper_id: str, folder: Path, taken_artifacts: Iterable[str] = (),
-                      taken_claims: Iterable[str] = ()) -> None:
+                      taken_claims: Iterable[str] = (), registered: Iterable[str] = ()) -> None:
     """Check the data files of ``paper_id`` in ``folder`` (module docstring); ``taken_*``:
-    the ids the papers registered before it hold.  Raises
-    :class:`~flcore.reproduction.papers.PaperFileError`, one line."""
+    the ids the papers registered before it hold; ``registered``: those papers, the ones
+    its ``builds_on`` may name.  Raises
+    :class:`~flcore.reproduction.paper_yaml.PaperFileError`, one line."""
     folder = Path(folder)
-    _check_paper_yaml(folder, paper_id)
+    _check_paper_yaml(folder, paper_id, tuple(registered))
     artifacts = _check_inventory(folder, paper_id, set(taken_artifacts))
     _check_claims(folder, paper_id, artifacts, set(taken_claims))
     _check_sources(folder, paper_id, artifacts)

@@ -45,8 +45,8 @@ from flcore.cpus import available_cpus
 from flcore.planning.planner import DEFAULT_MAX_RUNS, client_table_kinds, model_parameters, plan_groups, run_cost
 from flcore.planning.spec import RunSpec
 from flcore.record_format import is_evaluation_round, stop_round, trained_enough
-from flcore.reproduction.budget import DeviceRates
-from flcore.reproduction.runner import resolve_store, stored_state
+from flcore.reproduction.budget import DeviceRates, evaluation_counts
+from flcore.reproduction.store_state import resolve_store, stored_state
 from flcore.store import RunStore
 
 #: The kind listed for GPUs when no benchmark row was measured on one.
@@ -93,7 +93,6 @@ def evaluation_cost(cfg: ExperimentConfig, rounds_done: int = 0) -> float:
     a training example's forward and backward -- the test set at every evaluation round,
     every client's training data where ``client_accuracy`` asks (FedIMA evaluates every
     round).  0 for a generated data set (module docstring)."""
-    from flcore.reproduction.budget import evaluation_counts
 
     test_n = TEST_EXAMPLES.get(cfg.dataset)
     if test_n is None:

@@ -13,18 +13,19 @@ from functools import lru_cache
 
 import pandas as pd
 
+from flcore.reproduction.paper_registry import get_paper, paper_ids, paper_of
+from flcore.reproduction.paper_yaml import read_yaml
+
 
 def sources() -> dict[str, dict]:
     """``artifact id -> {paper, source, file, value}`` from every registered paper's
     ``published/sources.yaml``."""
-    from flcore.reproduction.papers import paper_ids
 
     return _sources(paper_ids())
 
 
 @lru_cache(maxsize=4)
 def _sources(papers: tuple[str, ...]) -> dict[str, dict]:
-    from flcore.reproduction.papers import get_paper, read_yaml
 
     out: dict[str, dict] = {}
     for paper in papers:
@@ -53,7 +54,6 @@ def published(artifact_id: str) -> pd.DataFrame:
     Text columns stay text (``"1-2"`` epochs, ``"0/0.2"``); the ``note`` column is ``""``
     where there is nothing to say.
     """
-    from flcore.reproduction.papers import paper_of
 
     info = source(artifact_id)
     if info.get("file") is None:

@@ -35,18 +35,13 @@ from flcore.executors import LocalExecutor, group_runs
 from flcore.planning.planner import records_more
 from flcore.planning.spec import RunSpec
 from flcore.record_format import CAPPED, stop_round, trained_enough
-from flcore.store import RunStore, StoreError, check_run, live_status
+from flcore.reproduction.estimate import estimate_line, group_seconds, longest_first, wall_seconds
+from flcore.reproduction.estimate_record import RECORD_FILE, append_record, training_record
+from flcore.reproduction.progress import TrainingProgress, clock_text
+from flcore.reproduction.store_state import resolve_store, stored_state
+from flcore.store import RunStore, StoreError
 
 TERMINAL = ("finished", "diverged")
-
-
-def default_store() -> str:
-    """``$FLCORE_STORE`` when set, else ``runs`` (relative to the working directory)."""
-    return os.environ.get("FLCORE_STORE") or "runs"
-
-
-def resolve_store(store: str | os.PathLike | None) -> Path:
-    return Path(store if store is not None else default_store()).expanduser()
 
 
 #: The round cap of this process: set by a notebook's ``max_rounds`` parameter
@@ -110,7 +105,6 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
         root.mkdir(parents=True, exist_ok=True)  # workers check that they see it
         pool = getattr(executor, "pool_size", lambda n: None)(len(groups))
         if log and rates is not None and pool is not None:
-            from flcore.reproduction.estimate import estimate_line, wall_seconds
 
             log(estimate_line(len(todo), len(groups), pool, wall_seconds(seconds, pool), rates.note))
         elif log:
@@ -118,7 +112,6 @@ def ensure_runs(specs: Sequence[RunSpec], store: str | os.PathLike | None = None
                 f"{executor.describe(len(groups))}")
         tracker = None
         if live and log and pool is not None:
-            from flcore.reproduction.progress import TrainingProgress
 
             # redrawn in place on a terminal, when the lines go to it; plain lines through log otherwise
             on_terminal = log is print and sys.stdout.isatty()
@@ -141,9 +134,6 @@ def _record_estimate(root: Path, tracker, groups, seconds: list[float], workers:
                      load: float | None, log) -> None:
     """Say the training's time against its estimate and keep both in the store
     (:mod:`flcore.reproduction.estimate_record`), when every group came back."""
-    from flcore.reproduction.estimate import wall_seconds
-    from flcore.reproduction.estimate_record import RECORD_FILE, append_record, training_record
-    from flcore.reproduction.progress import clock_text
 
     measured = tracker.group_seconds()
     if any(m is None for m in measured):
@@ -191,7 +181,6 @@ def plan_training(todo: dict[str, RunSpec], done: dict[str, int], overrides: dic
     groups = group_runs(todo, device=device, overrides=overrides, workers=executor.planning_workers(len(todo)))
     if rates is None:
         return groups, None
-    from flcore.reproduction.estimate import group_seconds, longest_first
 
     seconds = [group_seconds(g, overrides, done, rates.rates, rates.evaluation) * getattr(rates, "correction", 1.0)
                for g in groups]
@@ -204,7 +193,6 @@ def training_estimate(specs: Sequence[RunSpec], store, device: str, workers: int
     executor and ``rates`` (nothing trains): ``runs``, ``groups``, ``workers``, ``seconds``
     (None without rates), ``line`` and ``group_list`` (each group in the order it trains:
     its ``runs``, ``methods`` and estimated ``seconds``)."""
-    from flcore.reproduction.estimate import estimate_line, wall_seconds
 
     overrides = {"device": device, "data_root": None, "download": None, "max_rounds": max_rounds}
     todo, done = missing_runs(specs, RunStore(resolve_store(store)), overrides)
@@ -304,23 +292,6 @@ def results_frame(specs: Sequence[RunSpec], store: str | os.PathLike | None = No
                    error=errors.get(rid) or problem)
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def stored_state(run) -> tuple[str, dict, dict, str | None]:
-    """(status, status record, summary, problem) of a run as the store holds it.  A record
-    that fails its checks (:func:`flcore.store.check_run`) is ``damaged``, with no numbers
-    and its problems: its numbers are never read as a result.  A run recorded ``running``
-    that no process holds is ``interrupted``."""
-    if not run.exists():
-        return "new", {}, {}, None
-    problems = check_run(run)
-    if problems:
-        return "damaged", {}, {}, "; ".join(problems)[:500]
-    try:
-        status, summary = run.status(), run.summary()
-    except StoreError as exc:
-        return "damaged", {}, {}, str(exc)[:500]
-    return live_status(run, status.get("status", "new")), status, summary, None
 
 
 def provenance_text(record: dict) -> str | None:

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flcore.reproduction import runner
+from flcore.reproduction.artifacts import artifact_ids, get_artifact
 from flcore.reproduction.claims import (
     METRICS,
     get_claim,
@@ -76,7 +78,6 @@ class TableCheck:
 
 
 def _page_of(claim, cell: dict, scale: str):
-    from flcore.reproduction.artifacts import artifact_ids, get_artifact
 
     known = set(artifact_ids())
     for artifact_id in claim.artifacts:
@@ -91,7 +92,6 @@ def printed_cell(claim, cell: dict, specs: Sequence, store=None, only_seeds: Seq
     """The mean of ``claim``'s metric over the finished runs of ``specs`` in ``cell`` (each
     run once; a timed metric's timed runs), rounded as the page prints it; None when none
     has a value.  ``only_seeds``: read those seeds only."""
-    from flcore.reproduction.runner import results_frame
 
     metric = METRICS[claim.metric]
     mine: dict[str, object] = {}
@@ -104,7 +104,7 @@ def printed_cell(claim, cell: dict, specs: Sequence, store=None, only_seeds: Seq
     if not mine:
         return None
     values = []
-    for row in results_frame(list(mine.values()), store).to_dict("records"):
+    for row in runner.results_frame(list(mine.values()), store).to_dict("records"):
         if row["status"] == "finished":
             value = metric.function(row)
             if value is not None and math.isfinite(float(value)):

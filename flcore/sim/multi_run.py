@@ -36,14 +36,14 @@ together, whatever their method's name, server step, averaging or learning-rate
 schedule (a per-row ``lr`` column): FedAvg, FedAvg+SWA, FedAdam and FedYogi+IMA runs
 are one computation for their clients.  Runs also share a group across rounds, evaluation
 schedules and clients per round: a run that has finished leaves the group's later rounds.
-Methods whose client parts cannot take per-row inputs (they read the broadcast as one
-matrix for the whole chunk) are not :func:`run_batchable`; the planner gives each of
-their runs a group of its own.
+Methods with a part that cannot take per-row inputs (it reads the broadcast as one matrix
+for the whole chunk, and declares ``trains_alone``) are not :func:`run_batchable`; the
+planner gives each of their runs a group of its own.
 """
 from __future__ import annotations
 
 import dataclasses
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import torch
 
@@ -57,13 +57,28 @@ from flcore.sim.run_axis import merge_parts, merge_per_run
 
 __all__ = ["FREE_FIELDS", "client_signature", "group_key", "merge_parts", "merge_per_run", "run_batchable", "run_group"]
 
-#: FedFA's server broadcasts class anchors ``[C, d]`` that its client parts read as one
-#: matrix for the whole chunk: its runs train alone.
-NOT_RUN_BATCHABLE = frozenset({"fedfa", "fedfa+ima"})
+def _nested_parts(part):
+    """``part`` and every part inside it: tuple items and dataclass fields, recursively."""
+    yield part
+    children = part if isinstance(part, tuple) else (
+        [getattr(part, f.name) for f in dataclasses.fields(part)]
+        if dataclasses.is_dataclass(part) and not isinstance(part, type) else [])
+    for child in children:
+        if isinstance(child, tuple) or (dataclasses.is_dataclass(child) and not isinstance(child, type)):
+            yield from _nested_parts(child)
 
 
+@cache
 def run_batchable(method: str) -> bool:
-    return method not in NOT_RUN_BATCHABLE
+    """Whether runs of ``method`` may train batched together: none of the parts of its
+    client or server (built at the smoke scale) declares ``trains_alone`` (FedFA's anchors,
+    one matrix its client parts read for the whole chunk of clients)."""
+    from flcore.config import resolve_config
+
+    cfg = resolve_config(scale="smoke", method=method)
+    built = get_method(method)
+    parts = (*_nested_parts(built.build_client(cfg, probe_flat())), *built.build_server(cfg).parts)
+    return not any(getattr(type(part), "trains_alone", False) for part in parts)
 
 
 #: Config fields runs of one group may differ in, whatever their methods: they change the

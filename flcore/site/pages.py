@@ -37,8 +37,9 @@ from flcore.reproduction.claims import (
     evaluate_claims,
     verdict_totals,
 )
-from flcore.reproduction.inventory import InventoryEntry, coverage, entry, inventory
-from flcore.reproduction.papers import get_paper, paper_ids
+from flcore.reproduction.coverage import coverage
+from flcore.reproduction.inventory import InventoryEntry, entry, inventory
+from flcore.reproduction.paper_registry import get_paper, paper_ids
 from flcore.reproduction.plateau import criterion_text, plateau_counts
 from flcore.reproduction.settling import settled_shares
 from flcore.reproduction.stand_in import stand_in_for
@@ -186,21 +187,20 @@ def verdict_summary(results: list[dict], scale: str) -> str:
                      "inconclusive one states the smallest gap it could have detected (MDE).")
     else:
         lines.append("No claim here is about accuracy.")
-    if totals["not_testable"]:
-        lines.append(f"{totals['not_testable']} cannot be decided here: they are about a data set or model this "
-                     "scale does not run, and a stand-in never decides them.")
-    if totals["at_chance"]:
-        lines.append(f"{totals['at_chance']} rest on cells that did not learn on the stand-in (most seeds below "
-                     "chance + 5 points): not testable on it, never a fail.")
-    if totals["not_run"]:
-        lines.append(f"{totals['not_run']} rest on cells this scale or this store does not run.")
-    if totals["same_runs"]:
-        lines.append(f"{totals['same_runs']} rest on the same runs as another claim, which counts them: the runs "
-                     "are evidence once.")
-    if totals["by_construction"]:
-        lines.append(f"{totals['by_construction']} follow from the methods' definitions (by construction): shown, "
-                     "not counted as evidence.")
+    lines += [f"{totals[verdict]} {sentence}" for verdict, sentence in _UNDECIDED_SENTENCES if totals[verdict]]
     return " ".join(lines)
+
+
+#: What the landing page says of the claims it does not count as evidence, by verdict.
+_UNDECIDED_SENTENCES = (
+    ("not_testable", "cannot be decided here: they are about a data set or model this scale does not run, and a "
+                     "stand-in never decides them."),
+    ("at_chance", "rest on cells that did not learn on the stand-in (most seeds below chance + 5 points): not "
+                  "testable on it, never a fail."),
+    ("not_run", "rest on cells this scale or this store does not run."),
+    ("same_runs", "rest on the same runs as another claim, which counts them: the runs are evidence once."),
+    ("by_construction", "follow from the methods' definitions (by construction): shown, not counted as evidence."),
+)
 
 
 def settling_text(results: list[dict], scale: str) -> str:

@@ -151,8 +151,8 @@ def _tuned(scale: str, dataset: str) -> list[str]:
         lines += ["", f"**{page_text(record['paper'])}** (`{command}`, commit "
                       f"{page_text(str(record['commit'])[:12])}): {float(record['validation']):g} of the "
                       f"training set held out, seeds {seeds}; criterion: {page_text(record['criterion'])}.", "",
-                  "| study | row (tuned at alpha) | grid | chosen | validation accuracy | the paper scale's CIFAR-10 / "
-                  "CIFAR-100 value |", "|---|---|---|---|---|---|"]
+                  "| study | row (tuned at alpha) | grid | chosen | validation accuracy | grid points diverged "
+                  "| the paper scale's CIFAR-10 / CIFAR-100 value |", "|---|---|---|---|---|---|---|"]
         for study in record["studies"]:
             fields = list(study["fields"])
             grid = "; ".join(f"{page_text(k)} {{{', '.join(f'{float(v):g}' for v in study['grid'][k])}}}"
@@ -164,8 +164,12 @@ def _tuned(scale: str, dataset: str) -> list[str]:
                     f"{page_text(k)} " + " / ".join(f"{_paper_value(study['method'], k, ds, row['alpha']):g}"
                                                     for ds in ("cifar10", "cifar100")) for k in fields)
                 method = str(study["method"]).replace("`", "")
+                diverged = sum(1 for p in row["points"] if p.get("diverged"))
                 lines.append(f"| {page_text(study['name'])} (`{method}`) | {row['row']} ({float(row['alpha']):g}) "
-                             f"| {grid} | {chosen} | {float(best['mean']):.2f} % | {paper} |")
+                             f"| {grid} | {chosen} | {float(best['mean']):.2f} % | {diverged} of {len(row['points'])} "
+                             f"| {paper} |")
+    lines += ["", "A grid point whose run diverged on a tuning seed scores 0 on that seed, so it is chosen only "
+              "where every point diverges."]
     return lines
 
 

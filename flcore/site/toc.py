@@ -22,7 +22,7 @@ from pathlib import Path
 
 from flcore.reproduction.artifacts import artifact_ids, get_artifact
 from flcore.reproduction.inventory import inventory
-from flcore.reproduction.papers import paper_ids
+from flcore.reproduction.paper_registry import paper_ids
 
 #: The caption of the generated part.
 PAPERS_CAPTION = "The papers"

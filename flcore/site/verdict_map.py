@@ -16,7 +16,7 @@ import html
 from collections.abc import Callable, Sequence
 
 from flcore.reproduction.claims import VERDICT_TEXT, headline_counts
-from flcore.reproduction.papers import get_paper, paper_ids
+from flcore.reproduction.paper_registry import get_paper, paper_ids
 from flcore.reproduction.plateau import NOT_SETTLED, is_not_settled
 
 #: Background colour per verdict (the word is always printed too).

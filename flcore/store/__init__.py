@@ -21,7 +21,7 @@ from flcore.store.errors import (
 )
 from flcore.store.integrity import check_run, live_status, prepare_resume
 from flcore.store.jsonable import to_jsonable
-from flcore.store.lock import RunLock, run_locks
+from flcore.store.lock import RunLock, remove_unrecorded, run_locks
 from flcore.store.records import safe_read_json
 from flcore.store.run import (
     CHECKPOINT_FILE,
@@ -53,6 +53,7 @@ __all__ = [
     "STATUS_FILE",
     "SUMMARY_FILE",
     "TERMINAL_STATUSES",
+    "remove_unrecorded",
     "run_locks",
     "NEW_STATUS",
     "RUN_STATUSES",

@@ -150,3 +150,16 @@ def run_locks(store_root: str | Path, run_ids: Iterable[str]) -> Iterator[None]:
     finally:
         for lock in reversed(locks):
             lock.release()
+
+
+def remove_unrecorded(run_dir: str | Path) -> None:
+    """Remove a run folder its caller created and recorded nothing in, while holding its
+    lock: the lock file, then the folder only if that left it empty.  A process waiting on
+    the lock then takes a fresh one (:class:`RunLock` checks the file it locked is still
+    there).  Never a link, never the store's root: another process may have put a run
+    there meanwhile."""
+    path = Path(run_dir)
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            os.unlink(path / LOCK_FILE)
+            os.rmdir(path)  # only if empty: nothing else is removed

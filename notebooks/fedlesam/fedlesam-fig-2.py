@@ -25,7 +25,7 @@
 # to the true global perturbation. Curves only, no numbers; the PD formula is lost in our copy.
 #
 # **How it is made here.** Each run records the probe `perturbation` every 10 rounds
-# (`flcore.papers.fedlesam.probe`; every 2 at the smoke scale):
+# (`flcore.papers.fedlesam.analysis`; every 2 at the smoke scale):
 #
 # - the perturbation each client of the next round applies at its first step from the new
 #   global model, by the method's own perturbation part (FedSAM, MoFedSAM, FedGAMMA: the
@@ -73,7 +73,7 @@ from IPython.display import Markdown, display
 
 from flcore.analysis.flatness import sharpness
 from flcore.analysis.io import load_run
-from flcore.papers.fedlesam.probe import MAX_POOLED, SHARPNESS_RADIUS
+from flcore.papers.fedlesam.analysis import MAX_POOLED, SHARPNESS_RADIUS
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status

@@ -63,7 +63,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from flcore.papers.fedlesam.partition_maps import fig5_panels, pathological_counts, summary_table
+from flcore.papers.fedlesam.config_tables import fig5_panels, pathological_counts, summary_table
 from flcore.report.page import Page
 from flcore.reproduction.published import source
 

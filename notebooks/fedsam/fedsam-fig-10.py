@@ -58,7 +58,7 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedsam import robustness as robustness
+from flcore.papers.fedsam import results
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import ours_accuracy, set_style
 from flcore.report.page import Page
@@ -70,7 +70,7 @@ set_style()
 artifact = get_artifact("fedsam-fig-10")
 page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
             data_root=data_root, download=download, max_rounds=max_rounds)
-order = list(robustness.FIG10_ALGORITHMS)
+order = list(results.FIG10_ALGORITHMS)
 
 # %% [markdown]
 # ## The runs
@@ -93,7 +93,7 @@ page.table(settings, "What differs between the methods' runs; every run shares "
 # Solid: the methods; dashed: their SWA versions (same colour).
 
 # %%
-panels = list(fedsam.DATASETS) if page.stand_in.is_paper else [robustness.FIG10_SMALL_PANEL]
+panels = list(fedsam.DATASETS) if page.stand_in.is_paper else [results.FIG10_SMALL_PANEL]
 metrics = run_metrics(runs[runs["dataset"].isin(panels)], store=store)
 data_name = page.stand_in.short_name("CIFAR-10 and CIFAR-100")
 if not page.stand_in.is_paper:
@@ -103,7 +103,7 @@ final = ours_accuracy(runs.drop_duplicates("run_id"), ["dataset", "algorithm"]).
 final = final[final.index.get_level_values(0).isin(panels)].dropna().sort_values(ascending=False)
 rounds = int(metrics["round"].max()) if len(metrics) else 0
 ending = ", ".join(f"{a} ({d}) {v:.1f}%" if page.stand_in.is_paper else f"{a} {v:.1f}%" for (d, a), v in final.items())
-page.figure(figure, f"Test accuracy against rounds at alpha = 0 with {robustness.CLIENTS[scale]} clients per round on "
+page.figure(figure, f"Test accuracy against rounds at alpha = 0 with {results.CLIENTS[scale]} clients per round on "
                     f"{data_name}; mean of the last 100 rounds: {ending}.",
             alt=f"Line chart of test accuracy in percent against communication rounds (0 to {rounds}) on {data_name} "
                 f"at alpha = 0, one line per method (SWA versions dashed); the curves end at: {ending}.")

@@ -69,7 +69,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from flcore.papers.fedsam import robustness as robustness
+from flcore.papers.fedsam import results
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.style import algorithm_palette
@@ -79,7 +79,7 @@ set_style()
 artifact = get_artifact("fedsam-fig-6")
 page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
             data_root=data_root, download=download, max_rounds=max_rounds)
-order = list(robustness.FIG6_ALGORITHMS)
+order = list(results.FIG6_ALGORITHMS)
 stand_in = "" if page.stand_in.is_paper else f" ({page.stand_in.name} at the {scale} scale, corrupted by flcore)"
 
 # %% [markdown]
@@ -87,7 +87,7 @@ stand_in = "" if page.stand_in.is_paper else f" ({page.stand_in.name} at the {sc
 
 # %%
 runs = page.runs()
-robustness.show_evaluated_runs(page, runs)
+results.show_evaluated_runs(page, runs)
 
 # %% [markdown]
 # ## Accuracy on the corrupted test sets
@@ -95,13 +95,13 @@ robustness.show_evaluated_runs(page, runs)
 # Every run's final model on every corruption at every severity (the figure shows severity 5).
 
 # %%
-scores = robustness.corrupted_scores(runs, device=device, data_root=data_root)
+scores = results.corrupted_scores(runs, device=device, data_root=data_root)
 
 # %%
 if scores is not None:
     if not page.stand_in.is_paper:  # both CIFAR settings are the same MNIST-1D runs at alpha = 0
         scores["dataset"] = "MNIST-1D"
-    top = scores[scores["severity"] == robustness.FIGURE_SEVERITY]
+    top = scores[scores["severity"] == results.FIGURE_SEVERITY]
     table = top.pivot_table(index="corruption", columns=["dataset", "algorithm"], values="accuracy (%)")
     table = table.reindex(columns=[(d, a) for d in dict.fromkeys(top["dataset"]) for a in order
                                    if (d, a) in table.columns])

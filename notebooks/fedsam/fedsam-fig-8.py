@@ -65,7 +65,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from flcore.papers.fedsam import robustness as robustness
+from flcore.papers.fedsam import results
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import set_style
 from flcore.report.page import Page
@@ -76,7 +76,7 @@ set_style()
 artifact = get_artifact("fedsam-fig-8")
 page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
             data_root=data_root, download=download, max_rounds=max_rounds)
-order = list(robustness.FIG8_ALGORITHMS)
+order = list(results.FIG8_ALGORITHMS)
 
 
 def panel_name(dataset):
@@ -88,16 +88,16 @@ def panel_name(dataset):
 
 # %%
 runs = page.runs()
-robustness.show_evaluated_runs(page, runs, "{finished} finished of {total} (at alpha = 0 both settings name the "
+results.show_evaluated_runs(page, runs, "{finished} finished of {total} (at alpha = 0 both settings name the "
                                             "same run below the paper scale)")
 
 # %% [markdown]
 # ## Mean accuracy over the corruptions against alpha
 
 # %%
-subset = None if page.stand_in.is_paper else robustness.FIG8_SUBSET  # keeps the page's own compute short on a CPU
-scores = robustness.corrupted_scores(runs, device=device, data_root=data_root,
-                                     severities=[robustness.FIGURE_SEVERITY], samples=subset)
+subset = None if page.stand_in.is_paper else results.FIG8_SUBSET  # keeps the page's own compute short on a CPU
+scores = results.corrupted_scores(runs, device=device, data_root=data_root,
+                                     severities=[results.FIGURE_SEVERITY], samples=subset)
 
 # %%
 if scores is not None:

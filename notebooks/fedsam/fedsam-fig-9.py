@@ -65,7 +65,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from flcore.papers.fedsam import robustness as robustness
+from flcore.papers.fedsam import results
 from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.reproduction.artifacts import get_artifact, settings_table
@@ -97,19 +97,19 @@ page.table(settings, "What else the sweep's runs use; every run shares "
 # %%
 finished = runs[runs["status"].isin(["finished", "diverged"])].copy()
 finished["alpha "] = finished["alpha"].map(lambda a: f"{a:g}")
-alpha_order = [f"{a:g}" for a in robustness.SWEEP_ALPHAS[scale]]
+alpha_order = [f"{a:g}" for a in results.SWEEP_ALPHAS[scale]]
 figure, axes = plt.subplots(1, 3, figsize=(15, 3.8))
 for ax, panel in zip(axes, "abc"):
     data = finished[finished["panel"] == panel].groupby(["alpha ", "value"], as_index=False)["accuracy (%)"].mean()
     sns.lineplot(data=data, x="value", y="accuracy (%)", hue="alpha ", hue_order=alpha_order, marker="o", ax=ax,
                  legend=panel == "c")
-    _, field, values, _ = robustness.SWEEP[scale][panel]
+    _, field, values, _ = results.SWEEP[scale][panel]
     if field == "rho":
         ax.set_xscale("log")
     ax.set_xticks(list(values), [f"{v:g}" for v in values])
     ax.set_xticks([], minor=True)
     ax.set_xlabel(field)
-    ax.set_title(robustness.PANEL_TITLES[panel])
+    ax.set_title(results.PANEL_TITLES[panel])
 if axes[-1].get_legend() is not None:
     sns.move_legend(axes[-1], "upper left", bbox_to_anchor=(1, 1), title="alpha")
 figure.tight_layout()
@@ -118,11 +118,11 @@ figure.tight_layout()
 def best_values(panel):
     data = finished[finished["panel"] == panel]
     return {a: data.loc[data[data["alpha"] == a]["accuracy (%)"].idxmax(), "value"]
-            for a in robustness.SWEEP_ALPHAS[scale] if (data["alpha"] == a).any()}
+            for a in results.SWEEP_ALPHAS[scale] if (data["alpha"] == a).any()}
 
 
 bests = {panel: best_values(panel) for panel in "abc"}
-described = "; ".join(f"{robustness.PANEL_TITLES[p]} best at " + ", ".join(f"{v:g} (alpha {a:g})" for a, v in b.items())
+described = "; ".join(f"{results.PANEL_TITLES[p]} best at " + ", ".join(f"{v:g} (alpha {a:g})" for a, v in b.items())
                       for p, b in bests.items())
 page.figure(figure, f"Mean accuracy of the last 100 rounds against the swept hyper-parameter on {data_name}: "
                     f"{described}.",
@@ -133,7 +133,7 @@ page.figure(figure, f"Mean accuracy of the last 100 rounds against the swept hyp
 # %%
 table = finished.pivot_table(index=["panel", "parameter", "value"], columns="alpha", values="accuracy (%)")
 sam = finished[finished["panel"] == "a"]
-largest = max(robustness.SWEEP[scale]["a"][2])
+largest = max(results.SWEEP[scale]["a"][2])
 drops = {a: float(group["accuracy (%)"].max() - group.loc[group["value"] == largest, "accuracy (%)"].mean())
          for a, group in sam.groupby("alpha")}
 page.table(table, "Accuracy (%) of every grid point by alpha; SAM at the largest rho "

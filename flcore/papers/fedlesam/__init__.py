@@ -8,9 +8,8 @@ and probes:
 - :mod:`.runs`: the 12-method run group and the probe;
 - :mod:`.metrics`: the claims' metrics;
 - :mod:`.results`: Tables 5 and 9 (rounds, communication and compute to a target);
-- :mod:`.probe`: Fig. 2's perturbation drift and sharpness;
-- :mod:`.analysis`: the loss surfaces of Figs. 1, 3, 6;
-- :mod:`.config_tables` (Table 6) and :mod:`.partition_maps` (Fig. 5).
+- :mod:`.analysis`: the loss surfaces of Figs. 1, 3, 6 and Fig. 2's perturbation drift and sharpness;
+- :mod:`.config_tables`: Table 6 and Fig. 5's partitions.
 """
 from flcore.reproduction.papers import register_paper
 

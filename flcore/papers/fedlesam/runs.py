@@ -5,7 +5,7 @@ base algorithm and target) and Table 7 (memory, communication, backpropagations)
 rendered from the method registry (:mod:`flcore.papers.fedlesam.method_costs`); Table 6 (data-set
 statistics) from flcore's data loader (:mod:`flcore.papers.fedlesam.config_tables`); Figure 5
 (the clients' label distributions) from flcore's partition functions
-(:mod:`flcore.papers.fedlesam.partition_maps`).
+(:mod:`flcore.papers.fedlesam.config_tables`).
 
 Result and analysis artifacts read run group ``lesam-cifar`` of the paper's ``inventory.yaml``: the
 paper's CIFAR protocol (ResNet-18-GN, SGD lr 0.1, weight decay 1e-3, the client lr decayed
@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flcore.analysis.recording import register_probe
+from flcore.papers.fedlesam.analysis import perturbation_probe_factory
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.stand_in import stand_in_for
 
@@ -270,14 +271,7 @@ def fig6_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
             for algo in FIG6_ALGORITHMS for seed in seeds]
 
 
-def _register_probe() -> None:
-
-    from flcore.papers.fedlesam.probe import perturbation_probe_factory
-
-    register_probe("perturbation", perturbation_probe_factory)
-
-
-_register_probe()
+register_probe("perturbation", perturbation_probe_factory)
 
 register_artifacts(PAPER, {
     "fedlesam-table-1": no_runs,

@@ -6,8 +6,7 @@ package registers the paper, then its modules register their artifacts, claims' 
 and probes:
 
 - :mod:`.runs`: the CNN-protocol runs (Table 2, Figs. 3, 9-11) and the claims' spread reference;
-- :mod:`.results`: Tables 3-8 and 13-17;
-- :mod:`.robustness`: the corruption figures (Figs. 6 and 8);
+- :mod:`.results`: Tables 3-8 and 13-17, and the robustness and sensitivity figures (Figs. 6, 8-10);
 - :mod:`.analysis`: the geometry artifacts (Table 1, Figs. 1, 2, 4, 5, 7, 12-16);
 - :mod:`.config_tables`: the hyper-parameter tables (Tables 10-12);
 - :mod:`.pages`: the book's page on the methods published since, on Table 2's protocol.
@@ -16,5 +15,5 @@ from flcore.reproduction.papers import register_paper
 
 register_paper("fedsam", "FedSAM / FedASAM / SWA", __path__[0])
 
-from flcore.papers.fedsam import runs, results, robustness, analysis  # noqa: E402,F401,I001  (they register the artifacts)
+from flcore.papers.fedsam import runs, results, analysis  # noqa: E402,F401,I001  (they register the artifacts)
 from flcore.papers.fedsam import pages  # noqa: E402,F401,I001  (the "Since these papers" page, after the paper's own)
