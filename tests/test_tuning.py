@@ -148,6 +148,9 @@ def test_the_presets_read_the_records():
     assert [i["source"] for i in tuning_of(own) if i["field"] == "rho"] == ["set by the run (not the tuned value)"]
     lesam = resolve_config(scale="small", method="fedlesam", alpha=0)
     assert all(i["source"] == "the method's own paper sets it (not tuned here)" for i in tuning_of(lesam))
+    # a study shared by a method's variants names only the fields each variant reads
+    assert {i["field"] for i in tuning_of(resolve_config(scale="small", method="fedgf-static-c", alpha=0))} == {"rho"}
+    assert "rho" not in {i["field"] for i in tuning_of(resolve_config(scale="small", method="fedgloss-sgd", alpha=0))}
     speed_items = {i["field"]: i for i in tuning_of(cfg_speed)}
     assert speed_items["rho"]["source"].startswith("tuned: flcore/config/tuning/fedgloss-small.json")
 

@@ -69,9 +69,10 @@ def fields_read_by_build(method: str, options: dict[str, str] | None = None) -> 
 
 @functools.cache
 def hyperparameters_of(method: str) -> tuple[str, ...]:
-    """The method fields ``method``'s build reads, in the config's field order: under its
-    defaults and under every choice of every string option the build reads (the options
-    read on a branch that a choice opens are followed in turn)."""
+    """The method fields ``method``'s build reads, in the order of
+    :data:`~flcore.config.fields.DEFAULTS`: under its defaults and under every choice of
+    every string option the build reads (the options read on a branch that a choice opens
+    are followed in turn)."""
     read = fields_read_by_build(method)
     explored: set[str] = set()
     while pending := sorted((read & set(OPTION_CHOICES)) - explored):

@@ -215,12 +215,14 @@ def method_defaults(method: str, dataset: str, alpha: float, scale: str) -> dict
 def tuning_of(cfg) -> list[dict]:
     """What a resolved run took from a tuning record (:mod:`flcore.config.tuned`): one
     ``{"method", "field", "value", "grid", "source"}`` per field a study covers for its
-    method, ``source`` saying whether the value is the record's choice (``tuned: <file>,
-    row <row> (alpha <a>), seeds <s>``), a value the method's own paper sets instead, or one
-    the run set itself."""
+    method and that its run reads (a field of the run id: a study shared by a method's
+    variants may cover a field one of them never reads), ``source`` saying whether the value
+    is the record's choice (``tuned: <file>, row <row> (alpha <a>), seeds <s>``), a value the
+    method's own paper sets instead, or one the run set itself."""
     base = base_method(cfg.method)
     parts = METHODS[base].parts if base in METHODS else ()
     defaults = None
+    reads = cfg.canonical()
     out = []
     entries = [e for e in tuned_entries(cfg.scale, cfg.dataset, cfg.alpha) if study_for(e["study"], parts, base)]
     own = {field for e in entries if method_study(e["study"]) for field in e["fields"]}
@@ -229,7 +231,7 @@ def tuning_of(cfg) -> list[dict]:
             continue  # the method's own study sets these fields
         if defaults is None:
             defaults = method_defaults(cfg.method, cfg.dataset, cfg.alpha, cfg.scale)
-        for field in entry["fields"]:
+        for field in (f for f in entry["fields"] if f in reads):
             value = getattr(cfg, field)
             if defaults.get(field) != entry["choice"][field]:
                 source = "the method's own paper sets it (not tuned here)"

@@ -286,9 +286,9 @@ def train_group(group: RunGroup, store: str | os.PathLike | None, overrides: dic
         try:
             return _train_group_unlocked(group, store, overrides, progress, chunk_size)
         finally:
-            for rid in fresh:  # their group failed before starting them: leave no run folder
-                if not runs.run(rid).exists():
-                    remove_unrecorded(runs.run(rid).path)
+            for run in (runs.run(rid) for rid in fresh):  # their group failed before starting them
+                if not run.exists():
+                    remove_unrecorded(run.path)
 
 
 def _train_group_unlocked(group: RunGroup, store, overrides: dict | None, progress: bool,
