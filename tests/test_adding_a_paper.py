@@ -1,4 +1,4 @@
-"""The book page "Adding a paper or a method" (book/reference/adding-a-paper.md), run as
+"""The book page "Adding a paper" (book/reference/adding-a-paper.md), run as
 written: its files are written into a temporary folder and its commands run there, so the
 page cannot go stale.  The toy paper must reach the registry, the command line's choices,
 the executed page, the claims and the book's table of contents without an edit outside
@@ -13,20 +13,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import book_page_code
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "reference" / "adding-a-paper.md"
-BLOCK = re.compile(r"```\{code-block\} \w+\n:caption: (?P<caption>\S+)\n\n(?P<body>.*?)```", re.S)
 
 pytestmark = pytest.mark.slow
 
 
 def page_blocks() -> dict[str, str]:
-    """The page's code blocks by caption (a file's path, written as code so that ``__init__``
-    is not read as bold, or ``commands``)."""
-    return {m["caption"].strip("`"): m["body"] for m in BLOCK.finditer(PAGE.read_text())}
+    return book_page_code.page_blocks(PAGE)
 
 
 def test_the_page_is_in_the_table_of_contents():
@@ -42,34 +40,12 @@ def test_the_page_gives_every_file_of_the_skeleton_and_its_commands():
     assert blocks["commands"].strip()
 
 
-def _run_commands(commands: str, cwd: Path) -> dict[str, subprocess.CompletedProcess]:
-    """Each line of the page's ``commands`` block in bash, in ``cwd``; an ``export`` line sets
-    the environment of the lines after it (``$PWD`` and ``$PYTHONPATH`` expanded)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
-           f"{os.environ.get('PATH', '')}", "OMP_NUM_THREADS": "1"}
-    env.pop("FLCORE_STORE", None)
-    done = {}
-    for line in filter(None, (raw.strip() for raw in commands.splitlines())):
-        if line.startswith("export "):
-            for assignment in line.removeprefix("export ").split():
-                name, value = assignment.split("=", 1)
-                env[name] = value.replace("$PWD", str(cwd)).replace("$PYTHONPATH", env.get("PYTHONPATH", ""))
-            continue
-        result = subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
-        assert result.returncode == 0, f"{line}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-        done[line] = result
-    return done
-
-
 def test_a_toy_paper_added_as_the_page_says_builds_its_page(tmp_path):
-    for name, body in page_blocks().items():
-        if name != "commands":
-            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / name).write_text(body)
+    book_page_code.write_files(page_blocks(), tmp_path)
     (tmp_path / "book").mkdir()
     shutil.copy(ROOT / "_toc.yml", tmp_path / "_toc.yml")
 
-    done = _run_commands(page_blocks()["commands"], tmp_path)
+    done = book_page_code.run_commands(page_blocks()["commands"], tmp_path)
     listing = next(r.stdout for line, r in done.items() if "--list" in line)
     claims = next(r.stdout for line, r in done.items() if line.startswith("flcore claims"))
 

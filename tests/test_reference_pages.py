@@ -94,3 +94,13 @@ def test_documented_sanity_caps_are_enforced(field, cap):
     resolve_config({"scale": "smoke", field: cap})
     with pytest.raises(ConfigError, match=field):
         resolve_config({"scale": "smoke", field: cap + 1})
+
+
+def test_the_configuration_pages_hyperparameter_table_is_generated_from_the_declarations():
+    from flcore.report.hyperparameter_reference import render_hyperparameter_table, replace_table
+
+    page = (REFERENCE / "configuration.md").read_text()
+    assert render_hyperparameter_table() in page, (
+        "regenerate: python -m flcore.report.hyperparameter_reference book/reference/configuration.md")
+    assert replace_table(page) == page
+    assert "| `fedwmsam_alpha` | float | `0.1` | in (0, 1) | no | `fedwmsam` |" in page

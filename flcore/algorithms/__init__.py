@@ -1,4 +1,5 @@
 """Federated algorithms as compositions of parts (docs/design.md section 3)."""
+from flcore.algorithms.hyperparameters import Hyperparameter, declare, declares
 from flcore.algorithms.local import Batch, LocalUpdate, RoundContext
 from flcore.algorithms.methods import Method
 from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation, unit
@@ -15,6 +16,7 @@ __all__ = [
     "Method",
     "ConstantLR",
     "ExponentialLR",
+    "Hyperparameter",
     "NoPerturbation",
     "PseudoGradientStep",
     "RoundContext",
@@ -23,6 +25,8 @@ __all__ = [
     "ServerAdaptive",
     "ServerSGD",
     "aggregate",
+    "declare",
+    "declares",
     "get_method",
     "unit",
 ]

@@ -19,11 +19,28 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.hyperparameters import MAX_ROUNDS, Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerRound, aggregate
 from flcore.errors import check_choice
 
+SWA_START = Hyperparameter("swa_start", "int", None,
+                           "first SWA round (none: 75% of the rounds)", low=0, optional=True, at_most_field="rounds")
+SWA_CYCLE = Hyperparameter("swa_cycle", "int", 10, "SWA cycle length c in rounds", low=1, cap=MAX_ROUNDS)
+SWA_INCLUDE_START = Hyperparameter("swa_include_start", "bool", True,
+                                   "whether the model of the start round enters the SWA average")
+SWA_PHASE = Hyperparameter("swa_phase", "str", "paper", "SWA cycle phase: paper or code", choices=("paper", "code"))
+IMA_WINDOW = Hyperparameter("ima_window", "int", 5, "IMA window P of averaged global models", low=1, cap=MAX_ROUNDS)
+IMA_START = Hyperparameter("ima_start", "int", None,
+                           "t_IMA, the first averaging round (none: 75% of the rounds)",
+                           low=0, optional=True, at_most_field="rounds")
+IMA_PARTIAL_WINDOW = Hyperparameter(
+    "ima_partial_window", "str", "average",
+    "IMA before a full window: average (the models that exist) or wait (official code)",
+    choices=("average", "wait"), added=True)
 
+
+@declares(SWA_START, SWA_CYCLE, SWA_INCLUDE_START, SWA_PHASE)
 @part_id("A1")
 @dataclass(frozen=True)
 class SWA:
@@ -113,6 +130,7 @@ def ima_averages(round: int, start: int, window: int, partial: str) -> bool:
     return partial == "average" or ModelWindow(window).full(round)
 
 
+@declares(IMA_WINDOW, IMA_START, IMA_PARTIAL_WINDOW)
 @part_id("A2")
 @dataclass(frozen=True)
 class IMA:

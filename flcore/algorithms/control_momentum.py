@@ -19,8 +19,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flcore.algorithms.corrections import received, steps_times_lr
+from flcore.algorithms.hyperparameters import Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import SentVector, ServerRound
+
+FEDMOSWA_GAMMA = Hyperparameter("fedmoswa_gamma", "float", 0.1,
+                                "FedMoSWA: weight of the clients' new control variates in the server's c",
+                                low=0, high=1)
+FEDMOSWA_VARIANT = Hyperparameter("fedmoswa_variant", "str", "paper",
+                                  "FedMoSWA: paper, or code (c = the clients' mean in the first round)",
+                                  choices=("paper", "code"))
 
 
 @part_id("C8")
@@ -46,6 +54,7 @@ class MomentumControlVariate:
         out["client_state"]["moswa_c"] = c_new
 
 
+@declares(FEDMOSWA_GAMMA, FEDMOSWA_VARIANT)
 @part_id("S10")
 @dataclass(frozen=True)
 class MomentumControlServer(SentVector, kept="c", sent_as="moswa_c"):

@@ -17,12 +17,29 @@ Per-client scratch keys are prefixed by the part's name so parts never collide.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import torch
 
+from flcore.algorithms.hyperparameters import Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 from flcore.errors import check_choice
+
+MU = Hyperparameter("mu", "float", 0.1, "FedProx proximal coefficient mu", low=0, per_row=True)
+SCAFFOLD_CORRECTION = Hyperparameter("scaffold_correction", "float", 1.0,
+                                     "scale of the control-variate correction (FedLESAM-S code: 0.1)",
+                                     low=0, low_open=True)
+FEDDYN_ALPHA = Hyperparameter("feddyn_alpha", "float", 0.01,
+                              "FedDyn / FedLESAM-D regulariser alpha", low=0, low_open=True)
+DYN_CLIP = Hyperparameter(
+    "dyn_clip", "str", "paper",
+    "dynamic-regulariser clipping: paper (the whole corrected gradient) or code (g + linear dual term)",
+    choices=("paper", "code"), added=True)
+FEDSPEED_LAMBDA = Hyperparameter("fedspeed_lambda", "float", 100.0,
+                                 "FedSpeed lambda: prox coefficient 1/lambda", low=0, low_open=True)
+ADABEST_MU = Hyperparameter("adabest_mu", "float", 0.02, "AdaBest client bias coefficient mu", low=0)
+FEDCM_ALPHA = Hyperparameter("fedcm_alpha", "float", 0.1,
+                             "FedCM / MoFedSAM mixing weight of the local gradient", low=0, high=1)
+FEDSPEED_ALPHA = Hyperparameter("fedspeed_alpha", "float", 0.95, "FedSpeed gradient mixing weight alpha", low=0)
 
 
 def received(ctx, name: str) -> torch.Tensor:
@@ -48,6 +65,7 @@ def steps_times_lr(out, ctx) -> torch.Tensor:
     return _local_steps(out, ctx) * lr
 
 
+@declares(MU)
 @part_id("C1")
 @dataclass(frozen=True)
 class Prox:
@@ -56,13 +74,12 @@ class Prox:
     point the clients started from (``ctx.start``)."""
 
     mu: float
-    #: fields that may differ between the rows of one batch (the runs of a group), as ``[K, 1]`` columns
-    row_columns: ClassVar[tuple[str, ...]] = ("mu",)
 
     def __call__(self, W, g, ctx, scratch, batch):
         return g + self.mu * (W - ctx.start)
 
 
+@declares(SCAFFOLD_CORRECTION)
 @part_id("C2")
 @dataclass(frozen=True)
 class ScaffoldCorrection:
@@ -101,6 +118,7 @@ class ScaffoldCorrection:
         out["client_state"]["scaffold_c"] = c_new
 
 
+@declares(FEDDYN_ALPHA, DYN_CLIP)
 @part_id("C3")
 @dataclass(frozen=True)
 class DynDual:
@@ -150,6 +168,7 @@ class DynDual:
         out["client_state"][self.state] = ctx.client_state[self.state] - self.alpha * (W - ctx.start)
 
 
+@declares(FEDSPEED_LAMBDA)
 @part_id("C3s")
 @dataclass(frozen=True)
 class SpeedProx:
@@ -187,6 +206,7 @@ class SpeedProx:
         out["model"] = W - self.lam * out["client_state"][self.state]
 
 
+@declares(ADABEST_MU)
 @part_id("C4")
 @dataclass(frozen=True)
 class AdaBestBias:
@@ -216,6 +236,7 @@ class AdaBestBias:
         out["client_state"]["adabest_round"] = torch.full_like(last, ctx.round)
 
 
+@declares(FEDCM_ALPHA)
 @part_id("C5")
 @dataclass(frozen=True)
 class GlobalMomentum:
@@ -242,6 +263,7 @@ class GlobalMomentum:
         out["fedcm_steps_lr"] = steps_times_lr(out, ctx)
 
 
+@declares(FEDSPEED_ALPHA)
 @part_id("C6")
 @dataclass(frozen=True)
 class GradientMixing:

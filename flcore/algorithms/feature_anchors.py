@@ -33,9 +33,13 @@ import torch
 import torch.nn.functional as F
 from torch.func import vmap
 
+from flcore.algorithms.hyperparameters import Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import ServerRound
 from flcore.seeding import generator
+
+FA_LAMBDA = Hyperparameter("fa_lambda", "float", 0.1, "FedFA anchor-loss weight lambda", low=0)
+FA_MOMENTUM = Hyperparameter("fa_momentum", "float", 0.5, "FedFA local-anchor EMA momentum m_a", low=0, high=1)
 
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
@@ -61,6 +65,7 @@ def calibration_grad(head_w: torch.Tensor, head_b: torch.Tensor, anchors: torch.
     return torch.einsum("kco,cd->kod", err, anchors), err.sum(dim=1)
 
 
+@declares(FA_LAMBDA, FA_MOMENTUM)
 @part_id("C7")
 @dataclass(frozen=True)
 class FeatureAnchorClient:

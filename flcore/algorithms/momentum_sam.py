@@ -37,8 +37,16 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.corrections import received, steps_times_lr
+from flcore.algorithms.hyperparameters import Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import ServerRound, aggregate
+
+FEDWMSAM_ALPHA = Hyperparameter("fedwmsam_alpha", "float", 0.1,
+                                "FedWMSAM: initial weight alpha of the gradient against the momentum",
+                                low=0, high=1, low_open=True, high_open=True)
+FEDWMSAM_VARIANT = Hyperparameter("fedwmsam_variant", "str", "paper",
+                                  "FedWMSAM: paper, or code (per-tensor perturbation indexing)",
+                                  choices=("paper", "code"))
 
 #: The code's smoothing of ``alpha`` and the band its cosine score is clipped to.
 ALPHA_KEEP = 0.99
@@ -97,6 +105,7 @@ class AdaptiveMomentumMix:
         out["wmsam_steps_lr"] = steps_times_lr(out, ctx)
 
 
+@declares(FEDWMSAM_ALPHA, FEDWMSAM_VARIANT)
 @part_id("S11")
 @dataclass(frozen=True)
 class WeightedMomentumServer:

@@ -13,11 +13,15 @@ the unperturbed iterate leaves it in ``scratch["grad_at_w"]`` (FedSpeed mixes it
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import torch
 
+from flcore.algorithms.hyperparameters import Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
+
+RHO = Hyperparameter("rho", "float", 0.05, "SAM radius: the perturbation's l2 norm (FedSAM Eq. 3)", low=0, per_row=True)
+ETA = Hyperparameter("eta", "float", 0.2,
+                     "ASAM's eta: T = |w| + eta on weight tensors (FedSAM Eq. 5)", low=0, per_row=True)
 
 #: epsilon of unit(u) = u / (||u|| + eps); the value of the fedsam and fedgloss code (R3).
 NORM_EPS = 1e-16
@@ -39,6 +43,7 @@ class NoPerturbation:
         return None, None
 
 
+@declares(RHO)
 @part_id("P1")
 @dataclass(frozen=True)
 class SAMPerturbation:
@@ -51,8 +56,6 @@ class SAMPerturbation:
 
     rho: float
     extra_grad_evals: int = 1
-    #: fields that may differ between the rows of one batch (the runs of a group), as ``[K, 1]`` columns
-    row_columns: ClassVar[tuple[str, ...]] = ("rho",)
 
     def __call__(self, W, batch, ctx, scratch):
         loss, g = ctx.grad_fn(W, batch)
@@ -60,6 +63,7 @@ class SAMPerturbation:
         return self.rho * unit(g), loss
 
 
+@declares(RHO, ETA)
 @part_id("P2")
 @dataclass(frozen=True)
 class ASAMPerturbation:
@@ -75,7 +79,6 @@ class ASAMPerturbation:
     eta: float
     weight_mask: torch.Tensor  # bool [P]: True on coordinates of "weight" tensors
     extra_grad_evals: int = 1
-    row_columns: ClassVar[tuple[str, ...]] = ("rho", "eta")
 
     def __call__(self, W, batch, ctx, scratch):
         loss, g = ctx.grad_fn(W, batch)

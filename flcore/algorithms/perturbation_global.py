@@ -16,8 +16,25 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.hyperparameters import MAX_ROUNDS, Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
+
+LESAM_ESTIMATE = Hyperparameter(
+    "lesam_estimate", "str", "client",
+    "FedLESAM's global-perturbation estimate: client (paper) or server_last_round (official code)",
+    choices=("client", "server_last_round"))
+LESAM_FIRST_VISIT = Hyperparameter("lesam_first_visit", "str", "none",
+                                   "FedLESAM on a client's first visit: none (no perturbation) or w0",
+                                   choices=("none", "w0"))
+LESAM_PERTURBATION = Hyperparameter(
+    "lesam_perturbation", "str", "paper",
+    "FedLESAM perturbation: paper (global l2 unit) or code (the official per-tensor indexing)",
+    choices=("paper", "code"))
+RHO_WARMUP_ROUNDS = Hyperparameter("rho_warmup_rounds", "int", 0,
+                                   "T_s of the linear client-rho warm-up (0: none)", low=0, cap=MAX_ROUNDS)
+RHO_WARMUP_START = Hyperparameter("rho_warmup_start", "float", 0.001,
+                                  "rho_0, the client rho the warm-up starts from", low=0)
 
 
 def _broadcast(ctx, name: str) -> torch.Tensor:
@@ -27,6 +44,7 @@ def _broadcast(ctx, name: str) -> torch.Tensor:
         raise KeyError(f"the server did not broadcast {name!r}: pair this client part with its server part") from None
 
 
+@declares(LESAM_ESTIMATE, LESAM_FIRST_VISIT, LESAM_PERTURBATION)
 @part_id("P4")
 @dataclass(frozen=True)
 class LocallyEstimatedGlobal:
@@ -179,6 +197,7 @@ def samtilde_parts(rho: float) -> tuple[PreviousGradientSAM, tuple[RecordGradien
     return PreviousGradientSAM(rho), (RecordGradient(),)
 
 
+@declares(RHO_WARMUP_ROUNDS, RHO_WARMUP_START)
 @part_id("P1")
 @dataclass(frozen=True)
 class WarmupSAMPerturbation:

@@ -29,7 +29,15 @@ import torch
 import torch.nn.functional as F
 from torch.func import grad, vmap
 
+from flcore.algorithms.hyperparameters import Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
+
+FEDSOL_TEMPERATURE = Hyperparameter(
+    "fedsol_temperature", "float", 3.0,
+    "FedSOL: temperature T of the proximal KL loss whose gradient sets the perturbation", low=0, low_open=True)
+FEDSOL_STRENGTH = Hyperparameter("fedsol_strength", "str", "fixed",
+                                 "FedSOL: fixed (eps = rho unit(grad L_p)) or adaptive (scaled by |w - w^t|)",
+                                 choices=("fixed", "adaptive"))
 
 #: epsilon of the official SAM's ``rho / (||g|| + 1e-12)`` (davda54/sam, which FedSOL uses).
 SAM_EPS = 1e-12
@@ -46,6 +54,7 @@ def first_dim_normalised(u: torch.Tensor, shapes, offsets) -> torch.Tensor:
     return torch.cat(parts, dim=-1)
 
 
+@declares(FEDSOL_TEMPERATURE, FEDSOL_STRENGTH)
 @part_id("P8")
 @dataclass(frozen=True)
 class ProximalSAMPerturbation:

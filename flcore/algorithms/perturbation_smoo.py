@@ -13,11 +13,17 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.corrections import received
+from flcore.algorithms.hyperparameters import Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 from flcore.errors import check_choice
 
+SMOO_VARIANT = Hyperparameter("smoo_variant", "str", "paper",
+                              "FedSMOO: paper, or code (FL-Simulator: s = rho unit(mean mu_k))",
+                              choices=("paper", "code"), added=True)
 
+
+@declares(SMOO_VARIANT)
 @part_id("P3")
 @dataclass(frozen=True)
 class SMOOPerturbation:

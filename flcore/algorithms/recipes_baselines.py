@@ -23,6 +23,8 @@ from flcore.algorithms.corrections import (
     ScaffoldCorrection,
     SpeedProx,
 )
+from flcore.algorithms.feature_anchors import FeatureAnchorClient, FeatureAnchorServer
+from flcore.algorithms.hyperparameters import Hyperparameter, declare
 from flcore.algorithms.methods import Method, average_server, average_step, local_update, sgd_server
 from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation
 from flcore.algorithms.perturbation_smoo import SMOOPerturbation
@@ -36,6 +38,14 @@ from flcore.algorithms.server_parts import (
     ScaffoldServer,
     SMOOServer,
 )
+
+SMOO_BETA = Hyperparameter("smoo_beta", "float", 10.0,
+                           "FedSMOO dynamic regulariser: coefficient 1/beta", low=0, low_open=True)
+FEDSPEED_VARIANT = Hyperparameter(
+    "fedspeed_variant", "str", "paper",
+    "FedSpeed: paper, or code (FL-Simulator: SAM gradient, no mixing; duals of all clients)",
+    choices=("paper", "code"), added=True)
+declare(SMOO_BETA, FEDSPEED_VARIANT)
 
 #: The baselines' methods, in registration order.
 RECIPES: list[Method] = []
@@ -246,18 +256,12 @@ _add(
 
 
 def _fedfa_client(cfg, flat):
-
-    from flcore.algorithms.feature_anchors import FeatureAnchorClient
-
     epochs = 1 if cfg.local_steps is not None else cfg.local_epochs
     return local_update(cfg, NoPerturbation(), (FeatureAnchorClient(
         flat, cfg.fa_lambda, cfg.fa_momentum, epochs, calibrate_after=cfg.rounds // 4),))
 
 
 def _fedfa_server(cfg):
-
-    from flcore.algorithms.feature_anchors import FeatureAnchorServer
-
     return Server(average_step(), parts=(FeatureAnchorServer(cfg.seed),))
 
 

@@ -16,6 +16,7 @@ import torch
 
 from flcore.algorithms.averaging import SWA, add_ima, add_swa
 from flcore.algorithms.corrections import DynDual, ScaffoldCorrection
+from flcore.algorithms.hyperparameters import Hyperparameter, declare
 from flcore.algorithms.methods import (
     Method,
     asam_client,
@@ -43,6 +44,17 @@ from flcore.algorithms.schedules import (
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
 from flcore.algorithms.server_global import FedGFServer, GlobalPerturbation, LastGlobalUpdate, ProbePerturbation
 from flcore.algorithms.server_parts import DynServerCorrection, ScaffoldServer
+
+GLOSS_RHO_SERVER = Hyperparameter("gloss_rho_server", "float", 0.15, "FedGloSS server radius rho_s", low=0)
+GLOSS_BETA = Hyperparameter("gloss_beta", "float", 10.0,
+                            "FedGloSS ADMM parameter beta (1/beta is the prox coefficient)", low=0, low_open=True)
+GLOSS_DUAL_SCALE = Hyperparameter("gloss_dual_scale", "str", "paper",
+                                  "FedGloSS server dual step: paper (1/(beta N)) or code (1/(beta N |S|))",
+                                  choices=("paper", "code"))
+GLOSS_SERVER_RHO_SCHEDULE = Hyperparameter(
+    "gloss_server_rho_schedule", "str", "paper",
+    "FedGloSS rho_s per round: paper (constant) or code (the official script's schedule)", choices=("paper", "code"))
+declare(GLOSS_RHO_SERVER, GLOSS_BETA, GLOSS_DUAL_SCALE, GLOSS_SERVER_RHO_SCHEDULE)
 
 #: The papers' own methods, in registration order (their wrappers: :func:`wrapped_recipes`).
 RECIPES: list[Method] = []

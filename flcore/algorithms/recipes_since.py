@@ -124,6 +124,7 @@ from __future__ import annotations
 from flcore.algorithms.averaging import add_ima
 from flcore.algorithms.control_momentum import MomentumControlServer, MomentumControlVariate
 from flcore.algorithms.corrections import ScaffoldCorrection
+from flcore.algorithms.hyperparameters import Hyperparameter, declare
 from flcore.algorithms.methods import Method, average_server, average_step, local_update, sam_client, sgd_client
 from flcore.algorithms.momentum_sam import AdaptiveMomentumMix, MomentumGuidedPerturbation, WeightedMomentumServer
 from flcore.algorithms.perturbation import NoPerturbation
@@ -132,6 +133,11 @@ from flcore.algorithms.round_lr import LinearInRoundLR
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
 from flcore.algorithms.server_nesterov import NesterovExtrapolation
 from flcore.algorithms.server_parts import ScaffoldServer
+
+FEDSWA_VARIANT = Hyperparameter("fedswa_variant", "str", "paper",
+                                "FedSWA: paper, or code (junkangLiu0/FedSWA: the client lr doubled)",
+                                choices=("paper", "code"))
+declare(FEDSWA_VARIANT)
 
 #: The newer methods, in registration order.
 RECIPES: list[Method] = []

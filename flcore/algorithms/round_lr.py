@@ -15,9 +15,15 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.hyperparameters import Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 
+FEDSWA_RHO = Hyperparameter("fedswa_rho", "float", 0.0,
+                            "FedSWA: the client lr decays from eta to fedswa_rho * eta within each round",
+                            low=0, high=1)
 
+
+@declares(FEDSWA_RHO)
 @part_id("L4")
 @dataclass(frozen=True)
 class LinearInRoundLR:

@@ -8,7 +8,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flcore.algorithms.hyperparameters import MAX_ROUNDS, Hyperparameter, declares
 from flcore.errors import check_choice
+
+SWA_LR_MIN = Hyperparameter("swa_lr_min", "float", 0.0001, "SWA's lowest client lr gamma_2", low=0)
+IMA_GAMMA = Hyperparameter("ima_gamma", "float", 0.99,
+                           "IMA client lr decay per round before t_IMA", low=0, low_open=True)
+IMA_GAMMA_LATE = Hyperparameter("ima_gamma_late", "float", 0.97,
+                                "IMA client lr decay per round from t_IMA", low=0, low_open=True)
+IMA_EXPLORATION = Hyperparameter("ima_exploration", "str", "exponential",
+                                 "IMA client exploration from t_IMA",
+                                 choices=("exponential", "constant", "cyclic", "epoch", "none"), added=True)
+IMA_LR_MIN = Hyperparameter("ima_lr_min", "float", 5e-05,
+                            "lr of IMA's constant exploration and floor of the cyclic one",
+                            low=0, low_open=True, added=True)
+IMA_EXPLORATION_PERIOD = Hyperparameter("ima_exploration_period", "int", 20,
+                                        "rounds per cycle (cyclic) or per epoch dropped (epoch) of IMA's exploration",
+                                        low=1, cap=MAX_ROUNDS, added=True)
 
 
 @dataclass(frozen=True)
@@ -38,6 +54,7 @@ def default_start(start: int | None, rounds: int) -> int:
     return int(0.75 * rounds) if start is None else int(start)
 
 
+@declares(SWA_LR_MIN)
 @dataclass(frozen=True)
 class SWACyclicLR:
     """L1, the client lr of server-side SWA ([SAM22] App. A.2 Eq. 7; docs/algorithms.md 2.3).
@@ -75,6 +92,7 @@ class SWACyclicLR:
 IMA_EXPLORATION_SCHEMES = ("exponential", "constant", "cyclic", "epoch", "none")
 
 
+@declares(IMA_GAMMA, IMA_GAMMA_LATE, IMA_EXPLORATION, IMA_LR_MIN, IMA_EXPLORATION_PERIOD)
 @dataclass(frozen=True)
 class IMAExplorationLR:
     """L3, "mild client exploration" of IMA ([IMA] Sec. V; docs/algorithms.md 2.9)::

@@ -13,6 +13,21 @@ from typing import ClassVar, Protocol
 
 import torch
 
+from flcore.algorithms.hyperparameters import Hyperparameter, declares
+
+SERVER_LR = Hyperparameter("server_lr", "float", 1.0,
+                           "server learning rate on the pseudo-gradient", low=0, low_open=True)
+SERVER_MOMENTUM = Hyperparameter("server_momentum", "float", 0.0,
+                                 "server momentum beta (FedAvgM)", low=0, high=1, high_open=True)
+SERVER_BETA1 = Hyperparameter("server_beta1", "float", 0.9,
+                              "first-moment decay of the adaptive server optimizer (Reddi et al. 2021)",
+                              low=0, high=1, high_open=True)
+SERVER_BETA2 = Hyperparameter("server_beta2", "float", 0.99,
+                              "second-moment decay of the adaptive server optimizer", low=0, high=1, high_open=True)
+SERVER_TAU = Hyperparameter("server_tau", "float", 0.001,
+                            "adaptivity tau of the adaptive server optimizer", low=0, low_open=True)
+BIAS_CORRECTION = Hyperparameter("bias_correction", "bool", False, "Adam's bias correction of the server moments")
+
 
 def aggregate(client_models: torch.Tensor, num_samples: torch.Tensor) -> torch.Tensor:
     """Sample-weighted average ``sum_k n_k w_k / sum_k n_k`` (FedAvg, McMahan et al. 2017)."""
@@ -21,6 +36,7 @@ def aggregate(client_models: torch.Tensor, num_samples: torch.Tensor) -> torch.T
     return weights @ client_models
 
 
+@declares(SERVER_LR, SERVER_MOMENTUM)
 @dataclass(frozen=True)
 class ServerSGD:
     """S0/S2: ``v <- beta v + delta; w <- w - lr v`` (FedOpt with server SGD).
@@ -41,6 +57,7 @@ class ServerSGD:
         return w - self.lr * delta, state
 
 
+@declares(SERVER_LR, SERVER_BETA1, SERVER_BETA2, SERVER_TAU, BIAS_CORRECTION)
 @dataclass(frozen=True)
 class ServerAdaptive:
     """S3: FedAdam, FedAdagrad, FedYogi (Reddi et al. 2021, Algorithm 2).

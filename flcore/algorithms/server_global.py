@@ -14,10 +14,20 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.hyperparameters import MAX_ROUNDS, Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 from flcore.algorithms.server import SentVector, ServerRound, aggregate
 from flcore.errors import check_choice
+
+FEDGF_WINDOW = Hyperparameter("fedgf_window", "int", 30,
+                              "FedGF window W of client-to-global distances", low=1, cap=MAX_ROUNDS)
+FEDGF_THRESHOLD = Hyperparameter("fedgf_threshold", "float", 0.2,
+                                 "FedGF threshold T_D of the distance that switches c", low=0)
+FEDGF_C_NORM = Hyperparameter("fedgf_c_norm", "str", "paper",
+                              "FedGF c: paper (divide by W) or len (official code: the current window's length)",
+                              choices=("paper", "len"))
+FEDGF_STATIC_C = Hyperparameter("fedgf_static_c", "float", 0.5, "c of FedGF-static-c", low=0, high=1)
 
 
 def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> torch.Tensor:
@@ -84,6 +94,7 @@ class ProbePerturbation:
         return _perturb(start, self.rho_schedule(round), part_state["direction"])
 
 
+@declares(FEDGF_WINDOW, FEDGF_THRESHOLD, FEDGF_C_NORM, FEDGF_STATIC_C)
 @dataclass(frozen=True)
 class FedGFServer:
     """P5's server side, FedGF ([GF] Sec. 4, Eqs. 12-16; docs/algorithms.md 2.5).

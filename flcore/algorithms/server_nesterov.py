@@ -18,10 +18,18 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.hyperparameters import Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import ServerRound, aggregate
 
+FEDNSAM_GAMMA = Hyperparameter("fednsam_gamma", "float", 0.85,
+                               "FedNSAM: the global Nesterov momentum coefficient gamma", low=0, high=1, high_open=True)
+FEDNSAM_VARIANT = Hyperparameter("fednsam_variant", "str", "paper",
+                                 "FedNSAM: paper (accumulated momentum) or code (m = (1 + gamma) Delta)",
+                                 choices=("paper", "code"))
 
+
+@declares(FEDNSAM_GAMMA, FEDNSAM_VARIANT)
 @part_id("S9")
 @dataclass(frozen=True)
 class NesterovExtrapolation:

@@ -23,12 +23,26 @@ from dataclasses import dataclass
 
 import torch
 
+from flcore.algorithms.hyperparameters import Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 from flcore.algorithms.server import SentVector, ServerRound, aggregate
 from flcore.errors import check_choice
 
+FEDGAMMA_VARIANT = Hyperparameter(
+    "fedgamma_variant", "str", "paper",
+    "FedGAMMA server control variate: paper or fedgf_code (c += mean(dc)/N, the FedGF code)",
+    choices=("paper", "fedgf_code"))
+MOFEDSAM_SERVER_STEP = Hyperparameter("mofedsam_server_step", "str", "paper",
+                                      "MoFedSAM server step: paper (w - Delta) or fedgf_code (w - m, the FedGF code)",
+                                      choices=("paper", "fedgf_code"))
+ADABEST_BETA = Hyperparameter("adabest_beta", "float", 0.9, "AdaBest server extrapolation beta", low=0)
+GMA_TAU = Hyperparameter("gma_tau", "float", 0.8, "FedGMA sign-agreement threshold tau", low=0, high=1)
+GMA_VARIANT = Hyperparameter("gma_variant", "str", "paper",
+                             "FedGMA mask: paper or fedima_code", choices=("paper", "fedima_code"))
 
+
+@declares(FEDGAMMA_VARIANT)
 @dataclass(frozen=True)
 class ScaffoldServer(SentVector, kept="c", sent_as="scaffold_c"):
     """C2's server side, SCAFFOLD (Karimireddy et al. 2020, Algorithm 1 lines 16-17).
@@ -95,6 +109,7 @@ class DynServerCorrection:
         return w_new - part_state["h"] / self.alpha
 
 
+@declares(MOFEDSAM_SERVER_STEP)
 @dataclass(frozen=True)
 class MomentumBroadcast(SentVector, kept="m", sent_as="fedcm_m"):
     """C5's server side, FedCM / MoFedSAM (Xu et al. 2021, Algorithm 1).
@@ -138,6 +153,7 @@ class SMOOServer(SentVector, kept="s", sent_as="smoo_s"):
 
 # ----------------------------------------------------------------------------- steps
 
+@declares(ADABEST_BETA)
 @part_id("S7")
 @dataclass(frozen=True)
 class AdaBestStep:
@@ -189,6 +205,7 @@ class FedNovaStep:
         return rnd.w - (p @ a) * (p @ d)
 
 
+@declares(GMA_TAU, GMA_VARIANT)
 @part_id("S5")
 @dataclass(frozen=True)
 class GMAStep:

@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,8 @@ from flcore.api import run_experiment
 from flcore.cli.arguments import add_workers_option, count_option, store_path
 from flcore.cli.interrupts import exit_status, handled
 from flcore.config import (
+    FIELD_NAMES,
+    FIELD_TYPES,
     MAX_COUNT,
     ExperimentConfig,
     check_method_reads,
@@ -68,7 +69,7 @@ EXIT_DAMAGED = 3
 EXIT_BUSY = 4
 EXIT_INTERRUPTED = 130
 #: Most worker processes ``--workers`` may ask for.
-_BOOL_FIELDS = {f.name for f in fields(ExperimentConfig) if str(f.type) == "bool"}
+_BOOL_FIELDS = {name for name, kind in FIELD_TYPES.items() if kind == "bool"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -96,14 +97,14 @@ def _add_run_parser(sub) -> None:
     p.add_argument("--wait", action=argparse.BooleanOptionalAction, default=True,
                    help="if another process is training the same run, wait for it and print its "
                         "record (default); --no-wait refuses at once with exit status 4")
-    for f in fields(ExperimentConfig):
-        flag = "--" + f.name.replace("_", "-")
-        if f.name in _BOOL_FIELDS:
-            p.add_argument(flag, dest=f.name, action="store_const", const=True, default=None,
-                           help=f"set {f.name} to true")
+    for name in FIELD_NAMES:
+        flag = "--" + name.replace("_", "-")
+        if name in _BOOL_FIELDS:
+            p.add_argument(flag, dest=name, action="store_const", const=True, default=None,
+                           help=f"set {name} to true")
         else:
-            p.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper(),
-                           help=f"config field {f.name}")
+            p.add_argument(flag, dest=name, default=None, metavar=name.upper(),
+                           help=f"config field {name}")
 
 
 def _add_sweep_parser(sub) -> None:
@@ -117,14 +118,14 @@ def _add_sweep_parser(sub) -> None:
                    help="print the runs to train, their groups, store size and estimated hours per device kind "
                         "(from benchmarks/results under --root); nothing trains")
     p.add_argument("--root", default=".", help="with --plan: the repository root holding benchmarks/results")
-    for f in fields(ExperimentConfig):
-        flag = "--" + f.name.replace("_", "-")
-        if f.name in _BOOL_FIELDS:
-            p.add_argument(flag, dest=f.name, nargs="?", const="true", default=None, metavar="BOOLS",
-                           help=f"set {f.name} (alone: true; or a list such as true,false)")
+    for name in FIELD_NAMES:
+        flag = "--" + name.replace("_", "-")
+        if name in _BOOL_FIELDS:
+            p.add_argument(flag, dest=name, nargs="?", const="true", default=None, metavar="BOOLS",
+                           help=f"set {name} (alone: true; or a list such as true,false)")
         else:
-            p.add_argument(flag, dest=f.name, default=None, metavar="VALUES",
-                           help=f"config field {f.name}: a value or a comma list")
+            p.add_argument(flag, dest=name, default=None, metavar="VALUES",
+                           help=f"config field {name}: a value or a comma list")
 
 
 def _add_runs_parser(sub) -> None:
@@ -171,10 +172,10 @@ def _config_from_args(args: argparse.Namespace) -> ExperimentConfig:
     read are refused (a resolved config cannot tell them from defaults)."""
 
     values: dict[str, Any] = load_config_file(args.config) if args.config else {}
-    for f in fields(ExperimentConfig):
-        given = getattr(args, f.name)
+    for name in FIELD_NAMES:
+        given = getattr(args, name)
         if given is not None:
-            values[f.name] = given
+            values[name] = given
     cfg = resolve_config(values)
     check_given(cfg, {name for name, value in values.items() if value is not None})
     return cfg
@@ -234,13 +235,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         check_store_option(args.store)
         base: dict[str, Any] = load_config_file(args.config) if args.config else {}
         lists = {}
-        for f in fields(ExperimentConfig):
-            given = getattr(args, f.name)
+        for name in FIELD_NAMES:
+            given = getattr(args, name)
             if given is not None:
                 try:
-                    lists[f.name] = split_list(given)
+                    lists[name] = split_list(given)
                 except ValueError as exc:
-                    raise ConfigError(f.name, str(exc)) from None
+                    raise ConfigError(name, str(exc)) from None
         points = count_grid(lists)
         if points > args.max_runs:
             raise ConfigError("max_runs", f"the grid has {points} points, more than --max-runs {args.max_runs}; "
@@ -380,10 +381,11 @@ def main(argv: list[str] | None = None) -> int:
     from flcore.cli.analyze import run_analyze
 
     args = build_parser().parse_args(argv)
+    from flcore.algorithms.registry import EXTERNAL_METHOD_ERRORS
     from flcore.papers import EXTERNAL_PAPER_ERRORS
 
-    if EXTERNAL_PAPER_ERRORS:  # before anything runs: the registry lacks what the user asked for
-        print(f"flcore: error: {EXTERNAL_PAPER_ERRORS[0]}", file=sys.stderr)
+    if EXTERNAL_METHOD_ERRORS or EXTERNAL_PAPER_ERRORS:  # before anything runs: a registry lacks what was asked
+        print(f"flcore: error: {(EXTERNAL_METHOD_ERRORS + EXTERNAL_PAPER_ERRORS)[0]}", file=sys.stderr)
         return EXIT_USAGE
     limit_threads()  # a taskset or container limit sizes torch's threads and the workers
 

@@ -18,9 +18,9 @@ Method hyper-parameters a method does not use are left out too (FedAvg ignores `
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from flcore.config.fields import (
     ADDED_OPTIONS,
     ALL_PARTITION_FIELDS,
     DEFAULTS,
+    HYPERPARAMETERS,
     METHOD_FIELDS,
     NEUTRAL_DEFAULTS,
     NON_SEMANTIC_FIELDS,
@@ -43,6 +44,29 @@ from flcore.config.validation import choice, validate
 from flcore.data import DATASET_NAMES, DatasetError, read_split_file
 from flcore.errors import ConfigError, quote
 from flcore.models import default_model_for
+
+
+class MethodArguments(Mapping):
+    """A config's method hyper-parameters by name: read-only and hashable, so that a
+    config stays a value."""
+
+    def __init__(self, values: Mapping[str, Any]):
+        self._values = dict(values)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._values.items())))
+
+    def __repr__(self) -> str:
+        return f"MethodArguments({self._values!r})"
 
 
 @dataclass(frozen=True)
@@ -70,69 +94,9 @@ class ExperimentConfig:
     lr: float
     momentum: float
     weight_decay: float
-    rho: float
-    eta: float
-    server_lr: float
-    server_momentum: float
-    server_beta1: float
-    server_beta2: float
-    server_tau: float
-    bias_correction: bool
-    # ---- method hyper-parameters (docs/algorithms.md; each method lists those it reads)
-    mu: float  # FedProx proximal coefficient
-    feddyn_alpha: float  # FedDyn / FedLESAM-D regulariser alpha
-    adabest_beta: float
-    adabest_mu: float
-    fedcm_alpha: float  # FedCM / MoFedSAM mixing weight of the local gradient
-    fedspeed_alpha: float  # FedSpeed gradient mixing
-    fedspeed_lambda: float  # FedSpeed prox coefficient 1/lambda
-    smoo_beta: float  # FedSMOO dynamic regulariser: coefficient 1/beta
-    gloss_rho_server: float  # FedGloSS server radius rho_s
-    gloss_beta: float  # FedGloSS ADMM parameter beta (1/beta is the prox coefficient)
-    gloss_dual_scale: str  # "paper" (1/(beta N)) | "code" (1/(beta N |S|))
-    gloss_server_rho_schedule: str  # "paper" (constant rho_s) | "code" (the official script's schedule)
-    rho_warmup_rounds: int  # T_s of the linear client-rho warm-up (0: none)
-    rho_warmup_start: float  # rho_0 of the warm-up
-    fedgf_window: int  # W
-    fedgf_threshold: float  # T_D
-    fedgf_c_norm: str  # "paper" (divide by W) | "len" (official code: current window length)
-    fedgf_static_c: float  # c of FedGF-static-c
-    lesam_estimate: str  # "client" (paper) | "server_last_round" (official code)
-    lesam_first_visit: str  # "none" (no perturbation) | "w0"
-    lesam_perturbation: str  # "paper" (global l2 unit) | "code" (the official per-tensor indexing)
-    scaffold_correction: float  # scale of the control-variate correction (FedLESAM-S code: 0.1)
-    mofedsam_server_step: str  # "paper" (w - Delta) | "fedgf_code" (w - m, the FedGF code)
-    fedgamma_variant: str  # "paper" | "fedgf_code" (server c += mean(dc)/N, the FedGF code)
-    fa_lambda: float  # FedFA anchor-loss weight
-    fa_momentum: float  # FedFA local-anchor EMA momentum m_a
-    gma_tau: float  # FedGMA sign-agreement threshold
-    gma_variant: str  # "paper" | "fedima_code"
-    swa_start: int | None  # first SWA round (None: 75% of the rounds)
-    swa_cycle: int  # c
-    swa_lr_min: float  # gamma_2
-    swa_include_start: bool
-    swa_phase: str  # "paper" | "code"
-    ima_window: int  # P
-    ima_start: int | None  # t_IMA (None: 75% of the rounds)
-    ima_gamma: float  # client lr decay before t_IMA
-    ima_gamma_late: float  # client lr decay from t_IMA
-    ima_partial_window: str  # "average" (the models that exist) | "wait" (official code: a full window first)
-    ima_exploration: str  # client exploration from t_IMA: exponential | constant | cyclic | epoch | none
-    ima_lr_min: float  # lr of the "constant" scheme and floor of the "cyclic" one
-    ima_exploration_period: int  # rounds per cycle ("cyclic") or per epoch dropped ("epoch")
-    dyn_clip: str  # "paper" (clip the whole corrected gradient) | "code" (clip g + linear dual term, alpha w after)
-    fedspeed_variant: str  # "paper" | "code" (FL-Simulator: SAM gradient, no mixing; duals of all clients)
-    smoo_variant: str  # "paper" | "code" (FL-Simulator: s = rho unit(mean mu_k))
-    fedswa_rho: float  # FedSWA: the client lr decays from eta to fedswa_rho * eta within each round
-    fedswa_variant: str  # "paper" | "code" (junkangLiu0/FedSWA: the client lr doubled)
-    fedmoswa_gamma: float  # FedMoSWA: weight of the clients' new control variates in the server's c
-    fedmoswa_variant: str  # "paper" | "code" (junkangLiu0/FedSWA: c = the clients' mean in the first round)
-    fednsam_gamma: float  # FedNSAM: the global Nesterov momentum coefficient gamma
-    fednsam_variant: str  # "paper" (accumulated momentum) | "code" (junkangLiu0/FedNSAM: m = (1 + gamma) Delta)
-    fedsol_temperature: float  # FedSOL: temperature T of the proximal KL loss whose gradient sets the perturbation
-    fedsol_strength: str  # FedSOL: "fixed" (eps = rho unit(grad L_p)) | "adaptive" (scaled by |w - w^t|)
-    fedwmsam_alpha: float  # FedWMSAM: the initial weight alpha of the gradient against the momentum
-    fedwmsam_variant: str  # "paper" | "code" (Huang-Yongzhi/NeurlPS_FedWMSAM: per-tensor perturbation indexing)
+    # ---- the method's hyper-parameters, as its parts declare them (flcore.algorithms.hyperparameters);
+    # read as attributes (cfg.rho) and flattened into to_dict() and the canonical config under their names
+    method_args: MethodArguments
     lr_decay: float  # exponential per-round client lr decay gamma (1: constant)
     clip_norm: float | None  # clip the local descent gradient to this norm (None: off)
     mixup_alpha: float  # Mixup Beta(alpha, alpha) (0: off)
@@ -156,8 +120,18 @@ class ExperimentConfig:
     data_root: str
     download: bool
 
+    def __getattr__(self, name: str) -> Any:
+        # only reached for names that are not fields: a method hyper-parameter is read as
+        # an attribute, as every part builder reads it (cfg.rho)
+        if name in METHOD_FIELDS:
+            return self.__dict__["method_args"][name]
+        raise AttributeError(f"{type(self).__name__!r} has no field {name!r}")
+
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Every field by name, the method's hyper-parameters among them (flat)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "method_args"}
+        out.update(self.method_args)
+        return out
 
     def canonical(self) -> dict[str, Any]:
         """The fields that determine the numbers of a run (see module docstring)."""
@@ -192,10 +166,16 @@ class ExperimentConfig:
         return resolve_config({**self.to_dict(), **changes})
 
 
+#: The protocol fields of :class:`ExperimentConfig` (all but ``method_args``), in order.
+PROTOCOL_FIELDS = tuple(f.name for f in fields(ExperimentConfig) if f.name != "method_args")
+#: Every field a config is given by: the protocol fields, then the method hyper-parameters.
+FIELD_NAMES = PROTOCOL_FIELDS + tuple(HYPERPARAMETERS)
+#: Each field's type as written in a config (``int | None``): what the command line and
+#: the parsers read.
+FIELD_TYPES = {**{f.name: str(f.type) for f in fields(ExperimentConfig) if f.name != "method_args"},
+               **{name: hp.annotation for name, hp in HYPERPARAMETERS.items()}}
 #: One parser per field (:func:`flcore.config.parsing.parsers_for`).
-PARSERS = parsers_for(fields(ExperimentConfig))
-#: Every field of :class:`ExperimentConfig`, in order.
-FIELD_NAMES = tuple(f.name for f in fields(ExperimentConfig))
+PARSERS = parsers_for(FIELD_TYPES)
 
 
 def normalise_keys(raw: dict[str, Any], source: str) -> dict[str, Any]:
@@ -305,4 +285,5 @@ def _resolve(values: dict[str, Any], source: str, stored: bool) -> ExperimentCon
             raise ConfigError(name, "missing value")
         merged[name] = PARSERS[name](name, merged[name])
     validate(merged)
-    return ExperimentConfig(**merged)
+    protocol = {name: merged[name] for name in PROTOCOL_FIELDS}
+    return ExperimentConfig(**protocol, method_args=MethodArguments({name: merged[name] for name in HYPERPARAMETERS}))

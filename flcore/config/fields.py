@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from flcore.algorithms.hyperparameters import MAX_ROUNDS as MAX_ROUNDS  # the config's cap of round counts
+from flcore.algorithms.hyperparameters import declared
+
 #: The three scales (docs/design.md section 8): CI, CPU offline, the papers' protocol.
 SCALES = ("smoke", "small", "paper")
 #: "flwr": the clients are a flwr-datasets partitioner's partitions, which only the Python
@@ -54,70 +57,11 @@ NON_SEMANTIC_FIELDS = frozenset(
      # a change of training (a request that asks for it is served by the same run id)
      "client_accuracy"}
 )
-#: Hyper-parameters that only some methods use; a method lists the ones it reads.
-METHOD_FIELDS = frozenset(
-    {
-        "rho",
-        "eta",
-        "server_lr",
-        "server_momentum",
-        "server_beta1",
-        "server_beta2",
-        "server_tau",
-        "bias_correction",
-        "mu",
-        "feddyn_alpha",
-        "adabest_beta",
-        "adabest_mu",
-        "fedcm_alpha",
-        "fedspeed_alpha",
-        "fedspeed_lambda",
-        "smoo_beta",
-        "gloss_rho_server",
-        "gloss_beta",
-        "gloss_dual_scale",
-        "gloss_server_rho_schedule",
-        "rho_warmup_rounds",
-        "rho_warmup_start",
-        "fedgf_window",
-        "fedgf_threshold",
-        "fedgf_c_norm",
-        "fedgf_static_c",
-        "lesam_estimate",
-        "lesam_first_visit",
-        "lesam_perturbation",
-        "scaffold_correction",
-        "mofedsam_server_step",
-        "fedgamma_variant",
-        "fa_lambda",
-        "fa_momentum",
-        "gma_tau",
-        "gma_variant",
-        "fedswa_rho",
-        "fedswa_variant",
-        "fednsam_gamma",
-        "fednsam_variant",
-        "fedmoswa_gamma",
-        "fedmoswa_variant",
-        "fedsol_temperature",
-        "fedsol_strength",
-        "fedwmsam_alpha",
-        "fedwmsam_variant",
-        "swa_start",
-        "swa_cycle",
-        "swa_lr_min",
-        "swa_include_start",
-        "swa_phase",
-        "ima_window",
-        "ima_start",
-        "ima_gamma",
-        "ima_gamma_late",
-        "lr_decay",
-        "clip_norm",
-        "mixup_alpha",
-        "cutout_size",
-    }
-)
+#: Every method hyper-parameter, as the parts that read it declare it
+#: (:mod:`flcore.algorithms.hyperparameters`); a method reads some of them.
+HYPERPARAMETERS = declared()
+#: The method hyper-parameters' names.
+METHOD_FIELDS = frozenset(HYPERPARAMETERS)
 #: Fields whose defaults leave a method unchanged; they enter the run id of every method
 #: only when set away from that default (so adding an option keeps old run ids).
 NEUTRAL_DEFAULTS = {"validation": 0.0, "lr_decay": 1.0, "clip_norm": None, "mixup_alpha": 0.0, "cutout_size": 0,
@@ -126,26 +70,11 @@ NEUTRAL_DEFAULTS = {"validation": 0.0, "lr_decay": 1.0, "clip_norm": None, "mixu
 
 #: Allowed values of the string-valued method options: most choose between a paper's
 #: rule and its official code's.
-OPTION_CHOICES = {
-    **dict.fromkeys(("gloss_dual_scale", "gloss_server_rho_schedule", "lesam_perturbation", "swa_phase", "dyn_clip",
-                     "fedspeed_variant", "smoo_variant", "fedswa_variant", "fednsam_variant", "fedmoswa_variant",
-                     "fedwmsam_variant"),
-                    ("paper", "code")),
-    **dict.fromkeys(("mofedsam_server_step", "fedgamma_variant"), ("paper", "fedgf_code")),
-    "gma_variant": ("paper", "fedima_code"),
-    "fedgf_c_norm": ("paper", "len"),
-    "lesam_estimate": ("client", "server_last_round"),
-    "lesam_first_visit": ("none", "w0"),
-    "ima_partial_window": ("average", "wait"),
-    "ima_exploration": ("exponential", "constant", "cyclic", "epoch", "none"),
-    "fedsol_strength": ("fixed", "adaptive"),
-}
+OPTION_CHOICES = {name: hp.choices for name, hp in HYPERPARAMETERS.items() if hp.choices}
 
 #: Method options added after runs were stored: they enter the run id only when the
 #: method reads them and they are set away from their default (so stored run ids stay).
-ADDED_OPTIONS = {"ima_partial_window": "average", "dyn_clip": "paper", "fedspeed_variant": "paper",
-                 "smoo_variant": "paper", "ima_exploration": "exponential", "ima_lr_min": 5e-5,
-                 "ima_exploration_period": 20}
+ADDED_OPTIONS = {name: hp.default for name, hp in HYPERPARAMETERS.items() if hp.added}
 
 #: The global default of every field (layer 1 of :func:`flcore.config.resolve_config`).
 DEFAULTS: dict[str, Any] = {
@@ -163,62 +92,7 @@ DEFAULTS: dict[str, Any] = {
     "local_steps": None,
     "momentum": 0.0,
     "weight_decay": 0.0,
-    "rho": 0.05,
-    "eta": 0.2,
-    "server_lr": 1.0,
-    "server_momentum": 0.0,
-    "server_beta1": 0.9,
-    "server_beta2": 0.99,
-    "server_tau": 1e-3,
-    "bias_correction": False,
-    "mu": 0.1,
-    "feddyn_alpha": 0.01,
-    "adabest_beta": 0.9,
-    "adabest_mu": 0.02,
-    "fedcm_alpha": 0.1,
-    "fedspeed_alpha": 0.95,
-    "fedspeed_lambda": 100.0,
-    "smoo_beta": 10.0,
-    "gloss_rho_server": 0.15,
-    "gloss_beta": 10.0,
-    "gloss_dual_scale": "paper",
-    "gloss_server_rho_schedule": "paper",
-    "rho_warmup_rounds": 0,
-    "rho_warmup_start": 0.001,
-    "fedgf_window": 30,
-    "fedgf_threshold": 0.2,
-    "fedgf_c_norm": "paper",
-    "fedgf_static_c": 0.5,
-    "lesam_estimate": "client",
-    "lesam_first_visit": "none",
-    "lesam_perturbation": "paper",
-    "scaffold_correction": 1.0,
-    "mofedsam_server_step": "paper",
-    "fedgamma_variant": "paper",
-    "fa_lambda": 0.1,
-    "fa_momentum": 0.5,
-    "gma_tau": 0.8,
-    "gma_variant": "paper",
-    "fedswa_rho": 0.0,
-    "fedswa_variant": "paper",
-    "fednsam_gamma": 0.85,
-    "fednsam_variant": "paper",
-    "fedmoswa_gamma": 0.1,
-    "fedmoswa_variant": "paper",
-    "fedsol_temperature": 3.0,
-    "fedsol_strength": "fixed",
-    "fedwmsam_alpha": 0.1,
-    "fedwmsam_variant": "paper",
-    "swa_start": None,
-    "swa_cycle": 10,
-    "swa_lr_min": 1e-4,
-    "swa_include_start": True,
-    "swa_phase": "paper",
-    "ima_window": 5,
-    "ima_start": None,
-    "ima_gamma": 0.99,
-    "ima_gamma_late": 0.97,
-    **ADDED_OPTIONS,
+    **{name: hp.default for name, hp in HYPERPARAMETERS.items()},
     "lr_decay": 1.0,
     "clip_norm": None,
     "mixup_alpha": 0.0,
@@ -242,8 +116,9 @@ DEFAULTS: dict[str, Any] = {
 
 #: Documented sanity caps (the book's Reference, "Configuration").  They are far above any
 #: protocol of the five papers (20,000 rounds, 5 epochs) and stop a mistyped count
-#: (``--rounds 1e12``) from being accepted and then running forever.
-MAX_ROUNDS = 1_000_000
+#: (``--rounds 1e12``) from being accepted and then running forever; ``MAX_ROUNDS`` caps the
+#: rounds and every count of rounds, the hyper-parameters' too
+#: (:data:`flcore.algorithms.hyperparameters.MAX_ROUNDS`).
 #: Cap of ``local_epochs``.
 MAX_LOCAL_EPOCHS = 1_000
 #: Cap of ``local_steps``.

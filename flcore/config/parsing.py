@@ -17,8 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import Field
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -105,20 +104,21 @@ def optional(parse: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
 Parser = Callable[[str, Any], Any]
 
 
-def parsers_for(config_fields: Iterable[Field]) -> dict[str, Parser]:
-    """One parser per dataclass field, chosen by its annotation (``int | None`` accepts
-    ``none``/``null``/empty); the fields whose annotation does not say enough are set below."""
-    parsers: dict[str, Parser] = {}
-    for f in config_fields:
-        kind = str(f.type)
-        if kind.startswith("int"):
-            parsers[f.name] = optional(parse_int) if "None" in kind else parse_int
-        elif kind.startswith("float"):
-            parsers[f.name] = parse_float
-        elif kind.startswith("bool"):
-            parsers[f.name] = parse_bool
-        else:
-            parsers[f.name] = optional(parse_str) if "None" in kind else parse_str
+def parser_for(kind: str) -> Parser:
+    """The parser of a field annotated ``kind`` (``int | None`` accepts ``none``/``null``/empty)."""
+    if kind.startswith("int"):
+        return optional(parse_int) if "None" in kind else parse_int
+    if kind.startswith("float"):
+        return optional(parse_float) if "None" in kind else parse_float
+    if kind.startswith("bool"):
+        return parse_bool
+    return optional(parse_str) if "None" in kind else parse_str
+
+
+def parsers_for(field_types: Mapping[str, str]) -> dict[str, Parser]:
+    """One parser per field, chosen by its annotation (:func:`parser_for`); the fields whose
+    annotation does not say enough are set below."""
+    parsers: dict[str, Parser] = {name: parser_for(kind) for name, kind in field_types.items()}
     parsers.update({"model": optional(parse_str), "clip_norm": optional(parse_float), "scale": optional(parse_str),
                     "probes": parse_names, "snapshot_rounds": parse_rounds})
     return parsers

@@ -7,12 +7,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from flcore.algorithms import METHOD_NAMES
+from flcore.algorithms.hyperparameters import Hyperparameter
 from flcore.config.fields import (
     ALL_PARTITION_FIELDS,
     DATASET_DOMAINS,
     DATASET_FACTS,
     DEVICE_PATTERN,
     ENGINES,
+    HYPERPARAMETERS,
     MAX_COUNT,
     MAX_GENERATED_SAMPLES,
     MAX_LOCAL_EPOCHS,
@@ -21,7 +23,6 @@ from flcore.config.fields import (
     MAX_ROUNDS,
     METHOD_FIELDS,
     NEUTRAL_DEFAULTS,
-    OPTION_CHOICES,
     PARTITION_FIELDS,
     PARTITIONS,
     PRECISIONS,
@@ -165,6 +166,25 @@ def _fraction(name: str, value: float) -> None:
         raise ConfigError(name, f"got {quote(value)}; must be in [0, 1)")
 
 
+#: Why a hyper-parameter may not exceed another field, by that field.
+AT_MOST_FIELD_REASONS = {"rounds": "the number of rounds; later it would never start"}
+
+
+def check_hyperparameter(hp: Hyperparameter, value: Any, cfg: dict[str, Any]) -> None:
+    """``value`` of the method hyper-parameter ``hp`` against what its part declares: its
+    choices, its range, its cap and the field it may not exceed."""
+    if value is None and hp.optional:
+        return
+    if hp.choices:
+        choice(hp.name, value, hp.choices)
+    if hp.out_of_range(value):
+        raise ConfigError(hp.name, f"got {quote(value)}; must be {hp.range_text()}")
+    if hp.cap is not None:
+        _at_most(hp.name, value, hp.cap)
+    if hp.at_most_field is not None:
+        _at_most(hp.name, value, cfg[hp.at_most_field], AT_MOST_FIELD_REASONS[hp.at_most_field])
+
+
 def validate(cfg: dict[str, Any]) -> None:
     choice("method", cfg["method"], METHOD_NAMES)
     choice("dataset", cfg["dataset"], DATASET_NAMES)
@@ -192,33 +212,14 @@ def validate(cfg: dict[str, Any]) -> None:
     if cfg["max_rounds"] is not None:
         _at_least("max_rounds", cfg["max_rounds"], 1)
         _at_most("max_rounds", cfg["max_rounds"], MAX_ROUNDS)
-    for name in ("lr", "server_lr", "server_tau"):
-        _positive(name, cfg[name])
-    for name in ("weight_decay", "rho", "eta"):
+    _positive("lr", cfg["lr"])
+    _at_least("weight_decay", cfg["weight_decay"], 0)
+    _fraction("momentum", cfg["momentum"])
+    for name in ("mixup_alpha", "cutout_size"):
         _at_least(name, cfg[name], 0)
-    for name in ("momentum", "server_momentum", "server_beta1", "server_beta2"):
-        _fraction(name, cfg[name])
-    for name, allowed in OPTION_CHOICES.items():
-        choice(name, cfg[name], allowed)
-    for name in ("mu", "adabest_beta", "adabest_mu", "fedspeed_alpha", "gloss_rho_server",
-                 "rho_warmup_start", "fedgf_threshold", "mixup_alpha", "rho_warmup_rounds", "cutout_size",
-                 "swa_lr_min"):
-        _at_least(name, cfg[name], 0)
-    for name in ("feddyn_alpha", "fedspeed_lambda", "smoo_beta", "gloss_beta", "scaffold_correction", "lr_decay",
-                 "ima_gamma", "ima_gamma_late", "ima_lr_min", "fedsol_temperature"):
-        _positive(name, cfg[name])
-    _at_least("fa_lambda", cfg["fa_lambda"], 0)
-    for name in ("fedcm_alpha", "fedgf_static_c", "gma_tau", "fa_momentum", "fedswa_rho", "fedmoswa_gamma"):
-        if not 0 <= cfg[name] <= 1:
-            raise ConfigError(name, f"got {quote(cfg[name])}; must be in [0, 1]")
-    _fraction("fednsam_gamma", cfg["fednsam_gamma"])
-    if not 0 < cfg["fedwmsam_alpha"] < 1:  # m_i = m + alpha/(1 - alpha)(c - c_i)
-        raise ConfigError("fedwmsam_alpha", f"got {quote(cfg['fedwmsam_alpha'])}; must be in (0, 1)")
-    for name in ("fedgf_window", "swa_cycle", "ima_window", "ima_exploration_period"):
-        _at_least(name, cfg[name], 1)
-    for name in ("swa_start", "ima_start"):
-        if cfg[name] is not None:
-            _at_least(name, cfg[name], 0)
+    _positive("lr_decay", cfg["lr_decay"])
+    for hp in HYPERPARAMETERS.values():
+        check_hyperparameter(hp, cfg[hp.name], cfg)
     if cfg["clip_norm"] is not None:
         _positive("clip_norm", cfg["clip_norm"])
     _at_most("rounds", cfg["rounds"], MAX_ROUNDS)
@@ -228,13 +229,8 @@ def validate(cfg: dict[str, Any]) -> None:
         if cfg["local_epochs"] != 1:
             raise ConfigError("local_steps", f"got {cfg['local_steps']} with local_epochs={cfg['local_epochs']}; "
                               "local_steps replaces epochs, give only one of them")
-    for name in ("eval_every", "eval_last", "eval_last_every", "checkpoint_every", "swa_cycle", "ima_window",
-                 "fedgf_window", "ima_exploration_period",
-                 "rho_warmup_rounds", "cutout_size", "classes_per_client"):
+    for name in ("eval_every", "eval_last", "eval_last_every", "checkpoint_every", "cutout_size", "classes_per_client"):
         _at_most(name, cfg[name], MAX_ROUNDS if name != "classes_per_client" else MAX_COUNT)
-    for name in ("swa_start", "ima_start"):
-        if cfg[name] is not None:
-            _at_most(name, cfg[name], cfg["rounds"], "the number of rounds; later it would never start")
     _at_most("eval_batch_size", cfg["eval_batch_size"], MAX_COUNT)
     _at_most("mixup_alpha", cfg["mixup_alpha"], MAX_MIXUP_ALPHA,
              "Beta(a, a) is 0.5 +- 0.0004 there, so a larger value mixes the same")

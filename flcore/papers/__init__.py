@@ -5,7 +5,7 @@ names on the Python path: a paper kept outside flcore).  Each registers itself w
 reproduction machinery (:mod:`flcore.reproduction`), which knows no paper by name.
 
 The skeleton of ``flcore/papers/<paper>/`` (``docs/paper-skeleton.md``; the book's page
-"Adding a paper or a method" walks through a new one)::
+"Adding a paper" walks through a new one)::
 
     <paper>/
       __init__.py       register_paper(...), then imports runs.py and the modules below
