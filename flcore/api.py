@@ -8,7 +8,9 @@ the round-level API: a :class:`flcore.Simulation` whose
 :meth:`~flcore.Simulation.run_rounds` are :meth:`~flcore.Simulation.step`'s rounds.
 
 One process trains a run at a time: the run directory's lock (``flcore.store.lock``) is
-held from the decision to train to the last write.  A finished run whose record checks
+held from the decision to train to the last write.  The lookup, lock, resume checks,
+failure record and cleanup are :func:`flcore.store.run_lifecycle`'s, the lifecycle every
+writer of runs shares (the planner's groups and the executors too).  A finished run whose record checks
 out (its log, summary and final model's digest) is returned without taking the lock, so
 a read-only store (a published or CI-cached one) can be queried; only training and
 repairs need the lock, and a store that cannot be written then raises
@@ -29,32 +31,14 @@ nothing else: never the store's root, where another process may have put a run s
 from __future__ import annotations
 
 import contextlib
-import os
-import stat
-import sys
 from pathlib import Path
 from typing import Any
 
 from flcore.analysis.recording import recording_callbacks
 from flcore.config import ExperimentConfig, resolve_config
 from flcore.devices import resolve_device
-from flcore.record_format import CAPPED, trained_enough
 from flcore.sim import Simulation, build_federated_data
-from flcore.store import (
-    CONFIG_FILE,
-    DamagedRunError,
-    RunBusyError,
-    RunLock,
-    RunStore,
-    StoreError,
-    StoreFullError,
-    atomic_write_json,
-    check_run,
-    config_digest,
-    prepare_resume,
-    remove_unrecorded,
-    to_jsonable,
-)
+from flcore.store import RunStore, StoreError, StoreFullError, intact_terminal_summary, run_lifecycle
 from flcore.store.errors import full_path, is_disk_full
 
 
@@ -80,31 +64,27 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
 
     store = RunStore(store)
     handle = store.run(cfg.run_id())
-    finished = _intact_terminal_summary(handle, cfg)  # no lock, no write: a read-only store answers
+    finished = intact_terminal_summary(handle, cfg)  # no lock, no write: a read-only store answers
     if finished is not None:
         return decorate_summary(finished, cfg, handle)
     try:
         data = build_federated_data(cfg, device)  # missing data fails here, before the store is touched
-        fresh_dir = not os.path.lexists(handle.path)
-        lock = RunLock(handle.path)
-        _acquire(lock, wait)
+        life = run_lifecycle(store, [cfg.run_id()], wait=wait).acquire()
     except OSError as exc:
         if is_disk_full(exc):
             raise _disk_full(exc, None, None) from None
         raise
-    try:
-        finished = _intact_terminal_summary(handle, cfg, quiet=True)
+    with life:  # leaving it removes the run folder it created when nothing was recorded, then unlocks
+        finished = life.finished(cfg)
         if finished is not None:
             return decorate_summary(finished, cfg, handle)
         try:
-            run = _create(store, cfg)
+            run = life.create(cfg)
             sim = Simulation(cfg, data, device, run, progress=progress, chunk_size=chunk_size, callbacks=callbacks)
             sim.add_callbacks(recording_callbacks(sim))
-            _resume_checks(run, sim)
-        except BaseException as exc:
-            if fresh_dir and not handle.exists():
-                remove_unrecorded(handle.path)  # nothing was recorded: leave no run folder
-            if isinstance(exc, OSError) and is_disk_full(exc):
+            life.resume_checks(run, num_params=sim.w.numel())
+        except OSError as exc:
+            if is_disk_full(exc):
                 raise _disk_full(exc, None, None) from None
             raise
         try:
@@ -114,13 +94,12 @@ def run_experiment(config: ExperimentConfig | dict[str, Any], store: str | Path 
         except Exception as exc:
             if is_disk_full(exc):
                 with contextlib.suppress(OSError, StoreError):  # the disk may not take even this
-                    run.set_status("interrupted", rounds_done=sim.rounds_done)
+                    life.record_interrupted(run, sim.rounds_done)
                 raise _disk_full(exc, run, sim.rounds_done) from None
-            run.set_status("failed", rounds_done=sim.rounds_done, error=f"{type(exc).__name__}: {exc}"[:500])
+            life.record_failure(cfg, f"{type(exc).__name__}: {exc}", with_traceback=False,
+                                rounds_done=sim.rounds_done, error_limit=500, run=run)
             raise
         return decorate_summary(summary, cfg, run)
-    finally:
-        lock.release()
 
 
 def _disk_full(exc: BaseException, run, rounds_done: int | None) -> StoreFullError:
@@ -134,50 +113,6 @@ def _disk_full(exc: BaseException, run, rounds_done: int | None) -> StoreFullErr
                           "checkpoint", path, training=True)
 
 
-def _acquire(lock, wait: bool) -> None:
-    try:
-        lock.acquire(wait=False)
-    except RunBusyError as exc:
-        if not wait:
-            raise
-        print(f"flcore: {getattr(exc, 'holder', exc)}; waiting for it", file=sys.stderr)
-        lock.acquire(wait=True)
-
-
-def _intact_terminal_summary(run, cfg, quiet: bool = False) -> dict[str, Any] | None:
-    """The stored summary of a run that needs no more training for ``cfg`` (finished,
-    diverged, or capped at ``cfg``'s cap or beyond) whose record checks out, else None (the
-    run is then (re)started or continued, which repairs or reports the damage).  A run
-    directory that is a link raises: nothing is read or written through it."""
-    if not os.path.lexists(run.path):
-        return None
-    run.check_directory()
-    if not run.exists():
-        return None
-    try:
-        record = run.status()
-    except StoreError:
-        return None
-    status = record.get("status")
-    if not trained_enough(record, cfg):
-        return None
-    problems = check_run(run)
-    if status in ("finished", CAPPED) and not problems:
-        try:  # the final model is the run's result too; the checkpoint is only for resuming
-            run.load_final_model()
-        except StoreError as exc:
-            problems.append(str(exc))
-    if problems:
-        if not quiet:
-            print(f"flcore: the record of {run.path} is damaged ({'; '.join(problems)}); "
-                  "repairing it from its checkpoint", file=sys.stderr)
-        return None
-    try:
-        return run.summary()
-    except StoreError:
-        return None
-
-
 def lookup_finished(store: str | Path, cfg: ExperimentConfig) -> dict[str, Any] | None:
     """The summary (as :func:`run_experiment` returns it) of ``cfg``'s run when the store
     holds it finished, diverged or capped at ``cfg``'s cap or beyond, with a record that checks out; ``None`` otherwise.
@@ -185,36 +120,10 @@ def lookup_finished(store: str | Path, cfg: ExperimentConfig) -> dict[str, Any] 
     store = RunStore(store)
     handle = store.run(cfg.run_id())
     try:
-        finished = _intact_terminal_summary(handle, cfg, quiet=True)
+        finished = intact_terminal_summary(handle, cfg, quiet=True)
     except (StoreError, OSError):
         return None
     return None if finished is None else decorate_summary(finished, cfg, handle)
-
-
-def _create(store, cfg):
-    """``store.create`` that rewrites an unreadable ``config.json`` when the checkpoint
-    proves it held this config (its ``config_digest``)."""
-    try:
-        return store.create(cfg.run_id(), cfg.canonical())
-    except DamagedRunError:
-        run = store.run(cfg.run_id())
-        canonical = to_jsonable(cfg.canonical())
-        if run.checkpoint_config_digest() != config_digest(canonical):
-            raise
-        target = run.path / CONFIG_FILE
-        if os.path.lexists(target) and not stat.S_ISREG(os.lstat(target).st_mode):
-            # never replace a folder, link or special file: it may hold what a user put there
-            raise DamagedRunError(str(run.path), [f"{CONFIG_FILE}: not a regular file"],
-                                  f"move {target} away; the next run rewrites it from the checkpoint") from None
-        atomic_write_json(target, canonical, sort_keys=True)
-        print(f"flcore: rewrote the unreadable {target} from the config "
-              "its checkpoint was written for", file=sys.stderr)
-        return store.create(cfg.run_id(), cfg.canonical())
-
-
-def _resume_checks(run, sim) -> None:
-    for note in prepare_resume(run, num_params=sim.w.numel()):
-        print(f"flcore: repaired {run.path}: {note}", file=sys.stderr)
 
 
 def decorate_summary(summary: dict[str, Any], cfg: ExperimentConfig, run) -> dict[str, Any]:

@@ -17,7 +17,7 @@ def _definitions(pattern: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", ["train_group", "resolve_device", "accuracy_curve", "paper_dataset",
-                                  "stand_in_for", "remove_unrecorded"])
+                                  "stand_in_for", "remove_unrecorded", "never_reached"])
 def test_one_function_of_each_name(name):
     found = _definitions(rf"^\s*def _?{name}\(")
     assert len(found) == 1, found

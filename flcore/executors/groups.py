@@ -11,7 +11,7 @@ returning one result dict per run.  The executors (:mod:`flcore.executors.local`
 Two guarantees live here so that every executor gets them:
 
 - **one writer per run**: a group trains while holding the run-directory lock of each of
-  its runs (:func:`flcore.store.run_locks`, the lock ``flcore run`` takes too, held by
+  its runs (:func:`flcore.store.run_lifecycle`, the lock ``flcore run`` takes too, held by
   :func:`flcore.planning.planner.train_group`), taken in run-id order so that two
   groups sharing runs cannot deadlock.  A second driver (another
   ``flcore reproduce``, another Ray task, a ``flcore run``) asking for the same run waits,
@@ -19,7 +19,10 @@ Two guarantees live here so that every executor gets them:
   with its process, so a worker killed mid-run never leaves the run locked; its retry
   resumes from the last checkpoint.
 - **failures are recorded**: a run that raises is stored with status ``failed``, its
-  one-line ``error`` and its ``traceback`` in ``status.json``; the other groups go on.
+  one-line ``error`` and its ``traceback`` in ``status.json``, while its lock is still held
+  (:func:`flcore.store.run_lifecycle`, through ``train_group(..., record_failures=True)``);
+  the other groups go on.  :func:`record_failure` records one after the fact only when no
+  other process holds the run's lock.
 
 Result dict keys: ``run_id``, ``status`` (finished | diverged | failed), ``error``,
 ``traceback``, ``seconds``, ``reused`` (the run was already finished when its lock was
@@ -35,7 +38,7 @@ from typing import Any
 
 from flcore.planning.planner import RunGroup, plan_groups, train_group
 from flcore.planning.spec import RunSpec
-from flcore.store import RunStore
+from flcore.store import record_failure_if_free
 
 
 def group_runs(todo: dict[str, RunSpec], device: str = "auto", overrides: dict[str, Any] | None = None,
@@ -84,28 +87,24 @@ def train_specs(specs: Sequence[RunSpec], store: str, overrides: dict[str, Any],
         raise FileNotFoundError(
             f"run store {store} is not visible here ({os.uname().nodename}): every worker must "
             "see the driver's store at the same path (a shared filesystem)")
-    runs = RunStore(store)
     try:
         run_ids = [spec.run_id(**overrides) for spec in specs]
     except Exception as exc:  # noqa: BLE001 - a bad config fails its group, not the caller
         return failed_group(specs, overrides, f"{type(exc).__name__}: {exc}", traceback.format_exc())
     group = RunGroup(configs=tuple(spec.config for spec in specs), run_ids=tuple(run_ids),
                      labels=tuple(spec.labels for spec in specs))
-    results = []
-    for spec, result in zip(specs, train_group(group, store, overrides)):  # holds the runs' locks
-        result = {key: value for key, value in result.items() if key != "summary"}
-        if result["status"] == "failed":
-            record_failure(runs, spec, overrides, result)
-        results.append(result)
-    return results
+    # holds the runs' locks; a failed run is recorded before its lock is released
+    results = train_group(group, store, overrides, record_failures=True)
+    return [{key: value for key, value in result.items() if key != "summary"} for result in results]
 
 
-def record_failure(runs, spec: RunSpec, overrides: dict[str, Any], result: dict[str, Any]) -> None:
-    """Store status ``failed`` with the error and traceback of ``result`` for ``spec``'s run."""
+def record_failure(runs, spec: RunSpec, overrides: dict[str, Any], result: dict[str, Any]) -> bool:
+    """Store status ``failed`` with the error and traceback of ``result`` for ``spec``'s run,
+    after the fact: under the run's lock taken without waiting
+    (:func:`flcore.store.record_failure_if_free`); when another process holds it (it may be
+    training the run now) nothing is written, a line on stderr says so, and False is returned."""
     cfg = spec.resolve(**overrides)
-    run = runs.create(cfg.run_id(), cfg.canonical())
-    trace = result.get("traceback")
-    run.set_status("failed", error=str(result["error"])[:2000], traceback=trace[-100_000:] if trace else trace)
+    return record_failure_if_free(runs, cfg, result["error"], result.get("traceback"))
 
 
 def failed_group(specs: Sequence[RunSpec], overrides: dict[str, Any], error: str,

@@ -8,7 +8,7 @@ group's results as its task ends, so the caller can show one progress bar over a
 **The store stays the single truth, on a shared filesystem.**  Workers write their runs
 straight into the driver's run store (the same absolute path on every node, e.g. NFS),
 through the store's atomic writes, holding each run's lock
-(:func:`flcore.store.run_locks`).  Nothing but small result dicts travels back
+(:func:`flcore.store.run_lifecycle`).  Nothing but small result dicts travels back
 to the driver.  This is what makes faults cheap: a worker killed mid-run is retried by Ray
 (``max_retries``, system failures only) and the retry resumes the run from its last
 checkpoint, and since every random draw derives from ``(seed, purpose, round, client)``,

@@ -29,7 +29,7 @@ import torch
 
 from flcore.algorithms import get_method
 from flcore.analysis.recording import recording_callbacks
-from flcore.api import lookup_finished
+from flcore.api import decorate_summary
 from flcore.config import DATASET_FACTS, ExperimentConfig, grad_evals_per_step, hyperparameters_of, resolve_config
 from flcore.cpus import available_cpus
 from flcore.devices import resolve_device
@@ -38,7 +38,7 @@ from flcore.models import build_model
 from flcore.planning.workers import submit, worker_pool
 from flcore.record_format import stop_round
 from flcore.sim.multi_run import group_key, run_group
-from flcore.store import RunStore, prepare_resume, remove_unrecorded, run_locks
+from flcore.store import StoreError, run_lifecycle
 from flcore.store.errors import full_path, is_disk_full
 
 #: Most runs in one group: past this the batch gains nothing on the machines measured
@@ -264,7 +264,8 @@ def run_cost(cfg: ExperimentConfig, rounds_done: int = 0) -> float:
 
 
 def train_group(group: RunGroup, store: str | os.PathLike | None, overrides: dict | None = None,
-                progress: bool = False, chunk_size: int | None = None) -> list[dict[str, Any]]:
+                progress: bool = False, chunk_size: int | None = None, *,
+                record_failures: bool = False) -> list[dict[str, Any]]:
     """Train the runs of ``group`` that the store does not hold finished, together.
 
     Returns one dict per run of the group, in order: ``run_id``, ``status`` (finished,
@@ -272,48 +273,71 @@ def train_group(group: RunGroup, store: str | os.PathLike | None, overrides: dic
     shared by its runs).  A run already finished or diverged in the store, or capped at the
     ``max_rounds`` of ``overrides`` or beyond, is returned as it is (``reused`` true); a
     failure (missing data, a bug) fails the runs of the group, not the caller (``error``
-    and ``traceback``).
+    and ``traceback``).  ``record_failures``: a failed run is also stored with status
+    ``failed``, its error and traceback (what the executors ask for), while its lock is held.
 
-    One writer per run: the group trains holding the run-directory lock of each of its
-    runs (:func:`flcore.store.run_locks`, the lock ``flcore run`` takes too), so another
-    process asking for one of them waits and then finds it finished.
+    One writer per run: the group trains inside :func:`flcore.store.run_lifecycle` --
+    holding the run-directory lock of each of its runs (the lock ``flcore run`` takes too),
+    so another process asking for one of them waits and then finds it finished; the run
+    folders it created and recorded nothing in are removed before the locks are released.
     """
-    if store is None or not group.run_ids:
-        return _train_group_unlocked(group, store, overrides, progress, chunk_size)
-    runs = RunStore(store)
-    fresh = [rid for rid in group.run_ids if not runs.run(rid).path.exists()]
-    with run_locks(store, group.run_ids):
-        try:
-            return _train_group_unlocked(group, store, overrides, progress, chunk_size)
-        finally:
-            for run in (runs.run(rid) for rid in fresh):  # their group failed before starting them
-                if not run.exists():
-                    remove_unrecorded(run.path)
-
-
-def _train_group_unlocked(group: RunGroup, store, overrides: dict | None, progress: bool,
-                          chunk_size: int | None) -> list[dict[str, Any]]:
-
     started = time.perf_counter()
-    results: dict[str, dict[str, Any]] = {}
     try:
         cfgs = [_resolve(values, overrides) for values in group.configs]
-        runs_store = RunStore(store) if store is not None else None
+    except Exception as exc:  # noqa: BLE001 - a bad config fails its group, not the caller
+        return _failed(group, exc, started, {})
+    if store is None or not group.run_ids:
+        return _train_cfgs(group, cfgs, None, progress, chunk_size, started)
+    ids = [*group.run_ids, *(cfg.run_id() for cfg in cfgs)]  # one and the same unless a caller named them
+    with run_lifecycle(store, ids) as life:
+        results = _train_cfgs(group, cfgs, life, progress, chunk_size, started)
+        if record_failures:
+            for cfg, result in zip(cfgs, results):
+                if result["status"] == "failed":
+                    life.record_failure(cfg, result["error"], result.get("traceback"))
+        return results
+
+
+def _failed(group: RunGroup, exc: BaseException, started: float, results: dict) -> list[dict[str, Any]]:
+    """The group's result dicts after ``exc``: the runs not done yet failed with its error."""
+    error = f"{type(exc).__name__}: {exc}"
+    if is_disk_full(exc):  # the runs stay resumable from their last checkpoints
+        error = (f"no space left on the device writing {full_path(exc)}; free space and run the same command "
+                 "again to resume from the last checkpoints")
+    seconds = time.perf_counter() - started
+    trace = traceback.format_exc()
+    return [results.get(rid, {"run_id": rid, "status": "failed", "error": error, "seconds": seconds,
+                              "summary": None, "reused": False, "traceback": trace}) for rid in group.run_ids]
+
+
+def _finished(life, cfg: ExperimentConfig) -> dict[str, Any] | None:
+    """``life.finished(cfg)``, None when the record cannot be read (training repairs or reports it)."""
+    try:
+        return life.finished(cfg)
+    except (StoreError, OSError):
+        return None
+
+
+def _train_cfgs(group: RunGroup, cfgs: list[ExperimentConfig], life, progress: bool,
+                chunk_size: int | None, started: float) -> list[dict[str, Any]]:
+    """Train ``cfgs`` (``group``'s resolved configs) under ``life`` (None: no store)."""
+    results: dict[str, dict[str, Any]] = {}
+    try:
         todo_cfgs = []
         for cfg in cfgs:
             rid = cfg.run_id()
-            found = lookup_finished(store, cfg) if runs_store is not None else None
+            found = _finished(life, cfg) if life is not None else None
             if found is not None:  # finished, diverged or capped at its cap or beyond; its record checks out
+                found = decorate_summary(found, cfg, life.store.run(rid))
                 results[rid] = {"run_id": rid, "status": found["status"], "error": None, "seconds": 0.0,
                                 "summary": found, "reused": True, "traceback": None}
                 continue
-            existing = runs_store.run(rid) if runs_store is not None else None
-            if existing is not None and existing.exists():
-                prepare_resume(existing)  # repairs the log from the checkpoint, or says what is damaged
+            if life is not None:  # repairs the log from the checkpoint, or says what is damaged
+                life.resume_checks(life.store.run(rid), announce=False)
             todo_cfgs.append(cfg)
         if todo_cfgs:
             device = resolve_device(todo_cfgs[0].device)
-            create = None if runs_store is None else (lambda c: runs_store.create(c.run_id(), c.canonical()))
+            create = None if life is None else life.create
             summaries = run_group(todo_cfgs, device, create, progress=progress, chunk_size=chunk_size,
                                   description=group.describe(), callbacks_for=recording_callbacks)
             seconds = time.perf_counter() - started
@@ -322,15 +346,7 @@ def _train_group_unlocked(group: RunGroup, store, overrides: dict | None, progre
                                          "seconds": seconds, "summary": summary,
                                          "reused": False, "traceback": None}
     except Exception as exc:  # noqa: BLE001 - reported per run, raised by the caller
-        error = f"{type(exc).__name__}: {exc}"
-        if is_disk_full(exc):  # the runs stay resumable from their last checkpoints
-            error = (f"no space left on the device writing {full_path(exc)}; free space and run the same command "
-                     "again to resume from the last checkpoints")
-        seconds = time.perf_counter() - started
-        trace = traceback.format_exc()
-        return [results.get(rid, {"run_id": rid, "status": "failed", "error": error, "seconds": seconds,
-                                  "summary": None,
-                                  "reused": False, "traceback": trace}) for rid in group.run_ids]
+        return _failed(group, exc, started, results)
     return [results[rid] for rid in group.run_ids]
 
 

@@ -92,6 +92,18 @@ def register_metric(name: str, function: Callable[[dict], float | None], unit: s
     return METRICS[name]
 
 
+def never_reached(measure: Callable[[dict], Any], reached: Callable[[Any], bool]) -> Callable[[dict], bool]:
+    """A metric's ``censored`` test for a cost toward a target (rounds, transmissions,
+    bits...): a run whose ``measure(row)`` exists and says (``reached``) that the target was
+    never reached holds a censored value, ranked worst by the claims' sign test."""
+
+    def censored(row: dict) -> bool:
+        value = measure(row)
+        return value is not None and not reached(value)
+
+    return censored
+
+
 def metric_unit(name: str) -> str | None:
     return METRICS[name].unit if name in METRICS else None
 

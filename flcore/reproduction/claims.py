@@ -57,6 +57,7 @@ from flcore.reproduction.claim_metrics import (  # noqa: F401
     SPREAD_SEEDS,
     Metric,
     metric_unit,
+    never_reached,
     reference_pairs,
     reference_spread,
     register_metric,

@@ -21,6 +21,7 @@ from flcore.store.errors import (
 )
 from flcore.store.integrity import check_run, live_status, prepare_resume
 from flcore.store.jsonable import to_jsonable
+from flcore.store.lifecycle import RunLifecycle, intact_terminal_summary, record_failure_if_free, run_lifecycle
 from flcore.store.lock import RunLock, remove_unrecorded, run_locks
 from flcore.store.records import safe_read_json
 from flcore.store.run import (
@@ -55,6 +56,10 @@ __all__ = [
     "TERMINAL_STATUSES",
     "remove_unrecorded",
     "run_locks",
+    "run_lifecycle",
+    "RunLifecycle",
+    "intact_terminal_summary",
+    "record_failure_if_free",
     "NEW_STATUS",
     "RUN_STATUSES",
     "DamagedRunError",

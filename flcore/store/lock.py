@@ -141,7 +141,9 @@ def _read_holder(fd: int) -> str:
 @contextlib.contextmanager
 def run_locks(store_root: str | Path, run_ids: Iterable[str]) -> Iterator[None]:
     """Hold the locks of several runs of one store (waiting for each), taken in run-id
-    order so that two holders of overlapping sets cannot deadlock."""
+    order so that two holders of overlapping sets cannot deadlock.  The writers of runs use
+    :func:`flcore.store.lifecycle.run_lifecycle`, which takes the same locks and adds the
+    finished-run lookup, resume checks, failure record and cleanup."""
     locks = [RunLock(Path(store_root) / rid) for rid in sorted(set(run_ids))]
     try:
         for lock in locks:

@@ -35,7 +35,7 @@ from flcore.analysis.recording import register_probe
 from flcore.config.presets import scale_defaults
 from flcore.papers.fedsam import runs as fedsam
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
-from flcore.reproduction.claims import register_metric
+from flcore.reproduction.claims import never_reached, register_metric
 from flcore.reproduction.stand_in import stand_in_for
 from flcore.store import RunStore
 
@@ -236,13 +236,6 @@ def _communication(row: dict) -> float | None:
     return None if cell is None else finite(cell["transmissions"])
 
 
-def _never_reached(row: dict) -> bool:
-    """Whether the run never reached FedAvg's accuracy: its transmissions (counted at its last
-    evaluated round + 1) are a censored value, ranked worst by the claims' sign test."""
-    cell = _transmissions(row)
-    return cell is not None and not cell["reached"]
-
-
 def _transmissions(row: dict) -> dict | None:
     """:func:`~flcore.papers.fedgf.analysis.transmissions_to_target` of the run against its
     FedAvg run's final accuracy; None when either is not in the store."""
@@ -280,6 +273,9 @@ def _fedavg_target(spec: RunSpec) -> list[RunSpec]:
                    int(labels.get("seed", 0)), spec.config.get("scale", "small"))]
 
 
+#: A run that never reached FedAvg's accuracy: its transmissions (counted at its last
+#: evaluated round + 1) are censored.
+_never_reached = never_reached(lambda row: _transmissions(row), lambda cell: cell["reached"])
 register_metric("communication", _communication, "x10^2 transmissions", companions=_fedavg_target,
                 censored=_never_reached)
 

@@ -58,7 +58,7 @@ from flcore.report.page import SMOKE_NOTE, verdict_counts
 from flcore.report.plots import accuracy_curves
 from flcore.report.tables import format_comparison, ours_accuracy, run_here
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
-from flcore.reproduction.claims import register_metric
+from flcore.reproduction.claims import never_reached, register_metric
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import run_metrics
 from flcore.reproduction.stand_in import paper_dataset, stand_in_for
@@ -388,11 +388,8 @@ def _speedup(row: dict) -> float | None:
     return None if cost is None else speedup_of(cost)
 
 
-def _never_reached(row: dict) -> bool:
-    """Whether the run never reached FedAvg's accuracy: its bits (infinite) and speed-up (0)
-    are censored values, ranked worst by the claims' sign test."""
-    cost = cost_to_fedavg(row)
-    return cost is not None and cost["speedup"] is None
+#: A run that never reached FedAvg's accuracy: its bits (infinite) and speed-up (0) are censored.
+_never_reached = never_reached(lambda row: cost_to_fedavg(row), lambda cost: cost["speedup"] is not None)
 
 
 def accuracy_at_progress(curve: Sequence[tuple[int, float]], total_rounds: int, progress: float,

@@ -58,7 +58,7 @@ from flcore.analysis.io import load_run, split_data
 from flcore.config import FIELD_NAMES, resolve_config
 from flcore.papers.fedima import analysis as _analysis
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
-from flcore.reproduction.claims import register_metric
+from flcore.reproduction.claims import never_reached, register_metric
 from flcore.reproduction.stand_in import PAPER_DATASETS, paper_dataset, stand_in_for
 from flcore.reproduction.targets import accuracy_curve
 from flcore.reproduction.targets import rounds_to_target as first_reach
@@ -401,9 +401,9 @@ def _rounds(row) -> float | None:
 
 
 register_metric("accuracy_last_10", _accuracy_last_10, "points", accuracy=True)
-def _never_reached(row) -> bool:
-    """Whether the run never reached Table II's target: its rounds (last + 1) are censored."""
-    return bool(row.get("run_dir")) and run_rounds_to_target(row["run_dir"]) is None
+#: A run that never reached Table II's target: its rounds (last + 1) are censored.
+_never_reached = never_reached(lambda row: row.get("run_dir") or None,
+                               lambda run_dir: run_rounds_to_target(run_dir) is not None)
 
 
 register_metric("rounds", _rounds, "rounds", censored=_never_reached, in_rounds=True)

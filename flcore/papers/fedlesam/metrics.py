@@ -8,7 +8,7 @@ from flcore.config import grad_evals_per_step
 from flcore.papers.fedlesam.results import fedavg_dir_of, run_efficiency, timing
 from flcore.papers.fedlesam.runs import lesam_run
 from flcore.reproduction.artifacts import RunSpec
-from flcore.reproduction.claims import register_metric
+from flcore.reproduction.claims import never_reached, register_metric
 
 
 def _efficiency(row: dict) -> dict | None:
@@ -24,12 +24,10 @@ def _field(name: str):
     return fn
 
 
-def _never_reached(row: dict) -> bool:
-    """Whether the run never reached its target: its rounds (counted at ``T + eval_every``,
-    :func:`~flcore.papers.fedlesam.results.run_efficiency`), and the cost and time ratios
-    they give, are censored values, ranked worst by the claims' sign test."""
-    values = _efficiency(row)
-    return values is not None and not values["reached"]
+#: A run that never reached its target: its rounds (counted at ``T + eval_every``,
+#: :func:`~flcore.papers.fedlesam.results.run_efficiency`), and the cost and time ratios they
+#: give, are censored.
+_never_reached = never_reached(lambda row: _efficiency(row), lambda values: values["reached"])
 
 
 def _seconds_per_round(row: dict) -> float | None:
