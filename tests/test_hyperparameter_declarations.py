@@ -92,3 +92,23 @@ def test_the_decorator_derives_the_row_columns_of_a_new_part(monkeypatch):
 
     assert ToyPart.row_columns == ("toy_gamma_test",)
     assert declared()["toy_kind_test"] is fixed and "toy_kind_test" not in HYPERPARAMETERS
+
+
+def test_a_new_part_names_itself_and_its_state_where_it_is_written(monkeypatch):
+    from flcore.algorithms import part_ids
+    from flcore.algorithms.state_catalog import declared_meanings, describe_client_state
+
+    monkeypatch.setattr(part_ids, "_NAMES", part_ids.declared_part_names())
+
+    @part_ids.part_id("C99", "a toy correction")
+    class Toy:
+        client_state = {"toy_sum": "zeros"}
+        state_meanings = {"toy_sum": "the toy's running sum"}
+
+    assert Toy.part_id == "C99" and part_ids.declared_part_names()["C99"] == "a toy correction"
+    with pytest.raises(ValueError, match="named twice"):
+        part_ids.part_id("C99", "another name")
+    rows = describe_client_state(Toy.client_state, declared_meanings([Toy()]))
+    assert rows == [{"name": "toy_sum", "shape": "[N, P]", "init": "zeros", "meaning": "the toy's running sum"}]
+    with pytest.raises(KeyError):
+        describe_client_state(Toy.client_state)  # a state no part and no catalog names

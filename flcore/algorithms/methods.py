@@ -55,9 +55,10 @@ class Method:
         """The per-client state this method keeps across rounds under ``cfg`` (a resolved
         config of this method): ``[{name, shape, init, meaning}]`` (tables of one row per
         client; ``P`` parameters, ``N`` clients)."""
-        from flcore.algorithms.state_catalog import describe_client_state
+        from flcore.algorithms.state_catalog import declared_meanings, describe_client_state
 
-        return describe_client_state(self.build_client(cfg, probe_flat()).client_state_spec())
+        client = self.build_client(cfg, probe_flat())
+        return describe_client_state(client.client_state_spec(), declared_meanings(client.parts))
 
     def server_state(self, cfg) -> list[dict]:
         """The server state this method keeps across rounds under ``cfg``: ``[{name, shape,

@@ -80,9 +80,20 @@ def _shape_text(shape: tuple, dtype, num_params: int, num_clients: int) -> str:
     return text if kind.startswith("float") else f"{text} {kind}"
 
 
-def describe_client_state(spec: dict[str, str]) -> list[dict[str, Any]]:
-    """``[{name, shape, init, meaning}]`` for a client's ``client_state_spec()``."""
-    return [{"name": name, "shape": CLIENT_SHAPES[init], "init": init, "meaning": CLIENT_STATE[name]}
+def declared_meanings(parts) -> dict[str, str]:
+    """The state meanings ``parts`` declare themselves (a part's ``state_meanings``: state name
+    -> meaning), so that a part added later names its state where it is written."""
+    meanings: dict[str, str] = {}
+    for part in parts:
+        meanings.update(getattr(part, "state_meanings", {}))
+    return meanings
+
+
+def describe_client_state(spec: dict[str, str], meanings: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """``[{name, shape, init, meaning}]`` for a client's ``client_state_spec()``; ``meanings``:
+    those its parts declare (:func:`declared_meanings`), else this module's."""
+    meanings = {**CLIENT_STATE, **(meanings or {})}
+    return [{"name": name, "shape": CLIENT_SHAPES[init], "init": init, "meaning": meanings[name]}
             for name, init in spec.items()]
 
 
@@ -93,6 +104,7 @@ def describe_server_state(server, num_params: int = 7, num_clients: int = 11) ->
 
     w = torch.zeros(num_params)
     rows = []
+    meanings = {**SERVER_STATE, **declared_meanings(server.parts)}
 
     def walk(tree, prefix):
         for key, value in tree.items():
@@ -102,7 +114,7 @@ def describe_server_state(server, num_params: int = 7, num_clients: int = 11) ->
             else:
                 rows.append({"name": name, "shape": _shape_text(tuple(value.shape), value.dtype, num_params,
                                                                  num_clients),
-                             "meaning": SERVER_STATE[name]})
+                             "meaning": meanings[name]})
 
     walk(server.init(w, num_clients), "")
     for part in server.parts:

@@ -9,6 +9,7 @@ keeps the committed page equal to the rendered one; regenerate it with
 """
 from __future__ import annotations
 
+from flcore.algorithms.part_ids import declared_part_names
 from flcore.config.method_catalog import describe_methods
 
 PART_NAMES = {
@@ -33,7 +34,8 @@ PART_NAMES = {
 def _describe_parts(parts) -> str:
     out = []
     for part in parts:
-        names = [PART_NAMES.get(p.strip(), "") for p in part.replace("+", "/").split("/")]
+        known = {**declared_part_names(), **PART_NAMES}
+        names = [known.get(p.strip(), "") for p in part.replace("+", "/").split("/")]
         label = ", ".join(n for n in names if n)
         out.append(f"{part} ({label})" if label else part)
     return "; ".join(out)
