@@ -133,6 +133,7 @@ from flcore.algorithms.round_lr import LinearInRoundLR
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
 from flcore.algorithms.server_nesterov import NesterovExtrapolation
 from flcore.algorithms.server_parts import ScaffoldServer
+from flcore.algorithms.trajectory import TrajectoryDistillation, TrajectoryDual, TrajectoryServer
 
 FEDSWA_VARIANT = Hyperparameter("fedswa_variant", "str", "paper",
                                 "FedSWA: paper, or code (junkangLiu0/FedSWA: the client lr doubled)",
@@ -260,6 +261,28 @@ _add(Method(
     "alpha <- 0.99 alpha + 0.01 clip(mean (cos(y_k - x, m) + 1), 0.1, 0.9); m <- mean (x - y_k)/(K eta); "
     "SCAFFOLD's c, c_i; alpha starts at fedwmsam_alpha.",
     ("P9", "C2", "C9", "S0/S2", "S11", "L0"), _fedwmsam_client, _fedwmsam_server, downloads_per_round=2))
+
+
+# ----------------------------------------------------------------------------- FedGMT
+
+def _fedgmt_client(cfg, flat):
+    """Local SGD on CE plus the distillation toward the trajectory and the dual (1/beta) h_i."""
+    return local_update(cfg, NoPerturbation(), (TrajectoryDistillation(flat, cfg.gmt_gamma, cfg.gmt_tau),
+                                                TrajectoryDual(1.0 / cfg.gmt_beta)))
+
+
+def _fedgmt_server(cfg) -> Server:
+    """The average, plus the mean dual of all clients; the trajectory e <- alpha e + (1 - alpha) w."""
+    return Server(average_step(), parts=(TrajectoryServer(cfg.gmt_alpha),))
+
+
+_add(Method(
+    "fedgmt",
+    "FedGMT (Li et al., ICML 2025; the official code's rule, module flcore.algorithms.trajectory): "
+    "local SGD on CE + gamma T^2 KL(softmax(f(x; e)/T) || softmax(f(x; w)/T)) + (1/beta) <w, h_i> with e the "
+    "moving average of the global models and h_i the client's summed updates; w <- mean_k w_k + mean_N h_i, "
+    "e <- alpha e + (1 - alpha) w.",
+    ("P0", "C10", "C11", "S0", "S12"), _fedgmt_client, _fedgmt_server, downloads_per_round=2))
 
 
 #: The names of the methods published since the five papers, in registration order: the
