@@ -111,6 +111,57 @@ def test_the_findings_end_with_the_smoke_note_at_the_smoke_scale_only(monkeypatc
         assert texts == ["One. Two.", "One."]
 
 
+def test_the_page_from_a_notebooks_parameters_takes_them_by_name_and_sets_the_style(monkeypatch):
+    import pandas as pd
+
+    styled = []
+    monkeypatch.setattr(page_module, "set_style", lambda: styled.append(True))
+    namespace = {"scale": "small", "device": "cpu", "seeds": [3, 4], "store": "/s", "workers": 2,
+                 "data_root": "d", "download": False, "max_rounds": None, "split_files": None, "pd": pd}
+    page = Page.from_parameters("fedsam-table-2", namespace)
+    assert styled == [True] and page.artifact_id == "fedsam-table-2" and page.artifact.id == "fedsam-table-2"
+    assert (page.scale, page.device, page.seeds, page.store, page.workers, page.data_root, page.download) == (
+        "small", "cpu", [3, 4], "/s", 2, "d", False)
+    # a config page declares no workers, data folder or download: the page's defaults stand
+    page = Page.from_parameters("fedsam-table-9", {"scale": "smoke", "device": "auto", "seeds": [0], "store": None,
+                                                   "max_rounds": None})
+    assert (page.workers, page.data_root, page.download, page.seeds) == (None, None, None, [0])
+
+
+def test_the_page_shows_notes_run_status_and_settings_with_their_captions(monkeypatch):
+    import pandas as pd
+
+    page, _, shown = _page(monkeypatch, "small")
+    page.note("**Bold** text.")
+    assert shown[0].data == "**Bold** text." and page.tables == 0
+    runs = pd.DataFrame({"status": ["finished", "finished", "pending"], "run_id": ["a", "a", None]})
+    table = page.run_status(runs)
+    # two cells share run "a": 2 distinct runs, 3 cells; the caption names the artifact's kind
+    assert table.to_dict("list") == {"status": ["finished", "pending"], "runs": [1, 1], "cells": [2, 1]}
+    assert shown[1].data.startswith("**Table 1.** ") and page.artifact.kind in shown[1].data
+    specs = get_artifact("fedsam-table-2").runs("smoke", [0])
+    settings = page.settings(specs, "the rows'", by=("algorithm",))
+    common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
+    assert common and len(settings) == len({s.labels["algorithm"] for s in specs})
+    assert [obj.data for obj in shown if str(getattr(obj, "data", "")).startswith("**Table 2.**")] == [
+        f"**Table 2.** What differs between the rows' runs; every run shares {common}."]
+
+
+def test_show_claims_checks_the_claims_when_the_page_has_not(monkeypatch):
+    page, _, shown = _page(monkeypatch, "smoke")
+    checked = []
+
+    def check_claims():
+        checked.append(True)
+        page.claim_results = []
+
+    monkeypatch.setattr(page, "check_claims", check_claims)
+    monkeypatch.setattr(page_module, "claims_markdown", lambda results, scale: f"{len(results)} claims at {scale}")
+    page.show_claims()
+    page.show_claims()  # checked once: the second call shows the verdicts kept
+    assert checked == [True] and [obj.data for obj in shown] == ["0 claims at smoke"] * 2
+
+
 def _papers_imported(text: str, papers: set[str]) -> set[str]:
     """The papers an import statement of ``text`` names (``from flcore.papers.x...``,
     ``import flcore.papers.x``, ``from flcore.papers import x``)."""

@@ -47,8 +47,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -62,18 +61,12 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
-from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 
-set_style()
-artifact = get_artifact("fedgloss-table-6")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-6", globals())
 
 # %% [markdown]
 # ## The runs
@@ -133,7 +126,7 @@ bound_text = ", ".join(f"{d}: SAM {sam.get((d, 'Centralized SAM'), float('nan'))
 page.table(central_table, f"Centralized SAM and SAM~ on the pooled training set (accuracy %, mean over the last "
                           f"evaluations): {bound_text}" + ("" if page.stand_in.is_paper else
                           f"; at the {scale} scale both CIFAR labels are the same MNIST-1D runs") + ".")
-display(Markdown(f"Published values: {source('fedgloss-table-6')['source']}."))
+page.note(f"Published values: {source('fedgloss-table-6')['source']}.")
 
 # %% [markdown]
 # ## What we found

@@ -47,8 +47,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -61,26 +60,18 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedima import results
-from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
 
-set_style()
-artifact = get_artifact("fedima-table-2")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedima-table-2", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
 runs = page.runs()  # with the seeds the verdicts read
-run_status = show_run_status(page, runs, scale, artifact.kind)
+page.run_status(runs)
 
 # %% [markdown]
 # ## Published beside ours
@@ -95,7 +86,7 @@ faster, ima_cells = results.sooner(ours)
 page.table(ours, f"Rounds to the target; {results.target_text(ours, scale)}. {faster} of our {ima_cells} IMA cells "
                  "(seed means) reach it sooner than their method without IMA; in the paper every IMA run does.",
            show=results.layout(paper_values, ours), downloads={"published": paper_values, "ours": ours})
-display(Markdown(f"{results.LEGEND} Published values: {source('fedima-table-2')['source']}."))
+page.note(f"{results.LEGEND} Published values: {source('fedima-table-2')['source']}.")
 
 # %% [markdown]
 # ## Orderings

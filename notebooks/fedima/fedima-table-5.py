@@ -41,8 +41,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -52,13 +51,11 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedima.config_tables import compare_table5, table5_ours
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedima-table-5", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedima-table-5", globals())
 
 # %% [markdown]
 # ## Published beside flcore
@@ -77,4 +74,4 @@ page.table(table, f"The baselines' hyper-parameters, the paper's beside flcore's
                   f"{differ_text or 'none'} differ; "
                   f"{(table['match'] == 'paper value lost').sum()} values were lost in the text.",
            downloads={"published": paper, "flcore": table5_ours(paper)})
-display(Markdown(f"Published values: {source('fedima-table-5')['source']}."))
+page.note(f"Published values: {source('fedima-table-5')['source']}.")

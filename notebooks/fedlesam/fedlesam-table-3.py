@@ -55,8 +55,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -70,14 +69,12 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.report.page import Page
 from flcore.reproduction.inventory import entry as inventory_entry
 from flcore.reproduction.published import source
 
-page = Page("fedlesam-table-3", scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-table-3", globals())
 entry = inventory_entry("fedlesam-table-3")
 
 # %% [markdown]
@@ -95,4 +92,4 @@ needs = pd.DataFrame([
      "available here": "yes (flcore's methods and config fields)"},
 ])
 page.table(needs, f"What Table 3 needs and why it is not regenerated: it {entry.not_regenerable}.")
-display(Markdown(f"Published values: {source('fedlesam-table-3')['value']}."))
+page.note(f"Published values: {source('fedlesam-table-3')['value']}.")

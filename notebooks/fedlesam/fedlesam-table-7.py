@@ -51,8 +51,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -62,15 +61,13 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedlesam.method_costs import FEDLESAM_METHODS, relative_costs_ours
 from flcore.report import compare_settings
 from flcore.report.page import Page
 from flcore.reproduction.method_costs import methods_behind
 from flcore.reproduction.published import published, source
 
-page = Page("fedlesam-table-7", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-table-7", globals())
 
 # %% [markdown]
 # ## Published beside flcore
@@ -94,4 +91,4 @@ evidence = methods_behind(list(FEDLESAM_METHODS), FEDLESAM_METHODS)
 page.table(evidence, "The flcore method behind each column: its parts, what it sends per round, its gradient "
                      "evaluations per local step and the model-sized state it keeps per client; stored memory is "
                      "1 + the client tables + the downloads beyond the model.")
-display(Markdown(f"Published values: {source('fedlesam-table-7')['source']}."))
+page.note(f"Published values: {source('fedlesam-table-7')['source']}.")

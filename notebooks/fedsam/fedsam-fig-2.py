@@ -51,8 +51,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -67,20 +66,14 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
-from flcore.report import set_style
 from flcore.report.geometry_plots import plane_panel
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.run_geometry import geometry_settings, global_models_plane, settings_rows
 
-set_style()
-artifact = get_artifact("fedsam-fig-2")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-2", globals())
 analysis_device = str(resolve_device(device))
 data_name = page.stand_in.data_name("CIFAR-100")
 
@@ -123,7 +116,7 @@ if set(fedsam_analysis.ALPHAS) <= set(finals.index):
                     "error; " + "; ".join(f"{r['model']}: train loss {r['train loss']:.3f}, test error "
                                           f"{r['test error (%)']:.1f}%" for r in rows) + ".")
 else:
-    display(Markdown("The three final global models are not all finished: panels (a, b) are not drawn."))
+    page.note("The three final global models are not all finished: panels (a, b) are not drawn.")
 
 # %% [markdown]
 # ## (c, d) Three local models of the last round at alpha = 0 and 1k
@@ -151,7 +144,7 @@ if local:
                         f"{r['panel']}, {r['model']}: test error {r['test error (%)']:.1f}%"
                         for r in rows if r["panel"] != "a, b") + ".")
 else:
-    display(Markdown("No recorded run is finished: panels (c, d) are not drawn."))
+    page.note("No recorded run is finished: panels (c, d) are not drawn.")
 page.table(values, "Train loss and test error at the models of the planes (evaluated at the models themselves).")
 page.table(pd.DataFrame(settings_rows(settings)), f"Measurement settings at the {scale} scale (plane_grid points per "
                                                   "axis).")
@@ -170,10 +163,9 @@ for panel in [p for p in dict.fromkeys(values["panel"]) if p != "a, b"] if len(v
     block = values[values["panel"] == panel]
     lines.append(f"{panel}: the three local models have {block[block['model'] != 'their average']['test error (%)'].mean():.1f}% "
                  f"test error on average, their average {block[block['model'] == 'their average']['test error (%)'].iloc[0]:.1f}%.")
-verdicts = page.check_claims()
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines) or "No finished runs to draw."))
+page.note(" ".join(lines) or "No finished runs to draw.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

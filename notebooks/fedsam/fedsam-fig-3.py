@@ -45,8 +45,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -60,20 +59,15 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import mean_sd_text, ours_accuracy, set_style
+from flcore.report import mean_sd_text, ours_accuracy
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves, client_accuracy_curves, client_accuracy_final
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.per_client import client_accuracy_history, final_client_accuracy
 from flcore.reproduction.runner import run_metrics
 
-set_style()
-artifact = get_artifact("fedsam-fig-3")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-3", globals())
 data_name = page.stand_in.data_name("CIFAR-100")
 
 # %% [markdown]
@@ -134,9 +128,9 @@ page.figure(figure, f"The global FedAvg model's accuracy on each client's data a
                 f"{panels[-1]:g} (right) on {data_name}, with the mean over clients in black. "
                 + ("; ".join(described) + "." if described else ""))
 if fallback:
-    display(Markdown("**Fallback.** The runs for alpha = " + ", ".join(f"{a:g}" for a in fallback)
-                     + " were stored without per-round client accuracy; the panels show the final model "
-                       "evaluated on each client instead, not the curves over rounds."))
+    page.note("**Fallback.** The runs for alpha = " + ", ".join(f"{a:g}" for a in fallback)
+              + " were stored without per-round client accuracy; the panels show the final model "
+                "evaluated on each client instead, not the curves over rounds.")
 
 # %% [markdown]
 # ## (c) Test accuracy against rounds

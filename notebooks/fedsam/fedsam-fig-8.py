@@ -48,8 +48,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -67,15 +66,10 @@ import seaborn as sns
 
 from flcore.papers.fedsam import results
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.style import algorithm_dashes, algorithm_palette
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact("fedsam-fig-8")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-8", globals())
 order = list(results.FIG8_ALGORITHMS)
 
 
@@ -154,7 +148,6 @@ if scores is not None:
 else:
     lines.append("No figure: the corrupted test sets are not on this machine (see above).")
 lines.append("The paper gives curves only, so no number is compared.")
-verdicts = page.check_claims()
 page.findings(lines)
 
 # %% [markdown]

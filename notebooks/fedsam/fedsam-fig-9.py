@@ -48,8 +48,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -66,21 +65,17 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 
 from flcore.papers.fedsam import results
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.artifacts import settings_table
 
-set_style()
-artifact = get_artifact("fedsam-fig-9")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-9", globals())
 data_name = page.stand_in.data_name("CIFAR-100")
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = page.artifact.runs(scale, seeds)
 runs = page.runs(specs)
 runs["accuracy (%)"] = runs["mean_last_100"].astype(float) * 100
 listing = runs[["panel", "algorithm", "parameter", "value", "alpha", "seed", "status", "accuracy (%)", "run_id"]]
@@ -158,7 +153,6 @@ lines = [f"At the **{scale}** scale on {data_name}:",
          + ", ".join(f"{v:+.1f} points (alpha {a:g})" for a, v in eta_trend.items())
          + " from the smallest to the largest eta.",
          "The paper gives curves only, so no number is compared."]
-verdicts = page.check_claims()
 page.findings(lines)
 
 # %% [markdown]

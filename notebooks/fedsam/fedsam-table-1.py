@@ -52,8 +52,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -67,25 +66,19 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.config.fields import chance_accuracy
 from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as analysis
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import format_comparison, paper_vs_ours, set_style
+from flcore.report import format_comparison, paper_vs_ours
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.claims import reference_spread
 from flcore.reproduction.published import published, source
 from flcore.reproduction.run_geometry import geometry_settings, settings_rows
 
-set_style()
-artifact = get_artifact("fedsam-table-1")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-table-1", globals())
 analysis_device = str(resolve_device(device))
 at_paper = page.stand_in.is_paper
 
@@ -97,7 +90,7 @@ at_paper = page.stand_in.is_paper
 
 # %%
 runs = page.runs()  # with the seeds the verdicts read
-run_status = show_run_status(page, runs, scale, artifact.kind)
+page.run_status(runs)
 
 # %% [markdown]
 # ## How the eigenvalues are computed
@@ -141,7 +134,7 @@ for column, name in (("lambda_max", "lambda_max"), ("ratio", "lambda_max / lambd
                show=format_comparison(comparison, ["algorithm"], ["alpha"], order, delta=at_paper),
                downloads={"published": paper_values[keys + [column, "note"]],
                           "ours": measured[keys + ["seed", "status", column]]})
-display(Markdown(f"Published values: {source('fedsam-table-1')['source']}."))
+page.note(f"Published values: {source('fedsam-table-1')['source']}.")
 
 # %% [markdown]
 # ## Orderings
