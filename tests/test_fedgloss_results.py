@@ -310,3 +310,15 @@ def test_fig18_says_which_panels_compare_both_methods():
     assert gloss.fig18_coverage(panels, "small") == ("At the small scale 2 of the 3 panels draw both methods "
                                                      "(CIFAR-10, alpha = 0; CIFAR-100, alpha = 0); CIFAR-10, alpha = "
                                                      "0.05 has one method only.")
+
+
+def test_equal_communication_subtracts_naive_at_half_from_fedgloss_at_all_rounds():
+    frame = pd.DataFrame({
+        "dataset": ["C10"] * 4 + ["C100"] * 2,
+        "alpha": [0.1] * 4 + [0.1] * 2,
+        "algorithm": ["FedGloSS-SAM", "NaiveFedGloSS", "FedGloSS-SAM", "NaiveFedGloSS", "FedGloSS-SAM", "FedGloSS-SAM"],
+        "training_progress": [1.0, 0.5, 0.5, 1.0, 1.0, 0.5],
+        "ours": [70.0, 66.5, 60.0, 72.0, 40.0, 35.0],
+    })
+    # C10: 70.0 - 66.5 (the 50% FedGloSS and 100% Naive values are not read); C100 lacks Naive
+    assert gloss.equal_communication(frame) == {("C10", 0.1): pytest.approx(3.5)}

@@ -93,17 +93,7 @@ wide = table.pivot_table(index=["dataset", "alpha", "algorithm"], columns="progr
 wide = wide.reorder_levels([1, 0], axis=1).sort_index(axis=1, level=0, ascending=False, sort_remaining=False)
 
 
-def equal_communication(frame):
-    """FedGloSS's Acc@100% minus NaiveFedGloSS's Acc@50% (the same number of exchanges)."""
-    out = {}
-    for (dataset, alpha), part in frame.groupby(["dataset", "alpha"], sort=False):
-        cell = part.set_index(["algorithm", "training_progress"])["ours"]
-        if ("FedGloSS-SAM", 1.0) in cell and ("NaiveFedGloSS", 0.5) in cell:
-            out[(dataset, alpha)] = cell[("FedGloSS-SAM", 1.0)] - cell[("NaiveFedGloSS", 0.5)]
-    return out
-
-
-gaps = equal_communication(ours)
+gaps = gloss.equal_communication(ours)
 gap_text = "; ".join(f"{d} alpha = {a:g}: {g:+.1f} points" for (d, a), g in gaps.items()) or "no complete pair"
 stand_in = page.stand_in.ours()
 page.table(table, f"Accuracy (%) of FedGloSS-SAM (1x) and NaiveFedGloSS (2x) at half and all of the rounds{stand_in}. "

@@ -59,6 +59,7 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
+from flcore.papers.fedima import results as fedima_results
 from flcore.papers.fedima import runs as fedima
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours
 from flcore.report.ordering import ordering_table
@@ -88,17 +89,8 @@ comparison = paper_vs_ours(paper_values, cells, keys)
 wide = format_comparison(comparison, ["algorithm"], ["client_decay"], delta=page.stand_in.is_paper)
 
 
-def exponential_beats_none(column):
-    """(methods where exponential decay beats none, methods with both) in ``column``."""
-    pairs = comparison.pivot_table(index="algorithm", columns="client_decay", values=column, sort=False)
-    if not {"exponential", "none"} <= set(pairs.columns):
-        return 0, 0
-    both = pairs[["exponential", "none"]].dropna()
-    return int((both["exponential"] > both["none"]).sum()), len(both)
-
-
-beats, both = exponential_beats_none("ours")
-paper_beats, paper_both = exponential_beats_none("paper")
+beats, both = fedima_results.exponential_beats_none(comparison, "ours")
+paper_beats, paper_both = fedima_results.exponential_beats_none(comparison, "paper")
 page.table(comparison, f"Exponential decay beats no additional decay for {beats} of our {both} methods "
                        f"(the paper: {paper_beats} of {paper_both}).", show=wide,
            downloads={"published": paper_values, "ours": cells})

@@ -836,3 +836,16 @@ register_artifacts(PAPER, {
     "fedgloss-fig-18": fig18_runs,
     "fedgloss-fig-19": fig19_runs,
 })
+
+
+def equal_communication(frame) -> dict:
+    """Table 6 at equal communication: per (dataset, alpha) of ``frame`` (columns ``dataset``,
+    ``alpha``, ``algorithm``, ``training_progress``, ``ours``), FedGloSS-SAM's accuracy at 100%
+    of the rounds minus NaiveFedGloSS's at 50% (NaiveFedGloSS exchanges twice per round, so
+    both have sent as much); a cell lacking either value is left out."""
+    out = {}
+    for (dataset, alpha), part in frame.groupby(["dataset", "alpha"], sort=False):
+        cell = part.set_index(["algorithm", "training_progress"])["ours"]
+        if ("FedGloSS-SAM", 1.0) in cell and ("NaiveFedGloSS", 0.5) in cell:
+            out[(dataset, alpha)] = cell[("FedGloSS-SAM", 1.0)] - cell[("NaiveFedGloSS", 0.5)]
+    return out

@@ -182,3 +182,14 @@ def orderings_caption(table: pd.DataFrame) -> str:
     """The orderings table's caption, with the mean Kendall's tau (never ``nan``)."""
     return f"IMA start columns ranked by rounds to the target (the cells' means); mean Kendall's \u03c4 " \
            f"{mean_tau_text(table)}."
+
+
+def exponential_beats_none(comparison: pd.DataFrame, column: str) -> tuple[int, int]:
+    """Table 3's decay comparison: (methods whose ``column`` value with exponential client
+    decay exceeds the one with none, methods with both values) in ``comparison`` (columns
+    ``algorithm``, ``client_decay`` and ``column``); (0, 0) when either decay is absent."""
+    pairs = comparison.pivot_table(index="algorithm", columns="client_decay", values=column, sort=False)
+    if not {"exponential", "none"} <= set(pairs.columns):
+        return 0, 0
+    both = pairs[["exponential", "none"]].dropna()
+    return int((both["exponential"] > both["none"]).sum()), len(both)
