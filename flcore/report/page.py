@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from flcore.config import DATASET_LABELS
+from flcore.devices import resolve_device
 from flcore.report.escaping import link_text, page_text
 from flcore.report.numbers import csv_frame, display_frame
 from flcore.report.run_settings import (
@@ -178,6 +179,29 @@ class Page:
         return ensure_runs(specs, store=self.store, device=self.device, workers=self.workers,
                            data_root=self.data_root, download=self.download)
 
+    def train(self, what: str | None = None) -> pd.DataFrame:
+        """The page's runs (:meth:`runs` of :meth:`specs`, trained when missing) after the
+        table of their status (:meth:`run_status`; ``what`` the page makes); returns the runs."""
+        runs = self.runs()
+        self.run_status(runs, what)
+        return runs
+
+    def runs_table(self, runs: pd.DataFrame, columns: Sequence[str], caption: str,
+                   distinct: Sequence[str] | None = None) -> pd.DataFrame:
+        """Show the ``columns`` of ``runs`` (the first row of each ``distinct`` group when given)
+        under ``caption``, in which ``{finished}`` and ``{total}`` become the number of finished
+        runs and of all ``runs``; returns the table shown."""
+        finished = int((runs["status"] == "finished").sum())
+        shown = (runs.drop_duplicates(list(distinct)) if distinct else runs)[list(columns)]
+        self.table(shown, caption.replace("{finished}", str(finished)).replace("{total}", str(len(runs))))
+        return shown
+
+    @property
+    def analysis_device(self) -> str:
+        """The device the page's analyses of trained models run on: its ``device`` parameter
+        resolved (:func:`flcore.devices.resolve_device`; ``auto``: CUDA when there is one)."""
+        return str(resolve_device(self.device))
+
     def note(self, text: str) -> None:
         """Show ``text`` (Markdown) on the page, as it is."""
         from IPython.display import Markdown
@@ -190,23 +214,25 @@ class Page:
         the artifact's kind); returns the table."""
         return show_run_status(self, runs, self.scale, self.artifact.kind if what is None else what)
 
-    def settings(self, specs: Sequence, whose: str, by: Sequence[str] = ("algorithm",),
-                 grid: Sequence[str] = ("alpha", "per_round", "seed")) -> pd.DataFrame:
-        """The table of what differs between the runs of ``specs``, one row per ``by`` group
-        (:func:`flcore.reproduction.artifacts.settings_table`), captioned "What differs between
-        ``whose`` runs; every run shares ..." with the settings common to all; returns it."""
-        settings = settings_table(specs, by=by, grid=grid)
+    def settings(self, whose: str, by: Sequence[str] = ("algorithm",),
+                 grid: Sequence[str] = ("alpha", "per_round", "seed"), specs: Sequence | None = None) -> pd.DataFrame:
+        """The table of what differs between the runs of ``specs`` (default: :meth:`specs`), one
+        row per ``by`` group (:func:`flcore.reproduction.artifacts.settings_table`), captioned
+        "What differs between ``whose`` runs; every run shares ..." with the settings common to
+        all; returns it."""
+        settings = settings_table(self.specs() if specs is None else specs, by=by, grid=grid)
         common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
         self.table(settings, f"What differs between {whose} runs; every run shares {common}.")
         return settings
 
-    def findings(self, lines: Sequence[str], sep: str = " ") -> None:
+    def findings(self, lines: Sequence[str], sep: str = " ", empty: str = "") -> None:
         """Show the "What we found" sentences ``lines`` joined by ``sep``, ending at the
-        ``smoke`` scale with :data:`SMOKE_NOTE` (the smoke scale proves the code path only)."""
+        ``smoke`` scale with :data:`SMOKE_NOTE` (the smoke scale proves the code path only);
+        ``empty`` when there is nothing to say."""
         from IPython.display import Markdown
 
         shown = list(lines) + ([SMOKE_NOTE] if self.scale == "smoke" else [])
-        _display(Markdown(sep.join(shown)))
+        _display(Markdown(sep.join(shown) or empty))
 
     def table(self, frame: pd.DataFrame, caption: str, downloads: dict[str, pd.DataFrame] | None = None,
               show: pd.DataFrame | None = None) -> None:

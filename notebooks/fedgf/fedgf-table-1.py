@@ -77,15 +77,13 @@ page = Page.from_parameters("fedgf-table-1", globals())
 # ## The runs
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-page.run_status(runs)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %% [markdown]
 # ## Settings used
 
 # %%
-settings = page.settings(specs, "the algorithms'", by=("dataset", "algorithm"))
+settings = page.settings("the algorithms'", by=("dataset", "algorithm"))
 
 # %% [markdown]
 # ## Published beside ours

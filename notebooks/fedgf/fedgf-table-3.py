@@ -51,11 +51,10 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedgf.method_costs import FEDGF_METHODS, transmissions_ours
-from flcore.report import compare_settings
+from flcore.papers.fedgf.method_costs import FEDGF_METHODS, show_transmissions
 from flcore.report.page import Page
 from flcore.reproduction.method_costs import methods_behind
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
 page = Page.from_parameters("fedgf-table-3", globals())
 
@@ -63,13 +62,7 @@ page = Page.from_parameters("fedgf-table-3", globals())
 # ## Published beside flcore
 
 # %%
-paper = published("fedgf-table-3")
-ours = transmissions_ours(list(paper["algorithm"]))
-table = compare_settings(paper, ours, ["algorithm"])
-agree = (table["match"] == "yes").sum()
-page.table(table, f"Model transmissions per round and participating client, the paper's beside the counts in "
-                  f"flcore's method recipes: {agree} of {len(table)} methods agree in upload, download and total.",
-           downloads={"published": paper, "flcore": ours})
+table = show_transmissions(page)
 
 # %% [markdown]
 # ## Where flcore's counts come from

@@ -69,10 +69,9 @@ page = Page.from_parameters("fedgloss-fig-15", globals())
 
 # %%
 runs = page.runs()
-listing = runs.drop_duplicates(["algorithm", "alpha"])[["algorithm", "alpha", "status", "rounds_done",
-                                                        "mean_last_100", "run_id"]]
-page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "
-                    f"{len(runs)}; mean_last_100 is the mean test accuracy of the last 100 rounds (a fraction).")
+page.runs_table(runs, ["algorithm", "alpha", "status", "rounds_done", "mean_last_100", "run_id"],
+                "The runs behind the curves: {finished} finished of {total}; mean_last_100 is the mean test "
+                "accuracy of the last 100 rounds (a fraction).", distinct=["algorithm", "alpha"])
 
 # %% [markdown]
 # ## Test accuracy against rounds
@@ -87,9 +86,8 @@ final, leaders = gloss.show_accuracy_curves(page, runs, DATASET_LABEL, scale, st
 # ## What we found
 
 # %%
-lines = [f"At the **{scale}** scale the highest final accuracy per panel: "
-         f"{gloss.accuracy_leaders_text(final, leaders)}."]
-page.findings(lines)
+page.findings([f"At the **{scale}** scale the highest final accuracy per panel: "
+               f"{gloss.accuracy_leaders_text(final, leaders)}."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts

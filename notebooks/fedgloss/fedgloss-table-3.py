@@ -75,15 +75,13 @@ page = Page.from_parameters("fedgloss-table-3", globals())
 # ## The runs
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-page.run_status(runs)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %% [markdown]
 # ## Settings used
 
 # %%
-page.settings(specs, "the algorithms'", by=("model", "algorithm"), grid=("alpha", "per_round", "seed", "dataset"))
+page.settings("the algorithms'", by=("model", "algorithm"), grid=("alpha", "per_round", "seed", "dataset"))
 
 # %% [markdown]
 # ## Published beside ours

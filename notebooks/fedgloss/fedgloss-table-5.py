@@ -70,8 +70,7 @@ page = Page.from_parameters("fedgloss-table-5", globals())
 # ## The runs
 
 # %%
-runs = page.runs()  # with the seeds the verdicts read
-page.run_status(runs)
+runs = page.train()  # with the seeds the verdicts read
 
 # %% [markdown]
 # ## Rounds, speed-up and bits: published beside ours

@@ -67,8 +67,7 @@ page = Page.from_parameters("fedima-fig-6", globals())
 # ## The runs
 
 # %%
-runs = page.runs()
-page.run_status(runs)
+runs = page.train()
 
 # %% [markdown]
 # ## Accuracy without and with IMA

@@ -69,8 +69,7 @@ page = Page.from_parameters("fedima-fig-7", globals())
 # ## The runs
 
 # %%
-runs = page.runs()
-page.run_status(runs)
+runs = page.train()
 
 # %% [markdown]
 # ## (a) IMA start round and (b) window size

@@ -51,9 +51,9 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedima.config_tables import compare_table5, table5_ours
+from flcore.papers.fedima.config_tables import show_table5
 from flcore.report.page import Page
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
 page = Page.from_parameters("fedima-table-5", globals())
 
@@ -61,17 +61,5 @@ page = Page.from_parameters("fedima-table-5", globals())
 # ## Published beside flcore
 
 # %%
-paper = published("fedima-table-5")
-table = compare_table5(paper)
-agree = (table["match"] == "yes").sum()
-differ = table.loc[table["match"].str.startswith("no"), ["method", "hyperparameter"]]
-differ_text = "; ".join(f"{r['method']} {r['hyperparameter']} ({r['value (paper)']} in the paper, "
-                        f"{r['value (flcore)']} in flcore)" for _, r in table[table["match"].str.startswith("no")].iterrows())
-agreeing = ", ".join(dict.fromkeys(table.loc[(table["match"] == "yes") & (table["hyperparameter"] != "none"),
-                                             "method"]))
-page.table(table, f"The baselines' hyper-parameters, the paper's beside flcore's paper preset: {agree} of "
-                  f"{(paper['value'] != '').sum()} readable values agree ({agreeing} exactly); "
-                  f"{differ_text or 'none'} differ; "
-                  f"{(table['match'] == 'paper value lost').sum()} values were lost in the text.",
-           downloads={"published": paper, "flcore": table5_ours(paper)})
+table = show_table5(page)
 page.note(f"Published values: {source('fedima-table-5')['source']}.")

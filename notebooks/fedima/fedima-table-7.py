@@ -55,9 +55,9 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedima.config_tables import columns_agreeing, compare_table7, table7_ours
+from flcore.papers.fedima.config_tables import show_table7
 from flcore.report.page import Page
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
 page = Page.from_parameters("fedima-table-7", globals())
 
@@ -65,18 +65,5 @@ page = Page.from_parameters("fedima-table-7", globals())
 # ## Published beside flcore
 
 # %%
-paper = published("fedima-table-7")
-table = compare_table7(paper)
-agree, differ = columns_agreeing(table)
-absent = (table["match"] == "not in flcore").sum()
-present = table[table["match"] != "not in flcore"]
-both_at_three_quarters = all(
-    int(row["ima_start (paper)"]) == int(0.75 * int(row["rounds (paper)"]))
-    and int(row["ima_start (flcore)"]) == int(0.75 * int(row["rounds (flcore)"])) for _, row in present.iterrows())
-start_text = " (both start IMA at 0.75 T)" if both_at_three_quarters else ""
-differ_text = f"; {', '.join(differ)} differ" if differ else ""
-page.table(table, f"The test experiments' settings beside what flcore's FedAvg+IMA result runs use: "
-                  f"{', '.join(agree)} agree in every setting flcore has{start_text}{differ_text}; {absent} of "
-                  f"{len(table)} settings use a data set flcore does not have.",
-           downloads={"published": paper, "flcore": table7_ours(paper)})
+table = show_table7(page)
 page.note(f"Published values: {source('fedima-table-7')['source']}.")

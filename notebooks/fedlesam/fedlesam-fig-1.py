@@ -67,8 +67,7 @@ page = Page.from_parameters("fedlesam-fig-1", globals())
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-runs = page.runs()
-page.run_status(runs)
+runs = page.train()
 
 # %%
 runs["panel"] = [("Centralized" if a == "Centralized" else f"Federated ({split[4:]})")

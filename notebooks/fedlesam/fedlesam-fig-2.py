@@ -85,8 +85,7 @@ data_name = page.stand_in.data_name("CIFAR-10")
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-runs = page.runs()
-page.run_status(runs)
+runs = page.train()
 
 # %% [markdown]
 # ## Drift and sharpness as rounds pass

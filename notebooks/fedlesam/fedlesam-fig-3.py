@@ -65,8 +65,7 @@ page = Page.from_parameters("fedlesam-fig-3", globals())
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-runs = page.runs()
-page.run_status(runs)
+runs = page.train()
 
 # %% [markdown]
 # ## The surfaces

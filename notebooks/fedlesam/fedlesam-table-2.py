@@ -79,12 +79,10 @@ page = Page.from_parameters("fedlesam-table-2", globals())
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-page.run_status(runs)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %%
-page.settings(specs, "the methods'", by=("dataset", "algorithm"),
+page.settings("the methods'", by=("dataset", "algorithm"),
               grid=("alpha", "classes_per_client", "partition", "seed"))
 
 # %% [markdown]

@@ -68,8 +68,7 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-import pandas as pd
-
+from flcore.papers.fedlesam.config_tables import TABLE3_NEEDS
 from flcore.report.page import Page
 from flcore.reproduction.inventory import entry as inventory_entry
 from flcore.reproduction.published import source
@@ -81,15 +80,5 @@ entry = inventory_entry("fedlesam-table-3")
 # ## What the experiment needs
 
 # %%
-needs = pd.DataFrame([
-    {"item": "data", "needs": "OfficeHome (4 domains) and DomainNet (6 domains), leave one domain out",
-     "available here": "no: not in torchvision, no download offline"},
-    {"item": "model", "needs": "pretrained ViT-B/32 (checkpoint and head not stated)",
-     "available here": "no: no pretrained checkpoint offline"},
-    {"item": "clients", "needs": "1 client per training domain (100%) or 10 per domain (20%)",
-     "available here": "the split of a domain into 10 clients is not stated"},
-    {"item": "training", "needs": "SGD lr 0.001, E = 5, B = 32, 400 rounds, rho tuned per method",
-     "available here": "yes (flcore's methods and config fields)"},
-])
-page.table(needs, f"What Table 3 needs and why it is not regenerated: it {entry.not_regenerable}.")
+page.table(TABLE3_NEEDS, f"What Table 3 needs and why it is not regenerated: it {entry.not_regenerable}.")
 page.note(f"Published values: {source('fedlesam-table-3')['value']}.")

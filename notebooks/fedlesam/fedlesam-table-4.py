@@ -68,8 +68,7 @@ page = Page.from_parameters("fedlesam-table-4", globals())
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-runs = page.runs()
-page.run_status(runs)
+runs = page.train()
 
 # %% [markdown]
 # ## Each variant beside its base

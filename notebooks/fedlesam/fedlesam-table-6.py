@@ -54,9 +54,9 @@ data_root = "data"  # CIFAR folder (the files are read, never downloaded)
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedlesam.config_tables import compare_statistics, dataset_statistics
+from flcore.papers.fedlesam.config_tables import show_statistics
 from flcore.report.page import Page
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
 page = Page.from_parameters("fedlesam-table-6", globals())
 
@@ -64,17 +64,5 @@ page = Page.from_parameters("fedlesam-table-6", globals())
 # ## Published beside flcore
 
 # %%
-paper = published("fedlesam-table-6")
-ours = dataset_statistics(list(paper["dataset"]), root=data_root)
-table = compare_statistics(paper, ours)
-agree = table["match"].str.startswith("yes").sum()
-checked = (~table["match"].isin(["not in flcore"]) & ~table["match"].str.startswith("not checked")).sum()
-missing = table["match"].str.startswith("not checked").sum()
-absent = (table["match"] == "not in flcore").sum()
-finding = (f"{agree} of the {checked} data sets flcore loaded agree in images, classes and domains"
-           if checked else "flcore's CIFAR files were not available to this build, so no row is checked")
-page.table(table, f"The data sets' statistics, the paper's beside what flcore's loader holds: {finding}"
-                  + (f"; {missing} not checked (no CIFAR files under `{data_root}`)" if checked and missing else "")
-                  + f"; {absent} of {len(table)} (OfficeHome, DomainNet) are not in flcore.",
-           downloads={"published": paper, "flcore": ours})
+table = show_statistics(page, root=data_root)
 page.note(f"Published values: {source('fedlesam-table-6')['source']}.")

@@ -61,11 +61,10 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedlesam.method_costs import FEDLESAM_METHODS, relative_costs_ours
-from flcore.report import compare_settings
+from flcore.papers.fedlesam.method_costs import FEDLESAM_METHODS, show_relative_costs
 from flcore.report.page import Page
 from flcore.reproduction.method_costs import methods_behind
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
 page = Page.from_parameters("fedlesam-table-7", globals())
 
@@ -73,15 +72,7 @@ page = Page.from_parameters("fedlesam-table-7", globals())
 # ## Published beside flcore
 
 # %%
-paper = published("fedlesam-table-7")
-ours = relative_costs_ours(list(paper["algorithm"]))
-table = compare_settings(paper, ours, ["algorithm"])
-agree = (table["match"] == "yes").sum()
-differ = ", ".join(table.loc[table["match"] != "yes", "algorithm"])
-page.table(table, f"Memory, communication and backpropagations relative to FedAvg, the paper's beside flcore's "
-                  f"recipes: {agree} of {len(table)} methods agree; {differ} communicate less in flcore. Every "
-                  f"FedLESAM variant needs one backpropagation per step where the SAM-based methods need two.",
-           downloads={"published": paper, "flcore": ours})
+table = show_relative_costs(page)
 
 # %% [markdown]
 # ## Where flcore's values come from

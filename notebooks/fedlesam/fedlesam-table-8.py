@@ -68,12 +68,10 @@ page = Page.from_parameters("fedlesam-table-8", globals())
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-page.run_status(runs)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %%
-page.settings(specs, "the methods'", by=("algorithm",), grid=("seed",))
+page.settings("the methods'", by=("algorithm",), grid=("seed",))
 
 # %% [markdown]
 # ## Published beside ours

@@ -60,13 +60,11 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from flcore.devices import resolve_device
 from flcore.report.geometry_plots import surface_3d
 from flcore.report.page import Page
 from flcore.reproduction.run_geometry import geometry_settings, random_surface, settings_rows
 
 page = Page.from_parameters("fedsam-fig-1", globals())
-analysis_device = str(resolve_device(device))
 data_name = page.stand_in.data_name("CIFAR-100")
 
 # %% [markdown]
@@ -87,7 +85,7 @@ page.table(runs[["algorithm", "alpha", "status", "mean_last_100", "run_id"]],
 # %%
 surfaces = {}
 for row in runs[runs["status"] == "finished"].to_dict("records"):
-    surfaces[(row["algorithm"], row["alpha"])] = random_surface(row["run_dir"], settings, device=analysis_device,
+    surfaces[(row["algorithm"], row["alpha"])] = random_surface(row["run_dir"], settings, device=page.analysis_device,
                                                                 data_root=data_root)
 
 

@@ -58,13 +58,11 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.report.page import Page
 
 page = Page.from_parameters("fedsam-fig-13", globals())
 field = "loss"  # what the panels show: "loss" (train loss) or "error" (test error)
-analysis_device = str(resolve_device(device))
 
 # %% [markdown]
 # ## The runs
@@ -82,17 +80,14 @@ page.table(runs[["algorithm", "alpha", "record", "status", "run_id"]],
 # cross: their average.
 
 # %%
-values = fedsam_analysis.show_client_planes(page, runs, scale, field, device=analysis_device,
+values = fedsam_analysis.show_client_planes(page, runs, scale, field, device=page.analysis_device,
                                             data_root=data_root)
 
 # %% [markdown]
 # ## What we found
 
 # %%
-lines = fedsam_analysis.client_plane_findings(values, field)
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-page.note(" ".join(lines) or "No finished runs to draw.")
+page.findings(fedsam_analysis.client_plane_findings(values, field), empty="No finished runs to draw.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -60,14 +60,12 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.report.geometry_plots import plane_panel
 from flcore.report.page import Page
 from flcore.reproduction.run_geometry import geometry_settings, global_models_plane, settings_rows
 
 page = Page.from_parameters("fedsam-fig-14", globals())
-analysis_device = str(resolve_device(device))
 data_name = page.stand_in.data_name("CIFAR-100")
 names = [label.replace(" E=1", "") for label in fedsam_analysis.PLANE_ALGORITHMS]
 
@@ -93,7 +91,7 @@ for alpha in (0.0, 0.5):
     block = runs[(runs["alpha"] == alpha) & (runs["status"] == "finished")].set_index("algorithm")
     if set(fedsam_analysis.PLANE_ALGORITHMS) <= set(block.index):
         dirs = [block.loc[label, "run_dir"] for label in fedsam_analysis.PLANE_ALGORITHMS]
-        planes[alpha] = surface = global_models_plane(dirs, settings, device=analysis_device, data_root=data_root)
+        planes[alpha] = surface = global_models_plane(dirs, settings, device=page.analysis_device, data_root=data_root)
         for name, loss, error in zip(names, surface.model_loss, surface.model_error):
             rows.append({"alpha": alpha, "model": name, "train loss": loss, "test error (%)": 100 * error})
 values = pd.DataFrame(rows)

@@ -67,14 +67,12 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.report.geometry_plots import plane_panel
 from flcore.report.page import Page
 from flcore.reproduction.run_geometry import geometry_settings, global_models_plane, settings_rows
 
 page = Page.from_parameters("fedsam-fig-2", globals())
-analysis_device = str(resolve_device(device))
 data_name = page.stand_in.data_name("CIFAR-100")
 
 # %% [markdown]
@@ -99,7 +97,7 @@ alpha_names = [f"alpha {a:g}" for a in fedsam_analysis.ALPHAS]
 rows = []
 if set(fedsam_analysis.ALPHAS) <= set(finals.index):
     globals_plane = global_models_plane([finals.loc[a, "run_dir"] for a in fedsam_analysis.ALPHAS], settings,
-                                        device=analysis_device, data_root=data_root)
+                                        device=page.analysis_device, data_root=data_root)
     for name, loss, error in zip(alpha_names, globals_plane.model_loss, globals_plane.model_error):
         rows.append({"panel": "a, b", "model": f"global, {name}", "train loss": loss, "test error (%)": 100 * error})
     figure, axes = plt.subplots(1, 2, figsize=(12, 5))
@@ -126,7 +124,7 @@ else:
 
 # %%
 recorded = runs[runs["record"] != "final model only"]
-local = fedsam_analysis.client_planes(recorded, settings, device=analysis_device, data_root=data_root)
+local = fedsam_analysis.client_planes(recorded, settings, device=page.analysis_device, data_root=data_root)
 rows += [{"panel": f"alpha {alpha:g}", **r} for alpha, (surface, ids) in local.items()
          for r in fedsam_analysis.client_plane_rows(surface, ids)]
 values = pd.DataFrame(rows)

@@ -64,13 +64,11 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.report.page import Page
 
 page = Page.from_parameters("fedsam-fig-4", globals())
 panels = fedsam_analysis.FIG4_PANELS
-analysis_device = str(resolve_device(device))
 
 # %% [markdown]
 # ## The runs
@@ -85,17 +83,14 @@ missing = fedsam_analysis.show_recorded_runs(page, runs, scale, panels)
 # One panel per run: columns are the probed rounds, rows the round's sampled clients.
 
 # %%
-rows = fedsam_analysis.show_client_eigenvalues(page, runs, scale, store=store, device=analysis_device,
+rows = fedsam_analysis.show_client_eigenvalues(page, runs, scale, store=store, device=page.analysis_device,
                                                 data_root=data_root)
 
 # %% [markdown]
 # ## What we found
 
 # %%
-lines = fedsam_analysis.client_eigenvalue_findings(rows, missing, scale)
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-page.note(" ".join(lines) or "No finished runs to draw.")
+page.findings(fedsam_analysis.client_eigenvalue_findings(rows, missing, scale), empty="No finished runs to draw.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -58,13 +58,11 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.report.page import Page
 from flcore.reproduction.run_geometry import geometry_settings
 
 page = Page.from_parameters("fedsam-fig-5", globals())
-analysis_device = str(resolve_device(device))
 
 # %% [markdown]
 # ## The runs
@@ -81,16 +79,14 @@ page.table(runs[["algorithm", "alpha", "status", "mean_last_100", "run_id"]],
 # One panel per alpha, one line per algorithm: the eigenvalues from the largest down.
 
 # %%
-table = fedsam_analysis.show_spectra(page, runs, scale, device=analysis_device, data_root=data_root)
+table = fedsam_analysis.show_spectra(page, runs, scale, device=page.analysis_device, data_root=data_root)
 
 # %% [markdown]
 # ## What we found
 
 # %%
-lines = fedsam_analysis.spectrum_findings(table, geometry_settings(scale).top_k)
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-page.note(" ".join(lines) or "No finished runs to draw.")
+page.findings(fedsam_analysis.spectrum_findings(table, geometry_settings(scale).top_k),
+              empty="No finished runs to draw.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -68,7 +68,6 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import pandas as pd
 
 from flcore.config.fields import chance_accuracy
-from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as analysis
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import format_comparison, paper_vs_ours
@@ -79,7 +78,6 @@ from flcore.reproduction.published import published, source
 from flcore.reproduction.run_geometry import geometry_settings, settings_rows
 
 page = Page.from_parameters("fedsam-table-1", globals())
-analysis_device = str(resolve_device(device))
 at_paper = page.stand_in.is_paper
 
 # %% [markdown]
@@ -89,8 +87,7 @@ at_paper = page.stand_in.is_paper
 # finished runs come from the store, missing ones are trained now.
 
 # %%
-runs = page.runs()  # with the seeds the verdicts read
-page.run_status(runs)
+runs = page.train()  # with the seeds the verdicts read
 
 # %% [markdown]
 # ## How the eigenvalues are computed
@@ -112,7 +109,7 @@ page.table(pd.DataFrame(settings_rows(settings)),
 # verdicts compare. Four ratios at alpha = 1k are unreadable in the paper's text (shown as "–").
 
 # %%
-measured = analysis.table1_spectra(runs, device=analysis_device, data_root=data_root)
+measured = analysis.table1_spectra(runs, device=page.analysis_device, data_root=data_root)
 keys = analysis.TABLE1_KEYS
 paper_values = published("fedsam-table-1")
 paper_values["ratio"] = pd.to_numeric(paper_values["ratio"], errors="coerce")

@@ -66,9 +66,7 @@ page = Page.from_parameters("fedsam-table-13", globals())
 # ones are trained now (runs shared with other tables are the same runs).
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-page.run_status(runs)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %% [markdown]
 # ## Settings used
@@ -76,7 +74,7 @@ page.run_status(runs)
 # What every run shares, then what differs between the rows.
 
 # %%
-page.settings(specs, "the rows'", by=("optimizer", "server_lr"))
+page.settings("the rows'", by=("optimizer", "server_lr"))
 
 # %% [markdown]
 # ## Published beside ours
@@ -87,9 +85,7 @@ page.settings(specs, "the rows'", by=("optimizer", "server_lr"))
 # published cell this scale does not run.
 
 # %%
-comparison = results.show_comparison(page, runs, scale, rows=["optimizer", "server_lr"],
-                                     columns=["alpha"],
-                                     layout="by server optimizer and server lr (rows) and alpha (columns)")
+comparison = results.show_comparison(page, runs, scale)
 
 # %% [markdown]
 # ## Orderings
@@ -105,11 +101,9 @@ mean_tau = results.show_orderings(page, comparison)
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
-lines = results.table_findings(verdicts, mean_tau, scale,
-                               "MNIST-1D stands in for CIFAR-100 at this scale, and the client lr is the scale's "
-                               "(0.1), so the best server lr may differ.")
-page.note(" ".join(lines))
+results.show_table_findings(page, mean_tau,
+                            "MNIST-1D stands in for CIFAR-100 at this scale, and the client lr is the scale's "
+                            "(0.1), so the best server lr may differ.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -68,9 +68,7 @@ page = Page.from_parameters("fedsam-table-16", globals())
 # ones are trained now (runs shared with other tables are the same runs).
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-page.run_status(runs)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %% [markdown]
 # ## Settings used
@@ -78,7 +76,7 @@ page.run_status(runs)
 # What every run shares, then what differs between the rows.
 
 # %%
-page.settings(specs, "the rows'", by=("setting", "algorithm"))
+page.settings("the rows'", by=("setting", "algorithm"))
 
 # %% [markdown]
 # ## Published beside ours
@@ -97,10 +95,7 @@ mean_tau = float("nan")
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
-lines = results.table_findings(verdicts, mean_tau, scale,
-                               "MNIST-1D stands in for CIFAR-100 at this scale.")
-page.note(" ".join(lines))
+results.show_table_findings(page, mean_tau, "MNIST-1D stands in for CIFAR-100 at this scale.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

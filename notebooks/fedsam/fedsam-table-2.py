@@ -80,9 +80,7 @@ page = Page.from_parameters("fedsam-table-2", globals())
 # ones are trained now.
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-page.run_status(runs)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %% [markdown]
 # ## Settings used
@@ -91,7 +89,7 @@ page.run_status(runs)
 # clients per round are the table's columns).
 
 # %%
-settings = page.settings(specs, "the algorithms'", by=("dataset", "algorithm"))
+settings = page.settings("the algorithms'", by=("dataset", "algorithm"))
 
 # %% [markdown]
 # ## Published beside ours

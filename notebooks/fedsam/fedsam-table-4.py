@@ -70,9 +70,7 @@ page = Page.from_parameters("fedsam-table-4", globals())
 # ones are trained now (runs shared with other tables are the same runs).
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-page.run_status(runs)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %% [markdown]
 # ## Settings used
@@ -80,7 +78,7 @@ page.run_status(runs)
 # What every run shares, then what differs between the rows.
 
 # %%
-settings = page.settings(specs, "the rows'", by=("augmentation", "algorithm"))
+settings = page.settings("the rows'", by=("augmentation", "algorithm"))
 
 # %% [markdown]
 # ## Published beside ours
@@ -91,10 +89,7 @@ settings = page.settings(specs, "the rows'", by=("augmentation", "algorithm"))
 # published cell this scale does not run.
 
 # %%
-comparison = results.show_comparison(page, runs, scale, rows=["augmentation", "algorithm"],
-                                     columns=["alpha", "clients_per_round"],
-                                     layout="by augmentation and algorithm (rows), alpha and clients per round "
-                                            "(columns)")
+comparison = results.show_comparison(page, runs, scale)
 
 # %% [markdown]
 # ## Orderings
@@ -110,11 +105,7 @@ mean_tau = results.show_orderings(page, comparison)
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
-lines = results.table_findings(verdicts, mean_tau, scale,
-                               "Both CIFAR settings run on MNIST-1D at this scale, with fewer cells than the paper "
-                               "(see the settings).")
-page.note(" ".join(lines))
+results.show_table_findings(page, mean_tau)
 
 # %% [markdown]
 # ## The paper's claims: verdicts
