@@ -58,10 +58,7 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-import pandas as pd
-
-from flcore.algorithms import get_method
-from flcore.config import grad_evals_per_step
+from flcore.papers.fedgloss.config_tables import fig3_steps
 from flcore.report.page import Page
 
 page = Page.from_parameters("fedgloss-fig-3", globals())
@@ -74,13 +71,7 @@ page = Page.from_parameters("fedgloss-fig-3", globals())
 # the ADMM correction and the server's update of the unperturbed model.
 
 # %%
-rows = []
-for name in ("fedavg", "fedgloss-sgd", "fedgloss-sam", "naivefedgloss"):
-    method = get_method(name)
-    rows.append({"method": name, "parts": " + ".join(method.parts),
-                 "exchanges per round (up / down)": f"{method.uploads_per_round} / {method.downloads_per_round}",
-                 "gradient evaluations per local step": grad_evals_per_step(name)})
-steps = pd.DataFrame(rows)
+steps = fig3_steps()
 page.table(steps, "FedGloSS adds the server-side perturbation (P6) and ADMM (C3, S6) to FedAvg at FedAvg's "
                   "communication; NaiveFedGloSS (P6x) computes the same perturbation with a second exchange.",
            show=steps.set_index("method"))

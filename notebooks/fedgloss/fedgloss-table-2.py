@@ -54,9 +54,9 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from flcore.papers.fedgloss.config_tables import table2_comparison, table2_ours
+from flcore.papers.fedgloss.config_tables import show_table2
 from flcore.report.page import Page
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
 page = Page.from_parameters("fedgloss-table-2", globals())
 
@@ -64,15 +64,7 @@ page = Page.from_parameters("fedgloss-table-2", globals())
 # ## Published beside flcore
 
 # %%
-paper = published("fedgloss-table-2")
-ours = table2_ours()
-table = table2_comparison(paper, ours)
-agree = (table["match"] == "yes").sum()
-only_sam_server = ", ".join(ours.loc[ours["server_opt"] == "Sam", "method"])
-page.table(table, f"The paper's overview of SAM-based methods beside what flcore's registry says of the methods "
-                  f"that implement them: {agree} of {len(table)} rows agree in all four columns; the only method "
-                  f"with SAM on the server is {only_sam_server}.",
-           downloads={"published": paper, "flcore": ours})
+ours = show_table2(page)
 page.note(f"Published values: {source('fedgloss-table-2')['source']}.")
 
 # %% [markdown]

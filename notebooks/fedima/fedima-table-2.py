@@ -61,8 +61,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 from flcore.papers.fedima import results
-from flcore.report.page import Page, verdict_counts
-from flcore.reproduction.published import published, source
+from flcore.report.page import Page
 
 page = Page.from_parameters("fedima-table-2", globals())
 
@@ -79,13 +78,7 @@ runs = page.train()  # with the seeds the verdicts read
 # the claims' verdicts read.
 
 # %%
-paper_values = published("fedima-table-2")
-ours = results.table2_ours(runs)
-faster, ima_cells = results.sooner(ours)
-page.table(ours, f"Rounds to the target; {results.target_text(ours, scale)}. {faster} of our {ima_cells} IMA cells "
-                 "(seed means) reach it sooner than their method without IMA; in the paper every IMA run does.",
-           show=results.layout(paper_values, ours), downloads={"published": paper_values, "ours": ours})
-page.note(f"{results.LEGEND} Published values: {source('fedima-table-2')['source']}.")
+paper_values, ours = results.show_rounds_to_target(page, runs)
 
 # %% [markdown]
 # ## Orderings
@@ -100,10 +93,7 @@ page.table(orderings, results.orderings_caption(orderings))
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
-lines = [f"At the **{scale}** scale {faster} of our {ima_cells} IMA cells reach the target sooner than "
-         f"their method without IMA; {verdict_counts(verdicts)}."]
-page.findings(lines)
+page.findings(results.rounds_findings(ours, page.check_claims(), scale))
 
 # %% [markdown]
 # ## The paper's claims: verdicts
