@@ -240,3 +240,16 @@ def test_improvement_table_shows_each_cells_seed_mean_with_its_spread():
     assert shown.loc[("alpha=0.5", "FedAvg"), "accuracy (ours)"] == results.mean_sd_text(
         float("nan"), float("nan"), float("nan"))
     assert table.loc[("alpha=0.5", "FedAvg"), "note"].startswith(results.NOT_RUN)
+
+
+def test_panel_name_and_best_values():
+    from types import SimpleNamespace
+
+    paper = SimpleNamespace(is_paper=True, name="CIFAR-10")
+    small = SimpleNamespace(is_paper=False, name="MNIST-1D")
+    assert results.panel_name(paper, "CIFAR-10", "paper") == "CIFAR-10-C"
+    assert results.panel_name(small, "CIFAR-100", "small") == "MNIST-1D, CIFAR-100 alphas (small scale)"
+    points = pd.DataFrame({"panel": ["a", "a", "a", "b"], "alpha": [0.0, 0.0, 1.0, 0.0],
+                           "value": [0.01, 0.1, 0.05, 2.0], "accuracy (%)": [30.0, 35.0, 40.0, 20.0]})
+    assert results.best_values(points, "a", [0.0, 1.0, 5.0]) == {0.0: 0.1, 1.0: 0.05}
+    assert results.best_values(points, "b", [0.0]) == {0.0: 2.0}

@@ -111,7 +111,7 @@ class Page:
     A notebook is a header of prose plus a few calls on it::
 
         page = Page.from_parameters("fedsam-fig-3", globals())  # PAGE_STATEMENT
-        runs = page.runs()                # the artifact's runs, trained when missing
+        runs = page.train()               # the artifact's runs, trained when missing, and their status
         ...                               # page.table(...), page.figure(...)
         verdicts = page.check_claims()    # the claims this artifact checks
         page.findings(lines)              # "What we found" (plus the smoke-scale note)

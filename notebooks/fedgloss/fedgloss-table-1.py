@@ -100,15 +100,10 @@ paper["lambda_1"] = pd.to_numeric(paper["lambda_1"], errors="coerce")
 order = list(fa.TABLE1_ALGORITHMS)
 
 
-def wide(frame, index):
-    table = frame.pivot_table(index=index, columns=["algorithm", "eval_data"], values="lambda_1", sort=False)
-    return table.reindex(columns=[(a, e) for a in order for e in fa.EVAL_DATA if (a, e) in table.columns])
-
-
 for dataset in (["CIFAR-10", "CIFAR-100"] if at_paper else ["CIFAR-10", "CIFAR-100"]):
     pub = paper[paper["dataset"] == dataset]
     page.table(pub, f"Published (Table 1, {dataset}): lambda_1 on local and global data of the 5 last-round clients.",
-               show=wide(pub, ["client", "client_class"]))
+               show=fa.lambda_wide(pub, ["client", "client_class"], order))
 ratios = values.pivot_table(index=["algorithm", "client"], columns="eval_data", values="lambda_1").reset_index()
 ratios["global - local"] = ratios["global"] - ratios["local"]
 lowest = values[values["eval_data"] == "global"].loc[
@@ -118,7 +113,8 @@ finding = (f"FedSAM's client models are sharper on the global data than on their
            f"{int((fedsam['global - local'] > 0).sum())} of {len(fedsam)} clients; the lowest lambda_1,g per client: "
            + ", ".join(f"{a} ({n})" for a, n in lowest.items()))
 stand_in = "" if at_paper else f" on MNIST-1D ({scale} scale; our clients' classes are digits)"
-page.table(values, f"Ours{stand_in}: {finding}.", show=wide(values, ["dataset", "client", "paper_class", "our_class"]),
+page.table(values, f"Ours{stand_in}: {finding}.",
+           show=fa.lambda_wide(values, ["dataset", "client", "paper_class", "our_class"], order),
            downloads={"published": paper, "ours": values})
 page.note(f"Published values: {source(page.artifact.id)['source']}.")
 

@@ -58,10 +58,8 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 from flcore.papers.fedgloss import results as gloss
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import format_comparison, ours_accuracy, paper_vs_ours
-from flcore.report.numbers import format_number
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
-from flcore.report.tables import run_here
 from flcore.reproduction.published import source
 
 page = Page.from_parameters("fedgloss-table-7", globals())
@@ -93,16 +91,10 @@ show = format_comparison(comparison, ["block", "algorithm", "consistency / flatn
                          delta=at_paper)
 
 
-def ladder(block):
-    part = run_here(comparison[comparison["block"] == block])
-    names = order["algorithm"][:3] if block == "SAM" else order["algorithm"][3:]
-    firsts = part.drop_duplicates("algorithm").set_index("algorithm")["ours"]
-    return " \u2192 ".join(f"{n} {format_number(firsts.get(n))}" for n in names)
-
-
 stand_in = "" if at_paper else f" (ours: MNIST-1D CNN at the {scale} scale)"
 page.table(comparison, f"Accuracy (%) of the ablation ladder{stand_in}. Ours, first column: SAM clients "
-                       f"{ladder('SAM')}; SGD clients {ladder('SGD')}.",
+                       f"{gloss.ladder_text(comparison, 'SAM', order['algorithm'][:3])}; SGD clients "
+                       f"{gloss.ladder_text(comparison, 'SGD', order['algorithm'][3:])}.",
            show=show, downloads={"published": paper_values, "ours": cells})
 page.note(f"Published values: {source('fedgloss-table-7')['source']}.")
 

@@ -58,6 +58,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 
+from flcore.papers.fedima import analysis as fedima_analysis
 from flcore.papers.fedima import runs as fedima
 from flcore.report.page import Page
 
@@ -100,16 +101,8 @@ page.figure(fig, f"Accuracy without (dashed) and with IMA (solid) as one setting
 page.table(points, "The points of the figure: accuracy (%) without and with IMA and the gain.")
 
 
-def trend(panel):
-    block = gains[gains["panel"] == panel].sort_values("x")
-    if len(block) < 2:
-        return "not measured at this scale"
-    first, last = block.groupby("x")["gain"].mean().iloc[[0, -1]]
-    return f"{first:+.2f} -> {last:+.2f} points from the smallest to the largest value"
-
-
 page.findings(["**What we found.** Gain of IMA along each axis: "
-               + "; ".join(f"{titles[p]}: {trend(p)}" for p in panels)
+               + "; ".join(f"{titles[p]}: {fedima_analysis.gain_trend(gains, p)}" for p in panels)
                + ". The paper: the gain shrinks as alpha grows, grows as participation falls and stays "
                  "about constant over local epochs."])
 

@@ -60,6 +60,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.report.geometry_plots import surface_3d
 from flcore.report.page import Page
 from flcore.reproduction.run_geometry import geometry_settings, random_surface, settings_rows
@@ -89,14 +90,9 @@ for row in runs[runs["status"] == "finished"].to_dict("records"):
                                                                 data_root=data_root)
 
 
-def rise(surface):
-    """Mean train loss over the grid minus the loss at the model (the centre)."""
-    centre = surface.loss[len(surface.xs) // 2, len(surface.ys) // 2]
-    return float(surface.loss.mean() - centre), float(centre)
-
-
-summary = pd.DataFrame([{"algorithm": a, "alpha": alpha, "loss at the model": rise(s)[1],
-                         "mean rise over the grid": rise(s)[0]} for (a, alpha), s in surfaces.items()])
+summary = pd.DataFrame([{"algorithm": a, "alpha": alpha, "loss at the model": fedsam_analysis.loss_rise(s)[1],
+                         "mean rise over the grid": fedsam_analysis.loss_rise(s)[0]}
+                        for (a, alpha), s in surfaces.items()])
 zmax = max(float(s.loss.max()) for s in surfaces.values()) if surfaces else 1.0
 figure = plt.figure(figsize=(13, 10))
 for index, (key, surface) in enumerate(surfaces.items()):

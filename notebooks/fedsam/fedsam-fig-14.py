@@ -102,15 +102,12 @@ for (alpha, surface), ax_row in zip(planes.items(), axes):
 figure.tight_layout()
 
 
-def best(alpha, column):
-    block = values[values["alpha"] == alpha]
-    return block.loc[block[column].idxmin(), "model"] if len(block) else "none"
-
-
 page.figure(figure, f"Planes through the final global models of FedAvg, FedSAM and FedASAM on {data_name}: the lowest "
                     "train loss is "
-                    + ", ".join(f"{best(a, 'train loss')}'s at alpha = {a:g}" for a in planes) + "; the lowest test "
-                    "error " + ", ".join(f"{best(a, 'test error (%)')}'s at alpha = {a:g}" for a in planes) + ".",
+                    + ", ".join(f"{fedsam_analysis.lowest_model(values, a, 'train loss')}'s at alpha = {a:g}"
+                                for a in planes) + "; the lowest test error "
+                    + ", ".join(f"{fedsam_analysis.lowest_model(values, a, 'test error (%)')}'s at alpha = {a:g}"
+                                for a in planes) + ".",
             alt=f"{2 * len(planes)} filled contour plots on {data_name} of the train loss (left) and the test error "
                 "(right) on the plane through the FedAvg, FedSAM and FedASAM global models, one row per alpha; "
                 + "; ".join(f"alpha = {r['alpha']:g}, {r['model']}: train loss {r['train loss']:.3f}, test error "
@@ -126,8 +123,9 @@ page.table(pd.DataFrame(settings_rows(settings)), f"Measurement settings at the 
 # %%
 lines = []
 for alpha in planes:
-    lines.append(f"alpha = {alpha:g}: the lowest test error of the three is {best(alpha, 'test error (%)')}'s "
-                 f"(the paper: ASAM's), the lowest train loss {best(alpha, 'train loss')}'s.")
+    lines.append(f"alpha = {alpha:g}: the lowest test error of the three is "
+                 f"{fedsam_analysis.lowest_model(values, alpha, 'test error (%)')}'s (the paper: ASAM's), the lowest "
+                 f"train loss {fedsam_analysis.lowest_model(values, alpha, 'train loss')}'s.")
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
 page.note(" ".join(lines) or "No finished runs to draw.")

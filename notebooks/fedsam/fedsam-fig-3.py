@@ -60,6 +60,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 
+from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import mean_sd_text, ours_accuracy
 from flcore.report.page import Page
@@ -95,17 +96,6 @@ alphas = fedsam.alphas_for("CIFAR-100", scale)
 panels = [alphas[0], alphas[-1]]
 
 
-def spread(alpha):
-    """Clients' accuracy spread at the last record and mean change between records (points)."""
-    history = client_accuracy_history(run_metrics(normal[normal["alpha"] == alpha], store=store))
-    if history.empty:
-        return None
-    last = history[history["round"] == history["round"].max()]["accuracy"]
-    ordered = history.sort_values("round")
-    swing = ordered.groupby("client")["accuracy"].agg(lambda s: s.diff().abs().mean()).mean()
-    return last.std() * 100, swing * 100
-
-
 figure, axes = plt.subplots(1, 2, figsize=(12, 3.8), sharey=True)
 fallback = []
 for ax, alpha in zip(axes, panels):
@@ -117,7 +107,8 @@ for ax, alpha in zip(axes, panels):
         fallback.append(alpha)
         client_accuracy_final(final_client_accuracy(row["run_dir"], device="cpu", data_root=data_root), ax=ax,
                               title=f"alpha = {alpha:g}: final model only (fallback)")
-swings = {alpha: spread(alpha) for alpha in panels}
+swings = {alpha: fedsam_analysis.client_accuracy_spread(
+    client_accuracy_history(run_metrics(normal[normal["alpha"] == alpha], store=store))) for alpha in panels}
 described = [f"alpha = {a:g}: a client's accuracy changes by {s[1]:.1f} points between records on average"
              for a, s in swings.items() if s is not None]
 page.figure(figure, f"The global FedAvg model's accuracy on each client's data against rounds on {data_name}, "

@@ -73,10 +73,6 @@ page = Page.from_parameters("fedsam-fig-8", globals())
 order = list(results.FIG8_ALGORITHMS)
 
 
-def panel_name(dataset):
-    return f"{dataset}-C" if page.stand_in.is_paper else f"{page.stand_in.name}, {dataset} alphas ({scale} scale)"
-
-
 # %% [markdown]
 # ## The runs
 
@@ -121,12 +117,12 @@ if scores is not None:
         sns.lineplot(data=data, x="alpha ", y="accuracy (%)", hue="algorithm", hue_order=order, style="algorithm",
                      style_order=order, dashes=algorithm_dashes(order), palette=algorithm_palette(order),
                      markers=True, sort=False, ax=ax, legend=ax is axes[0][-1])
-        ax.set_title(panel_name(dataset))
+        ax.set_title(results.panel_name(page.stand_in, dataset, scale))
         ax.set_xlabel("alpha")
     if axes[0][-1].get_legend() is not None:
         sns.move_legend(axes[0][-1], "upper left", bbox_to_anchor=(1, 1))
     figure.tight_layout()
-    described = "; ".join(f"{panel_name(d)} alpha {a:g}: {m} ({v:.1f}%)" for d, a, m, v in
+    described = "; ".join(f"{results.panel_name(page.stand_in, d, scale)} alpha {a:g}: {m} ({v:.1f}%)" for d, a, m, v in
                           best[["dataset", "alpha", "algorithm", "accuracy (%)"]].itertuples(index=False))
     page.figure(figure, f"Mean accuracy over the corruptions at severity 5 against alpha; the best per setting: "
                         f"{described}.",

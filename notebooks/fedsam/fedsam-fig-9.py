@@ -110,13 +110,7 @@ if axes[-1].get_legend() is not None:
 figure.tight_layout()
 
 
-def best_values(panel):
-    data = finished[finished["panel"] == panel]
-    return {a: data.loc[data[data["alpha"] == a]["accuracy (%)"].idxmax(), "value"]
-            for a in results.SWEEP_ALPHAS[scale] if (data["alpha"] == a).any()}
-
-
-bests = {panel: best_values(panel) for panel in "abc"}
+bests = {panel: results.best_values(finished, panel, results.SWEEP_ALPHAS[scale]) for panel in "abc"}
 described = "; ".join(f"{results.PANEL_TITLES[p]} best at " + ", ".join(f"{v:g} (alpha {a:g})" for a, v in b.items())
                       for p, b in bests.items())
 page.figure(figure, f"Mean accuracy of the last 100 rounds against the swept hyper-parameter on {data_name}: "

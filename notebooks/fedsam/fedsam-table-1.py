@@ -72,7 +72,7 @@ from flcore.papers.fedsam import analysis as analysis
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report import format_comparison, paper_vs_ours
 from flcore.report.ordering import ordering_table
-from flcore.report.page import Page, verdict_counts
+from flcore.report.page import Page
 from flcore.reproduction.claims import reference_spread
 from flcore.reproduction.published import published, source
 from flcore.reproduction.run_geometry import geometry_settings, settings_rows
@@ -157,23 +157,7 @@ page.table(orderings, show=orderings.set_index(["quantity", "alpha"]),
 # %%
 verdicts = page.check_claims()
 lam = comparisons["lambda_max"].set_index(["algorithm", "alpha"])["ours"]
-
-
-def value(algorithm, alpha):
-    return lam.get((algorithm, alpha), float("nan"))
-
-
-lines = [f"At the **{scale}** scale, alpha = 0: lambda_max is {value('FedAvg E=1', 0.0):.2f} with FedAvg, "
-         f"{value('FedSAM', 0.0):.2f} with FedSAM and {value('FedASAM', 0.0):.2f} with FedASAM (paper: 93.46, "
-         f"70.29, 30.11). The rankings agree with a mean Kendall's \u03c4 of {mean_tau:.2f}."]
-if len(verdicts) == 1:
-    lines.append(f"The claim this table checks: **{verdicts['verdict'].iloc[0].replace('_', ' ')}**; a tie is decided "
-                 "with the seed-to-seed spread of lambda_max itself, measured on the reference runs.")
-else:
-    counted = verdict_counts(verdicts, at="")
-    lines.append(f"{counted[0].upper()}{counted[1:]}; ties are decided with the seed-to-seed spread of lambda_max "
-                 "itself, measured on the reference runs.")
-page.findings(lines)
+page.findings(analysis.table1_findings(lam, mean_tau, verdicts, scale))
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -53,6 +53,7 @@ from flcore.papers.fedgloss.runs import (
     run_config,
 )
 from flcore.papers.fedsam import runs as fedsam
+from flcore.report.numbers import format_number
 from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
 from flcore.report.plots import accuracy_curves
@@ -849,3 +850,12 @@ def equal_communication(frame) -> dict:
         if ("FedGloSS-SAM", 1.0) in cell and ("NaiveFedGloSS", 0.5) in cell:
             out[(dataset, alpha)] = cell[("FedGloSS-SAM", 1.0)] - cell[("NaiveFedGloSS", 0.5)]
     return out
+
+
+def ladder_text(comparison: pd.DataFrame, block: str, names: Sequence[str]) -> str:
+    """One ablation ladder of Table 7 in our numbers: ``"FedSAM 41.2 → FedDyn+SAM 44.0 → ..."``,
+    the first cell run here of each of ``names`` in the rows of ``block`` (``SAM`` or ``SGD``
+    clients), a missing one printed as the book prints a missing number."""
+    part = run_here(comparison[comparison["block"] == block])
+    firsts = part.drop_duplicates("algorithm").set_index("algorithm")["ours"]
+    return " \u2192 ".join(f"{name} {format_number(firsts.get(name))}" for name in names)

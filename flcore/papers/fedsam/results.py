@@ -845,3 +845,18 @@ register_artifacts(PAPER, {
     "fedsam-fig-9": fig9_runs,
     "fedsam-fig-10": fig10_runs,
 })
+
+
+def panel_name(stand_in, dataset: str, scale: str) -> str:
+    """A panel title of Figures 6 and 8: ``"CIFAR-10-C"`` at the paper scale, else what stands
+    in for ``dataset`` (``stand_in``: the page's :class:`~flcore.reproduction.stand_in.StandIn`)
+    and the scale."""
+    return f"{dataset}-C" if stand_in.is_paper else f"{stand_in.name}, {dataset} alphas ({scale} scale)"
+
+
+def best_values(points: pd.DataFrame, panel: str, alphas: Sequence[float]) -> dict[float, float]:
+    """Per alpha of ``alphas`` that ``panel`` has, the swept ``value`` with the highest
+    ``accuracy (%)`` among the rows of ``points`` (Figure 9)."""
+    data = points[points["panel"] == panel]
+    return {a: data.loc[data[data["alpha"] == a]["accuracy (%)"].idxmax(), "value"]
+            for a in alphas if (data["alpha"] == a).any()}
