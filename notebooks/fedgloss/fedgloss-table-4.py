@@ -69,16 +69,7 @@ page = Page.from_parameters("fedgloss-table-4", globals())
 # ## The published table
 
 # %%
-table = gloss.published_numeric("fedgloss-table-4")
-shown = table.assign(accuracy=[("\u2717 (did not converge)" if a != a else f"{a:.1f} \u00b1 {s:.1f}")
-                               for a, s in zip(table["accuracy"], table["std"])])
-best = table.loc[table["accuracy"].idxmax()]
-fedavg = table.set_index("algorithm").loc["FedAvg", "accuracy"]
-page.table(table, f"MobileNetV2 on Landmarks-User-160k as published: {best['algorithm']} is the most accurate "
-                  f"({best['accuracy']:.1f}%, {best['accuracy'] - fedavg:+.1f} points over FedAvg) at FedAvg's "
-                  "communication per round; SCAFFOLD and FedGAMMA do not converge.",
-           show=shown[["algorithm", "paper_name", "comm_cost", "accuracy"]].set_index("algorithm"),
-           downloads={"published": table})
+table = gloss.show_landmarks(page)
 page.note(f"Published values: {source('fedgloss-table-4')['source']}.")
 
 # %% [markdown]
