@@ -211,3 +211,11 @@ def test_alpha_sweep_means_every_seed_of_an_alpha(monkeypatch):
     assert text.loc[0.0, "accuracy (%)"] == "50.00 \u00b1 10.00 (n = 3)"
     assert text.loc[0.0, "Delta_F"] == "0.400 \u00b1 0.100 (n = 3)"
     assert text.loc[100.0, "accuracy (%)"] == "80.00"
+
+
+def test_best_c_is_the_c_of_the_highest_value_among_the_rows_with_one():
+    block = pd.DataFrame({"c": ["0", "0.5", "adaptive"], "paper": [50.0, 52.5, float("nan")],
+                          "ours": [float("nan"), 40.0, 41.0]})
+    assert cells.best_c(block, "paper") == "0.5"
+    assert cells.best_c(block, "ours") == "adaptive"
+    assert cells.best_c(block.iloc[:0], "ours") == "none"

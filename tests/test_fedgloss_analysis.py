@@ -263,3 +263,17 @@ def test_table_8_and_fig_7_rank_the_seed_means_of_the_methods_that_learn(monkeyp
     assert found == ("CIFAR-10 alpha = 0: FedSAM (2.50 \u00b1 0.50 (n = 3)); "
                      "CIFAR-100 alpha = 0: FedSAM (2.50 \u00b1 0.50 (n = 3))")
     assert not_ranked == " Not ranked, at chance (10 %): CIFAR-10 alpha = 0: FedSpeed; CIFAR-100 alpha = 0: FedSpeed."
+
+
+def test_lambda_wide_orders_the_columns_by_method_then_evaluation_data():
+    values = pd.DataFrame({"client": [1, 1, 1, 1, 2, 2], "algorithm": ["FedSAM", "FedSAM", "FedAvg", "FedAvg",
+                                                                       "FedSAM", "FedAvg"],
+                           "eval_data": ["global", "local", "local", "global", "local", "local"],
+                           "lambda_1": [4.0, 3.0, 2.0, 1.0, 5.0, 6.0]})
+    wide = fa.lambda_wide(values, ["client"])
+    # FedAvg before FedSAM (TABLE1_ALGORITHMS), local before global (EVAL_DATA); FedDyn etc. left out
+    assert list(wide.columns) == [("FedAvg", "local"), ("FedAvg", "global"), ("FedSAM", "local"), ("FedSAM", "global")]
+    assert wide.loc[1].tolist() == [2.0, 1.0, 3.0, 4.0]
+    assert wide.loc[2, ("FedSAM", "local")] == 5.0 and math.isnan(wide.loc[2, ("FedSAM", "global")])
+    assert list(fa.lambda_wide(values, ["client"], order=["FedSAM"]).columns) == [("FedSAM", "local"),
+                                                                                ("FedSAM", "global")]

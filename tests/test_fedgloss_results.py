@@ -310,3 +310,29 @@ def test_fig18_says_which_panels_compare_both_methods():
     assert gloss.fig18_coverage(panels, "small") == ("At the small scale 2 of the 3 panels draw both methods "
                                                      "(CIFAR-10, alpha = 0; CIFAR-100, alpha = 0); CIFAR-10, alpha = "
                                                      "0.05 has one method only.")
+
+
+def test_equal_communication_subtracts_naive_at_half_from_fedgloss_at_all_rounds():
+    frame = pd.DataFrame({
+        "dataset": ["C10"] * 4 + ["C100"] * 2,
+        "alpha": [0.1] * 4 + [0.1] * 2,
+        "algorithm": ["FedGloSS-SAM", "NaiveFedGloSS", "FedGloSS-SAM", "NaiveFedGloSS", "FedGloSS-SAM", "FedGloSS-SAM"],
+        "training_progress": [1.0, 0.5, 0.5, 1.0, 1.0, 0.5],
+        "ours": [70.0, 66.5, 60.0, 72.0, 40.0, 35.0],
+    })
+    # C10: 70.0 - 66.5 (the 50% FedGloSS and 100% Naive values are not read); C100 lacks Naive
+    assert gloss.equal_communication(frame) == {("C10", 0.1): pytest.approx(3.5)}
+
+
+def test_ladder_text_reads_the_first_cell_run_here_of_each_method_in_order():
+    comparison = pd.DataFrame({"block": ["SAM", "SAM", "SAM", "SAM", "SGD"],
+                               "algorithm": ["FedSAM", "FedSAM", "FedDyn+SAM", "FedGloSS-SAM", "FedAvg"],
+                               "ours": [41.25, 99.0, 44.0, float("nan"), 30.0],
+                               "paper": [50.0, 50.0, 55.0, 60.0, 40.0], "note": ["", "", "", "", ""]})
+    # FedSAM's first row (41.25, not 99.0); FedGloSS-SAM without a number prints the book's missing mark
+    text = gloss.ladder_text(comparison, "SAM", ["FedSAM", "FedDyn+SAM", "FedGloSS-SAM"])
+    from flcore.report.numbers import format_number
+
+    assert text == (f"FedSAM {format_number(41.25)} \u2192 FedDyn+SAM {format_number(44.0)} \u2192 FedGloSS-SAM "
+                    f"{format_number(float('nan'))}")
+    assert gloss.ladder_text(comparison, "SGD", ["FedAvg"]) == f"FedAvg {format_number(30.0)}"

@@ -78,3 +78,13 @@ def test_planes_lines_and_decomposition_on_a_recorded_run(tmp_path):
     assert row["heter_bias"] > row["train_bias"] > 0
     curve = analysis.variance_curve(frame)
     assert list(curve["clients averaged"]) == list(range(1, 11))
+
+
+def test_gain_trend_compares_the_mean_gain_at_the_smallest_and_largest_value():
+    import pandas as pd
+
+    gains = pd.DataFrame({"panel": ["alpha", "alpha", "alpha", "epochs"], "x": [1.0, 0.1, 0.1, 5],
+                          "gain": [-0.5, 1.0, 2.0, 0.3]})
+    # alpha: mean at 0.1 is 1.5, at 1.0 is -0.5; one point on epochs is not a trend
+    assert analysis.gain_trend(gains, "alpha") == "+1.50 -> -0.50 points from the smallest to the largest value"
+    assert analysis.gain_trend(gains, "epochs") == "not measured at this scale"

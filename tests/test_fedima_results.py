@@ -271,3 +271,16 @@ def test_distinct_comparisons_count_a_shared_stand_in_comparison_once():
     first = fedima.distinct_comparisons(gains, runs, keys)
     assert list(first.index) == [10, 11, 12, 13, 14]
     assert first.tolist() == [True, False, True, True, False]
+
+
+def test_exponential_beats_none_counts_the_methods_with_both_decays():
+    from flcore.papers.fedima.results import exponential_beats_none
+
+    comparison = pd.DataFrame({
+        "algorithm": ["A", "A", "B", "B", "C", "D", "D"],
+        "client_decay": ["exponential", "none", "exponential", "none", "exponential", "exponential", "none"],
+        "ours": [60.0, 55.0, 50.0, 52.0, 70.0, None, 40.0],
+    })
+    # A beats (60 > 55), B does not (50 < 52), C has no "none" value, D no exponential one
+    assert exponential_beats_none(comparison, "ours") == (1, 2)
+    assert exponential_beats_none(comparison[comparison["client_decay"] == "none"], "ours") == (0, 0)

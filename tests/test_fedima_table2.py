@@ -150,3 +150,38 @@ def fedima_published():
     from flcore.reproduction.published import published
 
     return published("fedima-table-2")
+
+
+class _RecordingPage:
+    def __init__(self, artifact_id, scale):
+        self.artifact_id, self.scale = artifact_id, scale
+        self.tables, self.notes = [], []
+
+    def table(self, frame, caption, downloads=None, show=None):
+        self.tables.append((frame, caption, downloads, show))
+
+    def note(self, text):
+        self.notes.append(text)
+
+
+def test_show_rounds_to_target_captions_the_sooner_count_and_the_findings_repeat_it(table_runs):
+    _, runs = table_runs
+    page = _RecordingPage("fedima-table-2", "small")
+    paper, cells = results.show_rounds_to_target(page, runs)
+    frame, caption, downloads, show = page.tables[0]
+    assert frame is cells and downloads == {"published": paper, "ours": cells}
+    assert show.equals(results.layout(paper, cells))
+    # two of the four IMA cells with a number are sooner (test above)
+    assert "2 of our 4 IMA cells (seed means) reach it sooner" in caption
+    assert page.notes == [f"{results.LEGEND} Published values: "
+                          f"{fedima_published_source()}."]
+    verdicts = pd.DataFrame({"verdict": ["holds", "fails"]})
+    assert results.rounds_findings(cells, verdicts, "small") == [
+        "At the **small** scale 2 of our 4 IMA cells reach the target sooner than their method without IMA; of the 2 "
+        "claims this table checks, 2 are decided at this scale (1 hold, 1 fail)."]
+
+
+def fedima_published_source():
+    from flcore.reproduction.published import source
+
+    return source("fedima-table-2")["source"]

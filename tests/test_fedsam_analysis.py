@@ -203,3 +203,49 @@ def test_table1_ranks_for_flatness_only_the_methods_that_learn():
     below = runs.assign(mean_last_100=[0.06 if a == "FedSAM" else v for a, v in zip(runs["algorithm"],
                                                                                  runs["mean_last_100"])])
     assert fedsam_analysis.lowest_learning(cells, below, 10.0) == ("FedASAM", ["FedSAM"])
+
+
+def test_loss_rise_is_the_mean_over_the_grid_minus_the_centre():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    loss = np.array([[3.0, 3.0, 3.0], [3.0, 1.0, 3.0], [3.0, 3.0, 6.0]])
+    surface = SimpleNamespace(loss=loss, xs=[-1, 0, 1], ys=[-1, 0, 1])
+    rise, centre = fedsam_analysis.loss_rise(surface)
+    assert centre == 1.0 and rise == pytest.approx(28.0 / 9 - 1.0)
+
+
+def test_lowest_model_per_alpha():
+    import pandas as pd
+
+    values = pd.DataFrame({"alpha": [0.0, 0.0, 1.0], "model": ["FedAvg", "FedSAM", "FedAvg"],
+                           "train loss": [0.5, 0.4, 0.9]})
+    assert fedsam_analysis.lowest_model(values, 0.0, "train loss") == "FedSAM"
+    assert fedsam_analysis.lowest_model(values, 1.0, "train loss") == "FedAvg"
+    assert fedsam_analysis.lowest_model(values, 5.0, "train loss") == "none"
+
+
+def test_client_accuracy_spread_by_hand():
+    import pandas as pd
+
+    history = pd.DataFrame({"round": [2, 1, 1, 2, 3, 3], "client": [0, 0, 1, 1, 0, 1],
+                            "accuracy": [0.6, 0.5, 0.2, 0.4, 0.5, 0.8]})
+    spread, swing = fedsam_analysis.client_accuracy_spread(history)
+    # last round (3): 0.5 and 0.8, sample sd 0.2121; client 0 moves 0.1, 0.1 (mean 0.1), client 1
+    # 0.2, 0.4 (mean 0.3): mean swing 0.2
+    assert spread == pytest.approx(0.3 / 2 ** 0.5 * 100) and swing == pytest.approx(20.0)
+    assert fedsam_analysis.client_accuracy_spread(history.iloc[:0]) is None
+
+
+def test_table1_findings_name_the_three_methods_and_the_verdict():
+    import pandas as pd
+
+    lam = pd.Series({("FedAvg E=1", 0.0): 10.0, ("FedSAM", 0.0): 5.5, ("FedASAM", 1.0): 1.0})
+    one = fedsam_analysis.table1_findings(lam, 0.5, pd.DataFrame({"verdict": ["not_run"]}), "small")
+    assert one[0].startswith("At the **small** scale, alpha = 0: lambda_max is 10.00 with FedAvg, 5.50 with FedSAM "
+                             "and nan with FedASAM (paper: 93.46")
+    assert one[0].endswith("mean Kendall's \u03c4 of 0.50.") and one[1].startswith("The claim this table checks: "
+                                                                                  "**not run**")
+    two = fedsam_analysis.table1_findings(lam, 0.5, pd.DataFrame({"verdict": ["holds", "fails"]}), "small")
+    assert two[1].startswith("Of the 2 claims this table checks, 2 are decided (1 hold, 1 fail); ties")

@@ -162,12 +162,34 @@ def test_table_findings_by_scale():
         smoke[1].replace("**smoke**", "**paper**")]
 
 
+def test_show_table_findings_checks_the_claims_and_shows_one_paragraph():
+    verdicts = pd.DataFrame({"verdict": ["holds", "holds", "fails", "not_run"]})
+    page = _RecordingPage("fedsam-table-4", scale="small")
+    page.check_claims = lambda: verdicts
+    assert results.show_table_findings(page, 0.5) is verdicts
+    # the same sentences as table_findings, the stand-in being the tables' with fewer cells
+    assert page.notes == [" ".join(results.table_findings(verdicts, 0.5, "small", results.FEWER_CELLS))]
+    assert page.notes[0].endswith("with fewer cells than the paper (see the settings).")
+
+
+def test_each_comparison_layout_uses_the_key_columns_of_its_table_once():
+    for artifact_id, (rows, columns, layout) in results.COMPARISON_LAYOUT.items():
+        keys = set(results.TABLE_KEYS[artifact_id]) - {"dataset"}
+        assert sorted(rows + columns) == sorted(keys), artifact_id
+        assert layout.endswith("(columns)") and artifact_id in results.ORDERING
+
+
 class _RecordingPage:
     """Keeps what a page function shows instead of displaying it."""
 
-    def __init__(self, artifact_id: str):
+    def __init__(self, artifact_id: str, scale: str = "smoke"):
         self.artifact_id = artifact_id
+        self.scale = scale
         self.shown = []
+        self.notes = []
+
+    def note(self, text):
+        self.notes.append(text)
 
     def table(self, frame, caption, downloads=None, show=None):
         self.shown.append((frame, caption, frame if show is None else show))
@@ -218,3 +240,16 @@ def test_improvement_table_shows_each_cells_seed_mean_with_its_spread():
     assert shown.loc[("alpha=0.5", "FedAvg"), "accuracy (ours)"] == results.mean_sd_text(
         float("nan"), float("nan"), float("nan"))
     assert table.loc[("alpha=0.5", "FedAvg"), "note"].startswith(results.NOT_RUN)
+
+
+def test_panel_name_and_best_values():
+    from types import SimpleNamespace
+
+    paper = SimpleNamespace(is_paper=True, name="CIFAR-10")
+    small = SimpleNamespace(is_paper=False, name="MNIST-1D")
+    assert results.panel_name(paper, "CIFAR-10", "paper") == "CIFAR-10-C"
+    assert results.panel_name(small, "CIFAR-100", "small") == "MNIST-1D, CIFAR-100 alphas (small scale)"
+    points = pd.DataFrame({"panel": ["a", "a", "a", "b"], "alpha": [0.0, 0.0, 1.0, 0.0],
+                           "value": [0.01, 0.1, 0.05, 2.0], "accuracy (%)": [30.0, 35.0, 40.0, 20.0]})
+    assert results.best_values(points, "a", [0.0, 1.0, 5.0]) == {0.0: 0.1, 1.0: 0.05}
+    assert results.best_values(points, "b", [0.0]) == {0.0: 2.0}

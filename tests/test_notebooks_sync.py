@@ -55,12 +55,11 @@ def test_notebook_is_clean_and_parameterised(path: Path):
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
     if path not in TUTORIALS:
         # the page applies the round cap before the notebook trains anything
-        # one page object owns the parameters: the constructor call (one statement) takes them all
-        pages = [c.source.split("Page(", 1)[1].split(")", 1)[0] for c in code if "Page(" in c.source]
-        assert len(pages) == 1 and "max_rounds=max_rounds" in pages[0], pages
-        assert all(f"{name}={name}" in pages[0] for name in REQUIRED_PARAMETERS), pages[0]
+        # one page object owns the parameters: the template's constructor takes them all
+        pages = [c for c in code if "Page(" in c.source or "Page.from_parameters(" in c.source]
+        assert len(pages) == 1 and "Page(" not in pages[0].source, "one page, made by Page.from_parameters"
         assert not any(w in c.source for c in code for w in ("ensure_runs(specs, store=store", "check_claims(scale"))
-        first_page = next(i for i, c in enumerate(code) if "Page(" in c.source)
+        first_page = code.index(pages[0])
         assert not any(w in c.source for c in code[:first_page] for w in ("ensure_runs(", "check_claims("))
     # a cell installs flcore when it is missing (Colab)
     assert any('find_spec("flcore") is None' in c.source for c in code[:2])
@@ -94,3 +93,36 @@ def test_toc_lists_every_artifact_page():
 
     for aid in artifact_ids():
         assert get_artifact(aid).book_path.removesuffix(".ipynb") in files, aid
+
+
+def _template_url() -> str:
+    """The repository URL the install cells hold (one for all: tests/test_publishing.py)."""
+    import nbformat
+
+    first = next(c for c in nbformat.read(ARTIFACT_NOTEBOOKS[0], as_version=4).cells if c.cell_type == "code")
+    return first.source.split("flcore @ git+", 1)[1].split('"', 1)[0]
+
+
+@pytest.mark.parametrize("path", ARTIFACT_NOTEBOOKS, ids=lambda p: p.stem)
+def test_artifact_notebook_starts_with_the_template(path: Path):
+    """The install cell and the page's constructor are the template's text
+    (:data:`flcore.report.page.INSTALL_CELL`, :data:`flcore.report.page.PAGE_STATEMENT`): the
+    first code cell installs flcore, the second is the parameters cell, and a later cell makes the
+    page of the notebook's own artifact from those parameters right after its imports."""
+    import nbformat
+
+    from flcore.report.page import INSTALL_CELL, PAGE_STATEMENT, PARAMETERS
+    from flcore.report.repository import install_requirement
+
+    code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    assert code[0].source == INSTALL_CELL.format(requirement=install_requirement(_template_url()))
+    assert "parameters" in code[1].metadata.get("tags", [])
+    declared = [line.split(" =", 1)[0] for line in code[1].source.splitlines() if " = " in line]
+    assert set(REQUIRED_PARAMETERS) <= set(declared)
+    assert set(declared) - set(PARAMETERS) <= {"split_files"}, declared  # read by name, not by the page
+    made = [c for c in code[2:] if "Page.from_parameters(" in c.source]
+    assert len(made) == 1
+    statements = [line for line in made[0].source.splitlines() if line and not line.startswith((" ", "#"))]
+    imports = [s for s in statements if s.startswith(("import ", "from "))]
+    assert statements[:len(imports)] == imports and "from flcore.report.page import" in "\n".join(imports)
+    assert statements[len(imports)] == PAGE_STATEMENT.format(artifact_id=path.stem)

@@ -12,7 +12,7 @@ import tomllib
 import flcore  # noqa: F401  (registers the papers)
 from flcore.report import page as page_module
 from flcore.report.page import SMOKE_NOTE, Page
-from flcore.reproduction.artifacts import ARTIFACTS, get_artifact, no_runs, register_artifacts
+from flcore.reproduction.artifacts import ARTIFACTS, get_artifact, no_runs, register_artifacts, settings_table
 from flcore.reproduction.inventory import entry
 from flcore.reproduction.paper_registry import get_paper, import_layers, paper_ids
 from flcore.reproduction.paper_yaml import read_yaml
@@ -109,6 +109,97 @@ def test_the_findings_end_with_the_smoke_note_at_the_smoke_scale_only(monkeypatc
         assert texts == [f"One. Two. {SMOKE_NOTE}", f"One.\n\n{SMOKE_NOTE}"]
     else:
         assert texts == ["One. Two.", "One."]
+    # nothing found: the smoke note alone at the smoke scale, else the text for that case
+    page.findings([], empty="Nothing to draw.")
+    assert shown[-1].data == (SMOKE_NOTE if scale == "smoke" else "Nothing to draw.")
+
+
+def test_the_page_from_a_notebooks_parameters_takes_them_by_name_and_sets_the_style(monkeypatch):
+    import pandas as pd
+
+    styled = []
+    monkeypatch.setattr(page_module, "set_style", lambda: styled.append(True))
+    namespace = {"scale": "small", "device": "cpu", "seeds": [3, 4], "store": "/s", "workers": 2,
+                 "data_root": "d", "download": False, "max_rounds": None, "split_files": None, "pd": pd}
+    page = Page.from_parameters("fedsam-table-2", namespace)
+    assert styled == [True] and page.artifact_id == "fedsam-table-2" and page.artifact.id == "fedsam-table-2"
+    assert (page.scale, page.device, page.seeds, page.store, page.workers, page.data_root, page.download) == (
+        "small", "cpu", [3, 4], "/s", 2, "d", False)
+    # a config page declares no workers, data folder or download: the page's defaults stand
+    page = Page.from_parameters("fedsam-table-9", {"scale": "smoke", "device": "auto", "seeds": [0], "store": None,
+                                                   "max_rounds": None})
+    assert (page.workers, page.data_root, page.download, page.seeds) == (None, None, None, [0])
+
+
+def test_the_page_shows_notes_run_status_and_settings_with_their_captions(monkeypatch):
+    import pandas as pd
+
+    page, _, shown = _page(monkeypatch, "small")
+    page.note("**Bold** text.")
+    assert shown[0].data == "**Bold** text." and page.tables == 0
+    runs = pd.DataFrame({"status": ["finished", "finished", "pending"], "run_id": ["a", "a", None]})
+    table = page.run_status(runs)
+    # two cells share run "a": 2 distinct runs, 3 cells; the caption names the artifact's kind
+    assert table.to_dict("list") == {"status": ["finished", "pending"], "runs": [1, 1], "cells": [2, 1]}
+    assert shown[1].data.startswith("**Table 1.** ") and page.artifact.kind in shown[1].data
+    specs = get_artifact("fedsam-table-2").runs("smoke", [0])
+    settings = page.settings("the rows'", by=("algorithm",), specs=specs)
+    common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
+    assert common and len(settings) == len({s.labels["algorithm"] for s in specs})
+    assert [obj.data for obj in shown if str(getattr(obj, "data", "")).startswith("**Table 2.**")] == [
+        f"**Table 2.** What differs between the rows' runs; every run shares {common}."]
+    # without specs: the page's own (the artifact's runs at its scale and seeds)
+    assert page.settings("the rows'", by=("algorithm",)).equals(
+        settings_table(page.specs(), by=("algorithm",), grid=("alpha", "per_round", "seed")))
+
+
+def test_train_shows_the_status_of_the_pages_runs_and_returns_them(monkeypatch):
+    import pandas as pd
+
+    page, calls, shown = _page(monkeypatch, "small")
+    runs = pd.DataFrame({"status": ["finished", "pending"], "run_id": ["a", "b"]})
+    monkeypatch.setattr(page_module, "ensure_runs", lambda specs, **kw: calls.append(list(specs)) or runs)
+    assert page.train() is runs
+    assert [s.run_id() for s in calls[0]] == [s.run_id() for s in page.specs()]
+    assert shown[0].data.startswith("**Table 1.** ") and page.tables == 1
+
+
+def test_runs_table_counts_the_finished_runs_in_its_caption(monkeypatch):
+    import pandas as pd
+
+    page, _, shown = _page(monkeypatch, "small")
+    runs = pd.DataFrame({"algorithm": ["A", "A", "B"], "alpha": [0.0, 0.0, 1.0],
+                         "status": ["finished", "finished", "pending"], "run_id": ["a", "b", "c"]})
+    table = page.runs_table(runs, ["algorithm", "status"], "Runs: {finished} of {total} finished.")
+    assert len(table) == 3 and list(table.columns) == ["algorithm", "status"]
+    assert shown[0].data == "**Table 1.** Runs: 2 of 3 finished."
+    # one row per distinct (algorithm, alpha); the counts are still of every run
+    table = page.runs_table(runs, ["algorithm", "run_id"], "{finished} finished of {total}.", distinct=["algorithm"])
+    assert table["run_id"].tolist() == ["a", "c"]
+    assert [obj.data for obj in shown if str(getattr(obj, "data", "")).startswith("**Table 2.**")] == [
+        "**Table 2.** 2 finished of 3."]
+
+
+def test_the_analysis_device_is_the_pages_device_resolved(monkeypatch):
+    page, _, _ = _page(monkeypatch, "small")
+    assert page.analysis_device == "cpu"
+    page.device = "auto"
+    assert page.analysis_device in ("cpu", "cuda")
+
+
+def test_show_claims_checks_the_claims_when_the_page_has_not(monkeypatch):
+    page, _, shown = _page(monkeypatch, "smoke")
+    checked = []
+
+    def check_claims():
+        checked.append(True)
+        page.claim_results = []
+
+    monkeypatch.setattr(page, "check_claims", check_claims)
+    monkeypatch.setattr(page_module, "claims_markdown", lambda results, scale: f"{len(results)} claims at {scale}")
+    page.show_claims()
+    page.show_claims()  # checked once: the second call shows the verdicts kept
+    assert checked == [True] and [obj.data for obj in shown] == ["0 claims at smoke"] * 2
 
 
 def _papers_imported(text: str, papers: set[str]) -> set[str]:

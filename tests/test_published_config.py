@@ -84,6 +84,39 @@ def test_transmissions_are_the_recipes_counts():
     assert ours.loc["FedSMOO"].tolist() == ours.loc["FedGAMMA"].tolist() == [2, 2, 4]
 
 
+def test_the_schematic_methods_take_two_gradient_evaluations_and_differ_in_what_they_send():
+    from flcore.papers.fedgf.method_costs import schematic_methods, transmissions_ours
+
+    table = schematic_methods().set_index("method")
+    assert list(table.index) == ["MoFedSAM", "FedSMOO", "FedGF"]
+    assert table["gradient evaluations per step"].tolist() == [2, 2, 2]  # the SAM ascent and the descent
+    # the same totals as Table 3's: momentum / perturbed model down (3), perturbation both ways (4)
+    assert table["transmissions per round"].tolist() == transmissions_ours(list(table.index))["total"].tolist() == [
+        3, 4, 3]
+    one = schematic_methods({"plain": "fedavg"})
+    assert one.loc[0, "flcore method"] == "fedavg" and one.loc[0, "transmissions per round"] == 2
+
+
+class _RecordingPage:
+    def __init__(self, artifact_id):
+        self.artifact_id = artifact_id
+        self.tables = []
+
+    def table(self, frame, caption, downloads=None, show=None):
+        self.tables.append((frame, caption, downloads))
+
+
+def test_show_transmissions_counts_the_agreeing_methods_in_its_caption():
+    from flcore.papers.fedgf.method_costs import show_transmissions
+
+    page = _RecordingPage("fedgf-table-3")
+    table = show_transmissions(page)
+    frame, caption, downloads = page.tables[0]
+    assert frame is table and set(downloads) == {"published", "flcore"}
+    assert f"{(table['match'] == 'yes').sum()} of {len(table)} methods agree" in caption
+    assert len(table) == len(downloads["published"]) == len(downloads["flcore"])
+
+
 def test_client_memory_counts_model_sized_state_and_extra_downloads():
     from flcore.reproduction.method_costs import client_memory
 
@@ -308,3 +341,75 @@ def test_dataset_statistics_counts_what_the_loader_returns(tmp_path):
     missing = dataset_statistics(["CIFAR100"], root=str(tmp_path / "nowhere"))
     assert compare_statistics(published("fedlesam-table-6").iloc[1:2].reset_index(drop=True),
                               missing)["match"].item().startswith("not checked")
+
+
+def test_fedima_table5_caption_counts_by_hand():
+    from flcore.papers.fedima.config_tables import table5_caption
+
+    paper = pd.DataFrame({"value": ["0.01", "", "0.1", "0.9"]})
+    table = pd.DataFrame({"method": ["FedProx", "FedProx", "FedDyn", "FedAvgM"],
+                          "hyperparameter": ["mu", "none", "alpha", "beta"],
+                          "value (paper)": ["0.01", "", "0.1", "0.9"], "value (flcore)": ["0.01", "-", "0.01", "0.9"],
+                          "match": ["yes", "paper value lost", "no: value", "yes"]})
+    assert table5_caption(paper, table) == (
+        "The baselines' hyper-parameters, the paper's beside flcore's paper preset: 2 of 3 readable values agree "
+        "(FedProx, FedAvgM exactly); FedDyn alpha (0.1 in the paper, 0.01 in flcore) differ; 1 values were lost "
+        "in the text.")
+
+
+def test_fedima_table7_caption_counts_by_hand():
+    from flcore.papers.fedima.config_tables import table7_caption
+
+    table = pd.DataFrame({"setting": ["a", "b", "c"], "rounds (paper)": ["200", "100", "100"],
+                          "rounds (flcore)": ["200", "100", None], "ima_start (paper)": ["150", "75", "75"],
+                          "ima_start (flcore)": ["150", "75", None],
+                          "match": ["yes", "no: rounds", "not in flcore"]})
+    assert table7_caption(table) == (
+        "The test experiments' settings beside what flcore's FedAvg+IMA result runs use: ima_start agree in every "
+        "setting flcore has (both start IMA at 0.75 T); rounds differ; 1 of 3 settings use a data set flcore does "
+        "not have.")
+    table.loc[0, "ima_start (flcore)"] = "100"
+    assert "(both start" not in table7_caption(table)
+
+
+def test_fedima_show_tables_5_and_7_give_the_published_and_flcore_downloads():
+    from flcore.papers.fedima.config_tables import show_table5, show_table7, table5_caption, table7_caption
+
+    for show, artifact_id in ((show_table5, "fedima-table-5"), (show_table7, "fedima-table-7")):
+        page = _RecordingPage(artifact_id)
+        table = show(page)
+        frame, caption, downloads = page.tables[0]
+        assert frame is table and set(downloads) == {"published", "flcore"}
+        assert caption == (table5_caption(downloads["published"], table) if artifact_id.endswith("5")
+                           else table7_caption(table))
+
+
+def test_fedlesam_statistics_caption_counts_by_hand():
+    from flcore.papers.fedlesam.config_tables import statistics_caption
+
+    table = pd.DataFrame({"dataset": ["CIFAR10", "CIFAR100", "OfficeHome", "DomainNet"],
+                          "match": ["yes", "not checked: no CIFAR files", "not in flcore", "not in flcore"]})
+    assert statistics_caption(table, "d") == (
+        "The data sets' statistics, the paper's beside what flcore's loader holds: 1 of the 1 data sets flcore "
+        "loaded agree in images, classes and domains; 1 not checked (no CIFAR files under `d`); 2 of 4 "
+        "(OfficeHome, DomainNet) are not in flcore.")
+    none_loaded = table.assign(match=["not checked: x", "not checked: x", "not in flcore", "not in flcore"])
+    assert "no row is checked; 2 of 4" in statistics_caption(none_loaded)
+
+
+def test_fedlesam_show_statistics_and_relative_costs_caption_what_they_show(tmp_path):
+    from flcore.papers.fedlesam.config_tables import TABLE3_NEEDS, show_statistics, statistics_caption
+    from flcore.papers.fedlesam.method_costs import show_relative_costs
+
+    page = _RecordingPage("fedlesam-table-6")
+    table = show_statistics(page, root=str(tmp_path))  # no CIFAR files there: nothing is checked
+    frame, caption, downloads = page.tables[0]
+    assert frame is table and caption == statistics_caption(table, str(tmp_path))
+    assert not table["match"].str.startswith("yes").any() and set(downloads) == {"published", "flcore"}
+    page = _RecordingPage("fedlesam-table-7")
+    table = show_relative_costs(page)
+    caption = page.tables[0][1]
+    differ = table.loc[table["match"] != "yes", "algorithm"]
+    assert f"{len(table) - len(differ)} of {len(table)} methods agree; {', '.join(differ)} communicate less" in caption
+    assert TABLE3_NEEDS["item"].tolist() == ["data", "model", "clients", "training"]
+    assert TABLE3_NEEDS["available here"].str.startswith("no:").sum() == 2  # data and model: offline

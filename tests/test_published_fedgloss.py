@@ -178,3 +178,38 @@ def test_fedsam_table9_published_values_are_the_papers():
                 assert set(tokens) & _thousands(row[column]), (row["dataset"], column)
         if str(row["size_imbalance"]) != "":
             assert marks[row["size_imbalance"]] in tokens, row["dataset"]
+
+
+class _RecordingPage:
+    def __init__(self, artifact_id):
+        self.artifact_id = artifact_id
+        self.tables = []
+
+    def table(self, frame, caption, downloads=None, show=None):
+        self.tables.append((frame, caption, downloads, show))
+
+
+def test_fig3_steps_are_the_registrys_costs():
+    steps = cfgtables.fig3_steps().set_index("method")
+    assert list(steps.index) == list(cfgtables.FIG3_METHODS)
+    # FedGloSS talks like FedAvg (one model each way); NaiveFedGloSS adds a second exchange
+    assert steps.loc["fedavg", "exchanges per round (up / down)"] == "1 / 1"
+    assert steps.loc["fedgloss-sgd", "exchanges per round (up / down)"] == "1 / 1"
+    assert steps.loc["fedgloss-sam", "gradient evaluations per local step"] == 2
+    assert steps.loc["fedgloss-sgd", "gradient evaluations per local step"] == 1
+    assert steps.loc["naivefedgloss", "exchanges per round (up / down)"] != "1 / 1"
+
+
+def test_show_table2_and_table13_caption_what_their_tables_hold():
+    page = _RecordingPage("fedgloss-table-2")
+    ours = cfgtables.show_table2(page)
+    table, caption, downloads, _ = page.tables[0]
+    assert downloads["flcore"] is ours and f"{(table['match'] == 'yes').sum()} of {len(table)} rows agree" in caption
+    assert caption.endswith(f"SAM on the server is {', '.join(ours.loc[ours['server_opt'] == 'Sam', 'method'])}.")
+    page = _RecordingPage("fedgloss-table-13")
+    paper, outside = cfgtables.show_table13(page)
+    ours = page.tables[0][2]["flcore"]
+    checked = ours["match"].isin(["in grid", "not in grid"]).sum()
+    assert (outside["match"] == "not in grid").all()
+    assert f"{checked - len(outside)} of the {checked} CNN cells" in page.tables[0][1]
+    assert page.tables[0][2]["published"] is paper

@@ -223,3 +223,24 @@ def test_claims_published_numbers_match_the_tables():
                 assert math.isclose(rows[column].iloc[0], number), (claim.id, cell, number)
                 checked += 1
     assert checked >= 40
+
+
+def test_landmarks_table_prints_the_published_cells_and_names_the_best():
+    assert gloss.landmarks_accuracy_text(63.21, 0.44) == "63.2 \u00b1 0.4"
+    assert gloss.landmarks_accuracy_text(float("nan"), float("nan")) == "\u2717 (did not converge)"
+    shown = []
+
+    class Page:
+        artifact_id = "fedgloss-table-4"
+
+        def table(self, frame, caption, downloads=None, show=None):
+            shown.append((frame, caption, show))
+
+    table = gloss.show_landmarks(Page())
+    frame, caption, show = shown[0]
+    best = table.loc[table["accuracy"].idxmax()]
+    fedavg = float(table.loc[table["algorithm"] == "FedAvg", "accuracy"].iloc[0])
+    assert f"{best['algorithm']} is the most accurate ({best['accuracy']:.1f}%, " \
+           f"{best['accuracy'] - fedavg:+.1f} points over FedAvg)" in caption
+    # the runs without a number print as not converged, the others as mean ± sd
+    assert (show["accuracy"] == "\u2717 (did not converge)").sum() == table["accuracy"].isna().sum() >= 2

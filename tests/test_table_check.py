@@ -92,6 +92,12 @@ def test_every_page_that_shows_a_claims_cell_reads_the_seeds_its_verdict_reads(s
         assert more <= _pages_reading_the_claims_seeds()
 
 
+def test_a_notebook_reads_the_claims_seeds_through_the_pages_runs():
+    assert table_check.code_reads_claim_seeds("runs = page.runs()")
+    assert table_check.code_reads_claim_seeds('runs = page.train("figure")')
+    assert not table_check.code_reads_claim_seeds("runs = ensure_runs(page.artifact.runs(scale, seeds))")
+
+
 def _pages_reading_the_claims_seeds() -> set[str]:
     return {a for a in artifact_ids() if table_check.reads_claim_seeds(get_artifact(a))}
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from flcore.config import DATASET_LABELS
+from flcore.devices import resolve_device
 from flcore.report.escaping import link_text, page_text
 from flcore.report.numbers import csv_frame, display_frame
 from flcore.report.run_settings import (
@@ -28,8 +29,10 @@ from flcore.report.run_settings import (
     seeds_text,
     span,
 )
+from flcore.report.run_status import show_run_status
 from flcore.report.settling_figure import settling_svg
-from flcore.reproduction.artifacts import get_artifact
+from flcore.report.style import set_style
+from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.claims import (
     CAPPED_PREFIX,
     CAPPED_REASON,
@@ -80,6 +83,25 @@ CAPPED_BANNER_KEY = "flcore-capped-banner"
 #: Artifact classes whose pages train nothing, so a round cap changes nothing on them.
 UNTRAINED_CLASSES = ("config", "heavy", "schematic")
 
+#: The notebook parameters a :class:`Page` takes, by the names of the cell tagged
+#: ``parameters`` (``flcore reproduce`` injects them by these names; a page that reads no
+#: data declares only some: :meth:`Page.from_parameters` takes those it finds).
+PARAMETERS = ("scale", "device", "seeds", "store", "workers", "data_root", "download", "max_rounds")
+
+#: Every artifact notebook's first code cell, ``{requirement}`` being
+#: :func:`flcore.report.repository.install_requirement` of the repository URL: it installs
+#: flcore when it is missing (Colab), so it cannot import flcore itself.
+INSTALL_CELL = """import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("flcore") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "{requirement}"])"""
+
+#: The statement that makes every artifact notebook's page from its parameters (the first
+#: statement after the imports of the cell that follows the parameters cell).
+PAGE_STATEMENT = 'page = Page.from_parameters("{artifact_id}", globals())'
+
 
 class Page:
     """One artifact page: it owns the notebook's parameters (scale, seeds, store, device,
@@ -88,9 +110,8 @@ class Page:
 
     A notebook is a header of prose plus a few calls on it::
 
-        page = Page("fedsam-fig-3", scale=scale, seeds=seeds, store=store, device=device,
-                    workers=workers, data_root=data_root, download=download, max_rounds=max_rounds)
-        runs = page.runs()                # the artifact's runs, trained when missing
+        page = Page.from_parameters("fedsam-fig-3", globals())  # PAGE_STATEMENT
+        runs = page.train()               # the artifact's runs, trained when missing, and their status
         ...                               # page.table(...), page.figure(...)
         verdicts = page.check_claims()    # the claims this artifact checks
         page.findings(lines)              # "What we found" (plus the smoke-scale note)
@@ -123,6 +144,20 @@ class Page:
 
             _display(Markdown(capped_banner(max_rounds)), metadata={CAPPED_BANNER_KEY: True})
 
+    @classmethod
+    def from_parameters(cls, artifact_id: str, namespace: dict) -> Page:
+        """The page of ``artifact_id`` made from the notebook's parameters: the names of
+        :data:`PARAMETERS` that ``namespace`` (the notebook's ``globals()``) holds, the others
+        left at their defaults. It applies the book's style first
+        (:func:`flcore.report.style.set_style`), so every page draws and prints alike."""
+        set_style()
+        return cls(artifact_id, **{name: namespace[name] for name in PARAMETERS if name in namespace})
+
+    @property
+    def artifact(self):
+        """The page's artifact (:func:`flcore.reproduction.artifacts.get_artifact`)."""
+        return get_artifact(self.artifact_id)
+
     @property
     def stand_in(self) -> StandIn:
         """What the page's runs train for the paper's data sets at its scale: their names on
@@ -144,13 +179,60 @@ class Page:
         return ensure_runs(specs, store=self.store, device=self.device, workers=self.workers,
                            data_root=self.data_root, download=self.download)
 
-    def findings(self, lines: Sequence[str], sep: str = " ") -> None:
+    def train(self, what: str | None = None) -> pd.DataFrame:
+        """The page's runs (:meth:`runs` of :meth:`specs`, trained when missing) after the
+        table of their status (:meth:`run_status`; ``what`` the page makes); returns the runs."""
+        runs = self.runs()
+        self.run_status(runs, what)
+        return runs
+
+    def runs_table(self, runs: pd.DataFrame, columns: Sequence[str], caption: str,
+                   distinct: Sequence[str] | None = None) -> pd.DataFrame:
+        """Show the ``columns`` of ``runs`` (the first row of each ``distinct`` group when given)
+        under ``caption``, in which ``{finished}`` and ``{total}`` become the number of finished
+        runs and of all ``runs``; returns the table shown."""
+        finished = int((runs["status"] == "finished").sum())
+        shown = (runs.drop_duplicates(list(distinct)) if distinct else runs)[list(columns)]
+        self.table(shown, caption.replace("{finished}", str(finished)).replace("{total}", str(len(runs))))
+        return shown
+
+    @property
+    def analysis_device(self) -> str:
+        """The device the page's analyses of trained models run on: its ``device`` parameter
+        resolved (:func:`flcore.devices.resolve_device`; ``auto``: CUDA when there is one)."""
+        return str(resolve_device(self.device))
+
+    def note(self, text: str) -> None:
+        """Show ``text`` (Markdown) on the page, as it is."""
+        from IPython.display import Markdown
+
+        _display(Markdown(text))
+
+    def run_status(self, runs: pd.DataFrame, what: str | None = None) -> pd.DataFrame:
+        """The table of ``runs``' distinct runs per status under its caption
+        (:func:`flcore.report.run_status.show_run_status`; ``what`` the page makes, default
+        the artifact's kind); returns the table."""
+        return show_run_status(self, runs, self.scale, self.artifact.kind if what is None else what)
+
+    def settings(self, whose: str, by: Sequence[str] = ("algorithm",),
+                 grid: Sequence[str] = ("alpha", "per_round", "seed"), specs: Sequence | None = None) -> pd.DataFrame:
+        """The table of what differs between the runs of ``specs`` (default: :meth:`specs`), one
+        row per ``by`` group (:func:`flcore.reproduction.artifacts.settings_table`), captioned
+        "What differs between ``whose`` runs; every run shares ..." with the settings common to
+        all; returns it."""
+        settings = settings_table(self.specs() if specs is None else specs, by=by, grid=grid)
+        common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
+        self.table(settings, f"What differs between {whose} runs; every run shares {common}.")
+        return settings
+
+    def findings(self, lines: Sequence[str], sep: str = " ", empty: str = "") -> None:
         """Show the "What we found" sentences ``lines`` joined by ``sep``, ending at the
-        ``smoke`` scale with :data:`SMOKE_NOTE` (the smoke scale proves the code path only)."""
+        ``smoke`` scale with :data:`SMOKE_NOTE` (the smoke scale proves the code path only);
+        ``empty`` when there is nothing to say."""
         from IPython.display import Markdown
 
         shown = list(lines) + ([SMOKE_NOTE] if self.scale == "smoke" else [])
-        _display(Markdown(sep.join(shown)))
+        _display(Markdown(sep.join(shown) or empty))
 
     def table(self, frame: pd.DataFrame, caption: str, downloads: dict[str, pd.DataFrame] | None = None,
               show: pd.DataFrame | None = None) -> None:
@@ -205,9 +287,12 @@ class Page:
                                                           "source", "scale", "spread", "reason"])
 
     def show_claims(self) -> None:
-        """The claims' verdicts as a table (call :meth:`check_claims` first); a result or
-        analysis page ends with it."""
+        """The claims' verdicts as a table (checked by :meth:`check_claims` with its defaults
+        when the page has not checked them yet); a result or analysis page ends with it."""
         from IPython.display import Markdown
+
+        if not hasattr(self, "claim_results"):
+            self.check_claims()
 
         _display(Markdown(claims_markdown(self.claim_results, self.scale)))
 

@@ -40,9 +40,9 @@ from flcore.reproduction.claims import (
 #: Decimals the pages print a cell's mean and a gap with (:func:`flcore.report.tables.format_comparison`).
 PRINTED_DIGITS = 2
 #: What in a notebook's code says its tables read the claims' seeds: the page's own runs
-#: (``page.runs()`` or ``page.specs()``: :meth:`flcore.report.page.Page.specs` adds them), or
+#: (``page.runs()``, ``page.train()`` or ``page.specs()``: :meth:`flcore.report.page.Page.specs` adds them), or
 #: the claims' seeds added by hand.
-READS_CLAIM_SEEDS = ("page.runs()", "page.specs()", "with_claim_seeds(")
+READS_CLAIM_SEEDS = ("page.runs()", "page.train(", "page.specs()", "with_claim_seeds(")
 # The repository root (holds notebooks/); not documented: its value is this machine's path.
 ROOT = Path(__file__).resolve().parents[2]
 

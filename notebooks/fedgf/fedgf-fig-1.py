@@ -41,8 +41,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -56,15 +55,11 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 from flcore.papers.fedgf import results as fc
-from flcore.report import algorithm_color, set_style
+from flcore.report import algorithm_color
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact("fedgf-fig-1")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgf-fig-1", globals())
 
 # %% [markdown]
 # ## The runs and their flatness discrepancy

@@ -42,8 +42,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -56,17 +55,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgf import analysis as fedgf_analysis
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact("fedgf-fig-2")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgf-fig-2", globals())
 METHOD = "FedSAM"
 
 # %% [markdown]
@@ -80,8 +72,7 @@ rises = fedgf_analysis.show_loss_surfaces(page, runs, scale, METHOD)
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
-display(Markdown(" ".join(fedgf_analysis.surface_findings(rises, scale, METHOD))))
+page.note(" ".join(fedgf_analysis.surface_findings(rises, scale, METHOD)))
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -46,8 +46,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -57,26 +56,15 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-import pandas as pd
-
-from flcore.algorithms import get_method
-from flcore.config import grad_evals_per_step
+from flcore.papers.fedgf.method_costs import schematic_methods
 from flcore.report.page import Page
 
-page = Page("fedgf-fig-3", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedgf-fig-3", globals())
 
 # %% [markdown]
 # ## The methods the figure depicts, as flcore runs them
 
 # %%
-rows = []
-for label, name in {"MoFedSAM": "mofedsam", "FedSMOO": "fedsmoo-noreg", "FedGF": "fedgf"}.items():
-    method = get_method(name)
-    rows.append({"method": label, "flcore method": name, "parts": " + ".join(method.parts),
-                 "gradient evaluations per step": grad_evals_per_step(name),
-                 "transmissions per round": method.uploads_per_round + method.downloads_per_round,
-                 "what it does": method.summary})
-table = pd.DataFrame(rows)
-page.table(table, "The three methods of the schematic in flcore's registry: each takes two gradient evaluations per "
+page.table(schematic_methods(), "The three methods of the schematic in flcore's registry: each takes two gradient evaluations per "
                   "local step (the SAM ascent and the descent at the perturbed point); they differ in where the "
                   "perturbation points (parts P*) and what corrects the update (parts C*).")

@@ -42,8 +42,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -61,14 +60,10 @@ import pandas as pd
 
 from flcore.papers.fedgf import runs as fedgf
 from flcore.papers.fedgf.analysis import perturbation_losses, settings_for
-from flcore.report import algorithm_color, set_style
+from flcore.report import algorithm_color
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact("fedgf-fig-5")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgf-fig-5", globals())
 magnitudes = [0.0, 0.005, 0.01, 0.02, 0.03, 0.05] if scale != "smoke" else [0.0, 0.01, 0.05]
 
 # %% [markdown]
@@ -119,7 +114,6 @@ page.figure(fig, f"Loss against perturbation magnitude on {data_name}. Non-IID, 
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale, in the non-IID case, the loss rises least over the magnitudes drawn for "
          + ", then ".join(non_iid.index) + "." if len(non_iid) else "No finished run to draw."]
 lines.append("The paper gives curves only, so the page compares which curves are flatter and lower.")

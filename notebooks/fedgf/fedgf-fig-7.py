@@ -44,8 +44,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -60,21 +59,16 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.runner import run_metrics
 
-set_style()
-artifact = get_artifact("fedgf-fig-7")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgf-fig-7", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = page.artifact.runs(scale, seeds)
 runs = page.runs(specs)
 metrics = run_metrics(runs, store=store)
 metrics = metrics.dropna(subset=["fedgf_c"]) if "fedgf_c" in metrics else metrics.iloc[0:0]
@@ -116,7 +110,6 @@ page.figure(fig, f"FedGF's c (left) and D^r (right) against rounds on {data_name
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
 monotone = list(order.index) == sorted(order.index)
 lines = [f"At the **{scale}** scale the mean c {'decreases' if monotone else 'does not decrease'} as alpha grows "
          f"(the paper's picture: larger c for more heterogeneous splits). The paper gives curves only."]

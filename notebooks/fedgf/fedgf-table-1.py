@@ -48,8 +48,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -63,38 +62,28 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedgf import runs as fedgf
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import ours_accuracy, paper_vs_ours, set_style
+from flcore.report import ours_accuracy, paper_vs_ours
 from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, ranking_findings
-from flcore.report.run_status import show_run_status
 from flcore.report.tables import show_accuracy_tables
-from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import published
 
-set_style()
-artifact = get_artifact("fedgf-table-1")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgf-table-1", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %% [markdown]
 # ## Settings used
 
 # %%
-settings = settings_table(specs, by=("dataset", "algorithm"))
-common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
-page.table(settings, f"What differs between the algorithms' runs; every run shares {common}.")
+settings = page.settings("the algorithms'", by=("dataset", "algorithm"))
 
 # %% [markdown]
 # ## Published beside ours
@@ -133,7 +122,7 @@ verdicts = page.check_claims()
 lines = ranking_findings(verdicts, mean_tau, scale, "Both CIFAR settings run on MNIST-1D at this scale, so their "
                          "alpha = 0 cells are the same runs; FedAvgM, FedProx, SCAFFOLD and FedGAMMA run at the paper "
                          "scale only.")
-display(Markdown(" ".join(lines)))
+page.note(" ".join(lines))
 
 # %% [markdown]
 # ## The paper's claims: verdicts

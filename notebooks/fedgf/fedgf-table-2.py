@@ -48,8 +48,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -62,22 +61,16 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.config import chance_accuracy
 from flcore.papers.fedgf import results as fc
 from flcore.papers.fedgf.analysis import LPF_SIGMA, settings_for
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import format_comparison, set_style
+from flcore.report import format_comparison
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
 
-set_style()
-artifact = get_artifact("fedgf-table-2")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgf-table-2", globals())
 
 # %% [markdown]
 # ## The runs and their analysis
@@ -117,7 +110,7 @@ page.table(comparison, show=format_comparison(comparison, ["alpha", "algorithm"]
                    f"{fc.flattest_learning(non_iid, 'lpf', 'ours', at_chance)}."
                    + fc.at_chance_text(at_chance, chance),
            downloads={"published": paper_values, "ours": ours})
-display(Markdown(f"Published values: {source('fedgf-table-2')['source']}."))
+page.note(f"Published values: {source('fedgf-table-2')['source']}.")
 
 # %% [markdown]
 # ## Orderings

@@ -41,8 +41,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -52,27 +51,18 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
-from flcore.papers.fedgf.method_costs import FEDGF_METHODS, transmissions_ours
-from flcore.report import compare_settings
+from flcore.papers.fedgf.method_costs import FEDGF_METHODS, show_transmissions
 from flcore.report.page import Page
 from flcore.reproduction.method_costs import methods_behind
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
-page = Page("fedgf-table-3", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedgf-table-3", globals())
 
 # %% [markdown]
 # ## Published beside flcore
 
 # %%
-paper = published("fedgf-table-3")
-ours = transmissions_ours(list(paper["algorithm"]))
-table = compare_settings(paper, ours, ["algorithm"])
-agree = (table["match"] == "yes").sum()
-page.table(table, f"Model transmissions per round and participating client, the paper's beside the counts in "
-                  f"flcore's method recipes: {agree} of {len(table)} methods agree in upload, download and total.",
-           downloads={"published": paper, "flcore": ours})
+table = show_transmissions(page)
 
 # %% [markdown]
 # ## Where flcore's counts come from
@@ -85,4 +75,4 @@ evidence = methods_behind(list(FEDGF_METHODS), FEDGF_METHODS)
 page.table(evidence, "The flcore methods behind the counts above: the vectors beyond the model that a method sends "
                      "are its parts' broadcasts (MoFedSAM's momentum, FedGF's perturbed global model) and "
                      "uploads (FedSMOO's perturbation, FedGAMMA's control variate).")
-display(Markdown(f"Published values: {source('fedgf-table-3')['source']}."))
+page.note(f"Published values: {source('fedgf-table-3')['source']}.")

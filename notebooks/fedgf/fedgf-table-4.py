@@ -46,8 +46,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -60,20 +59,13 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgf import results as fc
 from flcore.papers.fedgf.analysis import first_to_target, transmissions_table
-from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import run_metrics
 
-set_style()
-artifact = get_artifact("fedgf-table-4")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgf-table-4", globals())
 
 # %% [markdown]
 # ## The runs
@@ -103,7 +95,7 @@ page.table(table, show=table.set_index(["dataset", "alpha", "algorithm"]),
            caption=f"Transmissions (x10^2) to reach FedAvg's final accuracy, paper beside ours (mean \u00b1 sd over "
                    f"the seeds, n). Ours: {finding}",
            downloads={"published": paper_values, "ours": per_run})
-display(Markdown(f"Published values: {source('fedgf-table-4')['source']}."))
+page.note(f"Published values: {source('fedgf-table-4')['source']}.")
 page.table(means, f"Our comparisons on the seeds' means, one per distinct pair of cells: {finding} A mean with "
                   "never-reached seeds is a lower bound; a cell none of whose seeds reached the target ranks worst, as "
                   "the verdict ranks a censored value.")

@@ -42,8 +42,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -56,21 +55,16 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
+from flcore.papers.fedgf import results
 from flcore.papers.fedgf import runs as fedgf
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
+from flcore.report import format_comparison, ours_accuracy, paper_vs_ours
 from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, verdict_counts
 from flcore.report.tables import run_here
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
 
-set_style()
-artifact = get_artifact("fedgf-table-5")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgf-table-5", globals())
 
 # %% [markdown]
 # ## The runs
@@ -98,20 +92,15 @@ order = {"c": ["0", "0.5", "1", "adaptive"]}
 at_paper = page.stand_in.is_paper
 
 
-def best(frame, column):
-    shown = frame.dropna(subset=[column])
-    return shown.loc[shown[column].idxmax(), "c"] if len(shown) else "none"
-
-
 non_iid = run_here(comparison[comparison["alpha"] == 0])
 caption = (f"Accuracy (%) with a static c and with the adaptive c, paper beside ours"
            f"{'' if at_paper else f' (ours: MNIST-1D at the {scale} scale)'}. Non-IID, among the cells run here, the "
            f"paper's best c is "
-           f"{best(non_iid[non_iid['dataset'] == 'CIFAR-100'], 'paper')} on CIFAR-100; ours is "
-           f"{best(non_iid[non_iid['dataset'] == 'CIFAR-100'], 'ours')}.")
+           f"{results.best_c(non_iid[non_iid['dataset'] == 'CIFAR-100'], 'paper')} on CIFAR-100; ours is "
+           f"{results.best_c(non_iid[non_iid['dataset'] == 'CIFAR-100'], 'ours')}.")
 page.table(comparison, caption, show=format_comparison(comparison, ["dataset", "alpha"], ["c"], delta=at_paper),
            downloads={"published": paper_values, "ours": cells})
-display(Markdown(f"Published values: {source('fedgf-table-5')['source']}."))
+page.note(f"Published values: {source('fedgf-table-5')['source']}.")
 
 # %% [markdown]
 # ## Orderings

@@ -43,8 +43,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -57,29 +56,22 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-ARTIFACT_ID = "fedgloss-fig-15"
 DATASET_LABEL = "CIFAR-10"
 
 # %%
 from flcore.papers.fedgloss import results as gloss
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact(ARTIFACT_ID)
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-fig-15", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
 runs = page.runs()
-listing = runs.drop_duplicates(["algorithm", "alpha"])[["algorithm", "alpha", "status", "rounds_done",
-                                                        "mean_last_100", "run_id"]]
-page.table(listing, f"The runs behind the curves: {int((runs['status'] == 'finished').sum())} finished of "
-                    f"{len(runs)}; mean_last_100 is the mean test accuracy of the last 100 rounds (a fraction).")
+page.runs_table(runs, ["algorithm", "alpha", "status", "rounds_done", "mean_last_100", "run_id"],
+                "The runs behind the curves: {finished} finished of {total}; mean_last_100 is the mean test "
+                "accuracy of the last 100 rounds (a fraction).", distinct=["algorithm", "alpha"])
 
 # %% [markdown]
 # ## Test accuracy against rounds
@@ -94,10 +86,8 @@ final, leaders = gloss.show_accuracy_curves(page, runs, DATASET_LABEL, scale, st
 # ## What we found
 
 # %%
-lines = [f"At the **{scale}** scale the highest final accuracy per panel: "
-         f"{gloss.accuracy_leaders_text(final, leaders)}."]
-verdicts = page.check_claims()
-page.findings(lines)
+page.findings([f"At the **{scale}** scale the highest final accuracy per panel: "
+               f"{gloss.accuracy_leaders_text(final, leaders)}."])
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -40,8 +40,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -54,29 +53,22 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgloss import results as gloss
-from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.runner import run_metrics
 
-set_style()
-artifact = get_artifact("fedgloss-fig-17")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-fig-17", globals())
 
 # %% [markdown]
 # ## Test accuracy against rounds
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = page.artifact.runs(scale, seeds)
 if not specs:
-    display(Markdown(f"At the **{scale}** scale this figure has no runs of its own: the ResNet-18 runs exist at the "
-                     "`paper` scale only (below it the model is the MNIST-1D CNN, whose curves are Figures 15 and "
-                     "16). Rerun with `--scale paper` on a GPU."))
+    page.note(f"At the **{scale}** scale this figure has no runs of its own: the ResNet-18 runs exist at the "
+              "`paper` scale only (below it the model is the MNIST-1D CNN, whose curves are Figures 15 and "
+              "16). Rerun with `--scale paper` on a GPU.")
 else:
     runs = page.runs(specs)
     runs["panel"] = [f"{d} alpha = {a:g}, {b} clients" for d, a, b in zip(runs["dataset"], runs["alpha"], runs["block"])]
@@ -98,5 +90,4 @@ else:
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims()
 page.show_claims()

@@ -46,8 +46,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -63,16 +62,11 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import pandas as pd
 
 from flcore.papers.fedgloss import results as gloss
-from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.runner import run_metrics
 
-set_style()
-artifact = get_artifact("fedgloss-fig-18")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-fig-18", globals())
 
 # %% [markdown]
 # ## The runs

@@ -45,8 +45,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -63,21 +62,16 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from flcore.papers.fedgloss import results as gloss
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.claims import METRICS
 
-set_style()
-artifact = get_artifact("fedgloss-fig-19")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-fig-19", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = page.artifact.runs(scale, seeds)
 runs = page.runs(specs)
 runs["accuracy"] = pd.to_numeric(runs["mean_last_100"], errors="coerce") * 100
 rounds = {spec.labels["model"]: spec.resolve().rounds for spec in specs}
@@ -136,7 +130,6 @@ page.figure(fig, f"CNN setting: accuracy (blue) and the global model's top Hessi
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale: {best_text or 'no finished run'}."]
 if gloss.SWEEP_ROUND_FRACTION[scale] < 1:
     lines.append(f"Each run trains {rounds.get('CNN')} rounds ({gloss.SWEEP_ROUND_FRACTION[scale]:.0%} of the "

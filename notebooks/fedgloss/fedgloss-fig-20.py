@@ -41,8 +41,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -54,16 +53,11 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 split_files = None  # the authors' split files, {"cifar10": {0.05: PATH}, ...}; None: flcore's splits only
 
 # %%
-from IPython.display import Markdown, display
-
-from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.split_files import show_official_splits
 from flcore.reproduction.splits import paper_splits, plot_class_distribution, split_summary
 
-set_style()
-page = Page("fedgloss-fig-20", scale=scale, seeds=seeds, store=store, device=device, data_root=data_root,
-            max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-fig-20", globals())
 splits = paper_splits(data_root, seed=seeds[0])
 
 # %% [markdown]
@@ -95,7 +89,7 @@ page.figure(fig,
 page.table(summary, f"Images and classes per client in each split; the mean number of classes per client "
                     f"ranges from {summary['mean_classes_per_client'].min():g} (alpha = 0) to "
                     f"{summary['mean_classes_per_client'].max():g}.")
-display(Markdown("Labels used: " + ", ".join(sorted({s.labels_from for s in splits})) + "."))
+page.note("Labels used: " + ", ".join(sorted({s.labels_from for s in splits})) + ".")
 
 # %% [markdown]
 # ## The authors' split files

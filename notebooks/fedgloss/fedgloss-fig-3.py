@@ -45,8 +45,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -59,17 +58,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-import pandas as pd
-from IPython.display import Markdown, display
-
-from flcore.algorithms import get_method
-from flcore.config import grad_evals_per_step
+from flcore.papers.fedgloss.config_tables import fig3_steps
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 
-artifact = get_artifact("fedgloss-fig-3")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-fig-3", globals())
 
 # %% [markdown]
 # ## The steps of the figure, as flcore runs them
@@ -79,21 +71,14 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # the ADMM correction and the server's update of the unperturbed model.
 
 # %%
-rows = []
-for name in ("fedavg", "fedgloss-sgd", "fedgloss-sam", "naivefedgloss"):
-    method = get_method(name)
-    rows.append({"method": name, "parts": " + ".join(method.parts),
-                 "exchanges per round (up / down)": f"{method.uploads_per_round} / {method.downloads_per_round}",
-                 "gradient evaluations per local step": grad_evals_per_step(name)})
-steps = pd.DataFrame(rows)
+steps = fig3_steps()
 page.table(steps, "FedGloSS adds the server-side perturbation (P6) and ADMM (C3, S6) to FedAvg at FedAvg's "
                   "communication; NaiveFedGloSS (P6x) computes the same perturbation with a second exchange.",
            show=steps.set_index("method"))
-display(Markdown("The figure itself is not redrawn: it is a hand-drawn sketch whose landscape has no data behind it."))
+page.note("The figure itself is not redrawn: it is a hand-drawn sketch whose landscape has no data behind it.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims()
 page.show_claims()

@@ -44,8 +44,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -59,14 +58,9 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 from flcore.papers.fedgloss import analysis as fa
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact("fedgloss-fig-4")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-fig-4", globals())
 PROBE = "delta_eps"
 
 # %% [markdown]
@@ -87,7 +81,6 @@ finding = fa.show_probe_curves(page, runs, seeds[0], PROBE, "delta_eps (Eq. 6)",
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale, delta_eps (Eq. 6) {finding}."]
 page.findings(lines)
 

@@ -38,8 +38,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -55,18 +54,14 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import pandas as pd
 
 from flcore.papers.fedgloss import analysis as fa
-from flcore.report import mean_sd_text, set_style
+from flcore.report import mean_sd_text
 from flcore.report.landscape_figures import bars
 from flcore.report.ordering import kendall_tau
 from flcore.report.page import Page
 from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published
 
-set_style()
-artifact = get_artifact("fedgloss-fig-7")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-fig-7", globals())
 at_paper = page.stand_in.is_paper
 
 # %% [markdown]
@@ -76,7 +71,7 @@ at_paper = page.stand_in.is_paper
 specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
-run_status = show_run_status(page, shown, scale, artifact.kind)
+run_status = show_run_status(page, shown, scale, page.artifact.kind)
 
 # %% [markdown]
 # ## The paper's bars (Table 8) and ours

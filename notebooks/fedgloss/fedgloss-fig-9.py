@@ -43,8 +43,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -61,14 +60,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from flcore.papers.fedgloss import analysis as fa
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact("fedgloss-fig-9")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-fig-9", globals())
 data_name = page.stand_in.short_name("CIFAR")
 
 # %% [markdown]
@@ -117,7 +111,6 @@ page.table(barriers, f"Loss at the two ends and the barrier (largest rise above 
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale the largest loss barrier between the NaiveFedGloSS and FedGloSS models is "
          f"{worst:.3f} (the paper: none, the two models share a basin)."]
 page.findings(lines)

@@ -47,8 +47,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -62,18 +61,12 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import analysis as fa
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
 
-set_style()
-artifact = get_artifact("fedgloss-table-1")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-1", globals())
 at_paper = page.stand_in.is_paper
 
 # %% [markdown]
@@ -102,20 +95,15 @@ page.table(clients, "The clients sampled in the last round, in sampling order (t
 
 # %%
 values = fa.table1_values(shown[shown["seed"] == seeds[0]])
-paper = published(artifact.id)
+paper = published(page.artifact.id)
 paper["lambda_1"] = pd.to_numeric(paper["lambda_1"], errors="coerce")
 order = list(fa.TABLE1_ALGORITHMS)
-
-
-def wide(frame, index):
-    table = frame.pivot_table(index=index, columns=["algorithm", "eval_data"], values="lambda_1", sort=False)
-    return table.reindex(columns=[(a, e) for a in order for e in fa.EVAL_DATA if (a, e) in table.columns])
 
 
 for dataset in (["CIFAR-10", "CIFAR-100"] if at_paper else ["CIFAR-10", "CIFAR-100"]):
     pub = paper[paper["dataset"] == dataset]
     page.table(pub, f"Published (Table 1, {dataset}): lambda_1 on local and global data of the 5 last-round clients.",
-               show=wide(pub, ["client", "client_class"]))
+               show=fa.lambda_wide(pub, ["client", "client_class"], order))
 ratios = values.pivot_table(index=["algorithm", "client"], columns="eval_data", values="lambda_1").reset_index()
 ratios["global - local"] = ratios["global"] - ratios["local"]
 lowest = values[values["eval_data"] == "global"].loc[
@@ -125,15 +113,15 @@ finding = (f"FedSAM's client models are sharper on the global data than on their
            f"{int((fedsam['global - local'] > 0).sum())} of {len(fedsam)} clients; the lowest lambda_1,g per client: "
            + ", ".join(f"{a} ({n})" for a, n in lowest.items()))
 stand_in = "" if at_paper else f" on MNIST-1D ({scale} scale; our clients' classes are digits)"
-page.table(values, f"Ours{stand_in}: {finding}.", show=wide(values, ["dataset", "client", "paper_class", "our_class"]),
+page.table(values, f"Ours{stand_in}: {finding}.",
+           show=fa.lambda_wide(values, ["dataset", "client", "paper_class", "our_class"], order),
            downloads={"published": paper, "ours": values})
-display(Markdown(f"Published values: {source(artifact.id)['source']}."))
+page.note(f"Published values: {source(page.artifact.id)['source']}.")
 
 # %% [markdown]
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale {finding}. The paper: FedSAM's lambda_1,l is far below its lambda_1,g on "
          "CIFAR-100, and FedGloSS has the lowest lambda_1,g for every client."]
 page.findings(lines)

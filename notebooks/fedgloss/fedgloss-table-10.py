@@ -41,8 +41,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -55,28 +54,16 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-ARTIFACT_ID = "fedgloss-table-10"
-
-# %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgloss import results as gloss
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact(ARTIFACT_ID)
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-10", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
-runs = page.runs()  # with the seeds the verdicts read
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()  # with the seeds the verdicts read
 
 # %% [markdown]
 # ## Rounds, speed-up and bits: published beside ours
@@ -107,7 +94,7 @@ mean_tau = gloss.show_cost_orderings(page, merged)
 # %%
 verdicts = page.check_claims()
 lines = gloss.cost_findings(verdicts, mean_tau, scale)
-display(Markdown(" ".join(lines)))
+page.note(" ".join(lines))
 
 # %% [markdown]
 # ## The paper's claims: verdicts

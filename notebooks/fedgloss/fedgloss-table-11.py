@@ -42,8 +42,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -55,16 +54,13 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 split_files = None  # the authors' split files, {"cifar10": {0.05: PATH}, ...}; None: flcore's splits only
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.report import compare_settings
 from flcore.report.page import Page
 from flcore.report.split_files import show_official_splits
 from flcore.reproduction.published import published, source
 from flcore.reproduction.splits import dataset_stats_ours, paper_splits, split_summary
 
-page = Page("fedgloss-table-11", scale=scale, seeds=seeds, store=store, device=device, data_root=data_root,
-            max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-11", globals())
 splits = paper_splits(data_root)
 
 # %% [markdown]
@@ -79,8 +75,8 @@ missing = ", ".join(table.loc[table["match"] == "not in flcore", "dataset"]) or 
 page.table(table, f"The paper's data-set statistics beside those of the splits flcore generates: {agree} of "
                   f"{len(table)} rows agree; data sets flcore does not have: {missing}.",
            downloads={"published": paper, "flcore": ours})
-display(Markdown(f"Published values: {source('fedgloss-table-11')['source']}. Labels used: "
-                 f"{', '.join(sorted({s.labels_from for s in splits}))}."))
+page.note(f"Published values: {source('fedgloss-table-11')['source']}. Labels used: "
+          f"{', '.join(sorted({s.labels_from for s in splits}))}.")
 
 # %% [markdown]
 # ## Every split

@@ -41,8 +41,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -52,14 +51,12 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgloss.config_tables import mark_missing_presets, table12_ours
 from flcore.report import compare_settings
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedgloss-table-12", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-12", globals())
 
 # %% [markdown]
 # ## Published beside flcore
@@ -73,4 +70,4 @@ other = table.loc[table["match"] != "yes", "model"] + ": " + table.loc[table["ma
 page.table(table, f"The paper's training hyper-parameters beside flcore's paper preset: {len(agree)} of "
                   f"{len(table)} rows agree ({', '.join(agree)}); {'; '.join(other)}.",
            downloads={"published": paper, "flcore": ours})
-display(Markdown(f"Published values: {source('fedgloss-table-12')['source']}."))
+page.note(f"Published values: {source('fedgloss-table-12')['source']}.")

@@ -43,8 +43,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -54,13 +53,11 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
-from flcore.papers.fedgloss.config_tables import table13_ours, table13_wide
+from flcore.papers.fedgloss.config_tables import show_table13
 from flcore.report.page import Page
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
-page = Page("fedgloss-table-13", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-13", globals())
 
 # %% [markdown]
 # ## The grids beside flcore's presets
@@ -68,19 +65,8 @@ page = Page("fedgloss-table-13", scale=scale, seeds=seeds, store=store, device=d
 # Each cell: the searched values, then flcore's preset and whether it is one of them.
 
 # %%
-paper = published("fedgloss-table-13")
-ours = table13_ours(paper)
-wide = table13_wide(paper, ours)
-checked = ours[ours["match"].isin(["in grid", "not in grid"])]
-outside = checked[checked["match"] == "not in grid"]
-outside_text = ("; outside: " + ", ".join(sorted(set(outside["method"] + " " + outside["hparam"]))) if len(outside)
-                else "")
-page.table(wide.reset_index(), show=wide,
-           caption=f"The paper's search grids with flcore's presets: {len(checked) - len(outside)} of the "
-                   f"{len(checked)} CNN cells flcore has a preset for lie in the searched grid{outside_text}. "
-                   "ResNet-18 and Landmarks cells have no flcore preset.",
-           downloads={"published": paper, "flcore": ours})
-display(Markdown(f"Published values: {source('fedgloss-table-13')['source']}."))
+paper, outside = show_table13(page)
+page.note(f"Published values: {source('fedgloss-table-13')['source']}.")
 
 # %% [markdown]
 # ## Where a preset lies outside the grid

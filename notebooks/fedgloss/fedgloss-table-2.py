@@ -44,8 +44,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -55,28 +54,18 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
-from flcore.papers.fedgloss.config_tables import table2_comparison, table2_ours
+from flcore.papers.fedgloss.config_tables import show_table2
 from flcore.report.page import Page
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
-page = Page("fedgloss-table-2", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-2", globals())
 
 # %% [markdown]
 # ## Published beside flcore
 
 # %%
-paper = published("fedgloss-table-2")
-ours = table2_ours()
-table = table2_comparison(paper, ours)
-agree = (table["match"] == "yes").sum()
-only_sam_server = ", ".join(ours.loc[ours["server_opt"] == "Sam", "method"])
-page.table(table, f"The paper's overview of SAM-based methods beside what flcore's registry says of the methods "
-                  f"that implement them: {agree} of {len(table)} rows agree in all four columns; the only method "
-                  f"with SAM on the server is {only_sam_server}.",
-           downloads={"published": paper, "flcore": ours})
-display(Markdown(f"Published values: {source('fedgloss-table-2')['source']}."))
+ours = show_table2(page)
+page.note(f"Published values: {source('fedgloss-table-2')['source']}.")
 
 # %% [markdown]
 # ## The state each method keeps

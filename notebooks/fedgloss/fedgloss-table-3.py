@@ -49,8 +49,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -63,37 +62,26 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgloss import results as gloss
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import ours_accuracy, paper_vs_ours, set_style
+from flcore.report import ours_accuracy, paper_vs_ours
 from flcore.report.ordering import show_orderings
 from flcore.report.page import Page, ranking_findings
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import source
 
-set_style()
-artifact = get_artifact("fedgloss-table-3")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-3", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %% [markdown]
 # ## Settings used
 
 # %%
-settings = settings_table(specs, by=("model", "algorithm"), grid=("alpha", "per_round", "seed", "dataset"))
-common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
-page.table(settings, f"What differs between the algorithms' runs; every run shares {common}.")
+page.settings("the algorithms'", by=("model", "algorithm"), grid=("alpha", "per_round", "seed", "dataset"))
 
 # %% [markdown]
 # ## Published beside ours
@@ -110,7 +98,7 @@ paper_values = gloss.published_numeric("fedgloss-table-3")
 cells = ours_accuracy(runs, keys, datasets)
 comparison = paper_vs_ours(paper_values, cells, keys)
 gloss.show_table3(page, comparison, paper_values, cells, scale)
-display(Markdown(f"Published values: {source('fedgloss-table-3')['source']}."))
+page.note(f"Published values: {source('fedgloss-table-3')['source']}.")
 
 # %% [markdown]
 # ## Orderings
@@ -131,7 +119,7 @@ verdicts = page.check_claims()
 lines = ranking_findings(verdicts, mean_tau, scale, "Both CIFAR labels run on MNIST-1D at this scale, so their "
                          "alpha = 0 cells are the same runs; the ResNet-18 columns and CIFAR-100 at alpha = 0.5 run "
                          "at the paper scale only.")
-display(Markdown(" ".join(lines)))
+page.note(" ".join(lines))
 
 # %% [markdown]
 # ## The paper's claims: verdicts

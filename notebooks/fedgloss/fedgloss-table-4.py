@@ -45,8 +45,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -59,33 +58,19 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgloss import results as gloss
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.inventory import entry
 from flcore.reproduction.published import source
 
-artifact = get_artifact("fedgloss-table-4")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-4", globals())
 
 # %% [markdown]
 # ## The published table
 
 # %%
-table = gloss.published_numeric("fedgloss-table-4")
-shown = table.assign(accuracy=[("\u2717 (did not converge)" if a != a else f"{a:.1f} \u00b1 {s:.1f}")
-                               for a, s in zip(table["accuracy"], table["std"])])
-best = table.loc[table["accuracy"].idxmax()]
-fedavg = table.set_index("algorithm").loc["FedAvg", "accuracy"]
-page.table(table, f"MobileNetV2 on Landmarks-User-160k as published: {best['algorithm']} is the most accurate "
-                  f"({best['accuracy']:.1f}%, {best['accuracy'] - fedavg:+.1f} points over FedAvg) at FedAvg's "
-                  "communication per round; SCAFFOLD and FedGAMMA do not converge.",
-           show=shown[["algorithm", "paper_name", "comm_cost", "accuracy"]].set_index("algorithm"),
-           downloads={"published": table})
-display(Markdown(f"Published values: {source('fedgloss-table-4')['source']}."))
+table = gloss.show_landmarks(page)
+page.note(f"Published values: {source('fedgloss-table-4')['source']}.")
 
 # %% [markdown]
 # ## What it would need
@@ -97,11 +82,10 @@ display(Markdown(f"Published values: {source('fedgloss-table-4')['source']}."))
 settings = gloss.published_numeric("fedgloss-table-12")
 page.table(settings[settings["dataset"] == "Landmarks-User-160k"],
            "The published training settings of the Landmarks experiment (Table 12).")
-display(Markdown(f"**Not regenerable here:** {entry('fedgloss-table-4').not_regenerable}."))
+page.note(f"**Not regenerable here:** {entry('fedgloss-table-4').not_regenerable}.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims()
 page.show_claims()

@@ -47,8 +47,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -62,18 +61,12 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import results as gloss
-from flcore.report import set_style
 from flcore.report.page import Page, verdict_counts
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 
-set_style()
-artifact = get_artifact("fedgloss-table-6")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-6", globals())
 
 # %% [markdown]
 # ## The runs
@@ -100,17 +93,7 @@ wide = table.pivot_table(index=["dataset", "alpha", "algorithm"], columns="progr
 wide = wide.reorder_levels([1, 0], axis=1).sort_index(axis=1, level=0, ascending=False, sort_remaining=False)
 
 
-def equal_communication(frame):
-    """FedGloSS's Acc@100% minus NaiveFedGloSS's Acc@50% (the same number of exchanges)."""
-    out = {}
-    for (dataset, alpha), part in frame.groupby(["dataset", "alpha"], sort=False):
-        cell = part.set_index(["algorithm", "training_progress"])["ours"]
-        if ("FedGloSS-SAM", 1.0) in cell and ("NaiveFedGloSS", 0.5) in cell:
-            out[(dataset, alpha)] = cell[("FedGloSS-SAM", 1.0)] - cell[("NaiveFedGloSS", 0.5)]
-    return out
-
-
-gaps = equal_communication(ours)
+gaps = gloss.equal_communication(ours)
 gap_text = "; ".join(f"{d} alpha = {a:g}: {g:+.1f} points" for (d, a), g in gaps.items()) or "no complete pair"
 stand_in = page.stand_in.ours()
 page.table(table, f"Accuracy (%) of FedGloSS-SAM (1x) and NaiveFedGloSS (2x) at half and all of the rounds{stand_in}. "
@@ -133,7 +116,7 @@ bound_text = ", ".join(f"{d}: SAM {sam.get((d, 'Centralized SAM'), float('nan'))
 page.table(central_table, f"Centralized SAM and SAM~ on the pooled training set (accuracy %, mean over the last "
                           f"evaluations): {bound_text}" + ("" if page.stand_in.is_paper else
                           f"; at the {scale} scale both CIFAR labels are the same MNIST-1D runs") + ".")
-display(Markdown(f"Published values: {source('fedgloss-table-6')['source']}."))
+page.note(f"Published values: {source('fedgloss-table-6')['source']}.")
 
 # %% [markdown]
 # ## What we found

@@ -42,8 +42,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -56,30 +55,20 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgloss import results as gloss
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
-from flcore.report.numbers import format_number
+from flcore.report import format_comparison, ours_accuracy, paper_vs_ours
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
-from flcore.report.run_status import show_run_status
-from flcore.report.tables import run_here
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 
-set_style()
-artifact = get_artifact("fedgloss-table-7")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-7", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
-runs = page.runs()  # with the seeds the verdicts read
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()  # with the seeds the verdicts read
 
 # %% [markdown]
 # ## Published beside ours
@@ -102,18 +91,12 @@ show = format_comparison(comparison, ["block", "algorithm", "consistency / flatn
                          delta=at_paper)
 
 
-def ladder(block):
-    part = run_here(comparison[comparison["block"] == block])
-    names = order["algorithm"][:3] if block == "SAM" else order["algorithm"][3:]
-    firsts = part.drop_duplicates("algorithm").set_index("algorithm")["ours"]
-    return " \u2192 ".join(f"{n} {format_number(firsts.get(n))}" for n in names)
-
-
 stand_in = "" if at_paper else f" (ours: MNIST-1D CNN at the {scale} scale)"
 page.table(comparison, f"Accuracy (%) of the ablation ladder{stand_in}. Ours, first column: SAM clients "
-                       f"{ladder('SAM')}; SGD clients {ladder('SGD')}.",
+                       f"{gloss.ladder_text(comparison, 'SAM', order['algorithm'][:3])}; SGD clients "
+                       f"{gloss.ladder_text(comparison, 'SGD', order['algorithm'][3:])}.",
            show=show, downloads={"published": paper_values, "ours": cells})
-display(Markdown(f"Published values: {source('fedgloss-table-7')['source']}."))
+page.note(f"Published values: {source('fedgloss-table-7')['source']}.")
 
 # %% [markdown]
 # ## Orderings

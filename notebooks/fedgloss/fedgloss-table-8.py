@@ -45,8 +45,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -60,20 +59,16 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedgloss import analysis as fa
-from flcore.report import format_comparison, set_style
+from flcore.report import format_comparison
 from flcore.report.ordering import mean_tau_text, ordering_table
 from flcore.report.page import Page, verdict_counts
 from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.artifacts import settings_table
 from flcore.reproduction.published import published, source
 
-set_style()
-artifact = get_artifact("fedgloss-table-8")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-8", globals())
 at_paper = page.stand_in.is_paper
 
 # %% [markdown]
@@ -83,7 +78,7 @@ at_paper = page.stand_in.is_paper
 specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
 shown = runs if at_paper else runs[runs["dataset"] == "CIFAR-10"]
-run_status = show_run_status(page, shown, scale, artifact.kind)
+run_status = show_run_status(page, shown, scale, page.artifact.kind)
 settings = settings_table([s for s in specs if at_paper or s.labels["dataset"] == "CIFAR-10"],
                           by=("dataset", "algorithm"))
 common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
@@ -99,7 +94,7 @@ page.table(settings, f"What differs between the methods' runs; every run shares 
 
 # %%
 ours = fa.lambda_cells(shown)
-paper = published(artifact.id)
+paper = published(page.artifact.id)
 paper["paper"] = pd.to_numeric(paper["lambda_1"], errors="coerce")
 comparison = ours.merge(paper[["block", "dataset", "alpha", "algorithm", "paper", "note"]],
                         on=["dataset", "alpha", "algorithm"], how="left")
@@ -113,7 +108,7 @@ stand_in = "" if at_paper else f" (ours: MNIST-1D at the {scale} scale)"
 page.table(comparison, f"lambda_1 by method and setting{stand_in}. Our flattest global model among the methods that "
                        f"learn (seed means): {found}; the paper's: FedGloSS-SAM in every setting.{not_ranked}",
            show=wide, downloads={"published": paper, "ours": comparison})
-display(Markdown(f"Published values: {source(artifact.id)['source']}."))
+page.note(f"Published values: {source(page.artifact.id)['source']}.")
 
 # %% [markdown]
 # ## Orderings

@@ -43,8 +43,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -57,27 +56,22 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedgloss import results as gloss
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
+from flcore.report import format_comparison, ours_accuracy, paper_vs_ours
 from flcore.report.ordering import mean_tau_text, ordering_table
 from flcore.report.page import Page
 from flcore.report.tables import run_here
-from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.artifacts import settings_table
 from flcore.reproduction.published import source
 
-set_style()
-artifact = get_artifact("fedgloss-table-9")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedgloss-table-9", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = page.artifact.runs(scale, seeds)
 runs = page.runs(specs)
 settings = settings_table(specs, by=("algorithm",), grid=("alpha", "seed", "dataset"))
 common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
@@ -102,8 +96,8 @@ page.table(comparison, f"Accuracy (%) in the homogeneous settings{stand_in}. Fed
                        f"without {without:.1f}% (paper: 84.8% both on CIFAR-10).",
            show=format_comparison(comparison, ["algorithm"], ["dataset", "alpha"], order, delta=at_paper),
            downloads={"published": paper_values, "ours": cells})
-display(Markdown(f"Published values: {source('fedgloss-table-9')['source']}; the paper's lambda_1 columns are in the "
-                 "downloadable CSV."))
+page.note(f"Published values: {source('fedgloss-table-9')['source']}; the paper's lambda_1 columns are in the "
+          "downloadable CSV.")
 
 # %% [markdown]
 # ## Orderings
@@ -117,7 +111,6 @@ page.table(orderings, show=orderings.set_index(["dataset", "alpha"]),
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
 lines = [f"At the **{scale}** scale FedGloSS-SAM reaches {with_admm:.1f}% with ADMM and {without:.1f}% without; "
          "no claim of the paper names this table."]
 page.findings(lines)

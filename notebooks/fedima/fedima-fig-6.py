@@ -43,8 +43,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -59,23 +58,17 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 
+from flcore.papers.fedima import analysis as fedima_analysis
 from flcore.papers.fedima import runs as fedima
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact("fedima-fig-6")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedima-fig-6", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
-runs = page.runs()
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()
 
 # %% [markdown]
 # ## Accuracy without and with IMA
@@ -108,16 +101,8 @@ page.figure(fig, f"Accuracy without (dashed) and with IMA (solid) as one setting
 page.table(points, "The points of the figure: accuracy (%) without and with IMA and the gain.")
 
 
-def trend(panel):
-    block = gains[gains["panel"] == panel].sort_values("x")
-    if len(block) < 2:
-        return "not measured at this scale"
-    first, last = block.groupby("x")["gain"].mean().iloc[[0, -1]]
-    return f"{first:+.2f} -> {last:+.2f} points from the smallest to the largest value"
-
-
 page.findings(["**What we found.** Gain of IMA along each axis: "
-               + "; ".join(f"{titles[p]}: {trend(p)}" for p in panels)
+               + "; ".join(f"{titles[p]}: {fedima_analysis.gain_trend(gains, p)}" for p in panels)
                + ". The paper: the gain shrinks as alpha grows, grows as participation falls and stays "
                  "about constant over local epochs."])
 
@@ -125,5 +110,4 @@ page.findings(["**What we found.** Gain of IMA along each axis: "
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims()
 page.show_claims()

@@ -44,8 +44,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -61,23 +60,16 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import matplotlib.pyplot as plt
 
 from flcore.papers.fedima import runs as fedima
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.runner import run_metrics
 
-set_style()
-artifact = get_artifact("fedima-fig-7")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedima-fig-7", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
-runs = page.runs()
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()
 
 # %% [markdown]
 # ## (a) IMA start round and (b) window size
@@ -144,5 +136,4 @@ page.findings([f"**What we found.** Along the FMA-IMA line the test loss is lowe
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims()
 page.show_claims()

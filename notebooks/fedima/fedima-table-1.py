@@ -56,8 +56,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -70,20 +69,13 @@ download = True  # fetch CIFAR and Fashion-MNIST through torchvision when missin
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedima import runs as fedima
-from flcore.report import ours_accuracy, paper_vs_ours, set_style
+from flcore.report import ours_accuracy, paper_vs_ours
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import published, source
 
-set_style()
-artifact = get_artifact("fedima-table-1")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedima-table-1", globals())
 
 # %% [markdown]
 # ## The runs
@@ -92,15 +84,13 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
 runs = fedima.with_last_10(runs)
-run_status = show_run_status(page, runs, scale, artifact.kind)
+page.run_status(runs)
 
 # %% [markdown]
 # ## Settings used
 
 # %%
-settings = settings_table(specs, by=("algorithm",), grid=("alpha", "partition", "classes_per_client", "seed"))
-common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
-page.table(settings, f"What differs between the methods' runs; every run shares {common}.")
+page.settings(specs, "the methods'", by=("algorithm",), grid=("alpha", "partition", "classes_per_client", "seed"))
 
 # %% [markdown]
 # ## Published beside ours
@@ -135,7 +125,7 @@ wide = others.pivot_table(index=keys, columns="algorithm", values="accuracy", so
 absent = "CIFAR-100's second row (its model label was lost), Digit-Five (not in flcore)" + (
     "" if page.stand_in.is_paper else " and PACS (multi-domain data: run at the paper scale only)")
 page.table(others, f"The rows flcore does not run at the {scale} scale (published only): {absent}.", show=wide)
-display(Markdown(f"Published values: {source('fedima-table-1')['source']}."))
+page.note(f"Published values: {source('fedima-table-1')['source']}.")
 
 # %% [markdown]
 # ## Orderings

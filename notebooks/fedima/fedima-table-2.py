@@ -47,8 +47,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -61,26 +60,16 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedima import results
-from flcore.report import set_style
-from flcore.report.page import Page, verdict_counts
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
-from flcore.reproduction.published import published, source
+from flcore.report.page import Page
 
-set_style()
-artifact = get_artifact("fedima-table-2")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedima-table-2", globals())
 
 # %% [markdown]
 # ## The runs
 
 # %%
-runs = page.runs()  # with the seeds the verdicts read
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()  # with the seeds the verdicts read
 
 # %% [markdown]
 # ## Published beside ours
@@ -89,13 +78,7 @@ run_status = show_run_status(page, runs, scale, artifact.kind)
 # the claims' verdicts read.
 
 # %%
-paper_values = published("fedima-table-2")
-ours = results.table2_ours(runs)
-faster, ima_cells = results.sooner(ours)
-page.table(ours, f"Rounds to the target; {results.target_text(ours, scale)}. {faster} of our {ima_cells} IMA cells "
-                 "(seed means) reach it sooner than their method without IMA; in the paper every IMA run does.",
-           show=results.layout(paper_values, ours), downloads={"published": paper_values, "ours": ours})
-display(Markdown(f"{results.LEGEND} Published values: {source('fedima-table-2')['source']}."))
+paper_values, ours = results.show_rounds_to_target(page, runs)
 
 # %% [markdown]
 # ## Orderings
@@ -110,10 +93,7 @@ page.table(orderings, results.orderings_caption(orderings))
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
-lines = [f"At the **{scale}** scale {faster} of our {ima_cells} IMA cells reach the target sooner than "
-         f"their method without IMA; {verdict_counts(verdicts)}."]
-page.findings(lines)
+page.findings(results.rounds_findings(ours, page.check_claims(), scale))
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -46,8 +46,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -60,20 +59,14 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
+from flcore.papers.fedima import results as fedima_results
 from flcore.papers.fedima import runs as fedima
-from flcore.report import format_comparison, ours_accuracy, paper_vs_ours, set_style
+from flcore.report import format_comparison, ours_accuracy, paper_vs_ours
 from flcore.report.ordering import ordering_table
 from flcore.report.page import Page, verdict_counts
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import published, source
 
-set_style()
-artifact = get_artifact("fedima-table-3")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedima-table-3", globals())
 
 # %% [markdown]
 # ## The runs
@@ -81,7 +74,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # %%
 runs = page.runs()  # with the seeds the verdicts read
 runs = fedima.with_last_10(runs)
-run_status = show_run_status(page, runs, scale, artifact.kind)
+page.run_status(runs)
 
 # %% [markdown]
 # ## Published beside ours
@@ -96,22 +89,13 @@ comparison = paper_vs_ours(paper_values, cells, keys)
 wide = format_comparison(comparison, ["algorithm"], ["client_decay"], delta=page.stand_in.is_paper)
 
 
-def exponential_beats_none(column):
-    """(methods where exponential decay beats none, methods with both) in ``column``."""
-    pairs = comparison.pivot_table(index="algorithm", columns="client_decay", values=column, sort=False)
-    if not {"exponential", "none"} <= set(pairs.columns):
-        return 0, 0
-    both = pairs[["exponential", "none"]].dropna()
-    return int((both["exponential"] > both["none"]).sum()), len(both)
-
-
-beats, both = exponential_beats_none("ours")
-paper_beats, paper_both = exponential_beats_none("paper")
+beats, both = fedima_results.exponential_beats_none(comparison, "ours")
+paper_beats, paper_both = fedima_results.exponential_beats_none(comparison, "paper")
 page.table(comparison, f"Exponential decay beats no additional decay for {beats} of our {both} methods "
                        f"(the paper: {paper_beats} of {paper_both}).", show=wide,
            downloads={"published": paper_values, "ours": cells})
-display(Markdown(f"Published values: {source('fedima-table-3')['source']}; schemes: "
-                 + ", ".join(f"`{k}` = {v}" for k, v in fedima.SCHEMES.items()) + "."))
+page.note(f"Published values: {source('fedima-table-3')['source']}; schemes: "
+          + ", ".join(f"`{k}` = {v}" for k, v in fedima.SCHEMES.items()) + ".")
 
 # %% [markdown]
 # ## Orderings

@@ -50,8 +50,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -61,13 +60,11 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedima.config_tables import model_summary, table4_ours
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedima-table-4", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedima-table-4", globals())
 
 # %% [markdown]
 # ## Published layers beside flcore's models
@@ -100,4 +97,4 @@ page.table(summary, "The models flcore trains for the paper's FMNIST, CIFAR and 
                     "stacks (two 5x5 convolutions; ResNet-18 with GroupNorm of 2 groups) but a different head, so "
                     "their parameter counts differ from FedIMA's networks; the AlexNet (GroupNorm of 32 groups) "
                     "is FedIMA's code's.")
-display(Markdown(f"Published values: {source('fedima-table-4')['source']}."))
+page.note(f"Published values: {source('fedima-table-4')['source']}.")

@@ -41,8 +41,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -52,29 +51,15 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
-from flcore.papers.fedima.config_tables import compare_table5, table5_ours
+from flcore.papers.fedima.config_tables import show_table5
 from flcore.report.page import Page
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
-page = Page("fedima-table-5", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedima-table-5", globals())
 
 # %% [markdown]
 # ## Published beside flcore
 
 # %%
-paper = published("fedima-table-5")
-table = compare_table5(paper)
-agree = (table["match"] == "yes").sum()
-differ = table.loc[table["match"].str.startswith("no"), ["method", "hyperparameter"]]
-differ_text = "; ".join(f"{r['method']} {r['hyperparameter']} ({r['value (paper)']} in the paper, "
-                        f"{r['value (flcore)']} in flcore)" for _, r in table[table["match"].str.startswith("no")].iterrows())
-agreeing = ", ".join(dict.fromkeys(table.loc[(table["match"] == "yes") & (table["hyperparameter"] != "none"),
-                                             "method"]))
-page.table(table, f"The baselines' hyper-parameters, the paper's beside flcore's paper preset: {agree} of "
-                  f"{(paper['value'] != '').sum()} readable values agree ({agreeing} exactly); "
-                  f"{differ_text or 'none'} differ; "
-                  f"{(table['match'] == 'paper value lost').sum()} values were lost in the text.",
-           downloads={"published": paper, "flcore": table5_ours(paper)})
-display(Markdown(f"Published values: {source('fedima-table-5')['source']}."))
+table = show_table5(page)
+page.note(f"Published values: {source('fedima-table-5')['source']}.")

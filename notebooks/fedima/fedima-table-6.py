@@ -43,8 +43,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -54,13 +53,11 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedima.config_tables import columns_agreeing, compare_table6, table6_ours
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedima-table-6", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedima-table-6", globals())
 
 # %% [markdown]
 # ## Published beside flcore
@@ -76,4 +73,4 @@ page.table(table, f"The validation experiments' settings beside what flcore's an
                   f"{differ_text} (one {ours['rounds']}-round cross-silo run serves the figures of 200 and 400 "
                   "rounds).",
            downloads={"published": paper, "flcore": table6_ours(paper)})
-display(Markdown(f"Published values: {source('fedima-table-6')['source']}."))
+page.note(f"Published values: {source('fedima-table-6')['source']}.")

@@ -45,8 +45,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -56,30 +55,15 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
-from flcore.papers.fedima.config_tables import columns_agreeing, compare_table7, table7_ours
+from flcore.papers.fedima.config_tables import show_table7
 from flcore.report.page import Page
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
-page = Page("fedima-table-7", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedima-table-7", globals())
 
 # %% [markdown]
 # ## Published beside flcore
 
 # %%
-paper = published("fedima-table-7")
-table = compare_table7(paper)
-agree, differ = columns_agreeing(table)
-absent = (table["match"] == "not in flcore").sum()
-present = table[table["match"] != "not in flcore"]
-both_at_three_quarters = all(
-    int(row["ima_start (paper)"]) == int(0.75 * int(row["rounds (paper)"]))
-    and int(row["ima_start (flcore)"]) == int(0.75 * int(row["rounds (flcore)"])) for _, row in present.iterrows())
-start_text = " (both start IMA at 0.75 T)" if both_at_three_quarters else ""
-differ_text = f"; {', '.join(differ)} differ" if differ else ""
-page.table(table, f"The test experiments' settings beside what flcore's FedAvg+IMA result runs use: "
-                  f"{', '.join(agree)} agree in every setting flcore has{start_text}{differ_text}; {absent} of "
-                  f"{len(table)} settings use a data set flcore does not have.",
-           downloads={"published": paper, "flcore": table7_ours(paper)})
-display(Markdown(f"Published values: {source('fedima-table-7')['source']}."))
+table = show_table7(page)
+page.note(f"Published values: {source('fedima-table-7')['source']}.")

@@ -53,8 +53,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -69,22 +68,15 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.analysis.flatness import sharpness
 from flcore.analysis.io import load_run
 from flcore.papers.fedlesam.analysis import MAX_POOLED, SHARPNESS_RADIUS
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import run_metrics
 
-set_style()
-artifact = get_artifact("fedlesam-fig-2")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-fig-2", globals())
 data_name = page.stand_in.data_name("CIFAR-10")
 
 # %% [markdown]
@@ -93,8 +85,7 @@ data_name = page.stand_in.data_name("CIFAR-10")
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-runs = page.runs()
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()
 
 # %% [markdown]
 # ## Drift and sharpness as rounds pass
@@ -134,11 +125,10 @@ columns = [c for c in ("perturbation.drift", "perturbation.mean_cosine", "pertur
 page.table(last[columns].reset_index(), "The last recorded round of each method"
            + ("" if reference is None else f"; the centralized model's sharpness is {reference:.4f}") + ".",
            show=last[columns])
-display(Markdown(f"Published values: {source('fedlesam-fig-2')['value']}."))
+page.note(f"Published values: {source('fedlesam-fig-2')['value']}.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims()
 page.show_claims()

@@ -42,8 +42,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -57,19 +56,12 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 from flcore.reproduction.runner import run_metrics
 
-set_style()
-artifact = get_artifact("fedlesam-fig-4")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-fig-4", globals())
 
 # %% [markdown]
 # ## The runs
@@ -77,8 +69,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-runs = page.runs()
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()
 
 # %% [markdown]
 # ## Accuracy against rho
@@ -111,11 +102,10 @@ fig.tight_layout()
 page.figure(fig, "FedLESAM-S test accuracy against rho, FedAvg dashed. " + "; ".join(lines) + ".",
             alt="Test accuracy of FedLESAM-S for each rho on a log axis, with FedAvg's accuracy as a dashed line.")
 page.table(table, "The points of the figure (accuracy: mean of the last 10 evaluations, %).", show=table)
-display(Markdown(f"Published values: {source('fedlesam-fig-4')['value']}."))
+page.note(f"Published values: {source('fedlesam-fig-4')['value']}.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims()
 page.show_claims()

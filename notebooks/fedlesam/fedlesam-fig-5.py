@@ -49,8 +49,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -61,13 +60,12 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
 from flcore.papers.fedlesam.config_tables import fig5_panels, pathological_counts, summary_table
 from flcore.report.page import Page
 from flcore.reproduction.published import source
 
-page = Page("fedlesam-fig-5", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-fig-5", globals())
 seed = seeds[0]
 
 # %% [markdown]
@@ -130,4 +128,4 @@ page.figure(fig, f"The pathological split with 3 classes per client (the coeffic
 page.table(path_summary, "How skewed the pathological splits are: about 3 classes per client, each about a third "
                          "of its samples (a shard may straddle two classes where 5,000 images do not fill whole "
                          "shards).")
-display(Markdown(f"Published figure: {source('fedlesam-fig-5')['source']}; {source('fedlesam-fig-5')['value']}."))
+page.note(f"Published figure: {source('fedlesam-fig-5')['source']}; {source('fedlesam-fig-5')['value']}.")

@@ -46,8 +46,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -57,15 +56,13 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedlesam.method_costs import SUMMARY_METHODS, TABLE1_FROM_APPENDIX_A, summary_ours
 from flcore.report import compare_settings
 from flcore.report.page import Page
 from flcore.reproduction.method_costs import methods_behind
 from flcore.reproduction.published import published, source
 
-page = Page("fedlesam-table-1", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-table-1", globals())
 
 # %% [markdown]
 # ## Published beside flcore
@@ -98,4 +95,4 @@ page.table(table, f"The SAM-based methods' base algorithm and target, the paper'
 evidence = methods_behind(list(SUMMARY_METHODS), SUMMARY_METHODS)
 page.table(evidence, "The flcore methods behind each row: the FedLESAM row's three variants share the P4 "
                      "perturbation and one gradient evaluation per step; the others evaluate two.")
-display(Markdown(f"Published values: {source('fedlesam-table-1')['source']}."))
+page.note(f"Published values: {source('fedlesam-table-1')['source']}.")

@@ -53,8 +53,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -67,19 +66,12 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedlesam import runs as fedlesam
-from flcore.report import ours_accuracy, set_style
+from flcore.report import ours_accuracy
 from flcore.report.page import Page
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.published import source
 
-set_style()
-artifact = get_artifact("fedlesam-table-2")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-table-2", globals())
 
 # %% [markdown]
 # ## The runs
@@ -87,15 +79,11 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %%
-settings = settings_table(specs, by=("dataset", "algorithm"), grid=("alpha", "classes_per_client", "partition",
-                                                                    "seed"))
-common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
-page.table(settings, f"What differs between the methods' runs; every run shares {common}.")
+page.settings("the methods'", by=("dataset", "algorithm"),
+              grid=("alpha", "classes_per_client", "partition", "seed"))
 
 # %% [markdown]
 # ## Ours
@@ -118,7 +106,7 @@ for label in fedlesam.datasets_for(scale):
     page.table(block, f"{label}{stand_in}: accuracy (%) by method and setting. Best on average: {best.index[0]}; "
                       f"FedLESAM-S ranks {lesam_rank} of {len(best)} (the paper: best or second best in most cases).",
                show=wide)
-display(Markdown(f"Published values: {source('fedlesam-table-2')['value']}."))
+page.note(f"Published values: {source('fedlesam-table-2')['value']}.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

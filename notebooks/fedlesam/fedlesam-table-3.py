@@ -55,8 +55,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -69,30 +68,17 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-import pandas as pd
-from IPython.display import Markdown, display
-
+from flcore.papers.fedlesam.config_tables import TABLE3_NEEDS
 from flcore.report.page import Page
 from flcore.reproduction.inventory import entry as inventory_entry
 from flcore.reproduction.published import source
 
-page = Page("fedlesam-table-3", scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-table-3", globals())
 entry = inventory_entry("fedlesam-table-3")
 
 # %% [markdown]
 # ## What the experiment needs
 
 # %%
-needs = pd.DataFrame([
-    {"item": "data", "needs": "OfficeHome (4 domains) and DomainNet (6 domains), leave one domain out",
-     "available here": "no: not in torchvision, no download offline"},
-    {"item": "model", "needs": "pretrained ViT-B/32 (checkpoint and head not stated)",
-     "available here": "no: no pretrained checkpoint offline"},
-    {"item": "clients", "needs": "1 client per training domain (100%) or 10 per domain (20%)",
-     "available here": "the split of a domain into 10 clients is not stated"},
-    {"item": "training", "needs": "SGD lr 0.001, E = 5, B = 32, 400 rounds, rho tuned per method",
-     "available here": "yes (flcore's methods and config fields)"},
-])
-page.table(needs, f"What Table 3 needs and why it is not regenerated: it {entry.not_regenerable}.")
-display(Markdown(f"Published values: {source('fedlesam-table-3')['value']}."))
+page.table(TABLE3_NEEDS, f"What Table 3 needs and why it is not regenerated: it {entry.not_regenerable}.")
+page.note(f"Published values: {source('fedlesam-table-3')['value']}.")

@@ -40,8 +40,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -55,19 +54,13 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedlesam import runs as fedlesam
-from flcore.report import ours_accuracy, set_style
+from flcore.report import ours_accuracy
 from flcore.report.page import Page
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.published import source
 
-set_style()
-artifact = get_artifact("fedlesam-table-4")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-table-4", globals())
 
 # %% [markdown]
 # ## The runs
@@ -75,8 +68,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # Finished runs come from the store, missing ones are trained now.
 
 # %%
-runs = page.runs()
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()
 
 # %% [markdown]
 # ## Each variant beside its base
@@ -100,11 +92,10 @@ page.table(table, f"Each FedLESAM variant against its base ({'MNIST-1D' if scale
                   f"{scale} scale): {wins} of {len(table)} variants beat their base (the paper: all of them); best of "
                   f"the six: {best}. The OfficeHome and DomainNet columns are not computed (heavy).",
            show=table)
-display(Markdown(f"Published values: {source('fedlesam-table-4')['value']}."))
+page.note(f"Published values: {source('fedlesam-table-4')['value']}.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts
 
 # %%
-verdicts = page.check_claims()
 page.show_claims()

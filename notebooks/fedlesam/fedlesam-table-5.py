@@ -55,8 +55,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -70,15 +69,9 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 from flcore.papers.fedlesam.results import show_efficiency, show_published_beside_ours
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact, settings_table
 
-set_style()
-artifact = get_artifact("fedlesam-table-5")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-table-5", globals())
 
 # %% [markdown]
 # ## The runs
@@ -88,12 +81,10 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # %%
 specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
-run_status = show_run_status(page, runs, scale, artifact.kind)
+page.run_status(runs)
 
 # %%
-settings = settings_table([s for s in specs if s.labels["target"] == 68], by=("algorithm",), grid=("seed",))
-common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
-page.table(settings, f"What differs between the methods' runs; every run shares {common}.")
+page.settings([s for s in specs if s.labels["target"] == 68], "the methods'", by=("algorithm",), grid=("seed",))
 
 # %% [markdown]
 # ## Ours

@@ -43,8 +43,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -55,30 +54,15 @@ data_root = "data"  # CIFAR folder (the files are read, never downloaded)
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
-from flcore.papers.fedlesam.config_tables import compare_statistics, dataset_statistics
+from flcore.papers.fedlesam.config_tables import show_statistics
 from flcore.report.page import Page
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
-page = Page("fedlesam-table-6", scale=scale, seeds=seeds, store=store, device=device, data_root=data_root,
-            max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-table-6", globals())
 
 # %% [markdown]
 # ## Published beside flcore
 
 # %%
-paper = published("fedlesam-table-6")
-ours = dataset_statistics(list(paper["dataset"]), root=data_root)
-table = compare_statistics(paper, ours)
-agree = table["match"].str.startswith("yes").sum()
-checked = (~table["match"].isin(["not in flcore"]) & ~table["match"].str.startswith("not checked")).sum()
-missing = table["match"].str.startswith("not checked").sum()
-absent = (table["match"] == "not in flcore").sum()
-finding = (f"{agree} of the {checked} data sets flcore loaded agree in images, classes and domains"
-           if checked else "flcore's CIFAR files were not available to this build, so no row is checked")
-page.table(table, f"The data sets' statistics, the paper's beside what flcore's loader holds: {finding}"
-                  + (f"; {missing} not checked (no CIFAR files under `{data_root}`)" if checked and missing else "")
-                  + f"; {absent} of {len(table)} (OfficeHome, DomainNet) are not in flcore.",
-           downloads={"published": paper, "flcore": ours})
-display(Markdown(f"Published values: {source('fedlesam-table-6')['source']}."))
+table = show_statistics(page, root=data_root)
+page.note(f"Published values: {source('fedlesam-table-6')['source']}.")

@@ -51,8 +51,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -62,29 +61,18 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
-from flcore.papers.fedlesam.method_costs import FEDLESAM_METHODS, relative_costs_ours
-from flcore.report import compare_settings
+from flcore.papers.fedlesam.method_costs import FEDLESAM_METHODS, show_relative_costs
 from flcore.report.page import Page
 from flcore.reproduction.method_costs import methods_behind
-from flcore.reproduction.published import published, source
+from flcore.reproduction.published import source
 
-page = Page("fedlesam-table-7", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedlesam-table-7", globals())
 
 # %% [markdown]
 # ## Published beside flcore
 
 # %%
-paper = published("fedlesam-table-7")
-ours = relative_costs_ours(list(paper["algorithm"]))
-table = compare_settings(paper, ours, ["algorithm"])
-agree = (table["match"] == "yes").sum()
-differ = ", ".join(table.loc[table["match"] != "yes", "algorithm"])
-page.table(table, f"Memory, communication and backpropagations relative to FedAvg, the paper's beside flcore's "
-                  f"recipes: {agree} of {len(table)} methods agree; {differ} communicate less in flcore. Every "
-                  f"FedLESAM variant needs one backpropagation per step where the SAM-based methods need two.",
-           downloads={"published": paper, "flcore": ours})
+table = show_relative_costs(page)
 
 # %% [markdown]
 # ## Where flcore's values come from
@@ -94,4 +82,4 @@ evidence = methods_behind(list(FEDLESAM_METHODS), FEDLESAM_METHODS)
 page.table(evidence, "The flcore method behind each column: its parts, what it sends per round, its gradient "
                      "evaluations per local step and the model-sized state it keeps per client; stored memory is "
                      "1 + the client tables + the downloads beyond the model.")
-display(Markdown(f"Published values: {source('fedlesam-table-7')['source']}."))
+page.note(f"Published values: {source('fedlesam-table-7')['source']}.")

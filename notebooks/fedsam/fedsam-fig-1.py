@@ -44,8 +44,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -60,20 +59,13 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
-from flcore.devices import resolve_device
-from flcore.report import set_style
+from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.report.geometry_plots import surface_3d
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.run_geometry import geometry_settings, random_surface, settings_rows
 
-set_style()
-artifact = get_artifact("fedsam-fig-1")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
-analysis_device = str(resolve_device(device))
+page = Page.from_parameters("fedsam-fig-1", globals())
 data_name = page.stand_in.data_name("CIFAR-100")
 
 # %% [markdown]
@@ -94,18 +86,13 @@ page.table(runs[["algorithm", "alpha", "status", "mean_last_100", "run_id"]],
 # %%
 surfaces = {}
 for row in runs[runs["status"] == "finished"].to_dict("records"):
-    surfaces[(row["algorithm"], row["alpha"])] = random_surface(row["run_dir"], settings, device=analysis_device,
+    surfaces[(row["algorithm"], row["alpha"])] = random_surface(row["run_dir"], settings, device=page.analysis_device,
                                                                 data_root=data_root)
 
 
-def rise(surface):
-    """Mean train loss over the grid minus the loss at the model (the centre)."""
-    centre = surface.loss[len(surface.xs) // 2, len(surface.ys) // 2]
-    return float(surface.loss.mean() - centre), float(centre)
-
-
-summary = pd.DataFrame([{"algorithm": a, "alpha": alpha, "loss at the model": rise(s)[1],
-                         "mean rise over the grid": rise(s)[0]} for (a, alpha), s in surfaces.items()])
+summary = pd.DataFrame([{"algorithm": a, "alpha": alpha, "loss at the model": fedsam_analysis.loss_rise(s)[1],
+                         "mean rise over the grid": fedsam_analysis.loss_rise(s)[0]}
+                        for (a, alpha), s in surfaces.items()])
 zmax = max(float(s.loss.max()) for s in surfaces.values()) if surfaces else 1.0
 figure = plt.figure(figsize=(13, 10))
 for index, (key, surface) in enumerate(surfaces.items()):
@@ -138,10 +125,9 @@ for alpha in sorted(summary["alpha"].unique()) if len(summary) else []:
         lines.append(f"alpha = {alpha:g}: the loss rises by {block['FedAvg E=1']:.2f} around FedAvg and by "
                      f"{block['FedASAM']:.2f} around FedASAM, so {flatter} sits in the flatter region"
                      + (" as the paper finds." if flatter == "FedASAM" else ", unlike the paper."))
-verdicts = page.check_claims()
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines) or "No finished run to draw."))
+page.note(" ".join(lines) or "No finished run to draw.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

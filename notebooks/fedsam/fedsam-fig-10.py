@@ -44,8 +44,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -60,16 +59,13 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 from flcore.papers.fedsam import results
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import ours_accuracy, set_style
+from flcore.report import ours_accuracy
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves
-from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.artifacts import settings_table
 from flcore.reproduction.runner import run_metrics
 
-set_style()
-artifact = get_artifact("fedsam-fig-10")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-10", globals())
 order = list(results.FIG10_ALGORITHMS)
 
 # %% [markdown]

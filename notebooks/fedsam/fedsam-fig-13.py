@@ -45,8 +45,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -59,20 +58,11 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
-from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact("fedsam-fig-13")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-13", globals())
 field = "loss"  # what the panels show: "loss" (train loss) or "error" (test error)
-analysis_device = str(resolve_device(device))
 
 # %% [markdown]
 # ## The runs
@@ -90,18 +80,14 @@ page.table(runs[["algorithm", "alpha", "record", "status", "run_id"]],
 # cross: their average.
 
 # %%
-values = fedsam_analysis.show_client_planes(page, runs, scale, field, device=analysis_device,
+values = fedsam_analysis.show_client_planes(page, runs, scale, field, device=page.analysis_device,
                                             data_root=data_root)
 
 # %% [markdown]
 # ## What we found
 
 # %%
-lines = fedsam_analysis.client_plane_findings(values, field)
-verdicts = page.check_claims()
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines) or "No finished runs to draw."))
+page.findings(fedsam_analysis.client_plane_findings(values, field), empty="No finished runs to draw.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

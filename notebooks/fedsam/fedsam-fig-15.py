@@ -44,8 +44,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -58,20 +57,11 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
-from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.run_geometry import geometry_settings
 
-set_style()
-artifact = get_artifact("fedsam-fig-15")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
-analysis_device = str(resolve_device(device))
+page = Page.from_parameters("fedsam-fig-15", globals())
 
 # %% [markdown]
 # ## The runs
@@ -88,17 +78,14 @@ page.table(runs[["algorithm", "alpha", "status", "mean_last_100", "run_id"]],
 # One line per algorithm: the eigenvalues from the largest down.
 
 # %%
-table = fedsam_analysis.show_spectra(page, runs, scale, device=analysis_device, data_root=data_root)
+table = fedsam_analysis.show_spectra(page, runs, scale, device=page.analysis_device, data_root=data_root)
 
 # %% [markdown]
 # ## What we found
 
 # %%
-lines = fedsam_analysis.spectrum_findings(table, geometry_settings(scale).top_k)
-verdicts = page.check_claims()
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines) or "No finished runs to draw."))
+page.findings(fedsam_analysis.spectrum_findings(table, geometry_settings(scale).top_k),
+              empty="No finished runs to draw.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -51,8 +51,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -67,21 +66,13 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
-from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
-from flcore.report import set_style
 from flcore.report.geometry_plots import plane_panel
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.run_geometry import geometry_settings, global_models_plane, settings_rows
 
-set_style()
-artifact = get_artifact("fedsam-fig-2")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
-analysis_device = str(resolve_device(device))
+page = Page.from_parameters("fedsam-fig-2", globals())
 data_name = page.stand_in.data_name("CIFAR-100")
 
 # %% [markdown]
@@ -106,7 +97,7 @@ alpha_names = [f"alpha {a:g}" for a in fedsam_analysis.ALPHAS]
 rows = []
 if set(fedsam_analysis.ALPHAS) <= set(finals.index):
     globals_plane = global_models_plane([finals.loc[a, "run_dir"] for a in fedsam_analysis.ALPHAS], settings,
-                                        device=analysis_device, data_root=data_root)
+                                        device=page.analysis_device, data_root=data_root)
     for name, loss, error in zip(alpha_names, globals_plane.model_loss, globals_plane.model_error):
         rows.append({"panel": "a, b", "model": f"global, {name}", "train loss": loss, "test error (%)": 100 * error})
     figure, axes = plt.subplots(1, 2, figsize=(12, 5))
@@ -123,7 +114,7 @@ if set(fedsam_analysis.ALPHAS) <= set(finals.index):
                     "error; " + "; ".join(f"{r['model']}: train loss {r['train loss']:.3f}, test error "
                                           f"{r['test error (%)']:.1f}%" for r in rows) + ".")
 else:
-    display(Markdown("The three final global models are not all finished: panels (a, b) are not drawn."))
+    page.note("The three final global models are not all finished: panels (a, b) are not drawn.")
 
 # %% [markdown]
 # ## (c, d) Three local models of the last round at alpha = 0 and 1k
@@ -133,7 +124,7 @@ else:
 
 # %%
 recorded = runs[runs["record"] != "final model only"]
-local = fedsam_analysis.client_planes(recorded, settings, device=analysis_device, data_root=data_root)
+local = fedsam_analysis.client_planes(recorded, settings, device=page.analysis_device, data_root=data_root)
 rows += [{"panel": f"alpha {alpha:g}", **r} for alpha, (surface, ids) in local.items()
          for r in fedsam_analysis.client_plane_rows(surface, ids)]
 values = pd.DataFrame(rows)
@@ -151,7 +142,7 @@ if local:
                         f"{r['panel']}, {r['model']}: test error {r['test error (%)']:.1f}%"
                         for r in rows if r["panel"] != "a, b") + ".")
 else:
-    display(Markdown("No recorded run is finished: panels (c, d) are not drawn."))
+    page.note("No recorded run is finished: panels (c, d) are not drawn.")
 page.table(values, "Train loss and test error at the models of the planes (evaluated at the models themselves).")
 page.table(pd.DataFrame(settings_rows(settings)), f"Measurement settings at the {scale} scale (plane_grid points per "
                                                   "axis).")
@@ -170,10 +161,9 @@ for panel in [p for p in dict.fromkeys(values["panel"]) if p != "a, b"] if len(v
     block = values[values["panel"] == panel]
     lines.append(f"{panel}: the three local models have {block[block['model'] != 'their average']['test error (%)'].mean():.1f}% "
                  f"test error on average, their average {block[block['model'] == 'their average']['test error (%)'].iloc[0]:.1f}%.")
-verdicts = page.check_claims()
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines) or "No finished runs to draw."))
+page.note(" ".join(lines) or "No finished runs to draw.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

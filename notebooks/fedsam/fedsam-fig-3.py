@@ -45,8 +45,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -60,20 +59,16 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 
+from flcore.papers.fedsam import analysis as fedsam_analysis
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import mean_sd_text, ours_accuracy, set_style
+from flcore.report import mean_sd_text, ours_accuracy
 from flcore.report.page import Page
 from flcore.report.plots import accuracy_curves, client_accuracy_curves, client_accuracy_final
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.per_client import client_accuracy_history, final_client_accuracy
 from flcore.reproduction.runner import run_metrics
 
-set_style()
-artifact = get_artifact("fedsam-fig-3")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-3", globals())
 data_name = page.stand_in.data_name("CIFAR-100")
 
 # %% [markdown]
@@ -101,17 +96,6 @@ alphas = fedsam.alphas_for("CIFAR-100", scale)
 panels = [alphas[0], alphas[-1]]
 
 
-def spread(alpha):
-    """Clients' accuracy spread at the last record and mean change between records (points)."""
-    history = client_accuracy_history(run_metrics(normal[normal["alpha"] == alpha], store=store))
-    if history.empty:
-        return None
-    last = history[history["round"] == history["round"].max()]["accuracy"]
-    ordered = history.sort_values("round")
-    swing = ordered.groupby("client")["accuracy"].agg(lambda s: s.diff().abs().mean()).mean()
-    return last.std() * 100, swing * 100
-
-
 figure, axes = plt.subplots(1, 2, figsize=(12, 3.8), sharey=True)
 fallback = []
 for ax, alpha in zip(axes, panels):
@@ -123,7 +107,8 @@ for ax, alpha in zip(axes, panels):
         fallback.append(alpha)
         client_accuracy_final(final_client_accuracy(row["run_dir"], device="cpu", data_root=data_root), ax=ax,
                               title=f"alpha = {alpha:g}: final model only (fallback)")
-swings = {alpha: spread(alpha) for alpha in panels}
+swings = {alpha: fedsam_analysis.client_accuracy_spread(
+    client_accuracy_history(run_metrics(normal[normal["alpha"] == alpha], store=store))) for alpha in panels}
 described = [f"alpha = {a:g}: a client's accuracy changes by {s[1]:.1f} points between records on average"
              for a, s in swings.items() if s is not None]
 page.figure(figure, f"The global FedAvg model's accuracy on each client's data against rounds on {data_name}, "
@@ -134,9 +119,9 @@ page.figure(figure, f"The global FedAvg model's accuracy on each client's data a
                 f"{panels[-1]:g} (right) on {data_name}, with the mean over clients in black. "
                 + ("; ".join(described) + "." if described else ""))
 if fallback:
-    display(Markdown("**Fallback.** The runs for alpha = " + ", ".join(f"{a:g}" for a in fallback)
-                     + " were stored without per-round client accuracy; the panels show the final model "
-                       "evaluated on each client instead, not the curves over rounds."))
+    page.note("**Fallback.** The runs for alpha = " + ", ".join(f"{a:g}" for a in fallback)
+              + " were stored without per-round client accuracy; the panels show the final model "
+                "evaluated on each client instead, not the curves over rounds.")
 
 # %% [markdown]
 # ## (c) Test accuracy against rounds

@@ -51,8 +51,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -65,20 +64,11 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
-from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as fedsam_analysis
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact("fedsam-fig-4")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-4", globals())
 panels = fedsam_analysis.FIG4_PANELS
-analysis_device = str(resolve_device(device))
 
 # %% [markdown]
 # ## The runs
@@ -93,18 +83,14 @@ missing = fedsam_analysis.show_recorded_runs(page, runs, scale, panels)
 # One panel per run: columns are the probed rounds, rows the round's sampled clients.
 
 # %%
-rows = fedsam_analysis.show_client_eigenvalues(page, runs, scale, store=store, device=analysis_device,
+rows = fedsam_analysis.show_client_eigenvalues(page, runs, scale, store=store, device=page.analysis_device,
                                                 data_root=data_root)
 
 # %% [markdown]
 # ## What we found
 
 # %%
-lines = fedsam_analysis.client_eigenvalue_findings(rows, missing, scale)
-verdicts = page.check_claims()
-if scale == "smoke":
-    lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines) or "No finished runs to draw."))
+page.findings(fedsam_analysis.client_eigenvalue_findings(rows, missing, scale), empty="No finished runs to draw.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -52,8 +52,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -70,15 +69,10 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 
 from flcore.papers.fedsam import results
-from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.style import algorithm_palette
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact("fedsam-fig-6")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-6", globals())
 order = list(results.FIG6_ALGORITHMS)
 stand_in = "" if page.stand_in.is_paper else f" ({page.stand_in.name} at the {scale} scale, corrupted by flcore)"
 
@@ -170,7 +164,6 @@ if scores is not None:
 else:
     lines.append("No figure: the corrupted test sets are not on this machine (see above).")
 lines.append("The paper gives curves only, so no number is compared.")
-verdicts = page.check_claims()
 page.findings(lines)
 
 # %% [markdown]

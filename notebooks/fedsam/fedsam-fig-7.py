@@ -47,8 +47,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -64,20 +63,14 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import analysis as fedsam_analysis
-from flcore.report import set_style
 from flcore.report.geometry_plots import client_heatmap
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact
 from flcore.reproduction.run_geometry import client_majority_class, client_spread, probe_history
 from flcore.reproduction.runner import run_metrics
 
-set_style()
-artifact = get_artifact("fedsam-fig-7")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-7", globals())
 data_name = page.stand_in.data_name("CIFAR-100")
 
 # %% [markdown]
@@ -132,7 +125,7 @@ if histories:
                         "across clients (mean over probed rounds), and how often the class with the largest norm "
                         "changes from one probed round to the next.")
 else:
-    display(Markdown("No recorded run is finished: nothing to draw."))
+    page.note("No recorded run is finished: nothing to draw.")
 
 # %% [markdown]
 # ## What we found
@@ -146,10 +139,9 @@ if len(summary) >= 2:
                  f"{hom['alpha']:g} (coefficient of variation {het['spread across clients (CV)']:.3f} against "
                  f"{hom['spread across clients (CV)']:.3f}; the paper: more), and the favoured class changes in "
                  f"{het['rounds where the favoured class changes']} probed rounds.")
-verdicts = page.check_claims()
 if scale == "smoke":
     lines.append("The smoke scale trains for a handful of rounds: it proves the code path, not the science.")
-display(Markdown(" ".join(lines) or "No finished runs to draw."))
+page.note(" ".join(lines) or "No finished runs to draw.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -48,8 +48,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -67,20 +66,11 @@ import seaborn as sns
 
 from flcore.papers.fedsam import results
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import set_style
 from flcore.report.page import Page
 from flcore.report.style import algorithm_dashes, algorithm_palette
-from flcore.reproduction.artifacts import get_artifact
 
-set_style()
-artifact = get_artifact("fedsam-fig-8")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-8", globals())
 order = list(results.FIG8_ALGORITHMS)
-
-
-def panel_name(dataset):
-    return f"{dataset}-C" if page.stand_in.is_paper else f"{page.stand_in.name}, {dataset} alphas ({scale} scale)"
 
 
 # %% [markdown]
@@ -127,12 +117,12 @@ if scores is not None:
         sns.lineplot(data=data, x="alpha ", y="accuracy (%)", hue="algorithm", hue_order=order, style="algorithm",
                      style_order=order, dashes=algorithm_dashes(order), palette=algorithm_palette(order),
                      markers=True, sort=False, ax=ax, legend=ax is axes[0][-1])
-        ax.set_title(panel_name(dataset))
+        ax.set_title(results.panel_name(page.stand_in, dataset, scale))
         ax.set_xlabel("alpha")
     if axes[0][-1].get_legend() is not None:
         sns.move_legend(axes[0][-1], "upper left", bbox_to_anchor=(1, 1))
     figure.tight_layout()
-    described = "; ".join(f"{panel_name(d)} alpha {a:g}: {m} ({v:.1f}%)" for d, a, m, v in
+    described = "; ".join(f"{results.panel_name(page.stand_in, d, scale)} alpha {a:g}: {m} ({v:.1f}%)" for d, a, m, v in
                           best[["dataset", "alpha", "algorithm", "accuracy (%)"]].itertuples(index=False))
     page.figure(figure, f"Mean accuracy over the corruptions at severity 5 against alpha; the best per setting: "
                         f"{described}.",
@@ -154,7 +144,6 @@ if scores is not None:
 else:
     lines.append("No figure: the corrupted test sets are not on this machine (see above).")
 lines.append("The paper gives curves only, so no number is compared.")
-verdicts = page.check_claims()
 page.findings(lines)
 
 # %% [markdown]

@@ -48,8 +48,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -66,21 +65,17 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 
 from flcore.papers.fedsam import results
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.reproduction.artifacts import get_artifact, settings_table
+from flcore.reproduction.artifacts import settings_table
 
-set_style()
-artifact = get_artifact("fedsam-fig-9")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-fig-9", globals())
 data_name = page.stand_in.data_name("CIFAR-100")
 
 # %% [markdown]
 # ## The runs
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = page.artifact.runs(scale, seeds)
 runs = page.runs(specs)
 runs["accuracy (%)"] = runs["mean_last_100"].astype(float) * 100
 listing = runs[["panel", "algorithm", "parameter", "value", "alpha", "seed", "status", "accuracy (%)", "run_id"]]
@@ -115,13 +110,7 @@ if axes[-1].get_legend() is not None:
 figure.tight_layout()
 
 
-def best_values(panel):
-    data = finished[finished["panel"] == panel]
-    return {a: data.loc[data[data["alpha"] == a]["accuracy (%)"].idxmax(), "value"]
-            for a in results.SWEEP_ALPHAS[scale] if (data["alpha"] == a).any()}
-
-
-bests = {panel: best_values(panel) for panel in "abc"}
+bests = {panel: results.best_values(finished, panel, results.SWEEP_ALPHAS[scale]) for panel in "abc"}
 described = "; ".join(f"{results.PANEL_TITLES[p]} best at " + ", ".join(f"{v:g} (alpha {a:g})" for a, v in b.items())
                       for p, b in bests.items())
 page.figure(figure, f"Mean accuracy of the last 100 rounds against the swept hyper-parameter on {data_name}: "
@@ -158,7 +147,6 @@ lines = [f"At the **{scale}** scale on {data_name}:",
          + ", ".join(f"{v:+.1f} points (alpha {a:g})" for a, v in eta_trend.items())
          + " from the smallest to the largest eta.",
          "The paper gives curves only, so no number is compared."]
-verdicts = page.check_claims()
 page.findings(lines)
 
 # %% [markdown]

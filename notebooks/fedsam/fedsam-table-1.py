@@ -52,8 +52,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -67,26 +66,18 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.config.fields import chance_accuracy
-from flcore.devices import resolve_device
 from flcore.papers.fedsam import analysis as analysis
 from flcore.papers.fedsam import runs as fedsam
-from flcore.report import format_comparison, paper_vs_ours, set_style
+from flcore.report import format_comparison, paper_vs_ours
 from flcore.report.ordering import ordering_table
-from flcore.report.page import Page, verdict_counts
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact
+from flcore.report.page import Page
 from flcore.reproduction.claims import reference_spread
 from flcore.reproduction.published import published, source
 from flcore.reproduction.run_geometry import geometry_settings, settings_rows
 
-set_style()
-artifact = get_artifact("fedsam-table-1")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
-analysis_device = str(resolve_device(device))
+page = Page.from_parameters("fedsam-table-1", globals())
 at_paper = page.stand_in.is_paper
 
 # %% [markdown]
@@ -96,8 +87,7 @@ at_paper = page.stand_in.is_paper
 # finished runs come from the store, missing ones are trained now.
 
 # %%
-runs = page.runs()  # with the seeds the verdicts read
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()  # with the seeds the verdicts read
 
 # %% [markdown]
 # ## How the eigenvalues are computed
@@ -119,7 +109,7 @@ page.table(pd.DataFrame(settings_rows(settings)),
 # verdicts compare. Four ratios at alpha = 1k are unreadable in the paper's text (shown as "–").
 
 # %%
-measured = analysis.table1_spectra(runs, device=analysis_device, data_root=data_root)
+measured = analysis.table1_spectra(runs, device=page.analysis_device, data_root=data_root)
 keys = analysis.TABLE1_KEYS
 paper_values = published("fedsam-table-1")
 paper_values["ratio"] = pd.to_numeric(paper_values["ratio"], errors="coerce")
@@ -141,7 +131,7 @@ for column, name in (("lambda_max", "lambda_max"), ("ratio", "lambda_max / lambd
                show=format_comparison(comparison, ["algorithm"], ["alpha"], order, delta=at_paper),
                downloads={"published": paper_values[keys + [column, "note"]],
                           "ours": measured[keys + ["seed", "status", column]]})
-display(Markdown(f"Published values: {source('fedsam-table-1')['source']}."))
+page.note(f"Published values: {source('fedsam-table-1')['source']}.")
 
 # %% [markdown]
 # ## Orderings
@@ -167,23 +157,7 @@ page.table(orderings, show=orderings.set_index(["quantity", "alpha"]),
 # %%
 verdicts = page.check_claims()
 lam = comparisons["lambda_max"].set_index(["algorithm", "alpha"])["ours"]
-
-
-def value(algorithm, alpha):
-    return lam.get((algorithm, alpha), float("nan"))
-
-
-lines = [f"At the **{scale}** scale, alpha = 0: lambda_max is {value('FedAvg E=1', 0.0):.2f} with FedAvg, "
-         f"{value('FedSAM', 0.0):.2f} with FedSAM and {value('FedASAM', 0.0):.2f} with FedASAM (paper: 93.46, "
-         f"70.29, 30.11). The rankings agree with a mean Kendall's \u03c4 of {mean_tau:.2f}."]
-if len(verdicts) == 1:
-    lines.append(f"The claim this table checks: **{verdicts['verdict'].iloc[0].replace('_', ' ')}**; a tie is decided "
-                 "with the seed-to-seed spread of lambda_max itself, measured on the reference runs.")
-else:
-    counted = verdict_counts(verdicts, at="")
-    lines.append(f"{counted[0].upper()}{counted[1:]}; ties are decided with the seed-to-seed spread of lambda_max "
-                 "itself, measured on the reference runs.")
-page.findings(lines)
+page.findings(analysis.table1_findings(lam, mean_tau, verdicts, scale))
 
 # %% [markdown]
 # ## The paper's claims: verdicts

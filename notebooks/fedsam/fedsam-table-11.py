@@ -37,8 +37,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -48,14 +47,12 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedsam.config_tables import scale_settings, table11_ours
 from flcore.report import compare_settings
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedsam-table-11", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-table-11", globals())
 
 # %% [markdown]
 # ## Published beside flcore
@@ -75,7 +72,7 @@ page.table(table, f"SAM's rho and ASAM's rho and eta per data set and alpha, pub
 # (rho, eta) = (0.5, 0.2) for ASAM at every alpha (flcore's choice, in its presets).
 
 # %%
-display(Markdown(f"This page was built at the **{scale}** scale. Published values: "
-                 f"{source('fedsam-table-11')['source']}."))
+page.note(f"This page was built at the **{scale}** scale. Published values: "
+          f"{source('fedsam-table-11')['source']}.")
 scales = scale_settings()
 page.table(scales, "What each scale uses for the CIFAR-10 alpha = 0 setting: only the `paper` row is the paper's protocol; `small` and `smoke` run MNIST-1D with flcore's own learning settings.")

@@ -37,8 +37,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -48,14 +47,12 @@ store = None  # run store folder; None: $FLCORE_STORE, else ./runs
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedsam.config_tables import swa_available, table12_ours
 from flcore.report import compare_settings
 from flcore.report.page import Page
 from flcore.reproduction.published import published, source
 
-page = Page("fedsam-table-12", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-table-12", globals())
 
 # %% [markdown]
 # ## Published beside flcore
@@ -73,5 +70,5 @@ page.table(table, f"SWA's cycle length, learning rates and start round, publishe
 
 # %%
 status = "registered" if swa_available() else "not registered yet (values pending)"
-display(Markdown(f"SWA in flcore: {status}. This page was built at the **{scale}** scale. "
-                 f"Published values: {source('fedsam-table-12')['source']}."))
+page.note(f"SWA in flcore: {status}. This page was built at the **{scale}** scale. "
+          f"Published values: {source('fedsam-table-12')['source']}.")

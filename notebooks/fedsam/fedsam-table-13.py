@@ -41,8 +41,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -55,18 +54,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedsam import results as results
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact, settings_table
 
-set_style()
-artifact = get_artifact("fedsam-table-13")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-table-13", globals())
 
 # %% [markdown]
 # ## The runs
@@ -75,9 +66,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ones are trained now (runs shared with other tables are the same runs).
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %% [markdown]
 # ## Settings used
@@ -85,9 +74,7 @@ run_status = show_run_status(page, runs, scale, artifact.kind)
 # What every run shares, then what differs between the rows.
 
 # %%
-settings = settings_table(specs, by=("optimizer", "server_lr"))
-common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
-page.table(settings, f"What differs between the rows' runs; every run shares {common}.")
+page.settings("the rows'", by=("optimizer", "server_lr"))
 
 # %% [markdown]
 # ## Published beside ours
@@ -98,9 +85,7 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # published cell this scale does not run.
 
 # %%
-comparison = results.show_comparison(page, runs, scale, rows=["optimizer", "server_lr"],
-                                     columns=["alpha"],
-                                     layout="by server optimizer and server lr (rows) and alpha (columns)")
+comparison = results.show_comparison(page, runs, scale)
 
 # %% [markdown]
 # ## Orderings
@@ -116,11 +101,9 @@ mean_tau = results.show_orderings(page, comparison)
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
-lines = results.table_findings(verdicts, mean_tau, scale,
-                               "MNIST-1D stands in for CIFAR-100 at this scale, and the client lr is the scale's "
-                               "(0.1), so the best server lr may differ.")
-display(Markdown(" ".join(lines)))
+results.show_table_findings(page, mean_tau,
+                            "MNIST-1D stands in for CIFAR-100 at this scale, and the client lr is the scale's "
+                            "(0.1), so the best server lr may differ.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -45,8 +45,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -59,18 +58,10 @@ download = True  # fetch CIFAR through torchvision when it is missing (paper sca
 max_rounds = None  # stop every run at this round for now (a preview a rerun continues); None: all rounds
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.papers.fedsam import results as results
-from flcore.report import set_style
 from flcore.report.page import Page
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact, settings_table
 
-set_style()
-artifact = get_artifact("fedsam-table-17")
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-table-17", globals())
 
 # %% [markdown]
 # ## The runs
@@ -79,9 +70,7 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # ones are trained now (runs shared with other tables are the same runs).
 
 # %%
-specs = page.specs()  # the artifact's runs and the seeds the verdicts read
-runs = page.runs(specs)
-run_status = show_run_status(page, runs, scale, artifact.kind)
+runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %% [markdown]
 # ## Settings used
@@ -89,9 +78,7 @@ run_status = show_run_status(page, runs, scale, artifact.kind)
 # What every run shares, then what differs between the rows.
 
 # %%
-settings = settings_table(specs, by=("augmentation", "algorithm"))
-common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
-page.table(settings, f"What differs between the rows' runs; every run shares {common}.")
+settings = page.settings("the rows'", by=("augmentation", "algorithm"))
 
 # %% [markdown]
 # ## Published beside ours
@@ -103,10 +90,7 @@ page.table(settings, f"What differs between the rows' runs; every run shares {co
 # published cell this scale does not run.
 
 # %%
-comparison = results.show_comparison(page, runs, scale, rows=["augmentation", "algorithm"],
-                                     columns=["alpha", "clients_per_round"],
-                                     layout="by augmentation and algorithm (rows), alpha and clients per round "
-                                            "(columns)")
+comparison = results.show_comparison(page, runs, scale)
 
 # %% [markdown]
 # ## Orderings
@@ -122,11 +106,7 @@ mean_tau = results.show_orderings(page, comparison)
 # ## What we found
 
 # %%
-verdicts = page.check_claims()
-lines = results.table_findings(verdicts, mean_tau, scale,
-                               "Both CIFAR settings run on MNIST-1D at this scale, with fewer cells than the paper "
-                               "(see the settings).")
-display(Markdown(" ".join(lines)))
+results.show_table_findings(page, mean_tau)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

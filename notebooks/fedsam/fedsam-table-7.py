@@ -39,8 +39,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | small | paper: this page trains nothing, so it is the same at every scale
@@ -53,7 +52,7 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 from flcore.papers.fedsam import results as results
 from flcore.report.page import Page
 
-page = Page("fedsam-table-7", scale=scale, seeds=seeds, store=store, device=device, max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-table-7", globals())
 
 # %% [markdown]
 # ## What it needs, and why it is not regenerated here

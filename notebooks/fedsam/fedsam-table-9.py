@@ -45,8 +45,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -58,16 +57,13 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 split_files = None  # the authors' split files, {"cifar10": {0.05: PATH}, ...}; None: flcore's splits only
 
 # %%
-from IPython.display import Markdown, display
-
 from flcore.report import compare_settings
 from flcore.report.page import Page
 from flcore.report.split_files import show_official_splits
 from flcore.reproduction.published import published, source
 from flcore.reproduction.splits import dataset_stats_ours, paper_splits, split_summary
 
-page = Page("fedsam-table-9", scale=scale, seeds=seeds, store=store, device=device, data_root=data_root,
-            max_rounds=max_rounds)
+page = Page.from_parameters("fedsam-table-9", globals())
 splits = paper_splits(data_root, seed=seeds[0])
 
 # %% [markdown]
@@ -83,8 +79,8 @@ missing = (table["match"] == "not in flcore").sum()
 page.table(table, f"The paper's data-set statistics beside those of the splits flcore generates: the rows flcore "
                   f"has agree ({agree}); {missing} of the {len(table)} data sets are not in flcore.",
            downloads={"published": paper, "flcore": ours})
-display(Markdown(f"Published values: {source('fedsam-table-9')['source']}. Labels used: "
-                 f"{', '.join(sorted({s.labels_from for s in splits}))}."))
+page.note(f"Published values: {source('fedsam-table-9')['source']}. Labels used: "
+          f"{', '.join(sorted({s.labels_from for s in splits}))}.")
 
 # %% [markdown]
 # ## Every split

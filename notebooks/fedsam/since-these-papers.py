@@ -44,8 +44,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("flcore") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
-                           "flcore @ git+https://github.com/flcore/flcore"])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "flcore @ git+https://github.com/flcore/flcore"])
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke (seconds, CI) | small (minutes, CPU) | paper (the paper's protocol, GPU)
@@ -59,19 +58,12 @@ max_rounds = None  # stop every run at this round for now (a preview a rerun con
 
 # %%
 import pandas as pd
-from IPython.display import Markdown, display
 
 from flcore.papers.fedsam import pages as since
-from flcore.report import set_style
 from flcore.report.page import SMOKE_NOTE, Page, claims_markdown, totals_text
-from flcore.report.run_status import show_run_status
-from flcore.reproduction.artifacts import get_artifact, settings_table
 from flcore.reproduction.claims import evaluate, verdict_totals
 
-set_style()
-artifact = get_artifact(since.ARTIFACT_ID)
-page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, workers=workers,
-            data_root=data_root, download=download, max_rounds=max_rounds)
+page = Page.from_parameters("since-these-papers", globals())
 
 # %% [markdown]
 # ## The runs
@@ -80,9 +72,9 @@ page = Page(artifact.id, scale=scale, seeds=seeds, store=store, device=device, w
 # trained now.
 
 # %%
-specs = artifact.runs(scale, seeds)
+specs = page.artifact.runs(scale, seeds)
 runs = page.runs(specs)
-run_status = show_run_status(page, runs, scale, artifact.kind)
+page.run_status(runs)
 
 # %% [markdown]
 # ## Settings used
@@ -91,9 +83,7 @@ run_status = show_run_status(page, runs, scale, artifact.kind)
 # at the registry's defaults).
 
 # %%
-settings = settings_table(specs, by=("algorithm",))
-common = ", ".join(f"`{k}` = {v}" for k, v in settings.attrs["common"].items())
-page.table(settings, f"What differs between the methods' runs; every run shares {common}.")
+page.settings(specs, "the methods'", by=("algorithm",))
 
 # %% [markdown]
 # ## Accuracy
@@ -124,7 +114,7 @@ page.table(accuracy, "Accuracy (%) of each method at alpha = 0 and 0.05 (CIFAR-1
 
 # %%
 results = [evaluate(claim, scale, store, seeds) for claim in since.page_claims()]
-display(Markdown(claims_markdown(results, scale)))
+page.note(claims_markdown(results, scale))
 
 # %% [markdown]
 # ## What the small scale can and cannot say
@@ -148,4 +138,4 @@ lines = [f"At the **{scale}** scale, of the {len(results)} questions ({len(since
          f"against FedSAM and FedAvg): {totals_text(totals)}."]
 if scale == "smoke":
     lines.append(SMOKE_NOTE)
-display(Markdown(" ".join(lines)))
+page.note(" ".join(lines))

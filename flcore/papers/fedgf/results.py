@@ -293,3 +293,10 @@ def sweep_figure(sweep: pd.DataFrame, color: str):
     twin.set_ylabel("flatness discrepancy Delta_F")
     ax.legend(handles=ax.get_lines() + twin.get_lines(), loc="center right", fontsize=8)
     return fig
+
+
+def best_c(cells: pd.DataFrame, column: str) -> str:
+    """The ``c`` of the row with the highest ``column`` (``paper`` or ``ours``) among the rows
+    of ``cells`` that have a value there; ``"none"`` when no row has one."""
+    shown = cells.dropna(subset=[column])
+    return shown.loc[shown[column].idxmax(), "c"] if len(shown) else "none"

@@ -820,3 +820,12 @@ register_artifacts(PAPER, {
     "fedgloss-fig-13": _landscape_runs(("FedSAM", "FedSMOO", "FedGloSS-SAM"), _mild),
     "fedgloss-fig-14": fig14_runs,
 })
+
+
+def lambda_wide(values: pd.DataFrame, index: Sequence[str],
+                order: Sequence[str] = TABLE1_ALGORITHMS) -> pd.DataFrame:
+    """Table 1's layout of ``values`` (rows of ``algorithm, eval_data, lambda_1`` and the
+    ``index`` columns): one row per ``index``, one column per (algorithm, evaluation data) in
+    the order of ``order`` and :data:`EVAL_DATA`, leaving out the pairs ``values`` lacks."""
+    table = values.pivot_table(index=list(index), columns=["algorithm", "eval_data"], values="lambda_1", sort=False)
+    return table.reindex(columns=[(a, e) for a in order for e in EVAL_DATA if (a, e) in table.columns])

@@ -22,6 +22,7 @@ import pandas as pd
 from flcore.algorithms import get_method
 from flcore.config import grad_evals_per_step, resolve_config
 from flcore.config.method_catalog import client_state_of, server_state_of
+from flcore.reproduction.published import published
 from flcore.reproduction.splits import CIFAR_LABELS, NOT_IN_FLCORE
 from flcore.reproduction.stand_in import paper_dataset
 
@@ -232,3 +233,54 @@ def table13_wide(paper: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
     wide = merged.pivot_table(index=["method", "hparam"], columns="setting", values="cell", aggfunc="first",
                               sort=False)
     return wide[order]
+
+
+#: The methods of Figure 3's sketch (FedAvg, FedGloSS with SGD or SAM clients, NaiveFedGloSS).
+FIG3_METHODS = ("fedavg", "fedgloss-sgd", "fedgloss-sam", "naivefedgloss")
+
+
+def fig3_steps(methods: Sequence[str] = FIG3_METHODS) -> pd.DataFrame:
+    """What each method of ``methods`` does per round, from the registry: ``method, parts``,
+    ``exchanges per round (up / down)`` and ``gradient evaluations per local step``."""
+    rows = []
+    for name in methods:
+        method = get_method(name)
+        rows.append({"method": name, "parts": " + ".join(method.parts),
+                     "exchanges per round (up / down)": f"{method.uploads_per_round} / {method.downloads_per_round}",
+                     "gradient evaluations per local step": grad_evals_per_step(name)})
+    return pd.DataFrame(rows)
+
+
+def show_table2(page) -> pd.DataFrame:
+    """Table 2 on ``page``: the paper's overview beside :func:`table2_ours`
+    (:func:`table2_comparison`), captioned with the rows that agree and the methods with SAM on
+    the server; returns flcore's side (:func:`table2_ours`)."""
+    paper = published(page.artifact_id)
+    ours = table2_ours()
+    table = table2_comparison(paper, ours)
+    agree = (table["match"] == "yes").sum()
+    only_sam_server = ", ".join(ours.loc[ours["server_opt"] == "Sam", "method"])
+    page.table(table, f"The paper's overview of SAM-based methods beside what flcore's registry says of the methods "
+                      f"that implement them: {agree} of {len(table)} rows agree in all four columns; the only method "
+                      f"with SAM on the server is {only_sam_server}.",
+               downloads={"published": paper, "flcore": ours})
+    return ours
+
+
+def show_table13(page) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 13 on ``page``: the paper's search grids with flcore's presets
+    (:func:`table13_wide`), captioned with how many of the CNN cells flcore has a preset for
+    lie in the grid and which lie outside; returns ``(published, the cells outside)``."""
+    paper = published(page.artifact_id)
+    ours = table13_ours(paper)
+    wide = table13_wide(paper, ours)
+    checked = ours[ours["match"].isin(["in grid", "not in grid"])]
+    outside = checked[checked["match"] == "not in grid"]
+    outside_text = ("; outside: " + ", ".join(sorted(set(outside["method"] + " " + outside["hparam"]))) if len(outside)
+                    else "")
+    page.table(wide.reset_index(), show=wide,
+               caption=f"The paper's search grids with flcore's presets: {len(checked) - len(outside)} of the "
+                       f"{len(checked)} CNN cells flcore has a preset for lie in the searched grid{outside_text}. "
+                       "ResNet-18 and Landmarks cells have no flcore preset.",
+               downloads={"published": paper, "flcore": ours})
+    return paper, outside

@@ -53,6 +53,7 @@ from flcore.papers.fedgloss.runs import (
     run_config,
 )
 from flcore.papers.fedsam import runs as fedsam
+from flcore.report.numbers import format_number
 from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
 from flcore.report.plots import accuracy_curves
@@ -833,3 +834,47 @@ register_artifacts(PAPER, {
     "fedgloss-fig-18": fig18_runs,
     "fedgloss-fig-19": fig19_runs,
 })
+
+
+def equal_communication(frame) -> dict:
+    """Table 6 at equal communication: per (dataset, alpha) of ``frame`` (columns ``dataset``,
+    ``alpha``, ``algorithm``, ``training_progress``, ``ours``), FedGloSS-SAM's accuracy at 100%
+    of the rounds minus NaiveFedGloSS's at 50% (NaiveFedGloSS exchanges twice per round, so
+    both have sent as much); a cell lacking either value is left out."""
+    out = {}
+    for (dataset, alpha), part in frame.groupby(["dataset", "alpha"], sort=False):
+        cell = part.set_index(["algorithm", "training_progress"])["ours"]
+        if ("FedGloSS-SAM", 1.0) in cell and ("NaiveFedGloSS", 0.5) in cell:
+            out[(dataset, alpha)] = cell[("FedGloSS-SAM", 1.0)] - cell[("NaiveFedGloSS", 0.5)]
+    return out
+
+
+def ladder_text(comparison: pd.DataFrame, block: str, names: Sequence[str]) -> str:
+    """One ablation ladder of Table 7 in our numbers: ``"FedSAM 41.2 → FedDyn+SAM 44.0 → ..."``,
+    the first cell run here of each of ``names`` in the rows of ``block`` (``SAM`` or ``SGD``
+    clients), a missing one printed as the book prints a missing number."""
+    part = run_here(comparison[comparison["block"] == block])
+    firsts = part.drop_duplicates("algorithm").set_index("algorithm")["ours"]
+    return " \u2192 ".join(f"{name} {format_number(firsts.get(name))}" for name in names)
+
+
+def landmarks_accuracy_text(accuracy: float, std: float) -> str:
+    """A Table 4 cell as the page prints it: ``"63.2 ± 0.4"``, or ``"✗ (did not converge)"``
+    for a run without a number (NaN)."""
+    return "\u2717 (did not converge)" if accuracy != accuracy else f"{accuracy:.1f} \u00b1 {std:.1f}"
+
+
+def show_landmarks(page) -> pd.DataFrame:
+    """Table 4 on ``page`` (published only: Landmarks-User-160k is not regenerated here): the
+    accuracies as published (:func:`landmarks_accuracy_text`), captioned with the most
+    accurate method and its gain over FedAvg; returns the published table."""
+    table = published_numeric(page.artifact_id)
+    shown = table.assign(accuracy=[landmarks_accuracy_text(a, s) for a, s in zip(table["accuracy"], table["std"])])
+    best = table.loc[table["accuracy"].idxmax()]
+    fedavg = table.set_index("algorithm").loc["FedAvg", "accuracy"]
+    page.table(table, f"MobileNetV2 on Landmarks-User-160k as published: {best['algorithm']} is the most accurate "
+                      f"({best['accuracy']:.1f}%, {best['accuracy'] - fedavg:+.1f} points over FedAvg) at FedAvg's "
+                      "communication per round; SCAFFOLD and FedGAMMA do not converge.",
+               show=shown[["algorithm", "paper_name", "comm_cost", "accuracy"]].set_index("algorithm"),
+               downloads={"published": table})
+    return table

@@ -294,3 +294,14 @@ def fig10_runs(scale: str, seeds: Sequence[int] = (0,)) -> list[RunSpec]:
     pairs = tuple(VIS_DATA) if stand_in_for(scale, "fedima").is_paper else (("CIFAR-10", "CNN"),)
     return [vis_run(scale, partition=partition, model=model, dataset=dataset, seed=seed) for dataset, model in pairs
             for partition in ("shards", "dirichlet") for seed in seeds[:1]]
+
+
+def gain_trend(gains: pd.DataFrame, panel: str) -> str:
+    """How IMA's gain moves along one axis of Figure 6: the mean ``gain`` at the smallest and
+    at the largest ``x`` of the rows of ``panel`` (``"+1.20 -> -0.30 points ..."``), or that
+    it is not measured when the panel has fewer than two points."""
+    block = gains[gains["panel"] == panel].sort_values("x")
+    if len(block) < 2:
+        return "not measured at this scale"
+    first, last = block.groupby("x")["gain"].mean().iloc[[0, -1]]
+    return f"{first:+.2f} -> {last:+.2f} points from the smallest to the largest value"

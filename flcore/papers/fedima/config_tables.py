@@ -21,6 +21,7 @@ from flcore.config import DATASET_FACTS, hyperparameters_of, resolve_config
 from flcore.models import build_model, count_parameters
 from flcore.report import compare_settings
 from flcore.reproduction.artifacts import ARTIFACTS
+from flcore.reproduction.published import published as published_values
 from flcore.reproduction.stand_in import paper_dataset
 
 NOT_IN_FLCORE = "not in flcore"
@@ -286,3 +287,54 @@ def columns_agreeing(table: pd.DataFrame) -> tuple[list[str], list[str]]:
         if str(verdict).startswith("no: "):
             differing.update(part.strip() for part in verdict[len("no: "):].split(","))
     return [c for c in columns if c not in differing], [c for c in columns if c in differing]
+
+
+def table5_caption(published: pd.DataFrame, table: pd.DataFrame) -> str:
+    """The caption of Table V beside flcore (:func:`compare_table5` ``table`` of the
+    ``published`` rows): the values that agree of those the text kept, the methods all of
+    whose values agree, each value that differs (the paper's and flcore's) and the lost ones."""
+    agree = (table["match"] == "yes").sum()
+    differ = table[table["match"].str.startswith("no")]
+    differ_text = "; ".join(f"{r['method']} {r['hyperparameter']} ({r['value (paper)']} in the paper, "
+                            f"{r['value (flcore)']} in flcore)" for _, r in differ.iterrows())
+    agreeing = ", ".join(dict.fromkeys(table.loc[(table["match"] == "yes") & (table["hyperparameter"] != "none"),
+                                                 "method"]))
+    return (f"The baselines' hyper-parameters, the paper's beside flcore's paper preset: {agree} of "
+            f"{(published['value'] != '').sum()} readable values agree ({agreeing} exactly); "
+            f"{differ_text or 'none'} differ; "
+            f"{(table['match'] == 'paper value lost').sum()} values were lost in the text.")
+
+
+def show_table5(page) -> pd.DataFrame:
+    """Table V on ``page``: :func:`compare_table5` under :func:`table5_caption`, with the
+    published values and flcore's (:func:`table5_ours`) as downloads; returns the comparison."""
+    paper = published_values(page.artifact_id)
+    table = compare_table5(paper)
+    page.table(table, table5_caption(paper, table), downloads={"published": paper, "flcore": table5_ours(paper)})
+    return table
+
+
+def table7_caption(table: pd.DataFrame) -> str:
+    """The caption of Table VII beside flcore (:func:`compare_table7`): the settings that agree
+    in every row flcore has (:func:`columns_agreeing`), whether both start IMA at 0.75 T in
+    every such row, those that differ, and the rows on data sets flcore does not have."""
+    agree, differ = columns_agreeing(table)
+    absent = (table["match"] == "not in flcore").sum()
+    present = table[table["match"] != "not in flcore"]
+    both_at_three_quarters = all(
+        int(row["ima_start (paper)"]) == int(0.75 * int(row["rounds (paper)"]))
+        and int(row["ima_start (flcore)"]) == int(0.75 * int(row["rounds (flcore)"])) for _, row in present.iterrows())
+    start_text = " (both start IMA at 0.75 T)" if both_at_three_quarters else ""
+    differ_text = f"; {', '.join(differ)} differ" if differ else ""
+    return (f"The test experiments' settings beside what flcore's FedAvg+IMA result runs use: "
+            f"{', '.join(agree)} agree in every setting flcore has{start_text}{differ_text}; {absent} of "
+            f"{len(table)} settings use a data set flcore does not have.")
+
+
+def show_table7(page) -> pd.DataFrame:
+    """Table VII on ``page``: :func:`compare_table7` under :func:`table7_caption`, with the
+    published settings and flcore's (:func:`table7_ours`) as downloads; returns the comparison."""
+    paper = published_values(page.artifact_id)
+    table = compare_table7(paper)
+    page.table(table, table7_caption(table), downloads={"published": paper, "flcore": table7_ours(paper)})
+    return table

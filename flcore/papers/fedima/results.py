@@ -26,7 +26,9 @@ from flcore.papers.fedima import runs as fedima
 from flcore.report import mean_sd_text, ours_values
 from flcore.report.numbers import MISSING
 from flcore.report.ordering import kendall_tau, mean_tau_text
+from flcore.report.page import verdict_counts
 from flcore.reproduction.claims import METRICS
+from flcore.reproduction.published import published, source
 from flcore.reproduction.stand_in import stand_in_for
 
 #: The column of Table II without IMA.
@@ -182,3 +184,38 @@ def orderings_caption(table: pd.DataFrame) -> str:
     """The orderings table's caption, with the mean Kendall's tau (never ``nan``)."""
     return f"IMA start columns ranked by rounds to the target (the cells' means); mean Kendall's \u03c4 " \
            f"{mean_tau_text(table)}."
+
+
+def exponential_beats_none(comparison: pd.DataFrame, column: str) -> tuple[int, int]:
+    """Table 3's decay comparison: (methods whose ``column`` value with exponential client
+    decay exceeds the one with none, methods with both values) in ``comparison`` (columns
+    ``algorithm``, ``client_decay`` and ``column``); (0, 0) when either decay is absent."""
+    pairs = comparison.pivot_table(index="algorithm", columns="client_decay", values=column, sort=False)
+    if not {"exponential", "none"} <= set(pairs.columns):
+        return 0, 0
+    both = pairs[["exponential", "none"]].dropna()
+    return int((both["exponential"] > both["none"]).sum()), len(both)
+
+
+def show_rounds_to_target(page, runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table II on ``page``: our rounds to the target (:func:`table2_ours`) laid out beside the
+    paper's (:func:`layout`), captioned with the target (:func:`target_text`) and how many IMA
+    cells reach it sooner than their method without IMA (:func:`sooner`), then the legend and
+    the source; returns ``(published, ours)``."""
+    paper_values = published(page.artifact_id)
+    ours = table2_ours(runs)
+    faster, ima_cells = sooner(ours)
+    page.table(ours, f"Rounds to the target; {target_text(ours, page.scale)}. {faster} of our {ima_cells} IMA cells "
+                     "(seed means) reach it sooner than their method without IMA; in the paper every IMA run does.",
+               show=layout(paper_values, ours), downloads={"published": paper_values, "ours": ours})
+    page.note(f"{LEGEND} Published values: {source(page.artifact_id)['source']}.")
+    return paper_values, ours
+
+
+def rounds_findings(cells: pd.DataFrame, verdicts: pd.DataFrame, scale: str) -> list[str]:
+    """Table II's "What we found": how many of our IMA cells (:func:`table2_ours`) reach the
+    target sooner than their method without IMA (:func:`sooner`), and the claims' verdicts
+    counted (:func:`flcore.report.page.verdict_counts`)."""
+    faster, ima_cells = sooner(cells)
+    return [f"At the **{scale}** scale {faster} of our {ima_cells} IMA cells reach the target sooner than "
+            f"their method without IMA; {verdict_counts(verdicts)}."]

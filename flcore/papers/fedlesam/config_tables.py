@@ -32,6 +32,7 @@ import pandas as pd
 from flcore.data import DatasetError, load_dataset
 from flcore.data.partition import partition_dirichlet, partition_shards
 from flcore.report import compare_settings
+from flcore.reproduction.published import published as published_values
 from flcore.reproduction.stand_in import paper_dataset
 
 NOT_IN_FLCORE = "not in flcore"
@@ -82,6 +83,45 @@ def compare_statistics(published: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFr
         verdicts.append(verdict)
     table["match"] = verdicts
     return table
+
+
+def statistics_caption(table: pd.DataFrame, root: str = "data") -> str:
+    """The caption of Table 6 beside flcore (:func:`compare_statistics`): how many of the data
+    sets flcore loaded agree, how many it could not check (no CIFAR files under ``root``) and
+    how many it does not have."""
+    agree = table["match"].str.startswith("yes").sum()
+    missing = table["match"].str.startswith("not checked").sum()
+    absent = (table["match"] == NOT_IN_FLCORE).sum()
+    checked = len(table) - missing - absent
+    finding = (f"{agree} of the {checked} data sets flcore loaded agree in images, classes and domains"
+               if checked else "flcore's CIFAR files were not available to this build, so no row is checked")
+    return (f"The data sets' statistics, the paper's beside what flcore's loader holds: {finding}"
+            + (f"; {missing} not checked (no CIFAR files under `{root}`)" if checked and missing else "")
+            + f"; {absent} of {len(table)} (OfficeHome, DomainNet) are not in flcore.")
+
+
+def show_statistics(page, root: str = "data") -> pd.DataFrame:
+    """Table 6 on ``page``: the published statistics beside :func:`dataset_statistics` read
+    under ``root`` (:func:`compare_statistics`), under :func:`statistics_caption`; returns it."""
+    paper = published_values(page.artifact_id)
+    ours = dataset_statistics(list(paper["dataset"]), root=root)
+    table = compare_statistics(paper, ours)
+    page.table(table, statistics_caption(table, root), downloads={"published": paper, "flcore": ours})
+    return table
+
+
+#: What Table 3 (OfficeHome and DomainNet with a pretrained ViT-B/32) needs, and whether
+#: this machine has it.
+TABLE3_NEEDS = pd.DataFrame([
+    {"item": "data", "needs": "OfficeHome (4 domains) and DomainNet (6 domains), leave one domain out",
+     "available here": "no: not in torchvision, no download offline"},
+    {"item": "model", "needs": "pretrained ViT-B/32 (checkpoint and head not stated)",
+     "available here": "no: no pretrained checkpoint offline"},
+    {"item": "clients", "needs": "1 client per training domain (100%) or 10 per domain (20%)",
+     "available here": "the split of a domain into 10 clients is not stated"},
+    {"item": "training", "needs": "SGD lr 0.001, E = 5, B = 32, 400 rounds, rho tuned per method",
+     "available here": "yes (flcore's methods and config fields)"},
+])
 
 
 #: CIFAR training sets: classes and images per class (both balanced).

@@ -14,7 +14,9 @@ import pandas as pd
 
 from flcore.algorithms import get_method
 from flcore.config import grad_evals_per_step
+from flcore.report import compare_settings
 from flcore.reproduction.method_costs import client_memory
+from flcore.reproduction.published import published
 
 #: FedLESAM's method names -> flcore's registered methods.
 FEDLESAM_METHODS = {"FedAvg": "fedavg", "FedSAM": "fedsam", "FedLESAM": "fedlesam", "MoFedSAM": "mofedsam",
@@ -93,3 +95,19 @@ APPENDIX_A_QUOTES = (
     "locally estimates the direction of global perturbation on the client side as the difference between global "
     "models received in the previous active and the current rounds without extra computation",
 )
+
+
+def show_relative_costs(page) -> pd.DataFrame:
+    """Table 7 on ``page``: the paper's costs relative to FedAvg beside
+    :func:`relative_costs_ours` (:func:`flcore.report.compare_settings` by algorithm), captioned
+    with how many methods agree and which communicate less in flcore; returns the comparison."""
+    paper = published(page.artifact_id)
+    ours = relative_costs_ours(list(paper["algorithm"]))
+    table = compare_settings(paper, ours, ["algorithm"])
+    agree = (table["match"] == "yes").sum()
+    differ = ", ".join(table.loc[table["match"] != "yes", "algorithm"])
+    page.table(table, f"Memory, communication and backpropagations relative to FedAvg, the paper's beside flcore's "
+                      f"recipes: {agree} of {len(table)} methods agree; {differ} communicate less in flcore. Every "
+                      f"FedLESAM variant needs one backpropagation per step where the SAM-based methods need two.",
+               downloads={"published": paper, "flcore": ours})
+    return table

@@ -603,15 +603,44 @@ def best_items(block: pd.DataFrame) -> tuple[str, str]:
     return paper_best, (ours.loc[ours["ours"].idxmax(), "item"] if len(ours) else "none")
 
 
-def show_comparison(page, runs: pd.DataFrame, scale: str, rows: Sequence[str], columns: Sequence[str],
-                    layout: str) -> pd.DataFrame:
+#: How Tables 4, 6, 13, 14, 15 and 17 lay out their cells, as the paper does: the columns of
+#: the rows, the columns of the columns, and what the caption says they are.
+COMPARISON_LAYOUT = {
+    "fedsam-table-4": (["augmentation", "algorithm"], ["alpha", "clients_per_round"],
+                       "by augmentation and algorithm (rows), alpha and clients per round (columns)"),
+    "fedsam-table-17": (["augmentation", "algorithm"], ["alpha", "clients_per_round"],
+                        "by augmentation and algorithm (rows), alpha and clients per round (columns)"),
+    "fedsam-table-6": (["algorithm"], ["swa", "alpha", "clients_per_round"],
+                       "by algorithm (rows), SWA, alpha and clients per round (columns)"),
+    "fedsam-table-13": (["optimizer", "server_lr"], ["alpha"],
+                        "by server optimizer and server lr (rows) and alpha (columns)"),
+    "fedsam-table-14": (["weights_avg", "lr_schedule", "algorithm"], ["alpha", "clients_per_round"],
+                        "by weight averaging, lr schedule and algorithm (rows), alpha and clients per round "
+                        "(columns)"),
+    "fedsam-table-15": (["start_fraction"], ["alpha"],
+                        "of FedAvg + SWA by the fraction of the rounds at which SWA starts (rows) and alpha "
+                        "(columns)"),
+}
+
+#: What differs below the paper scale on the tables that run both CIFAR settings.
+FEWER_CELLS = ("Both CIFAR settings run on MNIST-1D at this scale, with fewer cells than the paper "
+               "(see the settings).")
+
+
+def show_comparison(page, runs: pd.DataFrame, scale: str, rows: Sequence[str] | None = None,
+                    columns: Sequence[str] | None = None, layout: str | None = None) -> pd.DataFrame:
     """Tables 4, 6, 13, 14, 15 and 17 of the FedSAM paper: per dataset, the published accuracy
     beside ours (:func:`comparison`) laid out with ``rows`` and ``columns`` like the paper's
     table (:func:`flcore.report.format_comparison`; the difference at the ``paper`` scale only),
     captioned "accuracy (%) ``layout``" (what the rows and columns are) and the paper's and our
-    best row; returns the comparison."""
+    best row; returns the comparison.  ``rows``, ``columns`` and ``layout`` default to the
+    page's :data:`COMPARISON_LAYOUT`."""
     from IPython.display import Markdown, display
 
+    default_rows, default_columns, default_layout = COMPARISON_LAYOUT.get(page.artifact_id, (None, None, None))
+    rows = default_rows if rows is None else rows
+    columns = default_columns if columns is None else columns
+    layout = default_layout if layout is None else layout
 
     at_paper = stand_in_for(scale, PAPER).is_paper
     table = comparison(page.artifact_id, runs, scale)
@@ -680,6 +709,15 @@ def table_findings(verdicts: pd.DataFrame, mean_tau: float, scale: str, stand_in
     if scale == "smoke":
         lines.append(SMOKE_NOTE)
     return lines
+
+
+def show_table_findings(page, mean_tau: float, stand_in: str = FEWER_CELLS) -> pd.DataFrame:
+    """The "What we found" of a FedSAM table page: the claims checked (``page.check_claims``)
+    and :func:`table_findings` at the page's scale shown as one paragraph; returns the
+    verdicts."""
+    verdicts = page.check_claims()
+    page.note(" ".join(table_findings(verdicts, mean_tau, page.scale, stand_in)))
+    return verdicts
 
 
 #: Clients per round of Figs. 6, 8 and 10 (the paper: 20; below it Table 2's 5).
@@ -807,3 +845,18 @@ register_artifacts(PAPER, {
     "fedsam-fig-9": fig9_runs,
     "fedsam-fig-10": fig10_runs,
 })
+
+
+def panel_name(stand_in, dataset: str, scale: str) -> str:
+    """A panel title of Figures 6 and 8: ``"CIFAR-10-C"`` at the paper scale, else what stands
+    in for ``dataset`` (``stand_in``: the page's :class:`~flcore.reproduction.stand_in.StandIn`)
+    and the scale."""
+    return f"{dataset}-C" if stand_in.is_paper else f"{stand_in.name}, {dataset} alphas ({scale} scale)"
+
+
+def best_values(points: pd.DataFrame, panel: str, alphas: Sequence[float]) -> dict[float, float]:
+    """Per alpha of ``alphas`` that ``panel`` has, the swept ``value`` with the highest
+    ``accuracy (%)`` among the rows of ``points`` (Figure 9)."""
+    data = points[points["panel"] == panel]
+    return {a: data.loc[data[data["alpha"] == a]["accuracy (%)"].idxmax(), "value"]
+            for a in alphas if (data["alpha"] == a).any()}
