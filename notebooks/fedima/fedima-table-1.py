@@ -90,7 +90,8 @@ page.run_status(runs)
 # ## Settings used
 
 # %%
-page.settings(specs, "the methods'", by=("algorithm",), grid=("alpha", "partition", "classes_per_client", "seed"))
+page.settings("the methods'", by=("algorithm",), grid=("alpha", "partition", "classes_per_client", "seed"),
+              specs=specs)
 
 # %% [markdown]
 # ## Published beside ours

@@ -84,7 +84,7 @@ runs = page.runs(specs)
 page.run_status(runs)
 
 # %%
-page.settings([s for s in specs if s.labels["target"] == 68], "the methods'", by=("algorithm",), grid=("seed",))
+page.settings("the methods'", by=("algorithm",), grid=("seed",), specs=[s for s in specs if s.labels["target"] == 68])
 
 # %% [markdown]
 # ## Ours

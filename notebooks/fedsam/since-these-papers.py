@@ -83,7 +83,7 @@ page.run_status(runs)
 # at the registry's defaults).
 
 # %%
-page.settings(specs, "the methods'", by=("algorithm",))
+page.settings("the methods'", by=("algorithm",), specs=specs)
 
 # %% [markdown]
 # ## Accuracy
