@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flcore.algorithms.corrections import received, steps_times_lr
+from flcore.algorithms.corrections import received, updated_control_variate
 from flcore.algorithms.hyperparameters import Hyperparameter, declares
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.server import SentVector, ServerRound
@@ -46,12 +46,8 @@ class MomentumControlVariate:
         return g + scratch["moswa_term"]
 
     def end(self, W, ctx, scratch, out):
-        c = received(ctx, "moswa_c")
-        c_i = ctx.client_state["moswa_c"]
-        denom = (steps_times_lr(out, ctx) * self.lr_mean).unsqueeze(-1)
-        c_new = c_i - c + (ctx.start - W) / denom
+        c_new, c, _ = updated_control_variate(W, ctx, out, "moswa_c", self.lr_mean)
         out["moswa_dc"] = c_new - c
-        out["client_state"]["moswa_c"] = c_new
 
 
 @declares(FEDMOSWA_GAMMA, FEDMOSWA_VARIANT)

@@ -65,6 +65,16 @@ def steps_times_lr(out, ctx) -> torch.Tensor:
     return _local_steps(out, ctx) * lr
 
 
+def updated_control_variate(W, ctx, out, name: str, lr_scale: float = 1.0):
+    """SCAFFOLD's option II (Karimireddy et al. 2020, Algorithm 1 line 12) for the control
+    variates sent and kept as ``name``: ``c_i+ = c_i - c + (w_start - W_K) / (K lr lr_scale)``,
+    kept as the client's new state; returns ``(c_i+, c, c_i)``."""
+    c, c_i = received(ctx, name), ctx.client_state[name]
+    c_new = c_i - c + (ctx.start - W) / (steps_times_lr(out, ctx) * lr_scale).unsqueeze(-1)
+    out["client_state"][name] = c_new
+    return c_new, c, c_i
+
+
 @declares(MU)
 @part_id("C1")
 @dataclass(frozen=True)
@@ -110,12 +120,8 @@ class ScaffoldCorrection:
         return g + scratch["scaffold_term"]
 
     def end(self, W, ctx, scratch, out):
-        c = received(ctx, "scaffold_c")
-        c_k = ctx.client_state["scaffold_c"]
-        denom = steps_times_lr(out, ctx).unsqueeze(-1)
-        c_new = c_k - c + (ctx.start - W) / denom
+        c_new, _, c_k = updated_control_variate(W, ctx, out, "scaffold_c")
         out["scaffold_dc"] = c_new - c_k
-        out["client_state"]["scaffold_c"] = c_new
 
 
 @declares(FEDDYN_ALPHA, DYN_CLIP)

@@ -16,11 +16,9 @@ so a method from outside is configured, validated, batched and run as the built-
 """
 from __future__ import annotations
 
-import importlib
-import os
-
 from flcore.algorithms import methods, recipes_baselines, recipes_papers, recipes_since
 from flcore.algorithms.methods import Method
+from flcore.plugins import import_named
 
 __all__ = ["METHODS", "METHOD_NAMES", "get_method", "register"]
 
@@ -44,24 +42,9 @@ for _method in recipes_since.RECIPES:
 
 #: The environment variable naming method modules kept outside flcore (comma-separated).
 EXTRA_METHODS_VARIABLE = "FLCORE_METHODS"
-#: Why a module named in ``$FLCORE_METHODS`` could not be imported, one line each: importing
-#: flcore goes on without it; every command of the command line refuses to run, printing
-#: the first line (flcore.cli.main).
-EXTERNAL_METHOD_ERRORS: list[str] = []
-
-
-def _import_external(name: str) -> None:
-    try:
-        importlib.import_module(name)
-    except Exception as exc:  # noqa: BLE001 - someone else's module: whatever it raises is reported
-        text = " ".join(str(exc).split())[:300]
-        EXTERNAL_METHOD_ERRORS.append(
-            f"${EXTRA_METHODS_VARIABLE} names the module {name[:80]!r}, which could not be imported "
-            f"({type(exc).__name__}: {text}); fix it or remove it from ${EXTRA_METHODS_VARIABLE}")
-
-
-for _name in filter(None, (part.strip() for part in os.environ.get(EXTRA_METHODS_VARIABLE, "").split(","))):
-    _import_external(_name)
+#: Why a module named in ``$FLCORE_METHODS`` could not be imported, one line each
+#: (:func:`flcore.plugins.import_named`).
+EXTERNAL_METHOD_ERRORS: list[str] = import_named(EXTRA_METHODS_VARIABLE, "module", "imported")
 
 #: The registered methods' names, in registration order.
 METHOD_NAMES = tuple(METHODS)

@@ -33,10 +33,10 @@ shared by every paper.
 """
 import importlib
 import math
-import os
 import pkgutil
 from pathlib import Path
 
+from flcore.plugins import import_named
 from flcore.reproduction.paper_yaml import read_yaml
 
 #: The environment variable naming paper packages kept outside flcore (comma-separated).
@@ -57,22 +57,6 @@ def _book_order() -> list[str]:
 
 for _name in _book_order():
     importlib.import_module(f"{__name__}.{_name}")
-#: Why a package named in ``$FLCORE_PAPERS`` could not be registered, one line each.  Importing
-#: flcore goes on without it, so ``flcore --help`` and the Python API still work (a script
-#: that relies on an external paper checks this list); every command of the command line
-#: refuses to run, printing the first line (flcore.cli.main).
-EXTERNAL_PAPER_ERRORS: list[str] = []
-
-
-def _import_external(name: str) -> None:
-    try:
-        importlib.import_module(name)
-    except Exception as exc:  # noqa: BLE001 - someone else's package: whatever it raises is reported
-        text = " ".join(str(exc).split())[:300]
-        problem = (f"${EXTRA_PAPERS_VARIABLE} names the package {name[:80]!r}, which could not be registered "
-                   f"({type(exc).__name__}: {text}); fix it or remove it from ${EXTRA_PAPERS_VARIABLE}")
-        EXTERNAL_PAPER_ERRORS.append(problem)
-
-
-for _name in filter(None, (part.strip() for part in os.environ.get(EXTRA_PAPERS_VARIABLE, "").split(","))):
-    _import_external(_name)
+#: Why a package named in ``$FLCORE_PAPERS`` could not be registered, one line each
+#: (:func:`flcore.plugins.import_named`); a script that relies on an external paper checks it.
+EXTERNAL_PAPER_ERRORS: list[str] = import_named(EXTRA_PAPERS_VARIABLE, "package", "registered")

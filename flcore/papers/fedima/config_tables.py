@@ -305,13 +305,19 @@ def table5_caption(published: pd.DataFrame, table: pd.DataFrame) -> str:
             f"{(table['match'] == 'paper value lost').sum()} values were lost in the text.")
 
 
+def _show_compared(page, compare, caption, ours) -> pd.DataFrame:
+    """The page's published table beside flcore's (``compare(paper)``) under ``caption(paper,
+    table)``, with the published values and ``ours(paper)`` as downloads; returns the comparison."""
+    paper = published_values(page.artifact_id)
+    table = compare(paper)
+    page.table(table, caption(paper, table), downloads={"published": paper, "flcore": ours(paper)})
+    return table
+
+
 def show_table5(page) -> pd.DataFrame:
     """Table V on ``page``: :func:`compare_table5` under :func:`table5_caption`, with the
     published values and flcore's (:func:`table5_ours`) as downloads; returns the comparison."""
-    paper = published_values(page.artifact_id)
-    table = compare_table5(paper)
-    page.table(table, table5_caption(paper, table), downloads={"published": paper, "flcore": table5_ours(paper)})
-    return table
+    return _show_compared(page, compare_table5, table5_caption, table5_ours)
 
 
 def table7_caption(table: pd.DataFrame) -> str:
@@ -334,7 +340,4 @@ def table7_caption(table: pd.DataFrame) -> str:
 def show_table7(page) -> pd.DataFrame:
     """Table VII on ``page``: :func:`compare_table7` under :func:`table7_caption`, with the
     published settings and flcore's (:func:`table7_ours`) as downloads; returns the comparison."""
-    paper = published_values(page.artifact_id)
-    table = compare_table7(paper)
-    page.table(table, table7_caption(table), downloads={"published": paper, "flcore": table7_ours(paper)})
-    return table
+    return _show_compared(page, compare_table7, lambda paper, table: table7_caption(table), table7_ours)
