@@ -126,3 +126,56 @@ def test_artifact_notebook_starts_with_the_template(path: Path):
     imports = [s for s in statements if s.startswith(("import ", "from "))]
     assert statements[:len(imports)] == imports and "from flcore.report.page import" in "\n".join(imports)
     assert statements[len(imports)] == PAGE_STATEMENT.format(artifact_id=path.stem)
+
+
+def _shown_twice(source: str) -> list[str]:
+    """The calls that end a code cell of ``source`` and return a value (a ``Page`` method, or a
+    function the cell's notebook imports, annotated to return one): Jupyter would display the
+    value again below what the call itself shows."""
+    import ast
+    import importlib
+    import inspect
+
+    from flcore.report.page import Page
+
+    tree = ast.parse(source)
+    names: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                target = getattr(module, alias.name, None)
+                if target is None:
+                    target = importlib.import_module(f"{node.module}.{alias.name}")
+                names[alias.asname or alias.name] = target
+    shown = []
+    for cell in source.split("\n# %%")[1:]:
+        head, _, body = cell.partition("\n")
+        if "[markdown]" in head or not body.strip():
+            continue
+        last = ast.parse(body).body[-1] if ast.parse(body).body else None
+        if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
+            continue
+        func = last.value.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            owner = Page if func.value.id == "page" else names.get(func.value.id)
+            target = getattr(owner, func.attr, None)
+        else:
+            target = names.get(func.id) if isinstance(func, ast.Name) else None
+        if callable(target):
+            returned = inspect.signature(target).return_annotation
+            if returned not in (None, "None", inspect.Signature.empty):
+                shown.append(ast.unparse(func))
+    return shown
+
+
+def test_the_check_finds_a_value_shown_twice():
+    source = ('# %%\nfrom flcore.report.page import Page\n# %%\npage.settings("x")\n'
+              '# %%\nsettings = page.settings("x")\n# %%\npage.note("y")\n')
+    assert _shown_twice(source) == ["page.settings"]
+
+
+@pytest.mark.parametrize("path", ARTIFACT_NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_cell_shows_a_returned_table_twice(path: Path):
+    source = path.with_suffix(".py").read_text()
+    assert not _shown_twice(source), f"{path.stem}: assign the value of {_shown_twice(source)} or show it once"

@@ -65,9 +65,9 @@ page = Page.from_parameters("fedgloss-fig-16", globals())
 
 # %%
 runs = page.runs()
-page.runs_table(runs, ["algorithm", "alpha", "status", "rounds_done", "mean_last_100", "run_id"],
-                "The runs behind the curves: {finished} finished of {total}; mean_last_100 is the mean test "
-                "accuracy of the last 100 rounds (a fraction).", distinct=["algorithm", "alpha"])
+shown = page.runs_table(runs, ["algorithm", "alpha", "status", "rounds_done", "mean_last_100", "run_id"],
+                        "The runs behind the curves: {finished} finished of {total}; mean_last_100 is the mean test "
+                        "accuracy of the last 100 rounds (a fraction).", distinct=["algorithm", "alpha"])
 
 # %% [markdown]
 # ## Test accuracy against rounds

@@ -81,7 +81,7 @@ runs = page.train()  # the artifact's runs and the seeds the verdicts read
 # ## Settings used
 
 # %%
-page.settings("the algorithms'", by=("model", "algorithm"), grid=("alpha", "per_round", "seed", "dataset"))
+settings = page.settings("the algorithms'", by=("model", "algorithm"), grid=("alpha", "per_round", "seed", "dataset"))
 
 # %% [markdown]
 # ## Published beside ours

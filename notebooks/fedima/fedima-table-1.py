@@ -84,14 +84,14 @@ page = Page.from_parameters("fedima-table-1", globals())
 specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
 runs = fedima.with_last_10(runs)
-page.run_status(runs)
+status = page.run_status(runs)
 
 # %% [markdown]
 # ## Settings used
 
 # %%
-page.settings("the methods'", by=("algorithm",), grid=("alpha", "partition", "classes_per_client", "seed"),
-              specs=specs)
+settings = page.settings("the methods'", by=("algorithm",), grid=("alpha", "partition", "classes_per_client", "seed"),
+                         specs=specs)
 
 # %% [markdown]
 # ## Published beside ours

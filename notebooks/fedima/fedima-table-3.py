@@ -74,7 +74,7 @@ page = Page.from_parameters("fedima-table-3", globals())
 # %%
 runs = page.runs()  # with the seeds the verdicts read
 runs = fedima.with_last_10(runs)
-page.run_status(runs)
+status = page.run_status(runs)
 
 # %% [markdown]
 # ## Published beside ours

@@ -85,8 +85,8 @@ page = Page.from_parameters("fedlesam-table-2", globals())
 runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %%
-page.settings("the methods'", by=("dataset", "algorithm"),
-              grid=("alpha", "classes_per_client", "partition", "seed"))
+settings = page.settings("the methods'", by=("dataset", "algorithm"),
+                         grid=("alpha", "classes_per_client", "partition", "seed"))
 
 # %% [markdown]
 # ## Ours

@@ -81,10 +81,10 @@ page = Page.from_parameters("fedlesam-table-5", globals())
 # %%
 specs = page.specs()  # the artifact's runs and the seeds the verdicts read
 runs = page.runs(specs)
-page.run_status(runs)
+status = page.run_status(runs)
 
 # %%
-page.settings("the methods'", by=("algorithm",), grid=("seed",), specs=[s for s in specs if s.labels["target"] == 68])
+settings = page.settings("the methods'", by=("algorithm",), grid=("seed",), specs=[s for s in specs if s.labels["target"] == 68])
 
 # %% [markdown]
 # ## Ours

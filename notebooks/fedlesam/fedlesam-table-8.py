@@ -71,7 +71,7 @@ page = Page.from_parameters("fedlesam-table-8", globals())
 runs = page.train()  # the artifact's runs and the seeds the verdicts read
 
 # %%
-page.settings("the methods'", by=("algorithm",), grid=("seed",))
+settings = page.settings("the methods'", by=("algorithm",), grid=("seed",))
 
 # %% [markdown]
 # ## Published beside ours

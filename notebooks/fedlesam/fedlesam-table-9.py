@@ -78,10 +78,10 @@ page = Page.from_parameters("fedlesam-table-9", globals())
 # %%
 specs = page.artifact.runs(scale, seeds)
 runs = page.runs(specs)
-page.run_status(runs)
+status = page.run_status(runs)
 
 # %%
-page.settings("the methods'", by=("algorithm",), grid=("seed",), specs=[s for s in specs if s.labels["target"] == 68])
+settings = page.settings("the methods'", by=("algorithm",), grid=("seed",), specs=[s for s in specs if s.labels["target"] == 68])
 
 # %% [markdown]
 # ## Ours

@@ -74,7 +74,7 @@ runs = page.train()  # the artifact's runs and the seeds the verdicts read
 # What every run shares, then what differs between the rows.
 
 # %%
-page.settings("the rows'", by=("optimizer", "server_lr"))
+settings = page.settings("the rows'", by=("optimizer", "server_lr"))
 
 # %% [markdown]
 # ## Published beside ours
@@ -101,9 +101,9 @@ mean_tau = results.show_orderings(page, comparison)
 # ## What we found
 
 # %%
-results.show_table_findings(page, mean_tau,
-                            "MNIST-1D stands in for CIFAR-100 at this scale, and the client lr is the scale's "
-                            "(0.1), so the best server lr may differ.")
+verdicts = results.show_table_findings(page, mean_tau,
+                                       "MNIST-1D stands in for CIFAR-100 at this scale, and the client lr is the scale's "
+                                       "(0.1), so the best server lr may differ.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

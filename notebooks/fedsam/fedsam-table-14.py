@@ -101,7 +101,7 @@ mean_tau = results.show_orderings(page, comparison)
 # ## What we found
 
 # %%
-results.show_table_findings(page, mean_tau)
+verdicts = results.show_table_findings(page, mean_tau)
 
 # %% [markdown]
 # ## The paper's claims: verdicts

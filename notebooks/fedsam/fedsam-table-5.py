@@ -76,7 +76,7 @@ runs = page.train()  # the artifact's runs and the seeds the verdicts read
 # What every run shares, then what differs between the rows.
 
 # %%
-page.settings("the rows'", by=("setting", "algorithm"))
+settings = page.settings("the rows'", by=("setting", "algorithm"))
 
 # %% [markdown]
 # ## Published beside ours
@@ -95,7 +95,7 @@ mean_tau = float("nan")
 # ## What we found
 
 # %%
-results.show_table_findings(page, mean_tau, "MNIST-1D stands in for CIFAR-100 at this scale.")
+verdicts = results.show_table_findings(page, mean_tau, "MNIST-1D stands in for CIFAR-100 at this scale.")
 
 # %% [markdown]
 # ## The paper's claims: verdicts

@@ -74,7 +74,7 @@ page = Page.from_parameters("since-these-papers", globals())
 # %%
 specs = page.artifact.runs(scale, seeds)
 runs = page.runs(specs)
-page.run_status(runs)
+status = page.run_status(runs)
 
 # %% [markdown]
 # ## Settings used
@@ -83,7 +83,7 @@ page.run_status(runs)
 # at the registry's defaults).
 
 # %%
-page.settings("the methods'", by=("algorithm",), specs=specs)
+settings = page.settings("the methods'", by=("algorithm",), specs=specs)
 
 # %% [markdown]
 # ## Accuracy
