@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import os
 
+import torch
+
 #: The variables OpenMP and MKL read for their thread pools' size.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 #: Set to the count flcore put in ``$OMP_NUM_THREADS`` (absent: the user's, or none).
@@ -44,17 +46,14 @@ def user_threads() -> int | None:
 def share_threads(threads: int) -> int:
     """Give this process and its children ``threads`` threads (``$OMP_NUM_THREADS``,
     ``$MKL_NUM_THREADS``), unless the user chose a count; returns the count in force.
-    torch, when already imported, follows."""
+    torch follows."""
     chosen = user_threads()
     if chosen is None:
         chosen = max(1, int(threads))
         for name in THREAD_VARIABLES:
             os.environ[name] = str(chosen)
         os.environ[MARKER] = str(chosen)
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.get_num_threads() != chosen:
+    if torch.get_num_threads() != chosen:
         torch.set_num_threads(chosen)
     return chosen
 
@@ -64,8 +63,6 @@ def limit_threads() -> int:
     (:func:`share_threads`), never above torch's own default (the machine's physical
     cores: two threads on the two hyper-threads of one core gain nothing); returns the
     count in force."""
-    import torch
-
     return share_threads(min(available_cpus(), torch.get_num_threads()))
 
 
@@ -78,8 +75,6 @@ def one_torch_thread(on_cpu: bool = True):
     if not on_cpu:
         yield
         return
-    import torch
-
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

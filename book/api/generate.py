@@ -21,7 +21,7 @@ PAGES = [
      "of files others prepared, what a run "
      "record means, the CPUs a process may use, the device it computes on, and `run_experiment`.", None,
      ["flcore.flat", "flcore.seeding", "flcore.errors", "flcore.safe_io", "flcore.record_format",
-      "flcore.tensor_tree", "flcore.cpus", "flcore.devices", "flcore.api"]),
+      "flcore.tensor_tree", "flcore.cpus", "flcore.plugins", "flcore.devices", "flcore.api"]),
     ("data", "Data", "Data sets, partitions, augmentation, the writers of the on-disk formats.", "flcore.data", []),
     ("models", "Models", "The papers' networks and their registry.", "flcore.models", []),
     ("algorithms", "Algorithms", "The parts methods are made of, and the method registry.", "flcore.algorithms", []),

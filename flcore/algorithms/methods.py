@@ -21,6 +21,7 @@ from flcore.algorithms.local import LocalUpdate
 from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation
 from flcore.algorithms.schedules import ConstantLR, ExponentialLR
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerAdaptive, ServerSGD
+from flcore.algorithms.state_catalog import declared_meanings, describe_client_state, describe_server_state
 from flcore.flat import FlatModel
 
 
@@ -55,16 +56,12 @@ class Method:
         """The per-client state this method keeps across rounds under ``cfg`` (a resolved
         config of this method): ``[{name, shape, init, meaning}]`` (tables of one row per
         client; ``P`` parameters, ``N`` clients)."""
-        from flcore.algorithms.state_catalog import declared_meanings, describe_client_state
-
         client = self.build_client(cfg, probe_flat())
         return describe_client_state(client.client_state_spec(), declared_meanings(client.parts))
 
     def server_state(self, cfg) -> list[dict]:
         """The server state this method keeps across rounds under ``cfg``: ``[{name, shape,
         meaning}]``, named by dotted paths as :class:`flcore.RoundResult` names them."""
-        from flcore.algorithms.state_catalog import describe_server_state
-
         return describe_server_state(self.build_server(cfg))
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 #: client-state name -> meaning (with the equation it implements)
 CLIENT_STATE = {
     "moswa_c": "client control variate c_i+ = c_i - c + (x - y_K)/(K eta_bar) (FedMoSWA)",
@@ -100,8 +102,6 @@ def describe_client_state(spec: dict[str, str], meanings: dict[str, str] | None 
 def describe_server_state(server, num_params: int = 7, num_clients: int = 11) -> list[dict[str, Any]]:
     """``[{name, shape, meaning}]`` for a built :class:`~flcore.algorithms.Server`, from
     its initial state on a probe vector of ``num_params`` parameters."""
-    import torch
-
     w = torch.zeros(num_params)
     rows = []
     meanings = {**SERVER_STATE, **declared_meanings(server.parts)}

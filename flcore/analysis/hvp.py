@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
+from torch.func import grad, jvp
 
 from flcore.flat import FlatModel
 
@@ -175,8 +176,6 @@ class DatasetHVP:
 
     def _hvp_batch(self, v, xb, yb) -> torch.Tensor:
         if self.method == "jvp":
-            from torch.func import grad, jvp
-
             g = grad(lambda w: self._batch_loss(w, xb, yb))
             return jvp(g, (self.w,), (v,))[1].detach()
         with torch.enable_grad():

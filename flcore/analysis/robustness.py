@@ -28,7 +28,9 @@ import torch
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.io import load_run
 from flcore.data import normalize
+from flcore.data.cifar_c import CORRUPTIONS as IMAGE_CORRUPTIONS
 from flcore.data.cifar_c import SEVERITIES, load_cifar_c
+from flcore.data.corruptions_1d import CORRUPTIONS as SIGNAL_CORRUPTIONS
 from flcore.data.corruptions_1d import SignalStats, corrupt
 from flcore.seeding import generator
 
@@ -41,12 +43,8 @@ _signal_cache: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
 def default_corruptions(dataset: str) -> tuple[str, ...]:
     """All corruptions available for ``dataset``: CIFAR-C's 19 or the 15 1-D ones."""
     if dataset in IMAGE_DATASETS:
-        from flcore.data.cifar_c import CORRUPTIONS
-
-        return CORRUPTIONS
-    from flcore.data.corruptions_1d import CORRUPTIONS
-
-    return tuple(CORRUPTIONS)
+        return IMAGE_CORRUPTIONS
+    return tuple(SIGNAL_CORRUPTIONS)
 
 
 def corrupted_test_set(dataset, corruption: str, severity: int, data_root: str | Path = "data", seed: int = 0,

@@ -49,6 +49,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.hvp import DatasetHVP
 from flcore.analysis.interpolation import interpolate
@@ -58,6 +60,7 @@ from flcore.analysis.lpf import lpf
 from flcore.analysis.spectrum import hutchinson_trace, slq_density, top_eigenvalues
 from flcore.errors import quote
 from flcore.report.analysis_plots import plot_curve_1d, plot_surface_2d, save_figure
+from flcore.sim.cpu_memory import retain_freed_memory
 from flcore.store import StoreError, to_jsonable
 
 EXIT_USAGE = 2
@@ -215,8 +218,6 @@ def validate_args(args: argparse.Namespace) -> None:
     if not _DEVICE_RE.match(str(args.device)):
         raise AnalyzeArgumentError("device", f"got {quote(args.device)}; allowed values: auto, cpu, cuda, cuda:N, mps")
     if str(args.device).startswith("cuda"):
-        import torch
-
         if not torch.cuda.is_available():
             raise AnalyzeArgumentError("device", f"got {quote(args.device)} but CUDA is not available here")
     _choice("which", args.which, ("auto", "final", "checkpoint"))
@@ -342,8 +343,6 @@ def run_analyze(args: argparse.Namespace) -> int:
         loaded = load_run(args.run, device=args.device, which=args.which, data_root=args.data_root)
         check_model_bounds(args, int(loaded.w.numel()))
         if loaded.w.device.type == "cpu":
-            from flcore.sim.cpu_memory import retain_freed_memory
-
             retain_freed_memory()
         x, y = loaded.data(args.split, args.samples, args.seed)
         result = _HANDLERS[args.analyze_tool](args, loaded, x, y)

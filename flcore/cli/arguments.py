@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from flcore.config import parse_int
 from flcore.cpus import available_cpus
@@ -39,8 +40,6 @@ def add_workers_option(p: argparse.ArgumentParser, default_help: str) -> None:
 
 def store_path(text: str) -> str:
     """An argparse type: ``--store`` names a directory, or nothing yet (never a file or a device)."""
-    from pathlib import Path
-
     path = Path(text).expanduser()
     if os.path.lexists(path) and not path.is_dir():
         raise argparse.ArgumentTypeError(f"{quote(str(path))} is not a directory (a run store is one)")

@@ -33,9 +33,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from flcore.algorithms.registry import EXTERNAL_METHOD_ERRORS
 from flcore.api import run_experiment
+from flcore.cli.analyze import add_analyze_parser, run_analyze
 from flcore.cli.arguments import add_workers_option, count_option, store_path
+from flcore.cli.bundle import register as register_bundle
 from flcore.cli.interrupts import exit_status, handled
+from flcore.cli.reproduce import register as register_reproduce
+from flcore.cli.tune import register as register_tune
 from flcore.config import (
     FIELD_NAMES,
     FIELD_TYPES,
@@ -50,7 +55,10 @@ from flcore.config.method_catalog import describe_methods
 from flcore.cpus import limit_threads
 from flcore.data import DatasetError
 from flcore.errors import ConfigError, quote
+from flcore.papers import EXTERNAL_PAPER_ERRORS
 from flcore.planning.sweep import DEFAULT_MAX_RUNS, count_grid, iter_grid, resolve_grid, run_sweep, split_list
+from flcore.reproduction.budget import load_device_rates
+from flcore.reproduction.pricing import plan_text, price_runs
 from flcore.store import (
     ReadOnlyStoreError,
     RunBusyError,
@@ -149,11 +157,6 @@ def _add_methods_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from flcore.cli.analyze import add_analyze_parser
-    from flcore.cli.bundle import register as register_bundle
-    from flcore.cli.reproduce import register as register_reproduce
-    from flcore.cli.tune import register as register_tune
-
     parser = _Parser(prog="flcore", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_run_parser(sub)
@@ -266,11 +269,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def _print_sweep_plan(args: argparse.Namespace, configs: list) -> int:
     """``flcore sweep --plan``: the grid's price (:mod:`flcore.reproduction.pricing`)."""
-    from pathlib import Path
-
-    from flcore.reproduction.budget import load_device_rates
-    from flcore.reproduction.pricing import plan_text, price_runs
-
     rates = load_device_rates(Path(args.root) / "benchmarks" / "results")
     plan = price_runs(configs, args.store, rates, device=configs[0].device if configs else "auto")
     if args.json:
@@ -378,11 +376,7 @@ def closed_stdout() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from flcore.cli.analyze import run_analyze
-
     args = build_parser().parse_args(argv)
-    from flcore.algorithms.registry import EXTERNAL_METHOD_ERRORS
-    from flcore.papers import EXTERNAL_PAPER_ERRORS
 
     if EXTERNAL_METHOD_ERRORS or EXTERNAL_PAPER_ERRORS:  # before anything runs: a registry lacks what was asked
         print(f"flcore: error: {(EXTERNAL_METHOD_ERRORS + EXTERNAL_PAPER_ERRORS)[0]}", file=sys.stderr)

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from flcore.errors import ConfigError, quote
 from flcore.safe_io import UnsafePathError, json_depth_exceeds, read_regular_bytes, unique_json_keys
 
@@ -143,8 +145,6 @@ MAX_CONFIG_DEPTH = 8
 def _strict_loader():
     """A PyYAML ``SafeLoader`` with the YAML 1.2 core schema's scalars, no anchors or
     aliases and no key twice in one mapping (module docstring)."""
-    import yaml
-
     class StrictLoader(yaml.SafeLoader):
         def compose_node(self, parent, index):
             if self.check_event(yaml.AliasEvent):
@@ -222,8 +222,6 @@ def read_mapping_file(path: str | Path) -> dict[str, Any]:
         if path.suffix.lower() == ".json":
             data = json.loads(text, object_pairs_hook=unique_json_keys)
         else:
-            import yaml
-
             data = yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
     except RecursionError:
         raise ConfigError("config", f"cannot parse {_shown(path)}: nested too deeply") from None

@@ -174,8 +174,6 @@ def _label_key(name: str) -> str:
 
 def _batch_problem(entry, name: str) -> str | None:
     """What is wrong with one unpickled CIFAR batch, or None."""
-    import numpy as np
-
     if not isinstance(entry, dict):
         return f"holds a {type(entry).__name__}, not a batch dict"
     data, labels = entry.get("data"), entry.get(_label_key(name))

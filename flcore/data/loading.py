@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flcore.data.cifar import load_cifar
 from flcore.data.datasets import DATASET_NAMES, Dataset
+from flcore.data.fmnist import load_fmnist
+from flcore.data.mnist1d_loader import load_mnist1d
+from flcore.data.pacs import PACS_IMAGE_SIZE, load_pacs
+from flcore.data.synthetic import make_synthetic
 
 
 def load_dataset(name: str, root: str | Path = "data", *, download: bool = False,
@@ -50,20 +55,13 @@ def load_dataset(name: str, root: str | Path = "data", *, download: bool = False
     if (counts is not None or image_size is not None) and name != "pacs":
         raise ValueError(f"counts and image_size apply to the pacs dataset only, not {name!r}")
     if name == "pacs":
-        from flcore.data.pacs import PACS_IMAGE_SIZE, load_pacs
         return load_pacs(root, image_size=image_size or PACS_IMAGE_SIZE, num_samples=num_samples,
                          counts=counts)
-    # Loaders are imported on demand: torchvision and mnist1d each take about a second to
-    # import and most runs need only one of them.
     if name in ("cifar10", "cifar100"):
-        from flcore.data.cifar import load_cifar
         return load_cifar(name, root, download=download, num_samples=num_samples,
                           checksums=checksums)
     if name == "fmnist":
-        from flcore.data.fmnist import load_fmnist
         return load_fmnist(root, download=download, num_samples=num_samples, checksums=checksums)
     if name == "mnist1d":
-        from flcore.data.mnist1d_loader import load_mnist1d
         return load_mnist1d(num_samples=num_samples or 5000)
-    from flcore.data.synthetic import make_synthetic
     return make_synthetic(num_samples or 2000, 500, (40,), 10, seed)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from flcore.executors.groups import group_runs, train_specs
 from flcore.executors.local import LocalExecutor
+from flcore.executors.ray_executor import RayExecutor
 
 #: The executors :func:`make_executor` makes.
 EXECUTORS = ("local", "ray")
@@ -17,8 +18,6 @@ EXECUTORS = ("local", "ray")
 def make_executor(name: str = "local", *, workers: int | None = None, device: str = "auto",
                   address: str | None = None, gpus_per_run: float | None = None):
     """The executor called ``name`` (one of :data:`EXECUTORS`)."""
-    from flcore.executors.ray_executor import RayExecutor
-
     if name == "local":
         return LocalExecutor(workers=workers, device=device)
     if name == "ray":

@@ -36,6 +36,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from flcore.planning.planner import RunGroup, plan_groups, train_group
 from flcore.planning.spec import RunSpec
 from flcore.store import record_failure_if_free
@@ -80,8 +82,6 @@ def train_specs(specs: Sequence[RunSpec], store: str, overrides: dict[str, Any],
     spec (module docstring)."""
 
     if threads is not None:
-        import torch
-
         torch.set_num_threads(threads)
     if not Path(store).is_dir():
         raise FileNotFoundError(

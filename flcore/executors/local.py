@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Iterator, Sequence
+from concurrent.futures import as_completed
 from typing import Any
 
 from flcore.executors.groups import failed_group, train_specs
@@ -51,7 +52,6 @@ class LocalExecutor:
             for index, group in enumerate(groups):
                 yield index, _guarded(group, store, overrides, None)
             return
-        from concurrent.futures import as_completed
 
         def submit_all(pool):
             return {submit(pool, train_specs, group, store, overrides, 1): i for i, group in enumerate(groups)}

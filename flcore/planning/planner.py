@@ -146,8 +146,6 @@ def _input_shape(cfg: ExperimentConfig) -> tuple[tuple[int, ...], int]:
 
 def device_memory(device: str) -> int:
     """Bytes of memory of ``device`` (GPU memory, or the machine's RAM for the CPU)."""
-    import torch
-
 
     dev = resolve_device(device)
     if dev.type == "cuda":
@@ -368,6 +366,4 @@ def train_groups(groups: Sequence[RunGroup], store, overrides: dict | None = Non
 
 
 def _single_thread() -> None:
-    import torch
-
     torch.set_num_threads(1)

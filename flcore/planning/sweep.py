@@ -18,6 +18,7 @@ from typing import Any
 
 from flcore.api import decorate_summary, lookup_finished
 from flcore.config import ExperimentConfig, resolve_config
+from flcore.planning.planner import default_workers, plan_groups, train_groups
 from flcore.store import RunStore
 
 #: Default cap of ``flcore sweep``'s grid: far above the grids of the book (a few
@@ -71,8 +72,6 @@ def run_sweep(configs: list[ExperimentConfig], store: str, workers: int | None =
               progress: bool = True) -> list[dict[str, Any]]:
     """Train what the store lacks and return one summary per config, in order, with the
     fields of ``flcore run --json`` (a failed run: ``status`` failed and ``error``)."""
-    from flcore.planning.planner import default_workers, plan_groups, train_groups
-
     found = {cfg.run_id(): lookup_finished(store, cfg) for cfg in configs}
     todo = [cfg for cfg in configs if found[cfg.run_id()] is None]
     results: dict[str, dict] = {}

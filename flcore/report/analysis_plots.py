@@ -1,7 +1,7 @@
 """Plots of analysis results, in the book's style.
 
 :func:`apply_style` applies the one shared style: ``flcore.report``'s
-:func:`~flcore.report.style.set_style` (seaborn) when it can be imported, else a
+:func:`~flcore.report.style.set_style` (seaborn) when seaborn can be imported, else a
 matplotlib-only fallback with the same sizes.  The plot helpers apply it once per
 process (so they do not undo a caller's later changes) and draw on a given or new
 matplotlib axis, returning the axis.  Computation modules never import this one
@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
+
+from flcore.report.style import set_style
 
 __all__ = ["apply_style", "plot_curve_1d", "plot_density", "plot_surface_2d", "save_figure"]
 
@@ -47,13 +50,11 @@ def apply_style() -> None:
     """Apply flcore's figure style (``flcore.report``'s when available) to later figures."""
     global _applied
     try:
-        from flcore.report.style import set_style
-    except ImportError:  # report or seaborn unavailable: matplotlib-only fallback
+        set_style()
+    except ImportError:  # seaborn unavailable: matplotlib-only fallback
         import matplotlib as mpl
 
         mpl.rcParams.update(_STYLE)
-    else:
-        set_style()
     _applied = True
 
 
@@ -84,8 +85,6 @@ def plot_surface_2d(surface, ax=None, field: str = "loss", levels: int = 30, log
         raise ValueError(f"the surface has no {field!r} values")
     Z = _np(Z).T  # [i, j] = (xs[i], ys[j]) -> contour wants rows along y
     if log:
-        import numpy as np
-
         Z = np.log10(np.maximum(Z, 1e-12))
     ax.grid(False)
     cs = ax.contourf(_np(surface.xs), _np(surface.ys), Z, levels=levels, cmap="viridis")

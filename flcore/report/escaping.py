@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import re
+from urllib.parse import urlsplit
 
 #: The characters CommonMark lets a backslash escape that can start or end a construct
 #: (``<``, ``>`` and ``&`` become entities instead).
@@ -37,8 +38,6 @@ def link_text(label: object, url: object) -> str:
     """``label`` as a Markdown link to ``url`` when ``url`` is a well-formed http(s) address
     (a host, and none of the characters that could close the link or the page around it),
     else ``label`` followed by the address as text; both escaped (:func:`page_text`)."""
-    from urllib.parse import urlsplit
-
     address = str(url or "")
     try:
         parts = urlsplit(address)

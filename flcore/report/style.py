@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import zlib
 
+import pandas as pd
+
 #: Base algorithms in a fixed order; colours come from seaborn's colour-blind palette.
 BASE_ALGORITHMS = ("FedAvg", "FedAvg E=2", "FedSAM", "FedASAM", "FedAvgM", "FedProx", "SCAFFOLD", "FedDyn",
                    "FedGloSS", "FedGF", "FedLESAM", "FedIMA")
@@ -64,7 +66,6 @@ def set_style() -> None:
     """
     _inline_in_notebooks()
     import matplotlib
-    import pandas as pd
     import seaborn as sns
 
     pd.set_option("display.max_colwidth", None)  # long cells (orderings, notes) are shown whole

@@ -19,6 +19,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
+from flcore.planning.planner import records_more
 from flcore.planning.spec import RunSpec
 from flcore.reproduction.inventory import entry, inventory
 from flcore.reproduction.lookup import registered
@@ -113,8 +116,6 @@ def runs_for(artifact_ids: Iterable[str], scale: str, seeds: Sequence[int] = (0,
     request that records more, :func:`~flcore.planning.planner.records_more`, so that a page
     reading the clients' accuracy finds it however the book orders its pages), then the
     pending ones."""
-    from flcore.planning.planner import records_more
-
     by_id: dict[str, RunSpec] = {}
     pending: list[RunSpec] = []
     for aid in artifact_ids:
@@ -144,8 +145,6 @@ def settings_table(specs: Sequence[RunSpec], by: Sequence[str] = ("algorithm",),
     several values in a group lists them (``"0.02 / 0.05"``).  Fields equal in every run
     go to ``frame.attrs["common"]`` so the table shows only what varies.
     """
-    import pandas as pd
-
     rows = []
     for spec in specs:
         if not spec.available:

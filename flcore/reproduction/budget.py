@@ -34,6 +34,7 @@ from pathlib import Path
 
 from flcore.config import grad_evals_per_step, resolve_config
 from flcore.planning.planner import plan_groups, run_cost
+from flcore.record_format import is_evaluation_round, stop_round
 
 #: ``make main``: every artifact with a notebook at the ``small`` scale, on 2 cores.
 MAIN_BUDGET_S = 30 * 60
@@ -125,8 +126,6 @@ def evaluation_counts(cfg, rounds_done: int = 0) -> tuple[int, int]:
     the test set at every evaluation round, the clients' data at every ``eval_every``-th
     round and the last when ``client_accuracy`` is on.  The small scale's 300 rounds: 120
     and 30."""
-    from flcore.record_format import is_evaluation_round, stop_round
-
     test = client = 0
     for done in range(rounds_done + 1, stop_round(cfg) + 1):
         if is_evaluation_round(done, cfg):

@@ -49,13 +49,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from flcore.config import resolve_config
 from flcore.cpus import available_cpus
 from flcore.planning.planner import RunGroup, run_cost, train_group
 from flcore.planning.workers import submit, worker_pool
 from flcore.reproduction.budget import CostModel, DeviceRates, EvaluationCost, evaluation_key, read_rows
 from flcore.reproduction.pricing import cost_rate
 from flcore.safe_io import read_regular_bytes
+from flcore.sim import Simulation, build_federated_data
 from flcore.store.atomic import atomic_write_json
+from flcore.version import __version__
 
 #: The file in the store root (hidden: never taken for a run).
 SPEED_FILE = ".machine-speed.json"
@@ -103,26 +108,18 @@ def probe_groups(seed_base: int = 0) -> list[list[dict]]:
 
 def probe_evaluation(test_s: float, client_s: float) -> EvaluationCost:
     """The evaluation cost measured by the probe, for runs of its model and data."""
-    from flcore.config import resolve_config
-
     return EvaluationCost(evaluation_key(resolve_config(PROBE_CONFIG)), float(test_s), float(client_s))
 
 
 def probe_evaluation_seconds(evaluation: EvaluationCost) -> float:
     """Seconds of the evaluations the probe's group makes itself (its runs' evaluation rounds
     within its ``PROBE_ROUNDS``), part of its measured seconds."""
-    from flcore.config import resolve_config
-
     return sum(evaluation.seconds(resolve_config({**values, "max_rounds": PROBE_ROUNDS}))
                for group in probe_groups() for values in group)
 
 
 def conditions(workers: int) -> dict[str, Any]:
     """What a measurement holds for: the processor, cores, workers, versions, probe."""
-    import torch
-
-    from flcore.version import __version__
-
     return {"processor": processor_name(), "cpus": available_cpus(), "workers": int(workers),
             "torch": torch.__version__, "flcore": __version__, "probe": PROBE_VERSION}
 
@@ -191,8 +188,6 @@ def reference_rates(rates: dict[str, DeviceRates], kind: str) -> DeviceRates | N
 
 def priced_probe(reference: DeviceRates) -> float:
     """Seconds the reference rows price the probe at (its groups, each at its size's rate)."""
-    from flcore.config import resolve_config
-
     total = 0.0
     for group in probe_groups():
         for values in group:
@@ -207,8 +202,6 @@ def _probe_once(start_at: float | None) -> tuple[float, float, float]:
     its seconds, then the seconds of one evaluation on the test set and of one on every
     client's data (:func:`_time_evaluations`)."""
     overrides = {"max_rounds": PROBE_ROUNDS, "device": "cpu"}
-
-    from flcore.config import resolve_config
 
     def group(configs: list[dict], cap: int) -> RunGroup:
         ids = tuple(resolve_config({**c, "max_rounds": cap}).run_id() for c in configs)
@@ -230,11 +223,6 @@ def _probe_once(start_at: float | None) -> tuple[float, float, float]:
 def _time_evaluations() -> tuple[float, float]:
     """Mean seconds of one evaluation of a probe run's model on the test set and of one on
     every client's training data (after one of each unmeasured)."""
-    import torch
-
-    from flcore.config import resolve_config
-    from flcore.sim import Simulation, build_federated_data
-
     cfg = resolve_config({**PROBE_CONFIG, "max_rounds": PROBE_ROUNDS})
     device = torch.device("cpu")
     sim = Simulation(cfg, build_federated_data(cfg, device), device, None)
@@ -249,8 +237,6 @@ def _time_evaluations() -> tuple[float, float]:
 
 
 def _single_thread() -> None:
-    import torch
-
     torch.set_num_threads(1)
 
 
@@ -258,8 +244,6 @@ def measure_probe(workers: int) -> tuple[float, float, float]:
     """Mean seconds of the probe trained in ``workers`` single-threaded processes at once,
     and of its evaluations (``_probe_once``)."""
     if workers <= 1:
-        import torch
-
         before = torch.get_num_threads()
         torch.set_num_threads(1)
         try:

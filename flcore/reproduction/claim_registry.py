@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from flcore.models.traits import TRAITS
 from flcore.reproduction.paper_registry import get_paper, paper_ids
 from flcore.reproduction.paper_yaml import read_yaml
 
@@ -176,8 +177,6 @@ def _by(raw, where: str) -> By | None:
 def _needs(raw, reason, where: str) -> tuple[tuple[str, ...], str]:
     """A claim's ``needs`` list (traits of :mod:`flcore.models.traits`) and its
     ``needs_reason``, checked."""
-    from flcore.models.traits import TRAITS
-
     if raw is None:
         if reason:
             raise ValueError(f"{where}: needs_reason without needs")

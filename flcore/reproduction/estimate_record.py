@@ -33,6 +33,8 @@ from flcore.cpus import available_cpus
 from flcore.reproduction.calibration import processor_name
 from flcore.reproduction.estimate import wall_seconds
 from flcore.safe_io import read_regular_bytes
+from flcore.store.atomic import atomic_write_text
+from flcore.version import __version__
 
 #: The file in the store root (hidden: never taken for a run).
 RECORD_FILE = ".training-estimates.jsonl"
@@ -59,8 +61,6 @@ def training_record(estimates: list[float], measured: list[float], elapsed: floa
     the groups' seconds in the order they started, ``elapsed`` the batch's wall seconds;
     ``correction`` and ``calibration``: the book correction the estimate took and what it
     holds for (:mod:`flcore.reproduction.estimate`)."""
-    from flcore.version import __version__
-
     estimate = wall_seconds(estimates, workers)
     cpus = _affinity()
     return {"runs": int(sum(sizes)), "groups": len(sizes), "workers": int(workers),
@@ -85,7 +85,6 @@ def append_record(store: str | Path, fields: dict[str, Any]) -> Path:
     kept = [record_line(f) for f in read_records(store)] + [record_line(fields)]
     while len(kept) > 1 and sum(len(line) + 1 for line in kept) > MAX_RECORD_BYTES:
         kept.pop(0)
-    from flcore.store.atomic import atomic_write_text
 
     atomic_write_text(path, "".join(line + "\n" for line in kept))
     return path

@@ -13,6 +13,8 @@ floats, one per client) in the run's ``metrics.jsonl`` every ``eval_every`` roun
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import torch
 
@@ -71,8 +73,6 @@ def final_client_accuracy(run_dir, device: str = "cpu", data_root: str | None = 
     and returns a Series indexed by client id.  Only the final round is available this
     way: the store does not keep the global models of past rounds.
     """
-    from pathlib import Path
-
 
     run_dir = Path(run_dir)
     run = Run(run_dir, run_dir.name)

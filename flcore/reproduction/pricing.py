@@ -39,9 +39,12 @@ from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
+import torch
+
 from flcore.algorithms import get_method
 from flcore.config import DATASET_FACTS, ExperimentConfig, hyperparameters_of
 from flcore.cpus import available_cpus
+from flcore.models import build_model
 from flcore.planning.planner import DEFAULT_MAX_RUNS, client_table_kinds, model_parameters, plan_groups, run_cost
 from flcore.planning.spec import RunSpec
 from flcore.record_format import is_evaluation_round, stop_round, trained_enough
@@ -69,10 +72,8 @@ def as_specs(requests: Iterable[Any]) -> list[RunSpec]:
 @lru_cache(maxsize=64)
 def flops_per_example(model: str, dataset: str) -> float:
     """Floating-point operations of one training example's forward and backward pass."""
-    import torch
+    # imported here: it imports triton, about 0.1 s that `flcore --help` would otherwise pay
     from torch.utils.flop_counter import FlopCounterMode
-
-    from flcore.models import build_model
 
     shape, classes, _ = DATASET_FACTS[dataset]
     module = build_model(model, shape, classes)
@@ -110,8 +111,6 @@ def _state_floats(cfg: ExperimentConfig) -> tuple[int, int]:
     checkpoint, from the method's own state specification: the client's tables
     (:func:`~flcore.planning.planner.client_table_kinds`), the server's state initialised
     on the ``meta`` device for the run's model size (shapes without memory or arithmetic)."""
-    import torch
-
     method = get_method(cfg.method)
     key = (cfg.method, cfg.model, cfg.dataset, cfg.clients,
            tuple(repr(getattr(cfg, name)) for name in hyperparameters_of(cfg.method)))
@@ -152,8 +151,6 @@ def run_store_bytes(cfg: ExperimentConfig) -> int:
 
 def local_kind(device: str = "auto") -> tuple[str, str]:
     """(kind, device type) of this machine as the benchmarks name machines."""
-    import torch
-
     if device != "cpu" and torch.cuda.is_available():
         return torch.cuda.get_device_name(0), "cuda"
     return f"CPU, {available_cpus()} cores", "cpu"

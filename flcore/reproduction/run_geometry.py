@@ -43,6 +43,7 @@ machine: 9-18 s on one thread, 160-240 s on two).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -188,8 +189,6 @@ def _final_model_file(run_dir) -> Path:
 
 
 def _scale_of(run_dir) -> str:
-    import json
-
 
     config = json.loads((Path(run_dir) / CONFIG_FILE).read_text())
     return config.get("scale") or "small"

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from tqdm import tqdm
 
 from flcore.executors import LocalExecutor, group_runs
 from flcore.planning.planner import records_more
@@ -228,10 +229,6 @@ def _collect(done, groups, overrides: dict, errors: dict, log, progress: bool, t
         return
     bar = None
     if progress:
-        import sys
-
-        from tqdm import tqdm
-
         bar = tqdm(total=sum(len(g) for g in groups), unit="run", file=sys.stderr, dynamic_ncols=True)
     try:
         for index, results in done:

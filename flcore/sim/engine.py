@@ -40,6 +40,7 @@ from flcore.record_format import CHECKPOINT_FORMAT, is_preview_round
 from flcore.seeding import derive_seed
 from flcore.sim.cpu_memory import retain_freed_memory
 from flcore.sim.cuda_graphs import StepGraphs
+from flcore.sim.federated_data import build_federated_data
 from flcore.sim.precision import precision_mode
 from flcore.sim.round_draws import RoundDraws, stack_plans, static_width
 from flcore.sim.round_driver import RoundDriver
@@ -261,8 +262,6 @@ class Simulation:
         model are the config's own (a run id does not describe your tensors);
         :func:`flcore.run_experiment` does that, with locking and resume, for a run store.
         """
-        from flcore.sim.federated_data import build_federated_data
-
         values = config if isinstance(config, (dict, type(None))) else None
         if values is not None:
             values = dict(values or {})

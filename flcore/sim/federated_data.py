@@ -29,6 +29,7 @@ from flcore.data import (
     split_indices,
 )
 from flcore.data import partition as make_partition
+from flcore.data.cifar import train_filenames
 from flcore.data.datasets import pixels_to_images
 from flcore.data.partition import LABEL_PARTITION_KINDS as PARTITION_KINDS
 from flcore.errors import ConfigError
@@ -401,8 +402,6 @@ def client_partition(cfg, data) -> list:
                                f"(sha256 {split.sha256[:12]}..., the run's {cfg.split_sha256[:12]}...)")
         names = None
         if cfg.dataset == "cifar100":
-            from flcore.data.cifar import train_filenames  # torchvision loads on demand, as in load_dataset
-
             names = train_filenames(cfg.dataset, cfg.data_root)
         return split_indices(split, cfg.dataset, data.train_y.numpy(), names)
     domains = {"domains": data.train_domain.numpy()} if cfg.partition == "domains" else {}

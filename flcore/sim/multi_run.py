@@ -49,7 +49,7 @@ import torch
 
 from flcore.algorithms import get_method
 from flcore.algorithms.methods import probe_flat
-from flcore.config import PARTITION_FIELDS, hyperparameters_of
+from flcore.config import PARTITION_FIELDS, hyperparameters_of, resolve_config
 from flcore.sim.engine import Simulation
 from flcore.sim.federated_data import build_federated_data
 from flcore.sim.round_driver import RoundDriver
@@ -73,8 +73,6 @@ def run_batchable(method: str) -> bool:
     """Whether runs of ``method`` may train batched together: none of the parts of its
     client or server (built at the smoke scale) declares ``trains_alone`` (FedFA's anchors,
     one matrix its client parts read for the whole chunk of clients)."""
-    from flcore.config import resolve_config
-
     cfg = resolve_config(scale="smoke", method=method)
     built = get_method(method)
     parts = (*_nested_parts(built.build_client(cfg, probe_flat())), *built.build_server(cfg).parts)
@@ -107,8 +105,6 @@ def _signature(part):
 
 @lru_cache(maxsize=1024)
 def _signatures(method: str, settings: tuple) -> tuple:
-    from flcore.config import resolve_config
-
     cfg = resolve_config(dict(settings))
     built = get_method(method)
     server = built.build_server(cfg)

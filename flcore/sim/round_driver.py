@@ -29,6 +29,7 @@ import time
 from typing import Any
 
 import torch
+from tqdm import tqdm
 
 from flcore.record_format import CAPPED, is_evaluation_round, stop_round, summarize
 from flcore.sim.local_training import train_chunk
@@ -270,8 +271,6 @@ class RoundDriver:
         first = min(sim.rounds_done for sim in self.sims)
         bar = None
         if self.progress:
-            from tqdm import tqdm
-
             bar = tqdm(total=rounds, initial=first, unit="round", file=sys.stderr, dynamic_ncols=True,
                        desc=self.description)
         started = time.perf_counter()

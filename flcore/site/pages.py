@@ -43,7 +43,9 @@ from flcore.reproduction.paper_registry import get_paper, paper_ids
 from flcore.reproduction.plateau import criterion_text, plateau_counts
 from flcore.reproduction.settling import settled_shares
 from flcore.reproduction.stand_in import stand_in_for
+from flcore.site.manifest import load_manifest
 from flcore.site.stand_in_page import stand_in_page
+from flcore.site.toc import planned_toc, write_toc
 from flcore.site.verdict_files import links_html, write_verdict_files
 from flcore.site.verdict_map import verdict_map
 
@@ -400,9 +402,6 @@ def _plateau_search_rows(root: Path) -> list[dict]:
 def write_site_pages(root: Path, scale: str, store=None, seeds=(0,), manifest: dict | None = None) -> list[Path]:
     """Write the generated pages under ``root`` (module docstring) and the papers' part of
     its ``_toc.yml`` (:func:`flcore.site.toc.update_toc`); returns the pages' paths."""
-    from flcore.site.manifest import load_manifest
-    from flcore.site.toc import planned_toc, write_toc
-
     toc = planned_toc(root)  # checked before any page is written
 
     manifest = manifest if manifest is not None else load_manifest(root)

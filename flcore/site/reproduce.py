@@ -42,15 +42,19 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import as_completed
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from flcore.cpus import available_cpus, share_threads
 from flcore.executors import make_executor
 from flcore.planning.workers import submit, worker_pool
 from flcore.report.page import CAPPED_BANNER_KEY, scale_banner, verdict_box
 from flcore.report.provenance import provenance_markdown
+from flcore.report.repository import UNSET_NOTE, build_config
 from flcore.reproduction.artifacts import get_artifact, runs_for
 from flcore.reproduction.claims import claim_specs, evaluate, evaluate_claims, spread_specs, with_claim_seeds
 from flcore.reproduction.estimate import this_machine
@@ -58,6 +62,14 @@ from flcore.reproduction.inventory import artifact_class
 from flcore.reproduction.runner import MAX_ROUNDS_ENV, ensure_runs, results_frame
 from flcore.reproduction.table_check import code_reads_claim_seeds
 from flcore.site.kernels import WarmKernel, process_kernel
+from flcore.site.manifest import (
+    flcore_fingerprint,
+    load_manifest,
+    notebook_hash,
+    one_line_error,
+    save_manifest,
+    stale_reason,
+)
 from flcore.site.verdict_files import FOLDER as VERDICT_FOLDER
 from flcore.version import __version__
 
@@ -84,8 +96,6 @@ def execute_artifact(artifact, root: Path, parameters: dict[str, Any], timeout: 
     as ``$FLCORE_MAX_ROUNDS`` for a notebook that declares no such parameter.
     """
     import papermill
-
-    from flcore.site.manifest import one_line_error
 
     source = root / artifact.notebook_path
     output = root / artifact.book_path
@@ -171,8 +181,6 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
     yields ``(artifact, manifest entry)`` as they finish.  Notebooks read runs that were
     all trained beforehand (:func:`prefetch_runs`), so they do not depend on each other.
     ``scale_of``: a notebook's scale where it is not ``parameters["scale"]``."""
-    from flcore.site.manifest import one_line_error
-
     def params(artifact) -> dict[str, Any]:
         return {**parameters, "scale": (scale_of or {}).get(artifact.id, parameters["scale"])}
 
@@ -186,7 +194,6 @@ def _execute_all(artifacts: list, root: Path, parameters: dict[str, Any], timeou
             if kernel is not None:
                 kernel.shutdown()
         return
-    from concurrent.futures import as_completed
 
     threads = max(1, available_cpus() // jobs)
 
@@ -301,8 +308,6 @@ def prefetch_runs(artifacts, args, store: str, log, scale: str | None = None):
     those on ``args.datasets`` when given).  Returns the runs' frame (None when nothing was
     asked for or the batch could not start)."""
 
-    from flcore.site.manifest import one_line_error
-
     scale = scale or args.scale
     specs = runs_for([a.id for a in artifacts], scale, args.seeds)
     if not specs:
@@ -347,8 +352,6 @@ def machine_rates_or_none(args: argparse.Namespace, store: str, log, keep: bool 
     (:func:`flcore.reproduction.estimate.this_machine`; ``keep``: keep a new measurement
     in the store), or None, said in one line, when they cannot be had: training goes on
     without an estimate."""
-    from flcore.site.manifest import one_line_error
-
     workers = getattr(args, "workers", None) or available_cpus()
     try:
         return this_machine(args.root, store, args.device, workers, log=log, keep=keep)
@@ -398,15 +401,6 @@ def reproduce(artifact_ids: list[str], args: argparse.Namespace, force: bool = T
     returns ``{artifact id: manifest entry}`` for every artifact considered.  ``results``
     (a dict) is filled as the batch goes, so a caller still holds what was done if the
     batch is interrupted."""
-
-    from flcore.site.manifest import (
-        flcore_fingerprint,
-        load_manifest,
-        notebook_hash,
-        one_line_error,
-        save_manifest,
-        stale_reason,
-    )
 
     root = Path(args.root).resolve()
     store = str(Path(args.store).expanduser().resolve())
@@ -500,10 +494,6 @@ def build_book(root: Path, path_output: str | None = None, strict: bool = True) 
     """``jupyter-book build <root> -W -n --keep-going``; returns its exit status.  The
     repository URL is taken now: ``_config.yml`` 's, else the git remote's, else none (the
     Colab buttons and install cells hidden, every page saying how to set it)."""
-    import yaml
-
-    from flcore.report.repository import UNSET_NOTE, build_config
-
     command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(root)]
     if strict:
         command += ["-W", "-n", "--keep-going"]

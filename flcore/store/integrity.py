@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+import torch
+
 from flcore.record_format import CAPPED, CHECKPOINT_FORMAT, is_evaluation_round, summarize
 from flcore.store.errors import DamagedRunError, StoreError
 from flcore.store.lock import LOCK_FILE, RunLock
@@ -406,8 +408,6 @@ def prepare_resume(run: Run, num_params: int | None = None) -> list[str]:
 def _check_checkpoint_content(run: Run, checkpoint: dict[str, Any], num_params: int | None) -> None:
     """The engine's checkpoint layout: format, round counter and a flat model of the
     expected size."""
-    import torch
-
     fix = (f"delete {run.path / CHECKPOINT_FILE} (the run then restarts from round 0), "
            f"or delete {run.path} and run the config again")
     problems = []

@@ -27,12 +27,14 @@ schematic.  The analyses (Table 2, Figs. 1, 2, 5, 6) read stored runs through
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from flcore.analysis.probes import Probe
 from flcore.analysis.recording import register_probe
 from flcore.config.presets import scale_defaults
+from flcore.papers.fedgf.analysis import finite, global_flatness, transmissions_to_target
 from flcore.papers.fedsam import runs as fedsam
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import never_reached, register_metric
@@ -219,8 +221,6 @@ _register_probes()
 
 def _analysis(row: dict, key: str) -> float | None:
 
-    from flcore.papers.fedgf.analysis import finite, global_flatness
-
     run_dir = row.get("run_dir")
     if not run_dir or row.get("status") != "finished":
         return None
@@ -230,8 +230,6 @@ def _analysis(row: dict, key: str) -> float | None:
 def _communication(row: dict) -> float | None:
     """Table 4's cell of a run: transmissions (x10^2) to reach the final accuracy of the
     FedAvg run of the same data set, alpha, clients and seed (same store)."""
-    from flcore.papers.fedgf.analysis import finite
-
     cell = _transmissions(row)
     return None if cell is None else finite(cell["transmissions"])
 
@@ -239,10 +237,6 @@ def _communication(row: dict) -> float | None:
 def _transmissions(row: dict) -> dict | None:
     """:func:`~flcore.papers.fedgf.analysis.transmissions_to_target` of the run against its
     FedAvg run's final accuracy; None when either is not in the store."""
-    import json
-
-    from flcore.papers.fedgf.analysis import transmissions_to_target
-
     run_dir = row.get("run_dir")
     if not run_dir or row.get("status") != "finished":
         return None

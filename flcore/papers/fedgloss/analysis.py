@@ -43,12 +43,16 @@ Analysis protocol (what the paper leaves open, our choices)
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import torch
 
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.interpolation import interpolate
@@ -63,7 +67,9 @@ from flcore.analysis.probes import client_top_eigenvalue
 from flcore.analysis.recording import load_snapshot, snapshot_path, snapshot_rounds_of
 from flcore.config import chance_accuracy
 from flcore.config.presets import scale_defaults
+from flcore.cpus import one_torch_thread
 from flcore.data import CIFAR10_CLASSES, normalize
+from flcore.papers.fedgloss import results as fedgloss_results
 from flcore.papers.fedgloss import runs as gloss_runs
 from flcore.papers.fedgloss.runs import (
     ALGORITHM,
@@ -77,7 +83,7 @@ from flcore.papers.fedsam import runs as fedsam
 from flcore.report import mean_sd_text, ours_values
 from flcore.report.landscape_figures import local_global_panels, net_over_solid
 from flcore.reproduction.artifacts import RunSpec, register_artifacts
-from flcore.reproduction.claims import register_metric
+from flcore.reproduction.claims import at_chance, register_metric
 from flcore.reproduction.runner import run_metrics
 from flcore.reproduction.stand_in import stand_in_for
 
@@ -149,8 +155,6 @@ def gloss_run(dataset_label: str, algorithm: str, alpha: float, per_round: int, 
     """One ``gloss-cnn-main`` run: the method's preset at ``scale``; ``extra`` config values
     only for the recorded and ResNet variants.  Labels: dataset, algorithm, alpha,
     clients_per_round, seed."""
-    from flcore.papers.fedgloss import results as fedgloss_results
-
     if algorithm not in METHOD:
         raise ValueError(f"algorithm must be one of {', '.join(METHOD)}, got {algorithm!r}")
     labels = {"dataset": dataset_label, "algorithm": algorithm, "alpha": float(alpha),
@@ -321,12 +325,6 @@ def one_thread(function):
     small (MNIST-1D nets: 12k parameters; the CNN: 0.8M) and their batches short: on a busy
     CPU, PyTorch's threads mostly wait on each other (Table 1 at the smoke scale: 118 s with
     two threads on a loaded 2-core machine, 12 s with one)."""
-    import functools
-
-    import torch
-
-    from flcore.cpus import one_torch_thread
-
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
         with one_torch_thread(not torch.cuda.is_available()):
@@ -505,10 +503,6 @@ def flattest_learning(table: pd.DataFrame, runs: pd.DataFrame, chance: float, ke
     method did not learn when most of its seeds' accuracy sits below chance plus the learn
     margin (:func:`flcore.reproduction.claims.at_chance`, the verdicts' rule).
     """
-    import pandas as pd
-
-    from flcore.reproduction.claims import at_chance
-
     keys = list(keys)
     finished = runs[runs["status"] == "finished"]
     if "run_id" in finished:
@@ -550,8 +544,6 @@ def flattest_captions(cells: pd.DataFrame, runs: pd.DataFrame, chance: float) ->
 def table1_values(runs) -> pd.DataFrame:
     """Table 1 from its runs' rows: dataset, algorithm, client (position), paper's class,
     our client's id and class, eval_data, lambda_1."""
-    import pandas as pd
-
     rows, clients = [], {}
     for r in runs.to_dict("records"):
         if r["status"] != "finished":
@@ -640,8 +632,6 @@ def landscape_settings(runs, methods: Sequence[str]) -> list[dict]:
 
 def landscape_summary(panels: Sequence[dict]) -> pd.DataFrame:
     """One row per (panel, method): the loss at the model and the mean rise over the grid."""
-    import pandas as pd
-
     rows = []
     for panel in panels:
         for name, surface in panel["surfaces"].items():
@@ -674,8 +664,6 @@ def show_client_landscapes(page, runs, seed: int, panels: Sequence[tuple[str, Se
     models on the global data (top, the reference's client model of the same position as a net)
     and on the client's own data (bottom), then a table of the surfaces' mean rise
     (:func:`surface_rise`); returns the finding of :func:`client_landscape_finding`."""
-    import pandas as pd
-
 
     data_name = stand_in_for(scale, PAPER).data_name("CIFAR-100")
     finished = runs[(runs["status"] == "finished") & (runs["seed"] == seed)].set_index("algorithm")["run_dir"]

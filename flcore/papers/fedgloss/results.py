@@ -42,6 +42,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pandas as pd
+
 from flcore.config.presets import scale_defaults
 from flcore.papers.fedgloss import runs as gloss_runs
 from flcore.papers.fedgloss.runs import (
@@ -53,17 +56,18 @@ from flcore.papers.fedgloss.runs import (
     run_config,
 )
 from flcore.papers.fedsam import runs as fedsam
+from flcore.report import algorithm_color
 from flcore.report.numbers import format_number
 from flcore.report.ordering import ordering_table
 from flcore.report.page import SMOKE_NOTE, verdict_counts
-from flcore.report.plots import accuracy_curves
+from flcore.report.plots import accuracy_curves, schedule_change
 from flcore.report.tables import format_comparison, ours_accuracy, run_here
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import never_reached, register_metric
 from flcore.reproduction.published import published, source
 from flcore.reproduction.runner import run_metrics
 from flcore.reproduction.stand_in import paper_dataset, stand_in_for
-from flcore.reproduction.targets import accuracy_curve, cost_row
+from flcore.reproduction.targets import accuracy_curve, cost_row, transmissions_per_round
 from flcore.store.run import Run
 
 if TYPE_CHECKING:
@@ -303,8 +307,6 @@ NUMERIC_COLUMNS = ("alpha", "accuracy", "std", "rounds", "speedup", "cost_B", "l
 def published_numeric(artifact_id: str) -> pd.DataFrame:
     """:func:`flcore.reproduction.published.published` with the number columns as floats
     (blank cells -- a run that did not converge, a target not reached -- as NaN)."""
-    import pandas as pd
-
 
     frame = published(artifact_id).copy()
     for column in NUMERIC_COLUMNS:
@@ -434,9 +436,6 @@ def cost_frame(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     each with its standard deviation (``<column>_sd``, NaN below two values); ``seeds`` (n),
     ``never`` (the seeds of n that never reach the target), ``reached`` (the fraction that
     do), ``left_out`` and ``status`` (``finished`` when a seed has a cost, else the runs')."""
-    import numpy as np
-    import pandas as pd
-
     once = runs.drop_duplicates([*keys, "run_id"]) if "run_id" in runs else runs
     rows = []
     for row in once.to_dict("records"):
@@ -476,8 +475,6 @@ def progress_accuracy_frame(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataF
     mean (``ours``), sd (``sd``, NaN for one seed) and number (``n``) of the finished seeds per
     ``keys`` group (``keys`` should include ``training_progress``): a diverged seed is left
     out, as the claims' verdicts leave it out."""
-    import pandas as pd
-
     rows = []
     for row in runs.to_dict("records"):
         value = _accuracy_at_progress(row) if row.get("status") == "finished" else None
@@ -490,8 +487,6 @@ def progress_accuracy_frame(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataF
 
 
 def _cost_text(value, digits: int = 1, unit: str = "") -> str:
-    import pandas as pd
-
     if pd.isna(value):
         return "-"
     return f"{value:.{digits}f}{unit}" if digits else f"{int(value)}{unit}"
@@ -503,8 +498,6 @@ def cost_cell_text(mean, sd, n, never: int = 0, digits: int = 2, unit: str = "",
     (``"80 \u00b1 14.1 (n = 2; 1 never reached)"``; ``never_counted``: how a mean over all ``n``
     counts them, e.g. ``", counted as 0x"``).  ``"-"``: no seed reaches it (``"- (3 never
     reached)"`` over several), or no run has a cost."""
-    import pandas as pd
-
     n = 0 if pd.isna(n) else int(n)
     never = 0 if pd.isna(never) else int(never)
     if pd.isna(mean) or (never_counted and never and never >= n):
@@ -537,8 +530,6 @@ def cost_cells(merged: pd.DataFrame) -> pd.DataFrame:
     seeds with sd and n, the seeds that never reach the target said); "-": never reached;
     ``\u2717``: the paper's run did not converge.  The published speed-up column is only
     there when the table has one (Table 10)."""
-    import pandas as pd
-
     def column(name, default=float("nan")):
         return merged[name] if name in merged else pd.Series(default, index=merged.index)
 
@@ -655,8 +646,6 @@ def show_accuracy_curves(page, runs: pd.DataFrame, dataset_label: str, scale: st
     rounds with the CNN, one panel per heterogeneity level and client optimizer (SAM / SGD
     block), the centralized reference of the panel's optimizer as a dashed line; returns
     :func:`final_accuracy_leaders`."""
-    import pandas as pd
-
 
     federated = runs[runs["block"] != "central"].copy()
     federated["panel"] = [f"alpha = {a:g}, {b} clients" for a, b in zip(federated["alpha"], federated["block"])]
@@ -729,8 +718,6 @@ def fig18_panels(federated: pd.DataFrame) -> pd.DataFrame:
     over its seeds (:func:`flcore.report.ours_accuracy`: a diverged seed left out), with
     ``<method> sd`` and ``<method> n``; missing where the scale does not run it; and the
     distinct runs the panel draws."""
-    import pandas as pd
-
     rows = []
     for panel, part in federated.groupby("panel", sort=False):
         row = {"panel": panel}
@@ -768,10 +755,6 @@ def fig18_communication_curves(metrics: pd.DataFrame, panels: Sequence[str]):
     by :func:`flcore.report.plots.accuracy_curves` (several seeds: their mean with a band).  The
     two methods switch to evaluating every round at different exchange counts: a dotted line
     in each method's colour marks where (:func:`flcore.report.plots.schedule_change`)."""
-    from flcore.report import algorithm_color
-    from flcore.report.plots import schedule_change
-    from flcore.reproduction.targets import transmissions_per_round
-
     exchanged = metrics.copy()
     per_round = {label: transmissions_per_round(ALGORITHM[label].method) for label in FIG18_METHODS}
     exchanged["round"] = exchanged["round"] * exchanged["algorithm"].map(per_round)

@@ -28,6 +28,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+import torch
+
 from flcore.analysis.decomposition import loss_decomposition
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.interpolation import interpolate
@@ -140,8 +143,6 @@ def _test_evaluator(run, samples: int | None, device: str = "cpu"):
 def _with_points(plane, evaluate, W: torch.Tensor):
     """``plane`` with ``points``: the test loss and error of the three models and of their
     average (the white cross), evaluated exactly (not read off the grid)."""
-    import torch
-
     loss, error = evaluate(torch.cat([W, W.mean(0, keepdim=True)]))
     plane.points = {"model_loss": [float(v) for v in loss[:3]], "mean_loss": float(loss[3]),
                     "model_error": [float(v) for v in error[:3]], "mean_error": float(error[3])}
@@ -165,8 +166,6 @@ def draw_planes(panels: Sequence[tuple[str, str, Any]], key: str = "setting", ga
     row per plane (``key``: the label, then :func:`plane_values`, and with ``gap`` how far the
     models' average sits above the plane's lowest point); a panel's title is
     ``"<title>: <field_prefix><loss|error>"``. Returns ``(figure, table)``."""
-    import pandas as pd
-
     figure, axes = panel_figure(2 * len(panels), PLANE_PANEL[0], PLANE_PANEL[1])
     rows = []
     for index, (label, title, plane) in enumerate(panels):
@@ -199,8 +198,6 @@ def global_plane(run_dir: str, rounds: Sequence[int], grid: int = 11, samples: i
     """Test loss and error on the plane through the global models of three ``rounds``
     (Fig. 1's fourth column: the cross is their average, an IMA-like model)."""
 
-    import torch
-
     if len(rounds) != 3:
         raise ValueError(f"three rounds are needed, got {list(rounds)}")
     run = _loaded(run_dir, device)
@@ -227,8 +224,6 @@ def decomposition_over_rounds(run_dir: str, rounds: Sequence[int] | None = None,
     the clients' data, the paper's global dataset), Locality ``max_k |w_k - w_g|`` and the
     mean distance to the round's FMA model, Var by number of averaged clients, the CKA
     covariance on ``samples`` training inputs, and the global model's test loss and error."""
-    import pandas as pd
-
 
     run = _loaded(run_dir, device)
     x, y = split_data(run.dataset, "train", device=device)
@@ -252,8 +247,6 @@ def decomposition_over_rounds(run_dir: str, rounds: Sequence[int] | None = None,
 def decomposition_by_decay(runs: pd.DataFrame, samples: int | None = 2000) -> pd.DataFrame:
     """Figs. 2-4: :func:`decomposition_over_rounds` of every run of ``runs`` (a frame with
     ``run_dir`` and ``lr_decay``), stacked with a leading ``lr decay`` column."""
-    import pandas as pd
-
     frames = []
     for row in runs.itertuples():
         frame = decomposition_over_rounds(row.run_dir, samples=samples)
@@ -263,8 +256,6 @@ def decomposition_by_decay(runs: pd.DataFrame, samples: int | None = 2000) -> pd
 
 def variance_curve(frame: pd.DataFrame) -> pd.DataFrame:
     """Fig. 4(a): Var against the number of averaged clients, one row per (round, M)."""
-    import pandas as pd
-
     rows = [{"round": r, "clients averaged": int(m), "variance": v}
             for r, by_m in zip(frame["round"], frame["variance_by_m"]) for m, v in by_m.items()]
     return pd.DataFrame(rows)

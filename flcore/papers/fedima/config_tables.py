@@ -12,6 +12,7 @@ hand.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import pandas as pd
@@ -19,6 +20,8 @@ from torch import nn
 
 from flcore.config import DATASET_FACTS, hyperparameters_of, resolve_config
 from flcore.models import build_model, count_parameters
+from flcore.papers.fedima import runs as fedima
+from flcore.papers.fedima.analysis import vis_run
 from flcore.report import compare_settings
 from flcore.reproduction.artifacts import ARTIFACTS
 from flcore.reproduction.published import published as published_values
@@ -162,8 +165,6 @@ def result_setting(dataset: str, model: str):
     pair flcore has but Table I's runs do not cover (CIFAR-100 with ResNet-18, whose row
     label was lost), the same protocol with Table VII's rounds; None: not in flcore."""
 
-    from flcore.papers.fedima import runs as fedima
-
     name = RESULT_MODEL_NAMES.get(model)
     if flcore_model_name(model, dataset) is None or name is None:
         return None
@@ -178,8 +179,6 @@ def table7_ours(settings: pd.DataFrame) -> pd.DataFrame:
     FedAvg+IMA run of that setting on the result pages uses at the ``paper`` scale
     (:func:`flcore.papers.fedima.runs.ima_run`; the IMA fields are the same for every
     baseline)."""
-
-    from flcore.papers.fedima import runs as fedima
 
     rows = []
     for row in settings.itertuples():
@@ -204,10 +203,6 @@ def table6_ours(settings: pd.DataFrame) -> pd.DataFrame:
     (:func:`flcore.papers.fedima.analysis.vis_run`; ``0/0.01``: runs without and with
     the lr decay).  A data set is marked "(not run)" when flcore has it but none of the row's
     figures' runs trains on it."""
-    import re
-
-    from flcore.papers.fedima.analysis import vis_run
-
 
     rows = []
     for row in settings.itertuples():

@@ -52,6 +52,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+import json
+
+import pandas as pd
+
 from flcore.analysis.evaluation import DatasetEvaluator
 from flcore.analysis.interpolation import interpolate
 from flcore.analysis.io import load_run, split_data
@@ -346,8 +350,6 @@ def _metrics_of(run_dir: str) -> tuple:
 
 
 def _config_of(run_dir: str) -> dict:
-    import json
-
     return json.loads((Path(run_dir) / "config.json").read_text())
 
 
@@ -430,8 +432,6 @@ def gain_table(comparison: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     reader sees the spread the claims' verdicts read.  ``comparison``:
     :func:`flcore.report.paper_vs_ours` rows with an ``algorithm`` column (``X`` and ``X+IMA``)
     and the ``keys`` of a row."""
-    import pandas as pd
-
     rows = []
     frame = comparison.assign(method=comparison["algorithm"].str.removesuffix("+IMA"),
                               ima=comparison["algorithm"].str.endswith("+IMA"))
@@ -455,8 +455,6 @@ def distinct_comparisons(gains: pd.DataFrame, runs: pd.DataFrame, keys: Sequence
     several of the paper's rows (the rows of one partition share runs), and a count of IMA's
     wins counts it once.  ``runs``: the page's runs with ``run_id``, the ``keys`` and
     ``algorithm``; a row with no run of ours is never first."""
-    import pandas as pd
-
     ids: dict[tuple, frozenset] = {}
     for key, block in runs.dropna(subset=["run_id"]).groupby(list(keys) + ["algorithm"], sort=False):
         ids[key] = frozenset(block["run_id"])
@@ -474,8 +472,6 @@ def distinct_comparisons(gains: pd.DataFrame, runs: pd.DataFrame, keys: Sequence
 def fig6_frame(runs: pd.DataFrame) -> pd.DataFrame:
     """Fig. 6's points: per panel (``alpha``, ``per_round``, ``local_epochs``), x value and
     algorithm, the accuracy (%, mean of the last ten rounds) without and with IMA and the gain."""
-    import pandas as pd
-
     runs = with_last_10(runs)
     rows = []
     for row in runs.to_dict("records"):

@@ -53,6 +53,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
+import pandas as pd
 import torch
 
 from flcore.algorithms.local import RoundContext, call_hook
@@ -112,7 +113,6 @@ def show_global_surfaces(page, runs, scale: str, name: str = "algorithm") -> pd.
     of :data:`PAGE_GRID` / :data:`PAGE_SAMPLES`), one contour panel per run named by its
     ``name`` column, then :func:`surface_summary` as a table ordered by flatness; ends with the
     published source.  Returns the summary (one row per panel)."""
-    import pandas as pd
     from IPython.display import Markdown, display
 
 

@@ -41,6 +41,7 @@ import pandas as pd
 from flcore.papers.fedlesam import runs as fedlesam
 from flcore.report.ordering import kendall_tau, ordering_table
 from flcore.report.tables import mean_sd_text, ours_values
+from flcore.reproduction.claims import METRICS
 from flcore.reproduction.published import published, source
 from flcore.reproduction.stand_in import stand_in_for
 from flcore.reproduction.targets import rounds_to_target, transmissions_per_round
@@ -309,8 +310,6 @@ def seconds_per_round_runs(frame: pd.DataFrame) -> pd.DataFrame:
     ``timed`` (trained alone, the runs the claims read) and ``seconds_per_round`` -- the
     claims' metric ``wallclock_seconds_per_round`` of the run (None for a run trained in a
     batch, whose record is a share of a shared round)."""
-    from flcore.reproduction.claims import METRICS
-
     seconds = METRICS["wallclock_seconds_per_round"].function
     rows = []
     for row in frame.to_dict("records"):

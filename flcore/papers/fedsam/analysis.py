@@ -25,8 +25,11 @@ local training, :mod:`flcore.papers.fedgf.analysis`), hence the separate name.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+import pandas as pd
 
 from flcore.config.presets import scale_defaults
 from flcore.papers.fedsam import runs as fedsam
@@ -35,7 +38,7 @@ from flcore.report.geometry_plots import client_heatmap, plane_panel, spectrum_c
 from flcore.report.page import verdict_counts
 from flcore.report.tables import ours_values
 from flcore.reproduction.artifacts import RunSpec, register_artifacts
-from flcore.reproduction.claims import register_metric
+from flcore.reproduction.claims import at_chance, register_metric
 from flcore.reproduction.run_geometry import (
     client_models_plane,
     geometry_settings,
@@ -179,8 +182,6 @@ def table1_spectra(runs: pd.DataFrame, device: str = "cpu", data_root: str | Non
     :func:`~flcore.reproduction.run_geometry.sharpness_ratio`), NaN otherwise.  The spectrum is
     :func:`~flcore.reproduction.run_geometry.spectrum_of_row`'s, the one the claims' metric
     ``fedsam_lambda_max`` reads, so a cell of the page and of the verdict is one cached value."""
-    import pandas as pd
-
     rows = []
     for row in runs.drop_duplicates("run_id").to_dict("records"):
         spectrum = spectrum_of_row(row, device=device, data_root=data_root)
@@ -205,10 +206,6 @@ def lowest_learning(cells: pd.DataFrame, runs: pd.DataFrame, chance: float) -> t
     (``runs``: one row per run, ``mean_last_100`` a fraction) sits below chance plus the learn
     margin (:func:`flcore.reproduction.claims.at_chance`, the verdicts' rule).  ``"none"``
     when no cell is left."""
-    import math
-
-    from flcore.reproduction.claims import at_chance
-
     finished = runs[runs["status"] == "finished"].drop_duplicates("run_id")
     learning, left_out = [], []
     for row in cells.dropna(subset=["ours"]).to_dict("records"):
@@ -248,7 +245,6 @@ def show_client_eigenvalues(page, runs: pd.DataFrame, scale: str, store=None, de
     """Figs. 4 and 16 (FedSAM paper): one heat-map per finished recorded run of the top Hessian
     eigenvalue of each sampled client's model on its own data (columns: probed rounds), on a
     common colour scale, and the table of :func:`client_eigenvalue_row`; returns its rows."""
-    import pandas as pd
     from IPython.display import Markdown, display
 
 
@@ -337,7 +333,6 @@ def show_client_planes(page, runs: pd.DataFrame, scale: str, field: str, device:
     FedSAM paper: per finished recorded run, ``field`` on the plane through three clients' models
     after the last round's local training (their average marked), the values at the models and
     the measurement settings; returns the values (one row per alpha and model)."""
-    import pandas as pd
     from IPython.display import Markdown, display
 
 
@@ -385,8 +380,6 @@ def client_plane_findings(values: pd.DataFrame, field: str) -> list[str]:
 def spectrum_table(spectra: dict) -> pd.DataFrame:
     """Figs. 5 and 15's table: one row per (algorithm, alpha) of ``spectra`` with its
     eigenvalues ``lambda_1`` (largest) .. ``lambda_k``."""
-    import pandas as pd
-
     return pd.DataFrame([{"algorithm": label, "alpha": alpha,
                           **{f"lambda_{i + 1}": v for i, v in enumerate(values)}}
                          for (label, alpha), values in spectra.items()])
@@ -398,8 +391,6 @@ def show_spectra(page, runs: pd.DataFrame, scale: str, device: str = "cpu",
     global models, one panel per alpha and one line per algorithm of
     :data:`SPECTRUM_ALGORITHMS`; then the eigenvalues (:func:`spectrum_table`, returned) and
     the measurement settings as tables."""
-    import pandas as pd
-
 
     settings = geometry_settings(scale)
     data_name = _data_name(scale)
