@@ -1,6 +1,6 @@
 """Modules kept outside flcore, named in an environment variable and imported on start:
 methods (``$FLCORE_METHODS``, :mod:`flcore.algorithms.registry`) and papers
-(``$FLCORE_PAPERS``, :mod:`flcore.papers`)."""
+(``$FLCORE_PAPERS``, ``flcore.papers``)."""
 from __future__ import annotations
 
 import importlib

@@ -35,12 +35,8 @@ from typing import Any
 
 from flcore.algorithms.registry import EXTERNAL_METHOD_ERRORS
 from flcore.api import run_experiment
-from flcore.cli.analyze import add_analyze_parser, run_analyze
 from flcore.cli.arguments import add_workers_option, count_option, store_path
-from flcore.cli.bundle import register as register_bundle
 from flcore.cli.interrupts import exit_status, handled
-from flcore.cli.reproduce import register as register_reproduce
-from flcore.cli.tune import register as register_tune
 from flcore.config import (
     FIELD_NAMES,
     FIELD_TYPES,
@@ -157,6 +153,13 @@ def _add_methods_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # the subcommand modules are imported here, not with this module: ``python -m
+    # flcore.cli.reproduce`` (the book build) must not find itself imported by its package first
+    from flcore.cli.analyze import add_analyze_parser
+    from flcore.cli.bundle import register as register_bundle
+    from flcore.cli.reproduce import register as register_reproduce
+    from flcore.cli.tune import register as register_tune
+
     parser = _Parser(prog="flcore", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_run_parser(sub)
@@ -376,6 +379,8 @@ def closed_stdout() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from flcore.cli.analyze import run_analyze  # as in build_parser: not with this module
+
     args = build_parser().parse_args(argv)
 
     if EXTERNAL_METHOD_ERRORS or EXTERNAL_PAPER_ERRORS:  # before anything runs: a registry lacks what was asked
