@@ -155,10 +155,7 @@ def _add_methods_parser(sub) -> None:
 def build_parser() -> argparse.ArgumentParser:
     # the subcommand modules are imported here, not with this module: ``python -m
     # flcore.cli.reproduce`` (the book build) must not find itself imported by its package first
-    from flcore.cli.analyze import add_analyze_parser
-    from flcore.cli.bundle import register as register_bundle
-    from flcore.cli.reproduce import register as register_reproduce
-    from flcore.cli.tune import register as register_tune
+    from flcore.cli import analyze, bundle, reproduce, tune
 
     parser = _Parser(prog="flcore", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -167,9 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_runs_parser(sub)
     _add_methods_parser(sub)
 
-    add_analyze_parser(sub)
+    analyze.add_analyze_parser(sub)
 
-    parser.set_defaults(extra_handlers={**register_reproduce(sub), **register_bundle(sub), **register_tune(sub)})
+    parser.set_defaults(extra_handlers={**reproduce.register(sub), **bundle.register(sub), **tune.register(sub)})
     return parser
 
 
