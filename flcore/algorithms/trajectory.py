@@ -62,9 +62,11 @@ class TrajectoryDistillation:
 
     def __call__(self, W, g, ctx, scratch, batch):
         teacher = received(ctx, "gmt_ema")
-        teacher = teacher.expand_as(W) if teacher.dim() == 1 else teacher
+        # one moving average for the chunk ([P]) is applied to every client's batch as it is;
+        # a group of runs sends one per row ([K, P])
+        in_dims = (None, 0) if teacher.dim() == 1 else (0, 0)
         with torch.no_grad():
-            target = F.softmax(vmap(self.flat.forward)(teacher, batch.x) / self.temperature, dim=-1)
+            target = F.softmax(vmap(self.flat.forward, in_dims=in_dims)(teacher, batch.x) / self.temperature, dim=-1)
         return g + vmap(grad(self._surrogate))(W, batch.x, batch.weight, target)
 
 
