@@ -30,8 +30,9 @@ def test_a_toy_method_added_as_the_page_says_is_configured_validated_trained_bat
     def out(part: str) -> str:
         return next(result.stdout for line, result in done.items() if part in line)
 
-    # listed with its declared default
-    assert "fedshrink" in out("flcore methods") and "toy_shrink=0.1" in out("flcore methods")
+    # listed with its declared default, and the parts and traffic read off what it builds
+    listed = next(line for line in out("flcore methods").splitlines() if line.startswith("fedshrink"))
+    assert "toy_shrink=0.1" in listed and "P0+C99+S0+L0" in listed and "comm 1/1" in listed
     # a bad value: one line naming the field and the allowed range, exit 2, nothing trained
     refused = (tmp_path / "refused.txt").read_text().strip().splitlines()
     assert refused == ["flcore: error: invalid config field 'toy_shrink': got -1.0; must be >= 0"]

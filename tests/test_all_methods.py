@@ -8,6 +8,8 @@ from float64_simulation import ATOL, RTOL, simulation_in_float64
 
 from flcore import resolve_config
 from flcore.algorithms import METHODS
+from flcore.algorithms.server import Server
+from flcore.config import traffic_of
 from flcore.sim import Simulation, build_federated_data
 from flcore.store import RunStore
 
@@ -56,3 +58,38 @@ def test_batched_and_rows_equal_sequential(name):
         torch.testing.assert_close(other.w, sims[0].w, rtol=RTOL, atol=ATOL)
         for ours, ref in zip(other.metrics, sims[0].metrics):
             assert ours["test_loss"] == pytest.approx(ref["test_loss"], rel=1e-9)
+
+
+def _model_sized(named: dict, size: int) -> set[str]:
+    return {name for name, value in named.items()
+            if isinstance(value, torch.Tensor) and value.shape[-1:] == (size,) and name != "model"}
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_the_traffic_read_off_the_parts_is_what_a_round_sends(monkeypatch, name):
+    """The traffic the catalog and the cost tables show (:func:`flcore.config.traffic_of`,
+    counted from what the parts declare) is what two real rounds send: the model-sized
+    vectors the server broadcasts beside the start point and those the clients upload
+    beside their model, one more each way for a probe exchange."""
+    sent, uploaded, probes = set(), set(), []
+    broadcast, update, probe = Server.broadcast, Server.update, Server.probe
+
+    def record_broadcast(self, w, state, round):
+        start, vectors = broadcast(self, w, state, round)
+        sent.update(_model_sized(vectors, w.shape[-1]))
+        return start, vectors
+
+    def record_update(self, w, start, uploads, counts, state, round, num_clients):
+        uploaded.update(_model_sized(uploads, w.shape[-1]))
+        return update(self, w, start, uploads, counts, state, round, num_clients)
+
+    def record_probe(self, w, uploads, counts, state, round, num_clients):
+        probes.append(round)
+        return probe(self, w, uploads, counts, state, round, num_clients)
+
+    monkeypatch.setattr(Server, "broadcast", record_broadcast)
+    monkeypatch.setattr(Server, "update", record_update)
+    monkeypatch.setattr(Server, "probe", record_probe)
+    _sim(resolve_config(scale="smoke", method=name, rounds=2, eval_every=1, alpha=0.5)).run_rounds()
+    probe_pass = int(bool(probes))
+    assert traffic_of(name) == (1 + len(sent) + probe_pass, 1 + len(uploaded) + probe_pass)

@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from flcore import resolve_config
-from flcore.algorithms import get_method
-from flcore.config import hyperparameters_of
+from flcore.config import hyperparameters_of, parts_of
 from flcore.papers.fedsam import results as results
 from flcore.papers.fedsam import runs as fedsam
 from flcore.reproduction.artifacts import get_artifact
@@ -29,8 +28,7 @@ def _final_w(**overrides):
 
 @pytest.mark.slow
 def test_swalr_is_swa_without_the_average():
-    m = get_method("fedsam+swalr")
-    assert m.parts[-1] == "L1" and "A1" not in m.parts and "rho" in hyperparameters_of("fedsam+swalr")
+    assert parts_of("fedsam+swalr") == ("P1", "C0", "S0", "L1", "L0") and "rho" in hyperparameters_of("fedsam+swalr")
     assert resolve_config(method="fedasam+swalr", scale="paper", dataset="cifar100", alpha=0.0).swa_cycle == 20
     # the global trajectory of X + SWA is X's with the cyclical lr: X+swalr follows it exactly
     swa = _final_w(method="fedavg+swa", swa_start=2, swa_cycle=2)

@@ -105,7 +105,7 @@ def test_a_new_part_names_itself_and_its_state_where_it_is_written(monkeypatch):
         client_state = {"toy_sum": "zeros"}
         state_meanings = {"toy_sum": "the toy's running sum"}
 
-    assert Toy.part_id == "C99" and part_ids.declared_part_names()["C99"] == "a toy correction"
+    assert Toy.part_ids == ("C99",) and part_ids.declared_part_names()["C99"] == "a toy correction"
     with pytest.raises(ValueError, match="named twice"):
         part_ids.part_id("C99", "another name")
     rows = describe_client_state(Toy.client_state, declared_meanings([Toy()]))

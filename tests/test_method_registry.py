@@ -1,12 +1,15 @@
 """The method registry and run identity: a method's hyper-parameters are what its build
 reads, the registry is built in one order and refuses a wrapper without its base, and the
 run ids of stored runs do not move."""
+import dataclasses
+
 import pytest
 
 from flcore import resolve_config
 from flcore.algorithms import METHODS
-from flcore.algorithms.methods import built_part_ids, probe_flat
+from flcore.algorithms.methods import parts_of_built, probe_flat
 from flcore.algorithms.recipes_papers import wrapped_recipes
+from flcore.config import parts_of, traffic_of
 from flcore.config.fields import OPTION_CHOICES
 from flcore.config.method_reads import (
     METHOD_SCOPE,
@@ -62,26 +65,37 @@ def test_the_gradient_count_is_that_of_the_perturbation():
     assert {name: grad_evals_per_step(name) for name in expected} == expected
 
 
-def _built_ids(name: str) -> set[str]:
-    cfg = resolve_config(scale="smoke", method=name)
-    method = METHODS[name]
-    return set(built_part_ids(method.build_client(cfg, probe_flat()), method.build_server(cfg)))
+def test_parts_are_read_off_the_built_parts_family_by_family():
+    """Ids carried by the built parts, P, C, S, A, L in turn: the server step names its
+    optimizer (S2 momentum, S3 adaptive, else S0), C0 when nothing corrects the gradient,
+    a wrapper's schedule before the base schedule it wraps."""
+    assert parts_of("fedavg") == ("P0", "C0", "S0", "L0")
+    assert parts_of("fedavgm") == ("P0", "C0", "S2", "L0")
+    assert parts_of("fedyogi+ima") == ("P0", "C0", "S3", "A2", "L3")
+    assert parts_of("scaffold+asam+swa") == ("P2", "C2", "S0", "A1", "L1", "L0")
+    assert parts_of("fedgloss-sam") == ("P1", "P6", "C3", "S0", "S8", "S6", "L0")
+    assert parts_of("fedmoswa") == ("P0", "C8", "S0", "S10", "L4", "L0")
+    assert parts_of("fedlesam") == ("P4", "C0", "S0", "L2")
 
 
-@pytest.mark.parametrize("name", list(METHODS))
-def test_every_method_lists_the_parts_it_builds(name):
-    """A method's ``parts`` (the catalog's and the cost tables' ids) hold exactly the ids
-    its built parts carry, among the ids any part carries (the plain pseudo-gradient step
-    and the lr schedules carry none)."""
-    carried = set().union(*(_built_ids(other) for other in METHODS))
-    assert _built_ids(name) == set(METHODS[name].parts) & carried
+def test_parts_follow_the_recipe_defaults():
+    """FedOpt with server SGD builds S0; the same recipe under FedAvgM's momentum builds S2."""
+    fedopt = METHODS["fedopt"]
+    assert parts_of("fedopt")[2] == "S0"
+    with_momentum = dataclasses.replace(fedopt, name="fedopt-momentum", defaults={"server_momentum": 0.9})
+    cfg = resolve_config(scale="smoke", method="fedopt", server_momentum=0.9)
+    built = parts_of_built(with_momentum.build_client(cfg, probe_flat()), with_momentum.build_server(cfg))
+    assert built == ("P0", "C0", "S2")
 
 
-def test_parts_carry_their_ids():
-    assert _built_ids("fedsam") == {"P1"}
-    assert _built_ids("scaffold+asam+swa") == {"P2", "C2", "A1"}
-    assert _built_ids("fedgloss-sam") == {"P1", "C3", "P6", "S6"}
-    assert _built_ids("fedmoswa") == {"P0", "L4", "C8", "S10"}
+def test_traffic_counts_the_vectors_parts_declare():
+    """One model each way, plus each distinct model-sized vector a part declares, plus a
+    probe exchange each way (docs/algorithms.md 7.2's comm column)."""
+    assert traffic_of("fedavg") == (1, 1)
+    assert traffic_of("scaffold") == (2, 2)  # c down, c_k+ - c_k up
+    assert traffic_of("fedcm") == (2, 1)  # the momentum down; its step count is a scalar
+    assert traffic_of("naivefedgloss") == (2, 2)  # the probe exchange
+    assert traffic_of("fedwmsam") == (3, 2)  # SCAFFOLD's c and the momentum down, dc up
 
 
 def test_the_recording_config_sees_a_field_read_on_one_branch_only():

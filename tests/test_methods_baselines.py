@@ -34,7 +34,7 @@ from flcore.algorithms.server_parts import (
     ScaffoldServer,
     SMOOServer,
 )
-from flcore.config import grad_evals_per_step
+from flcore.config import grad_evals_per_step, traffic_of
 from flcore.sim import Simulation, build_federated_data
 from flcore.sim.engine import init_client_state
 
@@ -463,7 +463,7 @@ def test_registered_methods_declare_the_communication_of_algorithms_md():
     flat = FlatModel(build_model("mnist1d_cnn", (40,), 10))
     for name, (down, up, evals) in BASELINES.items():
         method = get_method(name)
-        declared = (method.downloads_per_round, method.uploads_per_round, grad_evals_per_step(name))
+        declared = (*traffic_of(name), grad_evals_per_step(name))
         assert declared == (down, up, evals), name
         client = method.build_client(resolve_config(scale="smoke", method=name), flat)
         assert client.grad_evals_per_step == evals, name

@@ -28,7 +28,7 @@ from flcore.algorithms.schedules import (
     default_start,
 )
 from flcore.algorithms.server import PseudoGradientStep, ServerAdaptive, ServerRound
-from flcore.config import grad_evals_per_step, hyperparameters_of
+from flcore.config import grad_evals_per_step, hyperparameters_of, parts_of, traffic_of
 from flcore.sim import Simulation, build_federated_data
 from flcore.sim.engine import init_client_state
 
@@ -575,8 +575,8 @@ def test_wrappers_are_registered_for_every_base():
         assert f"{base}+swa" in METHODS
     for base in IMA_BASES:
         assert f"{base}+ima" in METHODS
-    m = get_method("scaffold+asam+swa")
-    assert m.parts[-2:] == ("A1", "L1") and {"swa_cycle", "rho"} <= set(hyperparameters_of(m.name))
+    assert parts_of("scaffold+asam+swa") == ("P2", "C2", "S0", "A1", "L1", "L0")
+    assert {"swa_cycle", "rho"} <= set(hyperparameters_of("scaffold+asam+swa"))
 
 
 def test_communication_and_grad_evals_of_the_recipes():
@@ -585,7 +585,7 @@ def test_communication_and_grad_evals_of_the_recipes():
               "centralized-samtilde": (1, 1, 1), "scaffold+asam+swa": (2, 2, 2), "fedavg+ima": (1, 1, 1)}
     for name, (down, up, evals) in expect.items():
         m = get_method(name)
-        assert (m.downloads_per_round, m.uploads_per_round, grad_evals_per_step(name)) == (down, up, evals), name
+        assert (*traffic_of(name), grad_evals_per_step(name)) == (down, up, evals), name
         if name in ("fedgloss-sgd", "fedlesam", "centralized-samtilde", "fedgf"):
             assert m.build_client(resolve_config(scale="smoke", method=name), None).grad_evals_per_step == evals
 

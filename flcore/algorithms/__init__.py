@@ -2,6 +2,7 @@
 from flcore.algorithms.hyperparameters import Hyperparameter, declare, declares
 from flcore.algorithms.local import Batch, LocalUpdate, RoundContext
 from flcore.algorithms.methods import Method
+from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation, unit
 from flcore.algorithms.registry import METHOD_NAMES, METHODS, get_method
 from flcore.algorithms.schedules import ConstantLR, ExponentialLR
@@ -28,5 +29,6 @@ __all__ = [
     "declare",
     "declares",
     "get_method",
+    "part_id",
     "unit",
 ]

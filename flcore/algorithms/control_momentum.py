@@ -36,6 +36,8 @@ FEDMOSWA_VARIANT = Hyperparameter("fedmoswa_variant", "str", "paper",
 class MomentumControlVariate:
     """C8, the client side: ``g <- g + (c - c_i)``; ``c_i`` is the client state ``moswa_c``."""
 
+    uploads = ("moswa_dc",)  # model-sized, beside the model (rule R7)
+
     lr_mean: float = 1.0
     client_state = {"moswa_c": "zeros"}
 

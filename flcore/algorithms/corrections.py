@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.hyperparameters import Hyperparameter, declares
+from flcore.algorithms.paper_values import adabest_client
 from flcore.algorithms.part_ids import part_id
 from flcore.errors import check_choice
 
@@ -108,6 +109,8 @@ class ScaffoldCorrection:
     ``scale`` multiplies only the correction term (FedLESAM-S code: 0.1; SCAFFOLD: 1);
     the control-variate update is the standard one whatever the scale.
     """
+
+    uploads = ("scaffold_dc",)  # model-sized, beside the model (rule R7)
 
     scale: float = 1.0
     client_state = {"scaffold_c": "zeros"}
@@ -228,6 +231,8 @@ class AdaBestBias:
     applied in its first round.  Pair with
     :class:`flcore.algorithms.server_parts.AdaBestStep`.
     """
+
+    paper_values = staticmethod(adabest_client)
 
     mu: float
     client_state = {"adabest_h": "zeros", "adabest_round": "round"}

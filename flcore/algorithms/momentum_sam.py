@@ -114,6 +114,8 @@ class WeightedMomentumServer:
     then ``m`` from their per-step updates (module docstring); ``m_scale``: the code's lr
     decay factor (1 for the stated rule)."""
 
+    downloads = ("wmsam_m",)  # model-sized, beside the model (rule R7)
+
     alpha: float
     m_scale: float = 1.0
     name: str = "wmsam"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.hyperparameters import Hyperparameter, declares
+from flcore.algorithms.paper_values import asam_radius, sam_radius
 from flcore.algorithms.part_ids import part_id
 
 RHO = Hyperparameter("rho", "float", 0.05, "SAM radius: the perturbation's l2 norm (FedSAM Eq. 3)", low=0, per_row=True)
@@ -54,6 +55,8 @@ class SAMPerturbation:
     (rule R5).
     """
 
+    paper_values = staticmethod(sam_radius)
+
     rho: float
     extra_grad_evals: int = 1
 
@@ -74,6 +77,8 @@ class ASAMPerturbation:
     the closed form; this is Kwon et al.'s element-wise operator restricted to weight
     tensors, exactly as the FedSAM paper's official code applies it (docs/algorithms.md 1.3).
     """
+
+    paper_values = staticmethod(asam_radius)
 
     rho: float
     eta: float

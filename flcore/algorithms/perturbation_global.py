@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.hyperparameters import MAX_ROUNDS, Hyperparameter, declares
+from flcore.algorithms.paper_values import sam_radius
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 
@@ -140,6 +141,8 @@ class BlendedPerturbation:
     even when ``c = 1`` (2 gradient evaluations per step, as in the paper's count).
     """
 
+    paper_values = staticmethod(sam_radius)
+
     rho: float
     extra_grad_evals: int = 1
 
@@ -205,6 +208,8 @@ class WarmupSAMPerturbation:
     client radius rho_l ([GloSS] App. C.2; docs/algorithms.md 6.3).  ``rho_schedule`` maps the
     round to the radius (:class:`flcore.algorithms.schedules.LinearWarmup`); the step is
     SAM's (``eps = rho(t) unit(g)``, same minibatch)."""
+
+    paper_values = staticmethod(sam_radius)
 
     rho_schedule: object
     extra_grad_evals: int = 1

@@ -44,6 +44,8 @@ class SMOOPerturbation:
     code's simplification "ignoring the s_hat_{i,K} term" (``smoo_variant="code"``).
     """
 
+    uploads = ("smoo_s",)  # model-sized, beside the model (rule R7)
+
     rho: float
     extra_grad_evals: int = 1
     upload: str = "paper"

@@ -25,7 +25,7 @@ from flcore.algorithms.corrections import (
 )
 from flcore.algorithms.feature_anchors import FeatureAnchorClient, FeatureAnchorServer
 from flcore.algorithms.hyperparameters import Hyperparameter, declare
-from flcore.algorithms.methods import Method, average_server, average_step, local_update, sgd_server
+from flcore.algorithms.methods import FEDAVGM_DEFAULTS, Method, average_server, average_step, local_update, sgd_server
 from flcore.algorithms.perturbation import ASAMPerturbation, NoPerturbation, SAMPerturbation
 from flcore.algorithms.perturbation_smoo import SMOOPerturbation
 from flcore.algorithms.server import PseudoGradientStep, Server, ServerSGD
@@ -70,8 +70,8 @@ def _smoo(cfg, flat):
     return SMOOPerturbation(rho=cfg.rho, upload=cfg.smoo_variant)
 
 
-#: name suffix -> (perturbation builder, part id)
-LOCAL = {"": (_sgd, "P0"), "+sam": (_sam, "P1"), "+asam": (_asam, "P2")}
+#: name suffix -> perturbation builder
+LOCAL = {"": _sgd, "+sam": _sam, "+asam": _asam}
 _TABLE6 = " Local steps with {} (Caldarola et al. 2022, Table 6)."
 
 
@@ -168,87 +168,99 @@ def _fedgma_server(cfg):
     return Server(GMAStep(cfg.server_lr, cfg.gma_tau, cfg.gma_variant))
 
 
+# ----------------------------------------------------------------------------- paper values
+
+def _feddyn_clipping(dataset: str, alpha: float, scale: str) -> dict:
+    """The FedSAM paper's "heavy gradient clipping" of FedDyn, at the paper scale (the value
+    10 is assumed)."""
+    return {"clip_norm": 10.0} if scale == "paper" else {}
+
+
+def _fedgamma_radius(dataset: str, alpha: float, scale: str) -> dict:
+    """FedGAMMA's rho: the FedGloSS paper's CNN values, the paper that runs FedGAMMA on it."""
+    return {"rho": 0.01 if dataset == "cifar100" else 0.15}
+
+
 # ----------------------------------------------------------------------------- recipes
 
 for _suffix in ("", "+asam"):
-    _local, _p = LOCAL[_suffix]
+    _local = LOCAL[_suffix]
     _note = _TABLE6.format("ASAM") if _suffix else ""
     _add(Method(
         f"fedprox{_suffix}",
         "FedProx (Li et al. 2020, Eq. 2): w <- w - lr (g + mu (w - w^t)); FedAvg server." + _note,
-        (_p, "C1", "S0"), _client(_local, _prox), average_server))
+        _client(_local, _prox), average_server))
     _add(Method(
         f"scaffold{_suffix}",
         "SCAFFOLD (Karimireddy et al. 2020, Algorithm 1, option II): y <- y - lr (g - c_k + c); "
         "c_k+ = c_k - c + (w^t - y_K)/(K lr); w <- w + eta_g sum_k p_k dy_k; c <- c + sum_k dc_k / N." + _note,
-        (_p, "C2", "S0"), _client(_local, _scaffold), _scaffold_server,
-        uploads_per_round=2, downloads_per_round=2))
+        _client(_local, _scaffold), _scaffold_server))
     _add(Method(
         f"adabest{_suffix}",
         "AdaBest (Varno et al. 2022, Algorithm 1): w <- w - lr (g - h_k); h_k <- h_k/(t - t'_k) + mu (w^t - w_K); "
         "theta^t = mean_k w_k; w^{t+1} = theta^t - beta (theta^{t-1} - theta^t)." + _note,
-        (_p, "C4", "S7"), _client(_local, _adabest), _adabest_server))
+        _client(_local, _adabest), _adabest_server))
 
 for _suffix in ("", "+sam", "+asam"):
-    _local, _p = LOCAL[_suffix]
+    _local = LOCAL[_suffix]
     _add(Method(
         f"feddyn{_suffix}",
         "FedDyn (Acar et al. 2021, Algorithm 1): w <- w - lr (g - lambda_k + alpha (w - w^t)); "
         "lambda_k <- lambda_k - alpha (w_K - w^t); h <- h - alpha/N sum_k (w_k - w^t); "
         "w^{t+1} = mean_k w_k - h/alpha." + (_TABLE6.format(_suffix[1:].upper()) if _suffix else ""),
-        (_p, "C3", "S6"), _client(_local, _dyn), _dyn_server))
+        _client(_local, _dyn), _dyn_server, paper_values=_feddyn_clipping))
 
 _add(Method(
     "fedavgm+asam",
     "FedAvgM (Hsu et al. 2019): v <- beta v + Delta^t; w <- w - eta_g v." + _TABLE6.format("ASAM"),
-    ("P2", "C0", "S2"), _client(_asam), sgd_server))
+    _client(_asam), sgd_server, defaults=FEDAVGM_DEFAULTS))
 _add(Method(
     "fedcm",
     "FedCM (Xu et al. 2021, Algorithm 1): w <- w - lr (alpha g + (1 - alpha) m^t) with the broadcast "
     "m^t = Delta^{t-1}/(K lr) (zero in round one); w^{t+1} = w^t - Delta^t.",
-    ("P0", "C5", "S0"), _client(_sgd, _momentum), _fedcm_server, downloads_per_round=2))
+    _client(_sgd, _momentum), _fedcm_server))
 _add(Method(
     "mofedsam",
     "MoFedSAM (Qu et al. 2022, Algorithm 1): FedCM with the SAM gradient, "
     "w <- w - lr (alpha g_SAM + (1 - alpha) m^t); w^{t+1} = w^t - Delta^t.",
-    ("P1", "C5", "S0"), _client(_sam, _momentum), _mofedsam_server,
-    downloads_per_round=2))
-#: Methods that send a second model-sized vector each way: (name, summary, parts, client, server).
-_TWO_VECTORS_EACH_WAY = [
+    _client(_sam, _momentum), _mofedsam_server))
+#: SCAFFOLD with SAM steps, and FedSMOO with and without its regulariser: (name, summary, client,
+#: server, values).  FedSMOO: rho 0.1 and beta 10 (docs/algorithms.md 3.6).
+_CONTROLLED_SAM = [
     ("fedgamma",
      "FedGAMMA (Dai et al. 2023, Algorithm 1): SCAFFOLD with SAM steps along the uncorrected local "
      "ascent, y <- y - lr (grad f_k(y + rho unit(g(y))) - c_k + c); SCAFFOLD server.",
-     ("P1", "C2", "S0"), _client(_sam, _scaffold), _fedgamma_server),
+     _client(_sam, _scaffold), _fedgamma_server, {"paper_values": _fedgamma_radius}),
     ("fedsmoo",
      "FedSMOO (Sun et al. 2023a, Algorithm 1): s_hat = rho unit(g - mu_k - s), mu_k <- mu_k + s_hat - s, "
      "descent at w + s_hat with the FedDyn regulariser of coefficient 1/beta; upload mu_k - s_hat_K; "
      "server s <- rho unit(sum_k (mu_k - s_hat_K)) and the FedDyn step.",
-     ("P3", "C3", "S6"), _client(_smoo, _smoo_dyn), _smoo_server),
+     _client(_smoo, _smoo_dyn), _smoo_server, {"defaults": {"rho": 0.1, "smoo_beta": 10.0}}),
     ("fedsmoo-noreg",
      "FedSMOO without the dynamic regulariser (as Lee & Yoon 2024 run it, footnote 3): "
      "P3 perturbation and global perturbation s, FedAvg server.",
-     ("P3", "C0", "S0"), _client(_smoo), _smoo_noreg_server),
+     _client(_smoo), _smoo_noreg_server, {}),
 ]
-RECIPES.extend(Method(*recipe, uploads_per_round=2, downloads_per_round=2) for recipe in _TWO_VECTORS_EACH_WAY)
+RECIPES.extend(Method(name, summary, client, server, **values)
+               for name, summary, client, server, values in _CONTROLLED_SAM)
 _add(Method(
     "fedspeed",
     "FedSpeed (Sun et al. 2023b, Algorithm 1): g = (1 - alpha) g(w) + alpha g(w + rho unit(g(w))); "
     "w <- w - lr (g - ghat_k + (w - w^t)/lambda); ghat_k <- ghat_k - (w_K - w^t)/lambda; "
     "upload x_k = w_K - lambda ghat_k; w^{t+1} = mean_k x_k.",
-    ("P1", "C6", "C3s", "S0"), _fedspeed_client, _fedspeed_server))
+    _fedspeed_client, _fedspeed_server))
 _add(Method(
     "fednova",
     "FedNova (Wang et al. 2020, Eq. 6): tau_k SGD steps with client momentum rho; "
     "a_k = [tau_k - rho (1 - rho^tau_k)/(1 - rho)]/(1 - rho); "
     "w^{t+1} = w^t - (sum_k p_k a_k) sum_k p_k (w^t - w_k)/a_k.",
-    ("P0", "C0", "S4"), _client(_sgd), _fednova_server))
+    _client(_sgd), _fednova_server))
 _add(
     Method(
         "fedgma",
         "FedGMA (Tenison et al. 2023, Algorithm 1): A_j = |sum_k sign(Delta_kj)|/m, "
         "soft mask M_j = 1 if A_j >= tau else A_j; "
         "w^{t+1} = w^t - eta_g M * Delta^t.",
-        ("P0", "C0", "S5"),
         _client(_sgd),
         _fedgma_server,
     )
@@ -270,4 +282,4 @@ _add(Method(
     "lam (1/C) sum_c ||phi(x) - A_c||^2 / n_c toward the server's class anchors (from round 1), "
     "a classifier-calibration Adam step on the anchors after every step once t > T/4, EMA local "
     "anchors uploaded with the model; the server averages models (FMA) and anchors per class.",
-    ("P0", "C7", "S0"), _fedfa_client, _fedfa_server))
+    _fedfa_client, _fedfa_server))

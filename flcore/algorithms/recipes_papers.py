@@ -115,18 +115,39 @@ _ADMM_RULE = (
     "; client step g - sigma_k + (w - w~^t)/beta, sigma_k <- sigma_k - (w_K - w~^t)/beta; "
     "sigma <- sigma - 1/(beta N) sum (w_k - w~^t); w^{t+1} = w^t - Delta~^t - beta sigma")
 
+#: FedGloSS CNN values from its repository (docs/algorithms.md 2.4): CIFAR-10 rho_l 0.15,
+#: rho_s 0.15, beta 10, T_s 2000; CIFAR-100 rho_l 0.2, rho_s 0.01, beta 100, T_s 15000.
+_GLOSS_VALUES = {
+    "cifar10": {"rho": 0.15, "gloss_rho_server": 0.15, "gloss_beta": 10.0, "rho_warmup_rounds": 2000},
+    "cifar100": {"rho": 0.2, "gloss_rho_server": 0.01, "gloss_beta": 100.0, "rho_warmup_rounds": 15000},
+}
+
+
+def _gloss_values(client_sam: bool):
+    """FedGloSS's values for a data set (CIFAR-10's for the others).  Below the paper scale
+    the warm-up is off (its length is tied to the 10k/20k budgets); FedGloSS-SGD has no
+    client radius."""
+    def values(dataset: str, alpha: float, scale: str) -> dict:
+        out = dict(_GLOSS_VALUES.get(dataset, _GLOSS_VALUES["cifar10"]))
+        if scale != "paper":
+            out["rho_warmup_rounds"] = 0
+        if not client_sam:
+            out.pop("rho")
+        return out
+    return values
+
+
 for _opt in ("sgd", "sam"):
-    _p = ("P6", "P1") if _opt == "sam" else ("P6", "P0")
     _add(Method(
         f"fedgloss-{_opt}",
         f"FedGloSS-{_opt.upper()} (Caldarola et al. 2025, Alg. 1 as corrected in the official repo): "
         + _GLOSS_RULE + _ADMM_RULE + ".",
-        (*_p, "C3", "S8", "S6", "L0"), _gloss_client(_opt, True), _gloss_server(_opt, True)))
+        _gloss_client(_opt, True), _gloss_server(_opt, True), paper_values=_gloss_values(_opt == "sam")))
     _add(Method(
         f"fedgloss-{_opt}-noadmm",
         f"FedGloSS-{_opt.upper()} without ADMM (Caldarola et al. 2025, Sec. 5.2 steps 1-4; Table 9): "
         + _GLOSS_RULE + "; w^{t+1} = w^t - Delta~^t.",
-        (*_p, "C0", "S8", "L0"), _gloss_client(_opt, False), _gloss_server(_opt, False)))
+        _gloss_client(_opt, False), _gloss_server(_opt, False), paper_values=_gloss_values(_opt == "sam")))
 
 _add(Method(
     "naivefedgloss",
@@ -134,8 +155,7 @@ _add(Method(
     "Delta^t; the same clients then train from w^t + rho_s unit(Delta^t) with SAM and ADMM"
     + _ADMM_RULE.replace("Delta~^t", "Delta~^t (measured in the second exchange)")
     + ". Two exchanges: 2/2 communication, twice the client compute.",
-    ("P6x", "P1", "C3", "S8", "S6", "L0"), _gloss_client("sam", True), _gloss_server("sam", True, probe=True),
-    uploads_per_round=2, downloads_per_round=2))
+    _gloss_client("sam", True), _gloss_server("sam", True, probe=True), paper_values=_gloss_values(True)))
 
 
 # ----------------------------------------------------------------------------- FedGF
@@ -157,6 +177,8 @@ def _fedgf_server(static: bool):
     return build
 
 
+#: FedGF's window 30 and T_D 0.2 (the first of its code's grid {0.2, 0.3}; assumed).
+_FEDGF_DEFAULTS = {"fedgf_window": 30, "fedgf_threshold": 0.2}
 _FEDGF_RULE = (
     "each step h = grad at c w~^r + (1 - c)(w + rho unit(g)), w <- w - lr h; server: FedAvg, "
     "w~^{r+1} = w^{r+1} + rho unit(w^r - w^{r+1}); round 0 is FedSAM")
@@ -164,11 +186,11 @@ _add(Method(
     "fedgf",
     "FedGF (Lee & Yoon 2024, Eqs. 12-16): " + _FEDGF_RULE + "; c = (1/W) sum of the last W "
     "indicators 1[D^r > T_D], D^r = mean_i ||w^r - w_i||.",
-    ("P5", "C0", "S0", "L0"), _fedgf_client, _fedgf_server(False), downloads_per_round=2))
+    _fedgf_client, _fedgf_server(False), defaults=_FEDGF_DEFAULTS))
 _add(Method(
     "fedgf-static-c",
     "FedGF with a fixed c (Lee & Yoon 2024, Sec. 5 ablation): " + _FEDGF_RULE + "; c = fedgf_static_c.",
-    ("P5", "C0", "S0", "L0"), _fedgf_client, _fedgf_server(True), downloads_per_round=2))
+    _fedgf_client, _fedgf_server(True), defaults=_FEDGF_DEFAULTS))
 
 
 # ----------------------------------------------------------------------------- FedLESAM
@@ -202,25 +224,28 @@ def _server_lr_step(cfg):
     return PseudoGradientStep(ServerSGD(lr=cfg.server_lr))
 
 
+#: FedLESAM's lr decay (0.998; 0.9995 for FedLESAM-D), gradient clipping at 10 (its code) and
+#: rho 0.01 (assumed, issue #1 of its repository); FedDyn alpha 0.1 for FedLESAM-D (its code).
+_LESAM_DEFAULTS = {"lr_decay": 0.998, "clip_norm": 10.0, "rho": 0.01}
 _LESAM_RULE = ("delta_i = rho unit(w_i^old - w^t), fixed for the round (0 before the client's first "
                "visit); each step g = grad at w + delta_i; w_i^old <- w^t")
 _add(Method(
     "fedlesam",
     "FedLESAM (Fan et al. 2024, Alg. 1): " + _LESAM_RULE + "; w^{t+1} = w^t + eta_g mean(w_i - w^t).",
-    ("P4", "C0", "S0", "L2"), _lesam_client(), _lesam_server(_server_lr_step)))
+    _lesam_client(), _lesam_server(_server_lr_step), defaults=_LESAM_DEFAULTS))
 _add(Method(
     "fedlesam-s",
     "FedLESAM-S (Fan et al. 2024, App. D.2, Alg. 3): SCAFFOLD with the FedLESAM gradient, "
     + _LESAM_RULE + "; y <- y - lr(g - c_i + c), option-II control variates, SCAFFOLD server.",
-    ("P4", "C2", "S0", "L2"), _lesam_client(lambda cfg: ScaffoldCorrection(cfg.scaffold_correction)),
-    _lesam_server(_server_lr_step, lambda cfg: ScaffoldServer()),
-    uploads_per_round=2, downloads_per_round=2))
+    _lesam_client(lambda cfg: ScaffoldCorrection(cfg.scaffold_correction)),
+    _lesam_server(_server_lr_step, lambda cfg: ScaffoldServer()), defaults=_LESAM_DEFAULTS))
 _add(Method(
     "fedlesam-d",
     "FedLESAM-D (Fan et al. 2024, App. D.3, Alg. 4): FedDyn with the FedLESAM gradient, "
     + _LESAM_RULE + "; w <- w - lr(g - lambda_i + alpha(w - w^t)); FedDyn duals and server.",
-    ("P4", "C3", "S6", "L2"), _lesam_client(lambda cfg: DynDual(cfg.feddyn_alpha, clip=cfg.dyn_clip)),
-    _lesam_server(lambda cfg: average_step(), lambda cfg: DynServerCorrection(cfg.feddyn_alpha))))
+    _lesam_client(lambda cfg: DynDual(cfg.feddyn_alpha, clip=cfg.dyn_clip)),
+    _lesam_server(lambda cfg: average_step(), lambda cfg: DynServerCorrection(cfg.feddyn_alpha)),
+    defaults={**_LESAM_DEFAULTS, "lr_decay": 0.9995, "feddyn_alpha": 0.1}))
 
 
 # ----------------------------------------------------------------------------- SWA and IMA
@@ -246,7 +271,7 @@ def with_swa(method: Method, name: str | None = None) -> Method:
         summary=f"{method.summary} With server-side SWA (Caldarola et al. 2022, Alg. 1, Eqs. 7-8): from t_s "
         "the client lr cycles gamma_1 -> gamma_2 every c rounds and the server averages w^{t+1} at the end "
         "of each cycle; the average is evaluated, never sent.",
-        parts=(*method.parts, "A1", "L1"), server=server, schedule=_swa_cyclic_schedule(method))
+        server=server, schedule=_swa_cyclic_schedule(method))
 
 
 def with_swa_lr(method: Method, name: str | None = None) -> Method:
@@ -258,7 +283,7 @@ def with_swa_lr(method: Method, name: str | None = None) -> Method:
         summary=f"{method.summary} With SWA's cyclical client lr only (Caldarola et al. 2022, App. E.3): from "
         "t_s the client lr cycles gamma_1 -> gamma_2 every c rounds; no server average (the ablation of "
         "Table 14).",
-        parts=(*method.parts, "L1"), schedule=_swa_cyclic_schedule(method))
+        schedule=_swa_cyclic_schedule(method))
 
 
 def with_ima(method: Method, name: str | None = None) -> Method:
@@ -278,7 +303,6 @@ def with_ima(method: Method, name: str | None = None) -> Method:
         summary=f"{method.summary} With IMA (Zhou et al. 2024, Sec. V): from t_IMA the global model is the "
         "mean of the last P aggregation outputs (fed back to the clients) and the client lr decays by "
         "gamma_IMA per round instead of gamma.",
-        parts=(*method.parts, "A2", "L3"),
         server=server, schedule=schedule)
 
 
@@ -300,14 +324,25 @@ def _samtilde_client(cfg, flat):
 
 _CENTRAL = ("Centralized baseline (docs/algorithms.md 4): one client holding the pooled training set, one "
             "round = one epoch, plain average server (the identity for one client); ")
-_add(Method("centralized-sgd", _CENTRAL + "SGD.", ("P0", "L0"), sgd_client, average_server))
-_add(Method("centralized-sam", _CENTRAL + "SAM (Foret et al. 2021).", ("P1", "L0"), sam_client, average_server))
-_add(Method("centralized-asam", _CENTRAL + "ASAM (Kwon et al. 2021).", ("P2", "L0"), asam_client, average_server))
+
+
+def _epochs(dataset: str, alpha: float, scale: str) -> dict:
+    """A centralized run's rounds are epochs, each evaluated (200 at the paper scale is an
+    assumption of ours, the papers give none)."""
+    epochs = {"smoke": 2, "small": 20, "paper": 200}[scale]
+    return {"rounds": epochs, "eval_every": 1, "eval_last": epochs, "checkpoint_every": max(1, epochs // 10)}
+
+
+_add(Method("centralized-sgd", _CENTRAL + "SGD.", sgd_client, average_server, paper_values=_epochs))
+_add(Method("centralized-sam", _CENTRAL + "SAM (Foret et al. 2021).", sam_client, average_server,
+            paper_values=_epochs))
+_add(Method("centralized-asam", _CENTRAL + "ASAM (Kwon et al. 2021).", asam_client, average_server,
+            paper_values=_epochs))
 _add(Method(
     "centralized-samtilde",
     _CENTRAL + "SAM~ (Caldarola et al. 2025, Table 6; DP-SAT, Park et al. 2023): eps_i = rho "
     "unit(g~_{i-1}), g~_i = grad at w_i + eps_i, one gradient per step.",
-    ("P7", "L0"), _samtilde_client, average_server))
+    _samtilde_client, average_server, paper_values=_epochs))
 
 
 

@@ -157,7 +157,7 @@ _add(Method(
     "WIMA (Caldarola, Caputo & Ciccone 2023, window-based model averaging): FedAvg clients; "
     "w_bar^t = sum_k p_k w_k; from round 0 the global model sent to the clients is "
     "w^{t+1} = mean of the last min(t+1, W) aggregates w_bar (W = ima_window).",
-    ("P0", "C0", "S0", "A2", "L0"), sgd_client, _wima_server))
+    sgd_client, _wima_server))
 
 
 # ----------------------------------------------------------------------------- FedSWA
@@ -182,7 +182,7 @@ _add(Method(
     "FedSWA (Liu et al. 2025, Sec. 3): client SGD with the lr decaying linearly within every round, "
     "eta_j = eta^t ((1 - j/K) + rho j/K), restarting each round (rho = fedswa_rho); server moving average "
     "x^{t+1} = (1 - eta_g) x^t + eta_g sum_k p_k y_k (eta_g = server_lr).",
-    ("P0", "C0", "S0/S2", "L4"), _fedswa_client, _fedswa_server))
+    _fedswa_client, _fedswa_server))
 
 
 # ----------------------------------------------------------------------------- FedMoSWA
@@ -203,7 +203,7 @@ _add(Method(
     "FedMoSWA (Liu et al. 2025, the official client's rule): FedSWA's in-round lr decay with control "
     "variates, y <- y - eta_j (g + c - c_i); c_i+ = c_i - c + (x - y_K)/(K eta_bar), eta_bar = (1 + rho) eta/2; "
     "server c <- c + gamma mean_S (c_i+ - c) (gamma = fedmoswa_gamma), x^{t+1} = x^t - eta_g Delta^t.",
-    ("P0", "C8", "S0/S2", "S10", "L4"), _fedmoswa_client, _fedmoswa_server, uploads_per_round=2, downloads_per_round=2))
+    _fedmoswa_client, _fedmoswa_server))
 
 
 # ----------------------------------------------------------------------------- FedNSAM
@@ -219,7 +219,7 @@ _add(Method(
     "FedNSAM (Liu et al. 2026, the official code's rule): clients start from the extrapolated "
     "x^t + gamma m^t and run SAM steps; Delta^t = sum_k p_k y_k - (x^t + gamma m^t); "
     "m^{t+1} = gamma m^t + Delta^t; x^{t+1} = x^t + m^{t+1} (gamma = fednsam_gamma).",
-    ("P1", "C0", "S0", "S9", "L0"), sam_client, _fednsam_server))
+    sam_client, _fednsam_server))
 
 
 # ----------------------------------------------------------------------------- FedSOL
@@ -236,7 +236,7 @@ _add(Method(
     "FedSOL (Lee et al. 2024): eps* = rho grad L_p(w; w^t)/||grad L_p(w; w^t)|| with L_p the KL divergence "
     "from the global model's predictions to the local model's at temperature T (fedsol_temperature); "
     "w <- w - eta grad L_local(w + eps*); FedAvg server (fedsol_strength = adaptive: eps scaled by |w - w^t|).",
-    ("P8", "C0", "S0", "L0"), _fedsol_client, average_server))
+    _fedsol_client, average_server))
 
 
 # ----------------------------------------------------------------------------- FedWMSAM
@@ -260,7 +260,7 @@ _add(Method(
     "eps_j = -rho unit(x + j m_i - y_j); y <- y - eta (alpha g(y + eps_j) + (1 - alpha) m_i); "
     "alpha <- 0.99 alpha + 0.01 clip(mean (cos(y_k - x, m) + 1), 0.1, 0.9); m <- mean (x - y_k)/(K eta); "
     "SCAFFOLD's c, c_i; alpha starts at fedwmsam_alpha.",
-    ("P9", "C2", "C9", "S0/S2", "S11", "L0"), _fedwmsam_client, _fedwmsam_server, downloads_per_round=2))
+    _fedwmsam_client, _fedwmsam_server))
 
 
 # ----------------------------------------------------------------------------- FedGMT
@@ -282,7 +282,7 @@ _add(Method(
     "local SGD on CE + gamma T^2 KL(softmax(f(x; e)/T) || softmax(f(x; w)/T)) + (1/beta) <w, h_i> with e the "
     "moving average of the global models and h_i the client's summed updates; w <- mean_k w_k + mean_N h_i, "
     "e <- alpha e + (1 - alpha) w.",
-    ("P0", "C10", "C11", "S0", "S12"), _fedgmt_client, _fedgmt_server, downloads_per_round=2))
+    _fedgmt_client, _fedgmt_server))
 
 
 #: The names of the methods published since the five papers, in registration order: the

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flcore.algorithms.hyperparameters import MAX_ROUNDS, Hyperparameter, declares
+from flcore.algorithms.paper_values import swa_cycle
+from flcore.algorithms.part_ids import part_id
 from flcore.errors import check_choice
 
 SWA_LR_MIN = Hyperparameter("swa_lr_min", "float", 0.0001, "SWA's lowest client lr gamma_2", low=0)
@@ -27,6 +29,7 @@ IMA_EXPLORATION_PERIOD = Hyperparameter("ima_exploration_period", "int", 20,
                                         low=1, cap=MAX_ROUNDS, added=True)
 
 
+@part_id("L0")
 @dataclass(frozen=True)
 class ConstantLR:
     """L0: ``eta_t = eta_0``."""
@@ -37,6 +40,7 @@ class ConstantLR:
         return self.lr
 
 
+@part_id("L2")
 @dataclass(frozen=True)
 class ExponentialLR:
     """L2: ``eta_t = eta_0 * gamma^t`` (FedLESAM: gamma 0.998; FedIMA baselines: 0.99)."""
@@ -54,6 +58,7 @@ def default_start(start: int | None, rounds: int) -> int:
     return int(0.75 * rounds) if start is None else int(start)
 
 
+@part_id("L1")
 @declares(SWA_LR_MIN)
 @dataclass(frozen=True)
 class SWACyclicLR:
@@ -67,6 +72,8 @@ class SWACyclicLR:
 
     With ``c = 1`` the lr stays at ``gamma_1`` (the text and the code; decision 3).
     """
+
+    paper_values = staticmethod(swa_cycle)
 
     base: object
     start: int
@@ -92,6 +99,7 @@ class SWACyclicLR:
 IMA_EXPLORATION_SCHEMES = ("exponential", "constant", "cyclic", "epoch", "none")
 
 
+@part_id("L3")
 @declares(IMA_GAMMA, IMA_GAMMA_LATE, IMA_EXPLORATION, IMA_LR_MIN, IMA_EXPLORATION_PERIOD)
 @dataclass(frozen=True)
 class IMAExplorationLR:

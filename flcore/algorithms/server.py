@@ -14,6 +14,7 @@ from typing import ClassVar, Protocol
 import torch
 
 from flcore.algorithms.hyperparameters import Hyperparameter, declares
+from flcore.algorithms.part_ids import part_id
 
 SERVER_LR = Hyperparameter("server_lr", "float", 1.0,
                            "server learning rate on the pseudo-gradient", low=0, low_open=True)
@@ -47,6 +48,11 @@ class ServerSGD:
     lr: float = 1.0
     momentum: float = 0.0
 
+    @property
+    def part_ids(self) -> tuple[str, ...]:
+        """S2 with momentum; plain S0 (the step's own id) without."""
+        return ("S2",) if self.momentum else ()
+
     def init(self, w: torch.Tensor) -> dict[str, torch.Tensor]:
         return {"velocity": torch.zeros_like(w)} if self.momentum else {}
 
@@ -57,6 +63,7 @@ class ServerSGD:
         return w - self.lr * delta, state
 
 
+@part_id("S3")
 @declares(SERVER_LR, SERVER_BETA1, SERVER_BETA2, SERVER_TAU, BIAS_CORRECTION)
 @dataclass(frozen=True)
 class ServerAdaptive:
@@ -162,6 +169,7 @@ class SentVector:
     def __init_subclass__(cls, kept: str, sent_as: str, **kwargs):
         super().__init_subclass__(**kwargs)
         cls.kept, cls.sent_as = kept, sent_as
+        cls.downloads = (sent_as,)
 
     def init(self, w, num_clients):
         return {self.kept: torch.zeros_like(w)}
@@ -180,6 +188,11 @@ class PseudoGradientStep:
     there to the unperturbed ``w`` (its server-side SAM, docs/algorithms.md part S8)."""
 
     optimizer: object
+
+    @property
+    def part_ids(self) -> tuple[str, ...]:
+        """The optimizer's id (S2 momentum, S3 adaptive), S0 for plain server SGD."""
+        return getattr(self.optimizer, "part_ids", ()) or ("S0",)
 
     def init(self, w, num_clients):
         # ``delta`` is the last round's pseudo-gradient (zeros before the first round)

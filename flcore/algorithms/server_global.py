@@ -36,7 +36,7 @@ def _perturb(start: torch.Tensor, radius: float, direction: torch.Tensor) -> tor
     return start + radius * unit(direction)
 
 
-@part_id("P6")
+@part_id("P6", also=("S8",))
 @dataclass(frozen=True)
 class GlobalPerturbation:
     """P6 + S8, FedGloSS's server-side SAM with the previous pseudo-gradient ([GloSS]
@@ -70,7 +70,7 @@ class GlobalPerturbation:
         return w_new
 
 
-@part_id("P6x")
+@part_id("P6x", also=("S8",))
 @dataclass(frozen=True)
 class ProbePerturbation:
     """P6x, NaiveFedGloSS's exact server perturbation ([GloSS] Sec. 5.1.1; docs/algorithms.md
@@ -112,6 +112,8 @@ class FedGFServer:
     from round 1 on.  ``c = 0`` in round 0 either way (no ``w~`` yet: pure FedSAM).
     ``c`` (for the next round) and ``distance`` (``D^r``) are readable from the state.
     """
+
+    downloads = ("fedgf_perturbed",)  # model-sized, beside the model (rule R7)
 
     rho: float
     window: int = 30

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.hyperparameters import Hyperparameter, declares
+from flcore.algorithms.paper_values import adabest_server
 from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 from flcore.algorithms.server import SentVector, ServerRound, aggregate
@@ -165,6 +166,8 @@ class AdaBestStep:
     fedsim library (``avg_params`` starts as the initial model), so round one already
     extrapolates along ``theta^0 - w^0``.
     """
+
+    paper_values = staticmethod(adabest_server)
 
     beta: float
 

@@ -96,6 +96,8 @@ class TrajectoryServer:
     of the clients not sampled keep their last value), then ``e <- alpha e + (1 - alpha) w``;
     ``e`` starts at the initial model and is sent as ``gmt_ema``."""
 
+    downloads = ("gmt_ema",)  # model-sized, beside the model (rule R7)
+
     alpha: float
     name: str = "gmt"
     state_meanings = {"gmt.ema": "moving average e of the global models, the clients' teacher (FedGMT)",

@@ -41,12 +41,16 @@ from flcore.config.fields import (
                          training_set_size,
 )
 from flcore.config.method_catalog import client_state_of, describe_methods, server_state_of
+from flcore.config.method_parts import parts_of, traffic_of
 from flcore.config.method_reads import grad_evals_per_step, hyperparameters_of
 from flcore.config.parsing import parse_int
-from flcore.config.presets import DEFAULT_DATASET, method_defaults, scale_defaults
+from flcore.config.presets import method_defaults
+from flcore.config.scales import DEFAULT_DATASET, scale_defaults
 from flcore.config.validation import check_method_reads, check_partition_reads
 
 __all__ = [
+    "parts_of",
+    "traffic_of",
     "CENTRALIZED_PROTOCOL",
     "DATASET_DOMAINS",
     "DATASET_LABELS",

@@ -3,7 +3,7 @@
 A configuration is resolved in layers, later layers winning:
 
 1. global defaults (:data:`flcore.config.fields.DEFAULTS`);
-2. the scale preset for the dataset (:func:`flcore.config.presets.scale_defaults`);
+2. the scale preset for the dataset (:func:`flcore.config.scales.scale_defaults`);
 3. the method's paper hyper-parameters for that dataset and heterogeneity
    (:func:`flcore.config.presets.method_defaults`);
 4. the values the user gave (a YAML/JSON file, then command-line flags).
@@ -39,7 +39,8 @@ from flcore.config.fields import (
 )
 from flcore.config.method_reads import hyperparameters_of
 from flcore.config.parsing import parsers_for, read_mapping_file
-from flcore.config.presets import DEFAULT_DATASET, method_defaults, scale_defaults
+from flcore.config.presets import method_defaults
+from flcore.config.scales import DEFAULT_DATASET, scale_defaults
 from flcore.config.validation import choice, validate
 from flcore.data import DATASET_NAMES, DatasetError, read_split_file
 from flcore.errors import ConfigError, quote

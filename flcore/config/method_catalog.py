@@ -1,8 +1,9 @@
 """A description of every registered method, for ``flcore methods`` and the book.
 
-Communication is counted per participating client and round in model-sized vectors
-(rule R7) and comes from the recipe, so communication-cost tables are rendered from the
-same data the engine runs.
+Parts and communication are read off the method's built parts
+(:mod:`flcore.config.method_parts`): communication is counted per participating client
+and round in model-sized vectors (rule R7), as the parts declare what they send, so
+communication-cost tables are rendered from the same objects the engine runs.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from flcore.algorithms import METHODS
 from flcore.config.experiment import resolve_config
+from flcore.config.method_parts import parts_of, traffic_of
 from flcore.config.method_reads import grad_evals_per_step, hyperparameters_of
 
 
@@ -21,13 +23,14 @@ def describe_methods(scale: str = "small", dataset: str | None = None, alpha: fl
     out = []
     for name, method in METHODS.items():
         cfg = resolve_config(method=name, scale=scale, dataset=dataset, alpha=alpha)
+        downloads, uploads = traffic_of(name)
         out.append({
             "name": name,
             "summary": method.summary,
-            "parts": list(method.parts),
+            "parts": list(parts_of(name)),
             "hyperparameters": {field: getattr(cfg, field) for field in hyperparameters_of(name)},
-            "uploads_per_round": method.uploads_per_round,
-            "downloads_per_round": method.downloads_per_round,
+            "uploads_per_round": uploads,
+            "downloads_per_round": downloads,
             "grad_evals_per_step": grad_evals_per_step(name),
             "client_state": method.client_state(cfg),
             "server_state": method.server_state(cfg),

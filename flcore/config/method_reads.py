@@ -21,7 +21,8 @@ from typing import Any
 from flcore.algorithms import get_method
 from flcore.algorithms.methods import probe_flat
 from flcore.config.fields import ADDED_OPTIONS, DEFAULTS, METHOD_FIELDS, NEUTRAL_DEFAULTS, OPTION_CHOICES
-from flcore.config.presets import DEFAULT_DATASET, method_defaults, scale_defaults
+from flcore.config.presets import method_defaults
+from flcore.config.scales import DEFAULT_DATASET, scale_defaults
 from flcore.models import default_model_for
 
 #: The fields a recipe's hyper-parameters are drawn from: the method fields and the added

@@ -1,9 +1,9 @@
 """What a method costs, read from the method registry: the evidence behind the papers'
 cost and overview tables (FedGF Table 3, FedLESAM Tables 1 and 7, in each paper's folder).
 
-Every value comes from :func:`flcore.algorithms.get_method` -- the recipe the engine runs:
-``uploads_per_round`` / ``downloads_per_round`` (model-sized vectors per participating
-client and round), ``grad_evals_per_step`` and the client state
+Every value is read off the parts the engine runs: the traffic per round
+(:func:`flcore.config.traffic_of`, model-sized vectors per participating client and
+round), the gradient evaluations per step and the client state
 (:func:`flcore.config.client_state_of`) -- so a table that disagrees with a paper shows a
 difference in what flcore runs, not in a hand-written copy.
 """
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from flcore.algorithms import get_method
 from flcore.config.method_catalog import client_state_of
+from flcore.config.method_parts import parts_of, traffic_of
 from flcore.config.method_reads import grad_evals_per_step
 
 
@@ -27,9 +27,8 @@ def client_memory(name: str) -> int:
     and keeps for the round (SCAFFOLD's c, MoFedSAM's momentum, FedSMOO's s).  Flags and
     counters of size ``[N]`` are not model-sized and do not count.
     """
-    method = get_method(name)
-    tables = sum(1 for entry in client_state_of(method.name) if entry["shape"] == "[N, P]")
-    return 1 + tables + (method.downloads_per_round - 1)
+    tables = sum(1 for entry in client_state_of(name) if entry["shape"] == "[N, P]")
+    return 1 + tables + (traffic_of(name)[0] - 1)
 
 
 def methods_behind(algorithms: Sequence[str], mapping: dict) -> pd.DataFrame:
@@ -42,10 +41,10 @@ def methods_behind(algorithms: Sequence[str], mapping: dict) -> pd.DataFrame:
     for label in algorithms:
         names = mapping[label]
         for name in (names,) if isinstance(names, str) else names:
-            method = get_method(name)
-            rows.append({"algorithm": label, "flcore method": name, "parts": " ".join(method.parts),
-                         "uploads": method.uploads_per_round, "downloads": method.downloads_per_round,
+            downloads, uploads = traffic_of(name)
+            rows.append({"algorithm": label, "flcore method": name, "parts": " ".join(parts_of(name)),
+                         "uploads": uploads, "downloads": downloads,
                          "gradient evaluations / step": grad_evals_per_step(name),
-                         "client state [N, P]": ", ".join(e["name"] for e in client_state_of(method.name)
+                         "client state [N, P]": ", ".join(e["name"] for e in client_state_of(name)
                                                           if e["shape"] == "[N, P]") or "\u2013"})
     return pd.DataFrame(rows)

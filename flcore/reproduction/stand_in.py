@@ -2,7 +2,7 @@
 
 At the ``paper`` scale a paper's data set label is its own data set ("CIFAR-100" is
 CIFAR-100).  Below it, every label of a paper maps to one *stand-in* data set, the scale's
-(MNIST-1D for ``smoke`` and ``small``: :data:`flcore.config.presets.DEFAULT_DATASET`) unless
+(MNIST-1D for ``smoke`` and ``small``: :data:`flcore.config.scales.DEFAULT_DATASET`) unless
 the paper registers another (:func:`register_stand_in`, one line in its package), trained
 with that data set's default model.  :func:`stand_in_for` gives the :class:`StandIn` of a
 scale and paper; the papers' run definitions, their notebooks and the claims ask it which

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from flcore.algorithms import get_method
+from flcore.config.method_parts import traffic_of
 
 __all__ = [
     "BITS_PER_PARAMETER",
@@ -100,8 +101,8 @@ def transmissions_per_round(method: str) -> int:
     """Model-sized vectors one participating client exchanges per round (uploads +
     downloads) for the registered ``method`` (FedGF Table 3's "total")."""
 
-    spec = get_method(method)
-    return int(spec.uploads_per_round + spec.downloads_per_round)
+    get_method(method)  # an unknown name raises, naming the allowed ones
+    return sum(traffic_of(method))
 
 
 def communication_cost(rounds: int | None, method: str) -> int | None:

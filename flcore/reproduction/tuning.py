@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from flcore.config import resolve_config
-from flcore.config.presets import DEFAULT_DATASET
+from flcore.config.scales import DEFAULT_DATASET
 from flcore.config.tuned import forget_records, heterogeneity_row, record_path
 
 #: The share of the training set held out as the validation split of every tuning run.

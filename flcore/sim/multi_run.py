@@ -48,7 +48,7 @@ from functools import cache, lru_cache
 import torch
 
 from flcore.algorithms import get_method
-from flcore.algorithms.methods import probe_flat
+from flcore.algorithms.methods import nested_parts, probe_flat
 from flcore.config import PARTITION_FIELDS, hyperparameters_of, resolve_config
 from flcore.sim.engine import Simulation
 from flcore.sim.federated_data import build_federated_data
@@ -57,17 +57,6 @@ from flcore.sim.run_axis import merge_parts, merge_per_run
 
 __all__ = ["FREE_FIELDS", "client_signature", "group_key", "merge_parts", "merge_per_run", "run_batchable", "run_group"]
 
-def _nested_parts(part):
-    """``part`` and every part inside it: tuple items and dataclass fields, recursively."""
-    yield part
-    children = part if isinstance(part, tuple) else (
-        [getattr(part, f.name) for f in dataclasses.fields(part)]
-        if dataclasses.is_dataclass(part) and not isinstance(part, type) else [])
-    for child in children:
-        if isinstance(child, tuple) or (dataclasses.is_dataclass(child) and not isinstance(child, type)):
-            yield from _nested_parts(child)
-
-
 @cache
 def run_batchable(method: str) -> bool:
     """Whether runs of ``method`` may train batched together: none of the parts of its
@@ -75,7 +64,7 @@ def run_batchable(method: str) -> bool:
     one matrix its client parts read for the whole chunk of clients)."""
     cfg = resolve_config(scale="smoke", method=method)
     built = get_method(method)
-    parts = (*_nested_parts(built.build_client(cfg, probe_flat())), *built.build_server(cfg).parts)
+    parts = (*nested_parts(built.build_client(cfg, probe_flat())), *built.build_server(cfg).parts)
     return not any(getattr(type(part), "trains_alone", False) for part in parts)
 
 

@@ -24,9 +24,9 @@
 #
 # **How it is made here.** The published table is a data file transcribed from the paper
 # (`flcore/papers/fedgf/published/fedgf-table-3.csv`). Flcore's values are the
-# `uploads_per_round` and `downloads_per_round` of each method's recipe in the method
-# registry (`flcore.algorithms.get_method`) -- the same recipe the engine runs and the
-# communication counter of every run reads. FedSMOO is flcore's `fedsmoo-noreg`, the variant
+# uploads and downloads per round of each method, read off the parts its recipe builds
+# (`flcore.config.traffic_of`: the model, plus the model-sized vectors its parts declare they
+# send, checked against real rounds) -- the same parts the engine runs. FedSMOO is flcore's `fedsmoo-noreg`, the variant
 # the FedGF paper runs (its footnote 3); it communicates as much as `fedsmoo`.
 #
 # **How to rerun.** `flcore reproduce fedgf-table-3` (no training; the scale changes nothing).

@@ -27,7 +27,7 @@
 # method's recipe (`flcore.algorithms.get_method`):
 #
 # - *backpropagation*: `grad_evals_per_step` over FedAvg's;
-# - *communication*: `uploads_per_round + downloads_per_round` over FedAvg's two;
+# - *communication*: uploads plus downloads per round (`flcore.config.traffic_of`) over FedAvg's two;
 # - *stored memory*: the model, plus every model-sized table the method keeps per client
 #   across rounds (`flcore.config.client_state_of` entries of shape `[N, P]`), plus every vector the client
 #   downloads beyond the global model (`flcore.reproduction.method_costs.client_memory`).

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from flcore.algorithms import get_method
-from flcore.config import grad_evals_per_step
+from flcore.config import grad_evals_per_step, parts_of, traffic_of
 from flcore.report import compare_settings
 from flcore.reproduction.published import published
 
@@ -21,10 +21,8 @@ def transmissions_ours(algorithms: Sequence[str]) -> pd.DataFrame:
     """FedGF Table 3 from the registry: ``algorithm, upload, download, total``."""
     rows = []
     for label in algorithms:
-        method = get_method(FEDGF_METHODS[label])
-        rows.append({"algorithm": label, "upload": method.uploads_per_round,
-                     "download": method.downloads_per_round,
-                     "total": method.uploads_per_round + method.downloads_per_round})
+        download, upload = traffic_of(FEDGF_METHODS[label])
+        rows.append({"algorithm": label, "upload": upload, "download": download, "total": upload + download})
     return pd.DataFrame(rows)
 
 
@@ -40,9 +38,9 @@ def schematic_methods(methods: dict[str, str] | None = None) -> pd.DataFrame:
     rows = []
     for label, name in (SCHEMATIC_METHODS if methods is None else methods).items():
         method = get_method(name)
-        rows.append({"method": label, "flcore method": name, "parts": " + ".join(method.parts),
+        rows.append({"method": label, "flcore method": name, "parts": " + ".join(parts_of(name)),
                      "gradient evaluations per step": grad_evals_per_step(name),
-                     "transmissions per round": method.uploads_per_round + method.downloads_per_round,
+                     "transmissions per round": sum(traffic_of(name)),
                      "what it does": method.summary})
     return pd.DataFrame(rows)
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from flcore.analysis.probes import Probe
 from flcore.analysis.recording import register_probe
-from flcore.config.presets import scale_defaults
+from flcore.config.scales import scale_defaults
 from flcore.papers.fedgf import analysis
 from flcore.papers.fedgf.analysis import finite, global_flatness
 from flcore.papers.fedsam import runs as fedsam

@@ -66,7 +66,7 @@ from flcore.analysis.landscape import (
 from flcore.analysis.probes import client_top_eigenvalue
 from flcore.analysis.recording import load_snapshot, snapshot_path, snapshot_rounds_of
 from flcore.config import chance_accuracy
-from flcore.config.presets import scale_defaults
+from flcore.config.scales import scale_defaults
 from flcore.cpus import one_torch_thread
 from flcore.data import CIFAR10_CLASSES, normalize
 from flcore.papers.fedgloss import results as fedgloss_results

@@ -2,7 +2,7 @@
 
 - :func:`table2_ours`: the overview of SAM-based methods (Table 2) from the method
   registry -- server and client optimizer from a recipe's parts (docs/algorithms.md 7.1),
-  communication from ``uploads_per_round``/``downloads_per_round``, local computation from
+  communication from :func:`flcore.config.traffic_of`, local computation from
   ``grad_evals_per_step``, and the state each method keeps;
 - :func:`table12_ours`: the training hyper-parameters (Table 12) as
   :func:`flcore.resolve_config` gives them at the ``paper`` scale;
@@ -19,8 +19,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from flcore.algorithms import get_method
-from flcore.config import grad_evals_per_step, resolve_config
+from flcore.config import grad_evals_per_step, parts_of, resolve_config, traffic_of
 from flcore.config.method_catalog import client_state_of, server_state_of
 from flcore.reproduction.published import published
 from flcore.reproduction.splits import CIFAR_LABELS, NOT_IN_FLCORE
@@ -78,23 +77,21 @@ def table2_ours() -> pd.DataFrame:
     in model-sized vectors, i.e. relative to FedAvg's one down and one up."""
     rows = []
     for label, names in TABLE2_METHODS.items():
-        methods = [get_method(n) for n in names]
-        servers = list(dict.fromkeys(server_optimizer(m.parts) for m in methods))
-        clients = list(dict.fromkeys(client_optimizer(m.parts) for m in methods))
+        servers = list(dict.fromkeys(server_optimizer(parts_of(n)) for n in names))
+        clients = list(dict.fromkeys(client_optimizer(parts_of(n)) for n in names))
         state = []
-        for m in methods:
-            client = ", ".join(s["name"] for s in client_state_of(m.name)) or "none"
-            server = ", ".join(s["name"] for s in server_state_of(m.name)) or "none"
-            state.append(f"{m.name}: client {client}; server {server}")
+        for n in names:
+            client = ", ".join(s["name"] for s in client_state_of(n)) or "none"
+            server = ", ".join(s["name"] for s in server_state_of(n)) or "none"
+            state.append(f"{n}: client {client}; server {server}")
         rows.append({
             "method": label,
             "flcore_methods": ", ".join(names),
             "server_opt": " or ".join(servers),
             "client_opt": " or ".join(clients),
-            "communication_cost": _times([(m.uploads_per_round + m.downloads_per_round) / 2 for m in methods]),
-            "local_computation_cost": _times([grad_evals_per_step(m.name) for m in methods]),
-            "down_up_per_round": " or ".join(dict.fromkeys(f"{m.downloads_per_round}/{m.uploads_per_round}"
-                                                            for m in methods)),
+            "communication_cost": _times([sum(traffic_of(n)) / 2 for n in names]),
+            "local_computation_cost": _times([grad_evals_per_step(n) for n in names]),
+            "down_up_per_round": " or ".join(dict.fromkeys("{}/{}".format(*traffic_of(n)) for n in names)),
             "state_kept": " | ".join(state),
         })
     return pd.DataFrame(rows)
@@ -244,9 +241,9 @@ def fig3_steps(methods: Sequence[str] = FIG3_METHODS) -> pd.DataFrame:
     ``exchanges per round (up / down)`` and ``gradient evaluations per local step``."""
     rows = []
     for name in methods:
-        method = get_method(name)
-        rows.append({"method": name, "parts": " + ".join(method.parts),
-                     "exchanges per round (up / down)": f"{method.uploads_per_round} / {method.downloads_per_round}",
+        downloads, uploads = traffic_of(name)
+        rows.append({"method": name, "parts": " + ".join(parts_of(name)),
+                     "exchanges per round (up / down)": f"{uploads} / {downloads}",
                      "gradient evaluations per local step": grad_evals_per_step(name)})
     return pd.DataFrame(rows)
 

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from flcore.config.presets import scale_defaults
+from flcore.config.scales import scale_defaults
 from flcore.papers.fedgloss import runs as gloss_runs
 from flcore.papers.fedgloss.runs import (
     ALGORITHM,

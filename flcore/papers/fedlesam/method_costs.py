@@ -12,8 +12,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from flcore.algorithms import get_method
-from flcore.config import grad_evals_per_step
+from flcore.config import grad_evals_per_step, parts_of, traffic_of
 from flcore.report import compare_settings
 from flcore.reproduction.method_costs import client_memory
 from flcore.reproduction.published import published
@@ -42,16 +41,13 @@ def relative_costs_ours(algorithms: Sequence[str]) -> pd.DataFrame:
     """FedLESAM Table 7 from the registry, relative to FedAvg: ``algorithm, stored_memory,
     communication, backpropagation`` (communication: uploads + downloads over FedAvg's
     two; backpropagation: gradient evaluations per local step)."""
-    base = get_method("fedavg")
-    base_comm = base.uploads_per_round + base.downloads_per_round
+    base_comm = sum(traffic_of("fedavg"))
     rows = []
     for label in algorithms:
         name = FEDLESAM_METHODS[label]
-        method = get_method(name)
-        comm = (method.uploads_per_round + method.downloads_per_round) / base_comm
         rows.append({"algorithm": label, "stored_memory": client_memory(name) / client_memory("fedavg"),
-                     "communication": comm,
-                     "backpropagation": grad_evals_per_step(method.name) / grad_evals_per_step(base.name)})
+                     "communication": sum(traffic_of(name)) / base_comm,
+                     "backpropagation": grad_evals_per_step(name) / grad_evals_per_step("fedavg")})
     frame = pd.DataFrame(rows)
     for column in ("stored_memory", "communication", "backpropagation"):
         if (frame[column] % 1 == 0).all():
@@ -60,7 +56,7 @@ def relative_costs_ours(algorithms: Sequence[str]) -> pd.DataFrame:
 
 
 def _parts(name: str) -> tuple[str, ...]:
-    return get_method(name).parts
+    return parts_of(name)
 
 
 def summary_ours(algorithms: Sequence[str]) -> pd.DataFrame:

@@ -5,8 +5,8 @@
   ``T`` rounds is counted as ``T + eval_every`` (a lower bound, marked ``reached = False``)
   so that a comparison with it can still be decided.
 - **communication cost** (Tables 5, 9): rounds x the model-sized vectors a client sends
-  and receives per round (the method registry's ``uploads_per_round +
-  downloads_per_round``, the units of the paper's Table 7), as a ratio to FedAvg's.
+  and receives per round (:func:`flcore.config.traffic_of`'s uploads plus
+  downloads, the units of the paper's Table 7), as a ratio to FedAvg's.
 - **computation time** (Tables 5, 9: "computational times of all clients"): rounds x the
   run's measured seconds per training round, as a ratio to FedAvg's.
 - **wall-clock seconds per round** (Table 8): the mean time of a run's training rounds

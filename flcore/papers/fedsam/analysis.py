@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from flcore.config.presets import scale_defaults
+from flcore.config.scales import scale_defaults
 from flcore.papers.fedsam import runs as fedsam
 from flcore.report.figure_layout import panel_figure
 from flcore.report.geometry_plots import client_heatmap, plane_panel, spectrum_curves

@@ -65,7 +65,7 @@ from typing import Any
 import pandas as pd
 
 from flcore.analysis.robustness import corrupted_accuracy_of_runs
-from flcore.config.presets import scale_defaults
+from flcore.config.scales import scale_defaults
 from flcore.data import DatasetError
 from flcore.devices import resolve_device
 from flcore.papers.fedsam import runs as fedsam

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flcore.config.presets import scale_defaults
+from flcore.config.scales import scale_defaults
 from flcore.reproduction.artifacts import RunSpec, no_runs, register_artifacts
 from flcore.reproduction.claims import set_spread_reference
 from flcore.reproduction.stand_in import stand_in_for
