@@ -35,7 +35,7 @@ class Method:
     parts' declared defaults for this method whatever the data set (FedAvgM's server
     momentum 0.9); ``paper_values(dataset, alpha, scale) -> dict`` gives the values its
     own paper sets per data set (FedGloSS's radii), which win over those its parts'
-    papers set (:attr:`paper_values` of a part class).  Its part ids and traffic per
+    papers set (a part class's ``paper_values``).  Its part ids and traffic per
     round are not written here: they are read off the built parts
     (:func:`parts_of_built`, :func:`traffic_of_built`).
     """

@@ -1,5 +1,5 @@
 """Hyper-parameter values the papers set per data set, for the parts and recipes that
-carry them (:attr:`paper_values` of a part class, ``Method.paper_values``).
+carry them (a part class's ``paper_values``, ``Method.paper_values``).
 
 Each function takes ``(dataset, alpha, scale)`` and returns ``{field: value}``;
 :func:`flcore.config.presets.method_defaults` applies the parts' values, then the recipe's
