@@ -60,6 +60,13 @@ def test_a_declaration_checks_its_own_default():
         Hyperparameter("x", "complex", 0, "a number")
 
 
+def test_an_option_defaults_to_its_first_choice():
+    option = Hyperparameter.option("x_variant", ("paper", "code"), "a variant", added=True)
+    assert option == Hyperparameter("x_variant", "str", "paper", "a variant", choices=("paper", "code"), added=True)
+    assert OPTION_CHOICES["lesam_estimate"] == ("client", "server_last_round")
+    assert DEFAULTS["lesam_estimate"] == "client" and ADDED_OPTIONS["dyn_clip"] == "paper"
+
+
 @pytest.mark.parametrize("name, bad, good, message", [
     ("fedwmsam_alpha", 1.0, 0.5, "must be in (0, 1)"),
     ("fedwmsam_alpha", 0.0, 0.99, "must be in (0, 1)"),

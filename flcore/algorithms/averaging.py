@@ -29,15 +29,14 @@ SWA_START = Hyperparameter("swa_start", "int", None,
 SWA_CYCLE = Hyperparameter("swa_cycle", "int", 10, "SWA cycle length c in rounds", low=1, cap=MAX_ROUNDS)
 SWA_INCLUDE_START = Hyperparameter("swa_include_start", "bool", True,
                                    "whether the model of the start round enters the SWA average")
-SWA_PHASE = Hyperparameter("swa_phase", "str", "paper", "SWA cycle phase: paper or code", choices=("paper", "code"))
+SWA_PHASE = Hyperparameter.option("swa_phase", ("paper", "code"), "SWA cycle phase: paper or code")
 IMA_WINDOW = Hyperparameter("ima_window", "int", 5, "IMA window P of averaged global models", low=1, cap=MAX_ROUNDS)
 IMA_START = Hyperparameter("ima_start", "int", None,
                            "t_IMA, the first averaging round (none: 75% of the rounds)",
                            low=0, optional=True, at_most_field="rounds")
-IMA_PARTIAL_WINDOW = Hyperparameter(
-    "ima_partial_window", "str", "average",
-    "IMA before a full window: average (the models that exist) or wait (official code)",
-    choices=("average", "wait"), added=True)
+IMA_PARTIAL_WINDOW = Hyperparameter.option(
+    "ima_partial_window", ("average", "wait"),
+    "IMA before a full window: average (the models that exist) or wait (official code)", added=True)
 
 
 @declares(SWA_START, SWA_CYCLE, SWA_INCLUDE_START, SWA_PHASE)

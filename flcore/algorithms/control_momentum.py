@@ -26,9 +26,8 @@ from flcore.algorithms.server import SentVector, ServerRound
 FEDMOSWA_GAMMA = Hyperparameter("fedmoswa_gamma", "float", 0.1,
                                 "FedMoSWA: weight of the clients' new control variates in the server's c",
                                 low=0, high=1)
-FEDMOSWA_VARIANT = Hyperparameter("fedmoswa_variant", "str", "paper",
-                                  "FedMoSWA: paper, or code (c = the clients' mean in the first round)",
-                                  choices=("paper", "code"))
+FEDMOSWA_VARIANT = Hyperparameter.option("fedmoswa_variant", ("paper", "code"),
+                                         "FedMoSWA: paper, or code (c = the clients' mean in the first round)")
 
 
 @part_id("C8")

@@ -31,10 +31,9 @@ SCAFFOLD_CORRECTION = Hyperparameter("scaffold_correction", "float", 1.0,
                                      low=0, low_open=True)
 FEDDYN_ALPHA = Hyperparameter("feddyn_alpha", "float", 0.01,
                               "FedDyn / FedLESAM-D regulariser alpha", low=0, low_open=True)
-DYN_CLIP = Hyperparameter(
-    "dyn_clip", "str", "paper",
-    "dynamic-regulariser clipping: paper (the whole corrected gradient) or code (g + linear dual term)",
-    choices=("paper", "code"), added=True)
+DYN_CLIP = Hyperparameter.option(
+    "dyn_clip", ("paper", "code"),
+    "dynamic-regulariser clipping: paper (the whole corrected gradient) or code (g + linear dual term)", added=True)
 FEDSPEED_LAMBDA = Hyperparameter("fedspeed_lambda", "float", 100.0,
                                  "FedSpeed lambda: prox coefficient 1/lambda", low=0, low_open=True)
 ADABEST_MU = Hyperparameter("adabest_mu", "float", 0.02, "AdaBest client bias coefficient mu", low=0)

@@ -44,9 +44,8 @@ from flcore.algorithms.server import ServerRound, aggregate
 FEDWMSAM_ALPHA = Hyperparameter("fedwmsam_alpha", "float", 0.1,
                                 "FedWMSAM: initial weight alpha of the gradient against the momentum",
                                 low=0, high=1, low_open=True, high_open=True)
-FEDWMSAM_VARIANT = Hyperparameter("fedwmsam_variant", "str", "paper",
-                                  "FedWMSAM: paper, or code (per-tensor perturbation indexing)",
-                                  choices=("paper", "code"))
+FEDWMSAM_VARIANT = Hyperparameter.option("fedwmsam_variant", ("paper", "code"),
+                                         "FedWMSAM: paper, or code (per-tensor perturbation indexing)")
 
 #: The code's smoothing of ``alpha`` and the band its cosine score is clipped to.
 ALPHA_KEEP = 0.99

@@ -18,9 +18,8 @@ from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 from flcore.errors import check_choice
 
-SMOO_VARIANT = Hyperparameter("smoo_variant", "str", "paper",
-                              "FedSMOO: paper, or code (FL-Simulator: s = rho unit(mean mu_k))",
-                              choices=("paper", "code"), added=True)
+SMOO_VARIANT = Hyperparameter.option("smoo_variant", ("paper", "code"),
+                                     "FedSMOO: paper, or code (FL-Simulator: s = rho unit(mean mu_k))", added=True)
 
 
 @declares(SMOO_VARIANT)

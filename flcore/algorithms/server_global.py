@@ -24,9 +24,8 @@ FEDGF_WINDOW = Hyperparameter("fedgf_window", "int", 30,
                               "FedGF window W of client-to-global distances", low=1, cap=MAX_ROUNDS)
 FEDGF_THRESHOLD = Hyperparameter("fedgf_threshold", "float", 0.2,
                                  "FedGF threshold T_D of the distance that switches c", low=0)
-FEDGF_C_NORM = Hyperparameter("fedgf_c_norm", "str", "paper",
-                              "FedGF c: paper (divide by W) or len (official code: the current window's length)",
-                              choices=("paper", "len"))
+FEDGF_C_NORM = Hyperparameter.option("fedgf_c_norm", ("paper", "len"),
+                                     "FedGF c: paper (divide by W) or len (official code: the current window's length)")
 FEDGF_STATIC_C = Hyperparameter("fedgf_static_c", "float", 0.5, "c of FedGF-static-c", low=0, high=1)
 
 

@@ -24,9 +24,8 @@ from flcore.algorithms.server import ServerRound, aggregate
 
 FEDNSAM_GAMMA = Hyperparameter("fednsam_gamma", "float", 0.85,
                                "FedNSAM: the global Nesterov momentum coefficient gamma", low=0, high=1, high_open=True)
-FEDNSAM_VARIANT = Hyperparameter("fednsam_variant", "str", "paper",
-                                 "FedNSAM: paper (accumulated momentum) or code (m = (1 + gamma) Delta)",
-                                 choices=("paper", "code"))
+FEDNSAM_VARIANT = Hyperparameter.option("fednsam_variant", ("paper", "code"),
+                                        "FedNSAM: paper (accumulated momentum) or code (m = (1 + gamma) Delta)")
 
 
 @declares(FEDNSAM_GAMMA, FEDNSAM_VARIANT)

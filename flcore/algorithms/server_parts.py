@@ -30,17 +30,15 @@ from flcore.algorithms.perturbation import unit
 from flcore.algorithms.server import SentVector, ServerRound, aggregate
 from flcore.errors import check_choice
 
-FEDGAMMA_VARIANT = Hyperparameter(
-    "fedgamma_variant", "str", "paper",
-    "FedGAMMA server control variate: paper or fedgf_code (c += mean(dc)/N, the FedGF code)",
-    choices=("paper", "fedgf_code"))
-MOFEDSAM_SERVER_STEP = Hyperparameter("mofedsam_server_step", "str", "paper",
-                                      "MoFedSAM server step: paper (w - Delta) or fedgf_code (w - m, the FedGF code)",
-                                      choices=("paper", "fedgf_code"))
+FEDGAMMA_VARIANT = Hyperparameter.option(
+    "fedgamma_variant", ("paper", "fedgf_code"),
+    "FedGAMMA server control variate: paper or fedgf_code (c += mean(dc)/N, the FedGF code)")
+MOFEDSAM_SERVER_STEP = Hyperparameter.option(
+    "mofedsam_server_step", ("paper", "fedgf_code"),
+    "MoFedSAM server step: paper (w - Delta) or fedgf_code (w - m, the FedGF code)")
 ADABEST_BETA = Hyperparameter("adabest_beta", "float", 0.9, "AdaBest server extrapolation beta", low=0)
 GMA_TAU = Hyperparameter("gma_tau", "float", 0.8, "FedGMA sign-agreement threshold tau", low=0, high=1)
-GMA_VARIANT = Hyperparameter("gma_variant", "str", "paper",
-                             "FedGMA mask: paper or fedima_code", choices=("paper", "fedima_code"))
+GMA_VARIANT = Hyperparameter.option("gma_variant", ("paper", "fedima_code"), "FedGMA mask: paper or fedima_code")
 
 
 @declares(FEDGAMMA_VARIANT)
