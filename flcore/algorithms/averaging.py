@@ -60,6 +60,12 @@ class SWA:
     the evaluated model is ``theta`` (before that ``w``); the clients never see it.
     """
 
+    state_meanings = {
+        "model": "SWA running average theta (Caldarola et al. 2022, Alg. 1, Eq. 8)",
+        "count": "number of models in the SWA average",
+        "active": "whether the SWA average exists yet (from t_s on it is the evaluated model)",
+    }
+
     start: int
     cycle: int
     include_start: bool = True
@@ -142,6 +148,8 @@ class IMA:
     included), which is sent to the clients.  Before ``t_IMA``, ``w^{t+1} = w^_t``.
     """
 
+    state_meanings = {"buffer": "the last P server outputs, a ring buffer (IMA around a non-pseudo-gradient step)"}
+
     window: int
     start: int
     partial: str = "average"  # see ima_averages
@@ -170,6 +178,10 @@ class WindowedTargetStep:
 
     Server parts still receive the round's real uploads.
     """
+
+    state_children = {"inner": "step"}
+    state_meanings = {
+        "window.buffer": "the last P aggregation targets, a ring buffer indexed by round mod P (IMA, Eq. 5)"}
 
     step: PseudoGradientStep
     window: int

@@ -35,6 +35,8 @@ FEDMOSWA_VARIANT = Hyperparameter.option("fedmoswa_variant", ("paper", "code"),
 class MomentumControlVariate:
     """C8, the client side: ``g <- g + (c - c_i)``; ``c_i`` is the client state ``moswa_c``."""
 
+    state_meanings = {"moswa_c": "client control variate c_i+ = c_i - c + (x - y_K)/(K eta_bar) (FedMoSWA)"}
+
     uploads = ("moswa_dc",)  # model-sized, beside the model (rule R7)
 
     lr_mean: float = 1.0
@@ -57,6 +59,8 @@ class MomentumControlVariate:
 class MomentumControlServer(SentVector, kept="c", sent_as="moswa_c"):
     """S10, the server side: keeps ``c`` (zeros), broadcasts it as ``moswa_c`` and after the
     round sets ``c <- c + gamma mean_S (c_i+ - c)``."""
+
+    state_meanings = {"c": "server control variate c <- c + gamma mean_S (c_i+ - c) (FedMoSWA)"}
 
     gamma: float
     first_round_mean: bool = False

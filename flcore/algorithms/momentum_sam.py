@@ -113,6 +113,12 @@ class WeightedMomentumServer:
     then ``m`` from their per-step updates (module docstring); ``m_scale``: the code's lr
     decay factor (1 for the stated rule)."""
 
+    state_meanings = {
+        "m": "server momentum m = mean_S (x - y_k)/(K eta), the clients' mean per-step update (FedWMSAM)",
+        "alpha": ("weight of the gradient against the momentum, alpha <- 0.99 alpha + 0.01 clip(mean cosine score, "
+                  "0.1, 0.9) (FedWMSAM)"),
+    }
+
     downloads = ("wmsam_m",)  # model-sized, beside the model (rule R7)
 
     alpha: float

@@ -70,6 +70,11 @@ class LocallyEstimatedGlobal:
       ``lesam_estimate="server_last_round"`` for the full official behaviour.
     """
 
+    state_meanings = {
+        "lesam_old": "the global model the client last received, w_i^old (FedLESAM, Fan et al. 2024, Alg. 1)",
+        "lesam_seen": "whether the client has participated before (FedLESAM: no perturbation on a first visit)",
+    }
+
     rho: float
     first_visit: str = "none"
     estimate: str = "client"
@@ -165,6 +170,7 @@ class PreviousGradientSAM:
     rho: float
     extra_grad_evals: int = 0
     client_state = {"samtilde_grad": "zeros"}
+    state_meanings = {"samtilde_grad": "previous step's gradient g~_{i-1} (SAM~, Caldarola et al. 2025, Table 6)"}
 
     def begin(self, ctx, scratch):
         scratch["samtilde_grad"] = ctx.client_state["samtilde_grad"]

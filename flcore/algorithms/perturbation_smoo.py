@@ -43,6 +43,8 @@ class SMOOPerturbation:
     code's simplification "ignoring the s_hat_{i,K} term" (``smoo_variant="code"``).
     """
 
+    state_meanings = {"smoo_mu": "perturbation dual mu_k (FedSMOO, Sun et al. 2023a, Alg. 1)"}
+
     uploads = ("smoo_s",)  # model-sized, beside the model (rule R7)
 
     rho: float

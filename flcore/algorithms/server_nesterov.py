@@ -35,6 +35,9 @@ class NesterovExtrapolation:
     """A server part; its step must be the plain average (``average_step``): the part
     returns ``x^t + m^{t+1}`` in place of the step's output."""
 
+    state_meanings = {
+        "m": "global Nesterov momentum m^{t+1} = gamma m^t + Delta^t; clients start at x^t + gamma m^t (FedNSAM)"}
+
     gamma: float
     accumulate: bool = True
     name: str = "nesterov"

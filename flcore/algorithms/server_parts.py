@@ -55,6 +55,8 @@ class ScaffoldServer(SentVector, kept="c", sent_as="scaffold_c"):
     ``c <- c + mean_k(dc_k) / N``: ``|S|`` times smaller (docs/algorithms.md 3.13, decision 1).
     """
 
+    state_meanings = {"c": "server control variate c (SCAFFOLD, Alg. 1 line 17)"}
+
     variant: str = "paper"
     name: str = "scaffold"
 
@@ -86,6 +88,9 @@ class DynServerCorrection:
     ``dual_scale="paper"`` is the written ``alpha/N``; ``"code"`` divides additionally by
     the number of participants ``|S|``, as the FedGloSS official code does.
     """
+
+    state_meanings = {
+        "h": "server dual h of the dynamic regulariser (FedDyn, Acar et al. 2021, Alg. 1 line 11; FedGloSS's sigma)"}
 
     alpha: float
     dual_scale: str = "paper"
@@ -124,6 +129,8 @@ class MomentumBroadcast(SentVector, kept="m", sent_as="fedcm_m"):
     docs/algorithms.md 3.12, decision 2), in place of the step's ``w^t - Delta^t``.
     """
 
+    state_meanings = {"m": "broadcast client momentum m^t, the previous round's mean per-step update (FedCM, MoFedSAM)"}
+
     server_step: str = "paper"
     name: str = "fedcm"
 
@@ -141,6 +148,8 @@ class SMOOServer(SentVector, kept="s", sent_as="smoo_s"):
     """P3's server side, FedSMOO's global perturbation (Sun et al. 2023a, Algorithm 1):
     keeps ``s`` (zeros at start), broadcasts it as ``smoo_s`` and after the round sets
     ``s <- rho unit(sum_{k in S} s~_k)`` from the clients' ``smoo_s`` uploads."""
+
+    state_meanings = {"s": "global perturbation s broadcast to the clients (FedSMOO, Sun et al. 2023a, Alg. 1)"}
 
     rho: float
     name: str = "smoo"
@@ -164,6 +173,8 @@ class AdaBestStep:
     fedsim library (``avg_params`` starts as the initial model), so round one already
     extrapolates along ``theta^0 - w^0``.
     """
+
+    state_meanings = {"prev_mean": "previous round's client average theta^{t-1} (AdaBest, Varno et al. 2022, Alg. 1)"}
 
     paper_values = staticmethod(adabest_server)
 
