@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from flcore.algorithms import METHOD_NAMES
+from flcore.algorithms import METHOD_NAMES, METHODS, ServerAdaptive
 from flcore.algorithms.corrections import Prox
 from flcore.algorithms.hyperparameters import Hyperparameter, declare, declared, declares
 from flcore.algorithms.perturbation import ASAMPerturbation, SAMPerturbation
@@ -60,6 +60,13 @@ def test_a_declaration_checks_its_own_default():
         Hyperparameter("x", "complex", 0, "a number")
 
 
+def test_an_option_defaults_to_its_first_choice():
+    option = Hyperparameter.option("x_variant", ("paper", "code"), "a variant", added=True)
+    assert option == Hyperparameter("x_variant", "str", "paper", "a variant", choices=("paper", "code"), added=True)
+    assert OPTION_CHOICES["lesam_estimate"] == ("client", "server_last_round")
+    assert DEFAULTS["lesam_estimate"] == "client" and ADDED_OPTIONS["dyn_clip"] == "paper"
+
+
 @pytest.mark.parametrize("name, bad, good, message", [
     ("fedwmsam_alpha", 1.0, 0.5, "must be in (0, 1)"),
     ("fedwmsam_alpha", 0.0, 0.99, "must be in (0, 1)"),
@@ -111,4 +118,23 @@ def test_a_new_part_names_itself_and_its_state_where_it_is_written(monkeypatch):
     rows = describe_client_state(Toy.client_state, declared_meanings([Toy()]))
     assert rows == [{"name": "toy_sum", "shape": "[N, P]", "init": "zeros", "meaning": "the toy's running sum"}]
     with pytest.raises(KeyError):
-        describe_client_state(Toy.client_state)  # a state no part and no catalog names
+        describe_client_state(Toy.client_state, {})  # a state no part explains
+
+
+def test_every_state_a_method_keeps_is_explained_by_the_part_that_keeps_it():
+    """Under every option choice its build reads, each client table and each server state
+    entry of every method has a meaning, given by the part that keeps it; a part nested in
+    another's state (the optimizer in the step, the step in IMA's window) explains its
+    entries under the nested path."""
+    for name in METHOD_NAMES:
+        for option in hyperparameters_of(name):
+            for value in OPTION_CHOICES.get(option, (None,)):
+                cfg = resolve_config(scale="smoke", method=name, **({option: value} if value else {}))
+                for row in (*METHODS[name].client_state(cfg), *METHODS[name].server_state(cfg)):
+                    assert row["meaning"].strip(), (name, option, value, row["name"])
+    rows = {row["name"]: row for row in METHODS["fedadam+ima"].server_state(resolve_config(scale="smoke",
+                                                                                           method="fedadam+ima"))}
+    assert rows["step.inner.opt.m"]["meaning"] == ServerAdaptive.state_meanings["m"]
+    assert rows["step.window.buffer"]["shape"] == "[5, P]"
+    fedfa = {row["name"]: row for row in METHODS["fedfa"].server_state(resolve_config(scale="smoke", method="fedfa"))}
+    assert fedfa["fedfa.anchors"]["shape"] == "[C, d]"

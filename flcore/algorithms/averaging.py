@@ -29,15 +29,14 @@ SWA_START = Hyperparameter("swa_start", "int", None,
 SWA_CYCLE = Hyperparameter("swa_cycle", "int", 10, "SWA cycle length c in rounds", low=1, cap=MAX_ROUNDS)
 SWA_INCLUDE_START = Hyperparameter("swa_include_start", "bool", True,
                                    "whether the model of the start round enters the SWA average")
-SWA_PHASE = Hyperparameter("swa_phase", "str", "paper", "SWA cycle phase: paper or code", choices=("paper", "code"))
+SWA_PHASE = Hyperparameter.option("swa_phase", ("paper", "code"), "SWA cycle phase: paper or code")
 IMA_WINDOW = Hyperparameter("ima_window", "int", 5, "IMA window P of averaged global models", low=1, cap=MAX_ROUNDS)
 IMA_START = Hyperparameter("ima_start", "int", None,
                            "t_IMA, the first averaging round (none: 75% of the rounds)",
                            low=0, optional=True, at_most_field="rounds")
-IMA_PARTIAL_WINDOW = Hyperparameter(
-    "ima_partial_window", "str", "average",
-    "IMA before a full window: average (the models that exist) or wait (official code)",
-    choices=("average", "wait"), added=True)
+IMA_PARTIAL_WINDOW = Hyperparameter.option(
+    "ima_partial_window", ("average", "wait"),
+    "IMA before a full window: average (the models that exist) or wait (official code)", added=True)
 
 
 @declares(SWA_START, SWA_CYCLE, SWA_INCLUDE_START, SWA_PHASE)
@@ -60,6 +59,12 @@ class SWA:
     starts at 0, so the first collected model replaces the start copy.  From ``t_s`` on
     the evaluated model is ``theta`` (before that ``w``); the clients never see it.
     """
+
+    state_meanings = {
+        "model": "SWA running average theta (Caldarola et al. 2022, Alg. 1, Eq. 8)",
+        "count": "number of models in the SWA average",
+        "active": "whether the SWA average exists yet (from t_s on it is the evaluated model)",
+    }
 
     start: int
     cycle: int
@@ -143,6 +148,8 @@ class IMA:
     included), which is sent to the clients.  Before ``t_IMA``, ``w^{t+1} = w^_t``.
     """
 
+    state_meanings = {"buffer": "the last P server outputs, a ring buffer (IMA around a non-pseudo-gradient step)"}
+
     window: int
     start: int
     partial: str = "average"  # see ima_averages
@@ -171,6 +178,10 @@ class WindowedTargetStep:
 
     Server parts still receive the round's real uploads.
     """
+
+    state_children = {"inner": "step"}
+    state_meanings = {
+        "window.buffer": "the last P aggregation targets, a ring buffer indexed by round mod P (IMA, Eq. 5)"}
 
     step: PseudoGradientStep
     window: int

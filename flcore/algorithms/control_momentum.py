@@ -26,15 +26,16 @@ from flcore.algorithms.server import SentVector, ServerRound
 FEDMOSWA_GAMMA = Hyperparameter("fedmoswa_gamma", "float", 0.1,
                                 "FedMoSWA: weight of the clients' new control variates in the server's c",
                                 low=0, high=1)
-FEDMOSWA_VARIANT = Hyperparameter("fedmoswa_variant", "str", "paper",
-                                  "FedMoSWA: paper, or code (c = the clients' mean in the first round)",
-                                  choices=("paper", "code"))
+FEDMOSWA_VARIANT = Hyperparameter.option("fedmoswa_variant", ("paper", "code"),
+                                         "FedMoSWA: paper, or code (c = the clients' mean in the first round)")
 
 
 @part_id("C8")
 @dataclass(frozen=True)
 class MomentumControlVariate:
     """C8, the client side: ``g <- g + (c - c_i)``; ``c_i`` is the client state ``moswa_c``."""
+
+    state_meanings = {"moswa_c": "client control variate c_i+ = c_i - c + (x - y_K)/(K eta_bar) (FedMoSWA)"}
 
     uploads = ("moswa_dc",)  # model-sized, beside the model (rule R7)
 
@@ -58,6 +59,8 @@ class MomentumControlVariate:
 class MomentumControlServer(SentVector, kept="c", sent_as="moswa_c"):
     """S10, the server side: keeps ``c`` (zeros), broadcasts it as ``moswa_c`` and after the
     round sets ``c <- c + gamma mean_S (c_i+ - c)``."""
+
+    state_meanings = {"c": "server control variate c <- c + gamma mean_S (c_i+ - c) (FedMoSWA)"}
 
     gamma: float
     first_round_mean: bool = False

@@ -31,10 +31,9 @@ SCAFFOLD_CORRECTION = Hyperparameter("scaffold_correction", "float", 1.0,
                                      low=0, low_open=True)
 FEDDYN_ALPHA = Hyperparameter("feddyn_alpha", "float", 0.01,
                               "FedDyn / FedLESAM-D regulariser alpha", low=0, low_open=True)
-DYN_CLIP = Hyperparameter(
-    "dyn_clip", "str", "paper",
-    "dynamic-regulariser clipping: paper (the whole corrected gradient) or code (g + linear dual term)",
-    choices=("paper", "code"), added=True)
+DYN_CLIP = Hyperparameter.option(
+    "dyn_clip", ("paper", "code"),
+    "dynamic-regulariser clipping: paper (the whole corrected gradient) or code (g + linear dual term)", added=True)
 FEDSPEED_LAMBDA = Hyperparameter("fedspeed_lambda", "float", 100.0,
                                  "FedSpeed lambda: prox coefficient 1/lambda", low=0, low_open=True)
 ADABEST_MU = Hyperparameter("adabest_mu", "float", 0.02, "AdaBest client bias coefficient mu", low=0)
@@ -110,6 +109,9 @@ class ScaffoldCorrection:
     the control-variate update is the standard one whatever the scale.
     """
 
+    state_meanings = {
+        "scaffold_c": "client control variate c_k (SCAFFOLD, Karimireddy et al. 2020, Alg. 1 line 12, option II)"}
+
     uploads = ("scaffold_dc",)  # model-sized, beside the model (rule R7)
 
     scale: float = 1.0
@@ -152,6 +154,12 @@ class DynDual:
     clip the two agree up to rounding.
     """
 
+    state_meanings = {
+        "dyn_dual": ("dual lambda_k of the dynamic regulariser (FedDyn, Acar et al. 2021, Alg. 1 line 8; FedLESAM-D; "
+                     "FedSMOO's lambda_k; FedGloSS's sigma_k)"),
+        "fedspeed_ghat": "prox-correction g^_k (FedSpeed, Sun et al. 2023b, Alg. 1 line 11)",
+    }
+
     alpha: float
     state: str = "dyn_dual"
     clip: str = "paper"
@@ -190,6 +198,8 @@ class SpeedProx:
     ``w^{t+1} = mean_k x_hat_k``.  Algebraically this is :class:`DynDual` with
     ``alpha = 1/lam`` and the FedDyn server correction folded into the upload.
     """
+
+    state_meanings = {"fedspeed_ghat": DynDual.state_meanings["fedspeed_ghat"]}
 
     lam: float
     state: str = "fedspeed_ghat"
@@ -231,6 +241,11 @@ class AdaBestBias:
     applied in its first round.  Pair with
     :class:`flcore.algorithms.server_parts.AdaBestStep`.
     """
+
+    state_meanings = {
+        "adabest_h": "client bias estimate h_k (AdaBest, Varno et al. 2022, Alg. 1)",
+        "adabest_round": "round of the client's previous participation, -1 before any (AdaBest's t'_k)",
+    }
 
     paper_values = staticmethod(adabest_client)
 

@@ -177,6 +177,10 @@ class FeatureAnchorServer:
     """The server's class anchors: broadcast from round 1, updated per class as the
     sample-weighted mean of the participants that updated that class."""
 
+    lazy_state = {"anchors": "[C, d]"}  # created after the first round, from the uploads
+    state_meanings = {
+        "anchors": "the class feature anchors [C, d] (FedFA, Zhou et al. 2023), set after the first round"}
+
     seed: int
     name: str = "fedfa"
 

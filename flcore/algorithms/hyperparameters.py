@@ -55,6 +55,12 @@ class Hyperparameter:
     per_row: bool = False
     added: bool = False
 
+    @classmethod
+    def option(cls, name: str, choices: tuple[str, ...], doc: str, **kwargs) -> Hyperparameter:
+        """A string option whose default is its first choice (most choose between a paper's
+        rule, first, and its official code's)."""
+        return cls(name, "str", choices[0], doc, choices=tuple(choices), **kwargs)
+
     def __post_init__(self):
         if self.kind not in _KINDS:
             raise ValueError(f"hyper-parameter {self.name!r}: kind {self.kind!r} is not one of {', '.join(_KINDS)}")

@@ -44,9 +44,8 @@ from flcore.algorithms.server import ServerRound, aggregate
 FEDWMSAM_ALPHA = Hyperparameter("fedwmsam_alpha", "float", 0.1,
                                 "FedWMSAM: initial weight alpha of the gradient against the momentum",
                                 low=0, high=1, low_open=True, high_open=True)
-FEDWMSAM_VARIANT = Hyperparameter("fedwmsam_variant", "str", "paper",
-                                  "FedWMSAM: paper, or code (per-tensor perturbation indexing)",
-                                  choices=("paper", "code"))
+FEDWMSAM_VARIANT = Hyperparameter.option("fedwmsam_variant", ("paper", "code"),
+                                         "FedWMSAM: paper, or code (per-tensor perturbation indexing)")
 
 #: The code's smoothing of ``alpha`` and the band its cosine score is clipped to.
 ALPHA_KEEP = 0.99
@@ -113,6 +112,12 @@ class WeightedMomentumServer:
     after the round updates ``alpha`` from the clients' cosine score against the old ``m``,
     then ``m`` from their per-step updates (module docstring); ``m_scale``: the code's lr
     decay factor (1 for the stated rule)."""
+
+    state_meanings = {
+        "m": "server momentum m = mean_S (x - y_k)/(K eta), the clients' mean per-step update (FedWMSAM)",
+        "alpha": ("weight of the gradient against the momentum, alpha <- 0.99 alpha + 0.01 clip(mean cosine score, "
+                  "0.1, 0.9) (FedWMSAM)"),
+    }
 
     downloads = ("wmsam_m",)  # model-sized, beside the model (rule R7)
 

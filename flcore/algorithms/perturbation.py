@@ -13,6 +13,7 @@ the unperturbed iterate leaves it in ``scratch["grad_at_w"]`` (FedSpeed mixes it
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -33,12 +34,28 @@ def unit(u: torch.Tensor) -> torch.Tensor:
     return u / (u.norm(dim=-1, keepdim=True) + NORM_EPS)
 
 
+class Ascent:
+    """Base of the perturbations that take SAM's ascent gradient ``g`` at ``W`` on the step's
+    minibatch: one more gradient per step, kept as ``scratch["grad_at_w"]``, and the radius
+    of FedSAM's Table 11 unless the part's paper sets another."""
+
+    extra_grad_evals: ClassVar[int] = 1
+    paper_values = staticmethod(sam_radius)
+
+    @staticmethod
+    def ascent_gradient(W, batch, ctx, scratch) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(loss at W, g at W)``."""
+        loss, g = ctx.grad_fn(W, batch)
+        scratch["grad_at_w"] = g
+        return loss, g
+
+
 @part_id("P0")
 @dataclass(frozen=True)
 class NoPerturbation:
     """P0: the gradient is taken at the iterate itself (plain SGD)."""
 
-    extra_grad_evals: int = 0
+    extra_grad_evals: ClassVar[int] = 0
 
     def __call__(self, W, batch, ctx, scratch):
         return None, None
@@ -47,7 +64,7 @@ class NoPerturbation:
 @declares(RHO)
 @part_id("P1")
 @dataclass(frozen=True)
-class SAMPerturbation:
+class SAMPerturbation(Ascent):
     """P1, SAM (Foret et al. 2021; FedSAM paper Eqs. 3-4).
 
     ``eps = rho * g / ||g||`` with ``g`` the minibatch gradient at ``W`` (no weight decay,
@@ -55,21 +72,17 @@ class SAMPerturbation:
     (rule R5).
     """
 
-    paper_values = staticmethod(sam_radius)
-
     rho: float
-    extra_grad_evals: int = 1
 
     def __call__(self, W, batch, ctx, scratch):
-        loss, g = ctx.grad_fn(W, batch)
-        scratch["grad_at_w"] = g
+        loss, g = self.ascent_gradient(W, batch, ctx, scratch)
         return self.rho * unit(g), loss
 
 
 @declares(RHO, ETA)
 @part_id("P2")
 @dataclass(frozen=True)
-class ASAMPerturbation:
+class ASAMPerturbation(Ascent):
     """P2, adaptive SAM (Kwon et al. 2021; FedSAM paper Sec. 3, Eqs. 5-6).
 
     ``T = |w| + eta`` element-wise on every tensor whose name contains ``weight`` and
@@ -83,11 +96,9 @@ class ASAMPerturbation:
     rho: float
     eta: float
     weight_mask: torch.Tensor  # bool [P]: True on coordinates of "weight" tensors
-    extra_grad_evals: int = 1
 
     def __call__(self, W, batch, ctx, scratch):
-        loss, g = ctx.grad_fn(W, batch)
-        scratch["grad_at_w"] = g
+        loss, g = self.ascent_gradient(W, batch, ctx, scratch)
         scale = torch.where(self.weight_mask, W.abs() + self.eta, torch.ones_like(W))
         scaled = scale * g
         eps = self.rho * scale * scaled / (scaled.norm(dim=-1, keepdim=True) + NORM_EPS)

@@ -17,21 +17,17 @@ from dataclasses import dataclass
 import torch
 
 from flcore.algorithms.hyperparameters import MAX_ROUNDS, Hyperparameter, declares
-from flcore.algorithms.paper_values import sam_radius
 from flcore.algorithms.part_ids import part_id
-from flcore.algorithms.perturbation import unit
+from flcore.algorithms.perturbation import Ascent, unit
 
-LESAM_ESTIMATE = Hyperparameter(
-    "lesam_estimate", "str", "client",
-    "FedLESAM's global-perturbation estimate: client (paper) or server_last_round (official code)",
-    choices=("client", "server_last_round"))
-LESAM_FIRST_VISIT = Hyperparameter("lesam_first_visit", "str", "none",
-                                   "FedLESAM on a client's first visit: none (no perturbation) or w0",
-                                   choices=("none", "w0"))
-LESAM_PERTURBATION = Hyperparameter(
-    "lesam_perturbation", "str", "paper",
-    "FedLESAM perturbation: paper (global l2 unit) or code (the official per-tensor indexing)",
-    choices=("paper", "code"))
+LESAM_ESTIMATE = Hyperparameter.option(
+    "lesam_estimate", ("client", "server_last_round"),
+    "FedLESAM's global-perturbation estimate: client (paper) or server_last_round (official code)")
+LESAM_FIRST_VISIT = Hyperparameter.option("lesam_first_visit", ("none", "w0"),
+                                          "FedLESAM on a client's first visit: none (no perturbation) or w0")
+LESAM_PERTURBATION = Hyperparameter.option(
+    "lesam_perturbation", ("paper", "code"),
+    "FedLESAM perturbation: paper (global l2 unit) or code (the official per-tensor indexing)")
 RHO_WARMUP_ROUNDS = Hyperparameter("rho_warmup_rounds", "int", 0,
                                    "T_s of the linear client-rho warm-up (0: none)", low=0, cap=MAX_ROUNDS)
 RHO_WARMUP_START = Hyperparameter("rho_warmup_start", "float", 0.001,
@@ -73,6 +69,11 @@ class LocallyEstimatedGlobal:
       ``[P]`` gives each coordinate's tensor index.  Pair it with
       ``lesam_estimate="server_last_round"`` for the full official behaviour.
     """
+
+    state_meanings = {
+        "lesam_old": "the global model the client last received, w_i^old (FedLESAM, Fan et al. 2024, Alg. 1)",
+        "lesam_seen": "whether the client has participated before (FedLESAM: no perturbation on a first visit)",
+    }
 
     rho: float
     first_visit: str = "none"
@@ -125,7 +126,7 @@ class LocallyEstimatedGlobal:
 
 @part_id("P5")
 @dataclass(frozen=True)
-class BlendedPerturbation:
+class BlendedPerturbation(Ascent):
     """P5, FedGF's blend of perturbed points ([GF] Eq. 12; docs/algorithms.md 2.5).
 
     Each step, with ``g`` the minibatch gradient at ``W`` and the broadcast global
@@ -141,14 +142,10 @@ class BlendedPerturbation:
     even when ``c = 1`` (2 gradient evaluations per step, as in the paper's count).
     """
 
-    paper_values = staticmethod(sam_radius)
-
     rho: float
-    extra_grad_evals: int = 1
 
     def __call__(self, W, batch, ctx, scratch):
-        loss, g = ctx.grad_fn(W, batch)
-        scratch["grad_at_w"] = g
+        loss, g = self.ascent_gradient(W, batch, ctx, scratch)
         c = _broadcast(ctx, "fedgf_c")
         global_point = _broadcast(ctx, "fedgf_perturbed")
         eps = c * (global_point - W) + (1 - c) * (self.rho * unit(g))
@@ -173,6 +170,7 @@ class PreviousGradientSAM:
     rho: float
     extra_grad_evals: int = 0
     client_state = {"samtilde_grad": "zeros"}
+    state_meanings = {"samtilde_grad": "previous step's gradient g~_{i-1} (SAM~, Caldarola et al. 2025, Table 6)"}
 
     def begin(self, ctx, scratch):
         scratch["samtilde_grad"] = ctx.client_state["samtilde_grad"]
@@ -203,18 +201,14 @@ def samtilde_parts(rho: float) -> tuple[PreviousGradientSAM, tuple[RecordGradien
 @declares(RHO_WARMUP_ROUNDS, RHO_WARMUP_START)
 @part_id("P1")
 @dataclass(frozen=True)
-class WarmupSAMPerturbation:
+class WarmupSAMPerturbation(Ascent):
     """P1 with a radius that depends on the round: FedGloSS-SAM's linear warm-up of the
     client radius rho_l ([GloSS] App. C.2; docs/algorithms.md 6.3).  ``rho_schedule`` maps the
     round to the radius (:class:`flcore.algorithms.schedules.LinearWarmup`); the step is
     SAM's (``eps = rho(t) unit(g)``, same minibatch)."""
 
-    paper_values = staticmethod(sam_radius)
-
     rho_schedule: object
-    extra_grad_evals: int = 1
 
     def __call__(self, W, batch, ctx, scratch):
-        loss, g = ctx.grad_fn(W, batch)
-        scratch["grad_at_w"] = g
+        loss, g = self.ascent_gradient(W, batch, ctx, scratch)
         return self.rho_schedule(ctx.round) * unit(g), loss

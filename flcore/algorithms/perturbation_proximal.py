@@ -35,9 +35,8 @@ from flcore.algorithms.part_ids import part_id
 FEDSOL_TEMPERATURE = Hyperparameter(
     "fedsol_temperature", "float", 3.0,
     "FedSOL: temperature T of the proximal KL loss whose gradient sets the perturbation", low=0, low_open=True)
-FEDSOL_STRENGTH = Hyperparameter("fedsol_strength", "str", "fixed",
-                                 "FedSOL: fixed (eps = rho unit(grad L_p)) or adaptive (scaled by |w - w^t|)",
-                                 choices=("fixed", "adaptive"))
+FEDSOL_STRENGTH = Hyperparameter.option("fedsol_strength", ("fixed", "adaptive"),
+                                        "FedSOL: fixed (eps = rho unit(grad L_p)) or adaptive (scaled by |w - w^t|)")
 
 #: epsilon of the official SAM's ``rho / (||g|| + 1e-12)`` (davda54/sam, which FedSOL uses).
 SAM_EPS = 1e-12

@@ -18,9 +18,8 @@ from flcore.algorithms.part_ids import part_id
 from flcore.algorithms.perturbation import unit
 from flcore.errors import check_choice
 
-SMOO_VARIANT = Hyperparameter("smoo_variant", "str", "paper",
-                              "FedSMOO: paper, or code (FL-Simulator: s = rho unit(mean mu_k))",
-                              choices=("paper", "code"), added=True)
+SMOO_VARIANT = Hyperparameter.option("smoo_variant", ("paper", "code"),
+                                     "FedSMOO: paper, or code (FL-Simulator: s = rho unit(mean mu_k))", added=True)
 
 
 @declares(SMOO_VARIANT)
@@ -43,6 +42,8 @@ class SMOOPerturbation:
     the server's ``s <- rho unit(sum_k mu_k) = rho unit(mean_k mu_k)`` is the official
     code's simplification "ignoring the s_hat_{i,K} term" (``smoo_variant="code"``).
     """
+
+    state_meanings = {"smoo_mu": "perturbation dual mu_k (FedSMOO, Sun et al. 2023a, Alg. 1)"}
 
     uploads = ("smoo_s",)  # model-sized, beside the model (rule R7)
 

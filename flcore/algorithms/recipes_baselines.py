@@ -41,10 +41,9 @@ from flcore.algorithms.server_parts import (
 
 SMOO_BETA = Hyperparameter("smoo_beta", "float", 10.0,
                            "FedSMOO dynamic regulariser: coefficient 1/beta", low=0, low_open=True)
-FEDSPEED_VARIANT = Hyperparameter(
-    "fedspeed_variant", "str", "paper",
-    "FedSpeed: paper, or code (FL-Simulator: SAM gradient, no mixing; duals of all clients)",
-    choices=("paper", "code"), added=True)
+FEDSPEED_VARIANT = Hyperparameter.option(
+    "fedspeed_variant", ("paper", "code"),
+    "FedSpeed: paper, or code (FL-Simulator: SAM gradient, no mixing; duals of all clients)", added=True)
 declare(SMOO_BETA, FEDSPEED_VARIANT)
 
 #: The baselines' methods, in registration order.

@@ -48,12 +48,11 @@ from flcore.algorithms.server_parts import DynServerCorrection, ScaffoldServer
 GLOSS_RHO_SERVER = Hyperparameter("gloss_rho_server", "float", 0.15, "FedGloSS server radius rho_s", low=0)
 GLOSS_BETA = Hyperparameter("gloss_beta", "float", 10.0,
                             "FedGloSS ADMM parameter beta (1/beta is the prox coefficient)", low=0, low_open=True)
-GLOSS_DUAL_SCALE = Hyperparameter("gloss_dual_scale", "str", "paper",
-                                  "FedGloSS server dual step: paper (1/(beta N)) or code (1/(beta N |S|))",
-                                  choices=("paper", "code"))
-GLOSS_SERVER_RHO_SCHEDULE = Hyperparameter(
-    "gloss_server_rho_schedule", "str", "paper",
-    "FedGloSS rho_s per round: paper (constant) or code (the official script's schedule)", choices=("paper", "code"))
+GLOSS_DUAL_SCALE = Hyperparameter.option("gloss_dual_scale", ("paper", "code"),
+                                         "FedGloSS server dual step: paper (1/(beta N)) or code (1/(beta N |S|))")
+GLOSS_SERVER_RHO_SCHEDULE = Hyperparameter.option(
+    "gloss_server_rho_schedule", ("paper", "code"),
+    "FedGloSS rho_s per round: paper (constant) or code (the official script's schedule)")
 declare(GLOSS_RHO_SERVER, GLOSS_BETA, GLOSS_DUAL_SCALE, GLOSS_SERVER_RHO_SCHEDULE)
 
 #: The papers' own methods, in registration order (their wrappers: :func:`wrapped_recipes`).

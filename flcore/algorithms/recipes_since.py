@@ -135,9 +135,8 @@ from flcore.algorithms.server_nesterov import NesterovExtrapolation
 from flcore.algorithms.server_parts import ScaffoldServer
 from flcore.algorithms.trajectory import TrajectoryDistillation, TrajectoryDual, TrajectoryServer
 
-FEDSWA_VARIANT = Hyperparameter("fedswa_variant", "str", "paper",
-                                "FedSWA: paper, or code (junkangLiu0/FedSWA: the client lr doubled)",
-                                choices=("paper", "code"))
+FEDSWA_VARIANT = Hyperparameter.option("fedswa_variant", ("paper", "code"),
+                                       "FedSWA: paper, or code (junkangLiu0/FedSWA: the client lr doubled)")
 declare(FEDSWA_VARIANT)
 
 #: The newer methods, in registration order.

@@ -18,9 +18,8 @@ IMA_GAMMA = Hyperparameter("ima_gamma", "float", 0.99,
                            "IMA client lr decay per round before t_IMA", low=0, low_open=True)
 IMA_GAMMA_LATE = Hyperparameter("ima_gamma_late", "float", 0.97,
                                 "IMA client lr decay per round from t_IMA", low=0, low_open=True)
-IMA_EXPLORATION = Hyperparameter("ima_exploration", "str", "exponential",
-                                 "IMA client exploration from t_IMA",
-                                 choices=("exponential", "constant", "cyclic", "epoch", "none"), added=True)
+IMA_EXPLORATION = Hyperparameter.option("ima_exploration", ("exponential", "constant", "cyclic", "epoch", "none"),
+                                        "IMA client exploration from t_IMA", added=True)
 IMA_LR_MIN = Hyperparameter("ima_lr_min", "float", 5e-05,
                             "lr of IMA's constant exploration and floor of the cyclic one",
                             low=0, low_open=True, added=True)

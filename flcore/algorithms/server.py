@@ -45,6 +45,8 @@ class ServerSGD:
     ``lr = 1, beta = 0`` is FedAvg; ``beta > 0`` is FedAvgM (Hsu, Qi & Brown 2019).
     """
 
+    state_meanings = {"velocity": "server momentum buffer v (FedAvgM/FedOpt: v <- beta v + Delta)"}
+
     lr: float = 1.0
     momentum: float = 0.0
 
@@ -82,6 +84,12 @@ class ServerAdaptive:
     ``1 - beta^t`` as ``torch.optim.Adam`` does, which is what the FedSAM paper's code ran
     (its Table 13).
     """
+
+    state_meanings = {
+        "m": "first moment m of the adaptive server optimizer (Reddi et al. 2021, Alg. 2)",
+        "v": "second moment v of the adaptive server optimizer (Reddi et al. 2021, Alg. 2)",
+        "step": "number of server optimizer steps taken (bias correction)",
+    }
 
     kind: str  # "adam" | "adagrad" | "yogi"
     lr: float
@@ -187,7 +195,11 @@ class PseudoGradientStep:
     starts its clients at the perturbed ``w~`` and applies the pseudo-gradient measured
     there to the unperturbed ``w`` (its server-side SAM, docs/algorithms.md part S8)."""
 
+    state_meanings = {
+        "delta": "the last round's pseudo-gradient Delta^t = start - sum_k p_k w_k (zeros before round 0)"}
+
     optimizer: object
+    state_children = {"opt": "optimizer"}
 
     @property
     def part_ids(self) -> tuple[str, ...]:

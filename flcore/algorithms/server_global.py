@@ -24,9 +24,8 @@ FEDGF_WINDOW = Hyperparameter("fedgf_window", "int", 30,
                               "FedGF window W of client-to-global distances", low=1, cap=MAX_ROUNDS)
 FEDGF_THRESHOLD = Hyperparameter("fedgf_threshold", "float", 0.2,
                                  "FedGF threshold T_D of the distance that switches c", low=0)
-FEDGF_C_NORM = Hyperparameter("fedgf_c_norm", "str", "paper",
-                              "FedGF c: paper (divide by W) or len (official code: the current window's length)",
-                              choices=("paper", "len"))
+FEDGF_C_NORM = Hyperparameter.option("fedgf_c_norm", ("paper", "len"),
+                                     "FedGF c: paper (divide by W) or len (official code: the current window's length)")
 FEDGF_STATIC_C = Hyperparameter("fedgf_static_c", "float", 0.5, "c of FedGF-static-c", low=0, high=1)
 
 
@@ -56,6 +55,9 @@ class GlobalPerturbation:
     schedule is :class:`flcore.algorithms.schedules.GlossCodeServerRho`).
     """
 
+    state_meanings = {
+        "direction": "previous pseudo-gradient Delta~^{t-1} measured at w~ (FedGloSS, Caldarola et al. 2025, Alg. 1)"}
+
     rho_schedule: object
     name: str = "gloss"
 
@@ -79,6 +81,8 @@ class ProbePerturbation:
     exchange: the same clients start from ``w^t + rho_s unit(Delta^t)``.  The probe pass's
     client-state updates are discarded by the engine, so the duals change in the second
     pass only (decision: the paper is silent)."""
+
+    state_meanings = {"direction": "the probe exchange's pseudo-gradient Delta^t (NaiveFedGloSS, Sec. 5.1.1)"}
 
     rho_schedule: object
     name: str = "gloss_probe"
@@ -112,6 +116,13 @@ class FedGFServer:
     from round 1 on.  ``c = 0`` in round 0 either way (no ``w~`` yet: pure FedSAM).
     ``c`` (for the next round) and ``distance`` (``D^r``) are readable from the state.
     """
+
+    state_meanings = {
+        "perturbation": "the global perturbation rho unit(w^{r-1} - w^r) (FedGF, Lee & Yoon 2024, Eq. 12)",
+        "indicators": "the last W divergence indicators 1[D^r > T_D] (FedGF, Eq. 15)",
+        "c": "blending weight c of the global and local perturbations (FedGF, Eq. 16)",
+        "distance": "the last divergence D^r = mean_i ||w^r - w_i|| (FedGF, Eq. 14)",
+    }
 
     downloads = ("fedgf_perturbed",)  # model-sized, beside the model (rule R7)
 
@@ -155,6 +166,8 @@ class LastGlobalUpdate(SentVector, kept="direction", sent_as="lesam_direction"):
     decision 1): the server broadcasts ``lesam_direction = w^{t-1} - w^t`` (zero in
     round 0, so no perturbation there) to every client, one more downlink vector; with
     full participation this equals the paper's client-stored estimate."""
+
+    state_meanings = {"direction": "last global update w^{t-1} - w^t (FedLESAM, official code's estimate)"}
 
     name: str = "lesam_server"
 

@@ -24,9 +24,8 @@ from flcore.algorithms.server import ServerRound, aggregate
 
 FEDNSAM_GAMMA = Hyperparameter("fednsam_gamma", "float", 0.85,
                                "FedNSAM: the global Nesterov momentum coefficient gamma", low=0, high=1, high_open=True)
-FEDNSAM_VARIANT = Hyperparameter("fednsam_variant", "str", "paper",
-                                 "FedNSAM: paper (accumulated momentum) or code (m = (1 + gamma) Delta)",
-                                 choices=("paper", "code"))
+FEDNSAM_VARIANT = Hyperparameter.option("fednsam_variant", ("paper", "code"),
+                                        "FedNSAM: paper (accumulated momentum) or code (m = (1 + gamma) Delta)")
 
 
 @declares(FEDNSAM_GAMMA, FEDNSAM_VARIANT)
@@ -35,6 +34,9 @@ FEDNSAM_VARIANT = Hyperparameter("fednsam_variant", "str", "paper",
 class NesterovExtrapolation:
     """A server part; its step must be the plain average (``average_step``): the part
     returns ``x^t + m^{t+1}`` in place of the step's output."""
+
+    state_meanings = {
+        "m": "global Nesterov momentum m^{t+1} = gamma m^t + Delta^t; clients start at x^t + gamma m^t (FedNSAM)"}
 
     gamma: float
     accumulate: bool = True

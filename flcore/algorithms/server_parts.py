@@ -30,17 +30,15 @@ from flcore.algorithms.perturbation import unit
 from flcore.algorithms.server import SentVector, ServerRound, aggregate
 from flcore.errors import check_choice
 
-FEDGAMMA_VARIANT = Hyperparameter(
-    "fedgamma_variant", "str", "paper",
-    "FedGAMMA server control variate: paper or fedgf_code (c += mean(dc)/N, the FedGF code)",
-    choices=("paper", "fedgf_code"))
-MOFEDSAM_SERVER_STEP = Hyperparameter("mofedsam_server_step", "str", "paper",
-                                      "MoFedSAM server step: paper (w - Delta) or fedgf_code (w - m, the FedGF code)",
-                                      choices=("paper", "fedgf_code"))
+FEDGAMMA_VARIANT = Hyperparameter.option(
+    "fedgamma_variant", ("paper", "fedgf_code"),
+    "FedGAMMA server control variate: paper or fedgf_code (c += mean(dc)/N, the FedGF code)")
+MOFEDSAM_SERVER_STEP = Hyperparameter.option(
+    "mofedsam_server_step", ("paper", "fedgf_code"),
+    "MoFedSAM server step: paper (w - Delta) or fedgf_code (w - m, the FedGF code)")
 ADABEST_BETA = Hyperparameter("adabest_beta", "float", 0.9, "AdaBest server extrapolation beta", low=0)
 GMA_TAU = Hyperparameter("gma_tau", "float", 0.8, "FedGMA sign-agreement threshold tau", low=0, high=1)
-GMA_VARIANT = Hyperparameter("gma_variant", "str", "paper",
-                             "FedGMA mask: paper or fedima_code", choices=("paper", "fedima_code"))
+GMA_VARIANT = Hyperparameter.option("gma_variant", ("paper", "fedima_code"), "FedGMA mask: paper or fedima_code")
 
 
 @declares(FEDGAMMA_VARIANT)
@@ -56,6 +54,8 @@ class ScaffoldServer(SentVector, kept="c", sent_as="scaffold_c"):
     ``variant="fedgf_code"`` reproduces the FedGF code's FedGAMMA server,
     ``c <- c + mean_k(dc_k) / N``: ``|S|`` times smaller (docs/algorithms.md 3.13, decision 1).
     """
+
+    state_meanings = {"c": "server control variate c (SCAFFOLD, Alg. 1 line 17)"}
 
     variant: str = "paper"
     name: str = "scaffold"
@@ -88,6 +88,9 @@ class DynServerCorrection:
     ``dual_scale="paper"`` is the written ``alpha/N``; ``"code"`` divides additionally by
     the number of participants ``|S|``, as the FedGloSS official code does.
     """
+
+    state_meanings = {
+        "h": "server dual h of the dynamic regulariser (FedDyn, Acar et al. 2021, Alg. 1 line 11; FedGloSS's sigma)"}
 
     alpha: float
     dual_scale: str = "paper"
@@ -126,6 +129,8 @@ class MomentumBroadcast(SentVector, kept="m", sent_as="fedcm_m"):
     docs/algorithms.md 3.12, decision 2), in place of the step's ``w^t - Delta^t``.
     """
 
+    state_meanings = {"m": "broadcast client momentum m^t, the previous round's mean per-step update (FedCM, MoFedSAM)"}
+
     server_step: str = "paper"
     name: str = "fedcm"
 
@@ -143,6 +148,8 @@ class SMOOServer(SentVector, kept="s", sent_as="smoo_s"):
     """P3's server side, FedSMOO's global perturbation (Sun et al. 2023a, Algorithm 1):
     keeps ``s`` (zeros at start), broadcasts it as ``smoo_s`` and after the round sets
     ``s <- rho unit(sum_{k in S} s~_k)`` from the clients' ``smoo_s`` uploads."""
+
+    state_meanings = {"s": "global perturbation s broadcast to the clients (FedSMOO, Sun et al. 2023a, Alg. 1)"}
 
     rho: float
     name: str = "smoo"
@@ -166,6 +173,8 @@ class AdaBestStep:
     fedsim library (``avg_params`` starts as the initial model), so round one already
     extrapolates along ``theta^0 - w^0``.
     """
+
+    state_meanings = {"prev_mean": "previous round's client average theta^{t-1} (AdaBest, Varno et al. 2022, Alg. 1)"}
 
     paper_values = staticmethod(adabest_server)
 

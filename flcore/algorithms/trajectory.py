@@ -100,8 +100,8 @@ class TrajectoryServer:
 
     alpha: float
     name: str = "gmt"
-    state_meanings = {"gmt.ema": "moving average e of the global models, the clients' teacher (FedGMT)",
-                      "gmt.dual_mean": "mean dual (1/N) sum_i h_i over all clients (FedGMT)"}
+    state_meanings = {"ema": "moving average e of the global models, the clients' teacher (FedGMT)",
+                      "dual_mean": "mean dual (1/N) sum_i h_i over all clients (FedGMT)"}
 
     def init(self, w, num_clients):
         return {"ema": w.clone(), "dual_mean": torch.zeros_like(w)}
