@@ -58,13 +58,14 @@ def render_catalog() -> str:
     lines = [
         "# Catalog of methods",
         "",
-        "Every method flcore runs (`flcore run --method NAME`), generated from its recipe"
-        " (`flcore methods --json` gives the same data). Parts use the notation of the"
+        "Every method flcore runs (`flcore run --method NAME`), generated from the parts its"
+        " recipe builds (`flcore methods --json` gives the same data). Parts use the notation of the"
         " [methods overview](index.md): P = where the local gradient is taken, C = what is"
         " added to it, S = the server step, A = averaging of global models, L = the local"
         " learning-rate schedule. Hyper-parameters are shown with their values at the"
         " `paper` scale on CIFAR-10 at alpha = 0. Communication counts model-sized vectors"
-        " per participating client and round (down / up).",
+        " per participating client and round (down / up): the model, plus what the parts"
+        " declare they send.",
         "",
         "| method | parts | comm (down/up) | grad evals / step |",
         "|---|---|---|---|",
