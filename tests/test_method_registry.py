@@ -216,3 +216,14 @@ def test_a_name_registered_twice_is_refused_and_the_first_stays():
     with pytest.raises(ValueError, match="'fedavg' registered twice"):
         register(dataclasses.replace(first, summary="another"))
     assert METHODS["fedavg"] is first
+
+
+def test_the_pooled_recipes_are_the_centralized_baselines_and_train_one_client():
+    """A recipe says it trains one client on the pooled data (``pooled``); its wrappers keep
+    it, and the config gives it the centralized protocol whatever the scale."""
+    assert {name for name, method in METHODS.items() if method.pooled} == {
+        "centralized-sgd", "centralized-sam", "centralized-asam", "centralized-samtilde", "centralized-swa",
+        "centralized-sam+swa", "centralized-asam+swa"}
+    cfg = resolve_config(scale="small", method="centralized-sam+swa")
+    assert (cfg.clients, cfg.per_round, cfg.partition) == (1, 1, "iid")
+    assert resolve_config(scale="small", method="fedsam").clients == 100

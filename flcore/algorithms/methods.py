@@ -35,7 +35,8 @@ class Method:
     parts' declared defaults for this method whatever the data set (FedAvgM's server
     momentum 0.9); ``paper_values(dataset, alpha, scale) -> dict`` gives the values its
     own paper sets per data set (FedGloSS's radii), which win over those its parts'
-    papers set (a part class's ``paper_values``).  Its part ids and traffic per
+    papers set (a part class's ``paper_values``).  ``pooled``: one client trains on the
+    pooled data (the centralized baselines; the config's ``CENTRALIZED_PROTOCOL``).  Its part ids and traffic per
     round are not written here: they are read off the built parts
     (:func:`parts_of_built`, :func:`traffic_of_built`).
     """
@@ -47,6 +48,7 @@ class Method:
     schedule: Callable = field(default=lambda cfg: default_schedule(cfg))
     defaults: Mapping[str, Any] = field(default_factory=dict)
     paper_values: Callable[[str, float, str], dict] | None = None
+    pooled: bool = False
 
     def build_client(self, cfg, flat) -> LocalUpdate:
         return self.client(cfg, flat)

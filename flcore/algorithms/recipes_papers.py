@@ -332,16 +332,16 @@ def _epochs(dataset: str, alpha: float, scale: str) -> dict:
     return {"rounds": epochs, "eval_every": 1, "eval_last": epochs, "checkpoint_every": max(1, epochs // 10)}
 
 
-_add(Method("centralized-sgd", _CENTRAL + "SGD.", sgd_client, average_server, paper_values=_epochs))
+_add(Method("centralized-sgd", _CENTRAL + "SGD.", sgd_client, average_server, paper_values=_epochs, pooled=True))
 _add(Method("centralized-sam", _CENTRAL + "SAM (Foret et al. 2021).", sam_client, average_server,
-            paper_values=_epochs))
+            paper_values=_epochs, pooled=True))
 _add(Method("centralized-asam", _CENTRAL + "ASAM (Kwon et al. 2021).", asam_client, average_server,
-            paper_values=_epochs))
+            paper_values=_epochs, pooled=True))
 _add(Method(
     "centralized-samtilde",
     _CENTRAL + "SAM~ (Caldarola et al. 2025, Table 6; DP-SAT, Park et al. 2023): eps_i = rho "
     "unit(g~_{i-1}), g~_i = grad at w_i + eps_i, one gradient per step.",
-    _samtilde_client, average_server, paper_values=_epochs))
+    _samtilde_client, average_server, paper_values=_epochs, pooled=True))
 
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from flcore.algorithms import METHOD_NAMES
+from flcore.algorithms import METHOD_NAMES, get_method
 from flcore.config.fields import (
     ADDED_OPTIONS,
     ALL_PARTITION_FIELDS,
@@ -272,7 +272,7 @@ def _resolve(values: dict[str, Any], source: str, stored: bool) -> ExperimentCon
     alpha = parsed.get("alpha", merged["alpha"])
     merged.update(method_defaults(method, dataset, alpha, scale))
     merged.update(parsed)
-    if method.startswith("centralized-"):
+    if get_method(method).pooled:
         _pool_for_centralized(merged, parsed)
     if merged["model"] is None:
         merged["model"] = default_model_for(dataset)
