@@ -14,11 +14,19 @@ from types import SimpleNamespace
 from flcore.algorithms import get_method
 from flcore.algorithms.methods import built_parts, parts_of_built, probe_flat, traffic_of_built
 from flcore.config.fields import DEFAULTS
-from flcore.config.scales import scale_defaults
+from flcore.config.scales import DEFAULT_DATASET, scale_defaults
 from flcore.models import default_model_for
 
-#: The data set the parts are built for: any works, the parts do not depend on it.
-_PROBE_DATASET = "mnist1d"
+#: The data set a method is built on to read its parts: the smoke scale's.
+SMOKE_DATASET = DEFAULT_DATASET["smoke"]
+
+
+def smoke_view(method: str, values: dict) -> SimpleNamespace:
+    """A plain, unvalidated view of ``method``'s config at the smoke scale: every field's
+    default, the scale's presets, then ``values``."""
+    model = values.get("model") or default_model_for(SMOKE_DATASET)
+    return SimpleNamespace(**{**DEFAULTS, **scale_defaults("smoke", SMOKE_DATASET), "scale": "smoke",
+                              "dataset": SMOKE_DATASET, "method": method, **values, "model": model})
 
 
 @functools.cache
@@ -26,9 +34,7 @@ def built_method(method: str) -> tuple:
     """``(client, server, schedule)`` of ``method`` built on a two-tensor probe model under
     the fields' defaults and the recipe's."""
     recipe = get_method(method)
-    cfg = SimpleNamespace(**{**DEFAULTS, **scale_defaults("smoke", _PROBE_DATASET), "scale": "smoke",
-                             "dataset": _PROBE_DATASET, "method": method, "model": default_model_for(_PROBE_DATASET),
-                             **recipe.defaults})
+    cfg = smoke_view(method, dict(recipe.defaults))
     return recipe.build_client(cfg, probe_flat()), recipe.build_server(cfg), recipe.build_schedule(cfg)
 
 

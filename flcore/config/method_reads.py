@@ -15,15 +15,13 @@ below :mod:`flcore.config.experiment` and :mod:`flcore.config.validation`, which
 from __future__ import annotations
 
 import functools
-from types import SimpleNamespace
 from typing import Any
 
 from flcore.algorithms import get_method
 from flcore.algorithms.methods import probe_flat
 from flcore.config.fields import ADDED_OPTIONS, DEFAULTS, METHOD_FIELDS, NEUTRAL_DEFAULTS, OPTION_CHOICES
+from flcore.config.method_parts import SMOKE_DATASET, smoke_view
 from flcore.config.presets import method_defaults
-from flcore.config.scales import DEFAULT_DATASET, scale_defaults
-from flcore.models import default_model_for
 
 #: The fields a recipe's hyper-parameters are drawn from: the method fields and the added
 #: options, less those every method reads (``lr_decay``, ``clip_norm``...).
@@ -48,13 +46,8 @@ class RecordingConfig:
 def smoke_values(method: str, options: dict[str, str] | None = None) -> Any:
     """``method``'s values at the smoke scale as attributes of a namespace, unvalidated: every
     field's default, then the scale's presets, the method's, and ``options``."""
-    dataset = DEFAULT_DATASET["smoke"]
-    values = {**DEFAULTS, "scale": "smoke", "dataset": dataset, "method": method}
-    values.update(scale_defaults("smoke", dataset))
-    values.update(method_defaults(method, dataset, values["alpha"], "smoke"))
-    values.update(options or {})
-    values["model"] = values["model"] or default_model_for(dataset)
-    return SimpleNamespace(**values)
+    alpha = smoke_view(method, {}).alpha
+    return smoke_view(method, {**method_defaults(method, SMOKE_DATASET, alpha, "smoke"), **(options or {})})
 
 
 def fields_read_by_build(method: str, options: dict[str, str] | None = None) -> set[str]:
