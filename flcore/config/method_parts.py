@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from types import SimpleNamespace
+from typing import Any
 
 from flcore.algorithms import get_method
 from flcore.algorithms.methods import built_parts, parts_of_built, probe_flat, traffic_of_built
@@ -21,7 +22,7 @@ from flcore.models import default_model_for
 SMOKE_DATASET = DEFAULT_DATASET["smoke"]
 
 
-def smoke_view(method: str, values: dict) -> SimpleNamespace:
+def smoke_view(method: str, values: dict) -> Any:
     """A plain, unvalidated view of ``method``'s config at the smoke scale: every field's
     default, the scale's presets, then ``values``."""
     model = values.get("model") or default_model_for(SMOKE_DATASET)
